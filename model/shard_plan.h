@@ -1,0 +1,28 @@
+#ifndef ACTEX_MODEL_SHARD_PLAN_H_
+#define ACTEX_MODEL_SHARD_PLAN_H_
+
+#include <expected>
+#include <string>
+
+#include "model/model_config.h"
+
+namespace actex {
+
+// What one tensor-parallel shard holds, Megatron-style: a contiguous range of query
+// heads (with the key/value heads those queries read, replicated when several shards
+// share one) and a contiguous range of MLP intermediate columns. Splits may be uneven.
+struct ShardSlice {
+  int rank = 0;
+  int shards = 1;
+  int first_head = 0, end_head = 0;                  // query heads [first, end)
+  int first_kv_head = 0, end_kv_head = 0;            // key/value heads [first, end)
+  int first_intermediate = 0, end_intermediate = 0;  // MLP columns [first, end)
+};
+
+// The slice of shard `rank` of `shards`. Refuses shards > heads with a message that
+// names --shards.
+std::expected<ShardSlice, std::string> PlanShard(const ModelConfig& config, int rank, int shards);
+
+}  // namespace actex
+
+#endif  // ACTEX_MODEL_SHARD_PLAN_H_

@@ -1,0 +1,35 @@
+#ifndef ACTEX_MODEL_TOKENIZER_TOKENIZER_H_
+#define ACTEX_MODEL_TOKENIZER_TOKENIZER_H_
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace actex {
+
+// Turns UTF-8 text into token ids exactly as the model's own tokenizer does, adding
+// no special tokens. Encode is const and safe to call from one thread at a time per
+// instance; actors own their own instance.
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  virtual std::expected<std::vector<int32_t>, std::string> Encode(std::string_view text) const = 0;
+  // sha256 hex of the tokenizer file, recorded in every output shard.
+  virtual const std::string& file_hash() const = 0;
+  virtual const std::string& file_path() const = 0;
+};
+
+// Loads `dir`/tokenizer.json (byte-level BPE, preferred) or `dir`/tokenizer.model
+// (SentencePiece). Errors name the file; "no tokenizer" is an error whose message
+// says so, so callers may accept it when the corpus is pre-tokenized.
+std::expected<std::unique_ptr<Tokenizer>, std::string> LoadTokenizer(const std::string& dir);
+
+// True when `dir` holds tokenizer.json or tokenizer.model.
+bool HasTokenizer(const std::string& dir);
+
+}  // namespace actex
+
+#endif  // ACTEX_MODEL_TOKENIZER_TOKENIZER_H_

@@ -1,0 +1,56 @@
+#ifndef ACTEX_STORAGE_CORPUS_READER_H_
+#define ACTEX_STORAGE_CORPUS_READER_H_
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actex {
+
+struct CorpusOptions {
+  std::vector<std::string> inputs;  // files or globs, in the order given
+  std::string text_field = "text";
+  int64_t max_docs = -1;            // stop before doc id max_docs; -1: all
+  int64_t max_line_bytes = 256 << 20;  // longer lines are rejected, never buffered whole
+};
+
+// One line of the corpus. Its doc_id is its 0-based position in the concatenation
+// of all input files, so a rejected line still uses up its id and ids never shift.
+struct CorpusRecord {
+  int64_t doc_id = 0;
+  std::string file;
+  int64_t line = 0;                // 1-based
+  bool pretokenized = false;
+  std::string text;                // when !pretokenized
+  std::vector<int32_t> input_ids;  // when pretokenized ("input_ids": [...])
+  std::string reject_reason;       // non-empty: the line is skipped, for this reason
+};
+
+// Streams JSONL and JSONL.gz files (by content, not by name) one record at a time.
+// Only an unreadable input (missing file, glob matching nothing, truncated gzip
+// stream) is an error; a bad line becomes a record with reject_reason set.
+class CorpusReader {
+ public:
+  static std::expected<std::unique_ptr<CorpusReader>, std::string> Open(
+      const CorpusOptions& options);
+
+  // The next record, std::nullopt at the end of the last file.
+  std::expected<std::optional<CorpusRecord>, std::string> Next();
+
+  // The files the inputs expanded to, in reading order.
+  const std::vector<std::string>& files() const;
+
+  ~CorpusReader();
+
+ private:
+  CorpusReader();
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_CORPUS_READER_H_

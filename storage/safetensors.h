@@ -1,0 +1,65 @@
+#ifndef ACTEX_STORAGE_SAFETENSORS_H_
+#define ACTEX_STORAGE_SAFETENSORS_H_
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace actex {
+
+// The safetensors format: an 8-byte little-endian header length, a JSON header
+// {name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}},
+// then the tensor bytes, offsets relative to the end of the header.
+
+struct SafetensorsTensor {
+  std::string dtype;            // "F32", "BF16", "F16", "I32", "I64", ...
+  std::vector<int64_t> shape;
+  std::span<const uint8_t> bytes;  // inside the mapping
+};
+
+// A safetensors file mapped read-only. Open validates the whole header (offsets in
+// range, sizes matching dtype x shape, no overlap) and names the file in every error.
+class SafetensorsFile {
+ public:
+  static std::expected<std::unique_ptr<SafetensorsFile>, std::string> Open(const std::string& path);
+
+  const std::map<std::string, SafetensorsTensor>& tensors() const;
+  const std::map<std::string, std::string>& metadata() const;
+  const std::string& path() const;
+  int64_t file_bytes() const;
+  const std::string& header_json() const;
+
+  ~SafetensorsFile();
+
+ private:
+  SafetensorsFile();
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// A tensor to write: its bytes come from `fill`, called once with a buffer of exactly
+// the tensor's size, so large models are produced without holding them in memory.
+struct TensorToWrite {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::function<void(std::span<uint8_t>)> fill;
+};
+
+// Writes `tensors` (in the given order) to `path` via a temporary file, fsync and
+// rename. The header is padded with spaces to a multiple of 8 bytes.
+std::expected<void, std::string> WriteSafetensors(
+    const std::string& path, const std::vector<TensorToWrite>& tensors,
+    const std::map<std::string, std::string>& metadata);
+
+// Size in bytes of one element of `dtype`, 0 if unknown.
+int SafetensorsDtypeBytes(const std::string& dtype);
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_SAFETENSORS_H_

@@ -1,0 +1,99 @@
+#ifndef ACTEX_TRANSPORT_SCHEMA_H_
+#define ACTEX_TRANSPORT_SCHEMA_H_
+
+// Every message actex sends, in one place. Each is a plain struct encoded as a
+// msgpack map (field names on the wire, so fields can be added without breaking
+// older readers) with a pinned type id. Bulk numbers (activations, collective
+// chunks) never go through msgpack: they travel as raw little-endian frames after
+// the body, see transport/wire.h and transport/PROTOCOL.md.
+//
+// Bump kSchemaVersion when a field changes meaning or a required field is added.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <msgpack.hpp>
+
+namespace actex {
+
+inline constexpr uint32_t kSchemaVersion = 1;
+
+enum class MessageType : uint16_t {
+  // Pipeline inside a node (inproc).
+  kDocument = 1,
+  kTokenBatch = 2,
+  kActivationBatch = 3,
+  kEndOfStream = 4,
+  // Collectives between device shards (inproc or tcp).
+  kCollectiveChunk = 20,
+};
+
+// loader -> tokenizer: one corpus line that was not rejected.
+struct DocumentMessage {
+  static constexpr MessageType kType = MessageType::kDocument;
+  int64_t doc_id = 0;
+  bool pretokenized = false;
+  std::string text;
+  std::vector<int32_t> input_ids;
+  std::string file;
+  int64_t line = 0;
+  MSGPACK_DEFINE_MAP(doc_id, pretokenized, text, input_ids, file, line);
+};
+
+// A run of consecutive tokens of one document inside a batch. A document longer
+// than --max-seq-len is either truncated (one sequence) or split into windows, each
+// its own sequence with rotary positions restarting at 0.
+struct SequenceInfo {
+  int64_t doc_id = 0;
+  int32_t doc_offset = 0;  // position in the document of the sequence's first token
+  int32_t length = 0;
+  bool last_of_document = true;
+  MSGPACK_DEFINE_MAP(doc_id, doc_offset, length, last_of_document);
+};
+
+// tokenizer -> every device shard of the replica: sequences packed end to end.
+struct TokenBatchMessage {
+  static constexpr MessageType kType = MessageType::kTokenBatch;
+  int64_t batch_id = 0;
+  std::vector<SequenceInfo> sequences;
+  std::vector<int32_t> token_ids;  // [tokens], sequences end to end
+  MSGPACK_DEFINE_MAP(batch_id, sequences, token_ids);
+};
+
+// device shard rank 0 -> writer. Followed by one raw frame per site, in site_names
+// order, each [tokens, width] float32 row-major.
+struct ActivationBatchMessage {
+  static constexpr MessageType kType = MessageType::kActivationBatch;
+  int64_t batch_id = 0;
+  std::vector<SequenceInfo> sequences;
+  std::vector<int32_t> token_ids;  // [tokens]
+  std::vector<std::string> site_names;
+  std::vector<int32_t> site_widths;
+  MSGPACK_DEFINE_MAP(batch_id, sequences, token_ids, site_names, site_widths);
+};
+
+// Sent down the pipeline after the last document/batch, so each stage knows the
+// stream ended normally (and not by a crash upstream).
+struct EndOfStreamMessage {
+  static constexpr MessageType kType = MessageType::kEndOfStream;
+  int64_t documents = 0;  // documents sent downstream
+  int64_t rejected = 0;   // corpus lines skipped
+  int64_t batches = 0;
+  MSGPACK_DEFINE_MAP(documents, rejected, batches);
+};
+
+// One step of a ring collective. Followed by one raw frame of float32 data.
+struct CollectiveChunkMessage {
+  static constexpr MessageType kType = MessageType::kCollectiveChunk;
+  std::string ring;      // which ring (a replica's collective group)
+  uint64_t op_id = 0;    // the operation's sequence number within the ring
+  int32_t step = 0;      // step of the algorithm, 0-based
+  int32_t from_rank = 0;
+  int32_t chunk = 0;     // which chunk of the operation's buffer the frame holds
+  MSGPACK_DEFINE_MAP(ring, op_id, step, from_rank, chunk);
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_TRANSPORT_SCHEMA_H_
