@@ -13,7 +13,7 @@ namespace actex {
 struct CorpusOptions {
   std::vector<std::string> inputs;  // files or globs, in the order given
   std::string text_field = "text";
-  int64_t max_docs = -1;            // stop before doc id max_docs; -1: all
+  int64_t max_docs = -1;               // stop before doc id max_docs; -1: all
   int64_t max_line_bytes = 256 << 20;  // longer lines are rejected, never buffered whole
 };
 
@@ -22,7 +22,7 @@ struct CorpusOptions {
 struct CorpusRecord {
   int64_t doc_id = 0;
   std::string file;
-  int64_t line = 0;                // 1-based
+  int64_t line = 0;  // 1-based
   bool pretokenized = false;
   std::string text;                // when !pretokenized
   std::vector<int32_t> input_ids;  // when pretokenized ("input_ids": [...])
@@ -32,6 +32,14 @@ struct CorpusRecord {
 // Streams JSONL and JSONL.gz files (by content, not by name) one record at a time.
 // Only an unreadable input (missing file, glob matching nothing, truncated gzip
 // stream) is an error; a bad line becomes a record with reject_reason set.
+// A truncated or corrupt gzip stream is an error rather than a reject because
+// nothing after the damage can be read and doc ids past it would be guesses; the
+// records before it have been delivered, the partial line at the cut is not.
+// A pattern's matches are sorted bytewise; each input must match something. Reject
+// reasons: "blank line", "line longer than N bytes (M)", "not valid UTF-8 at byte
+// K", "invalid JSON: <parser message>", "line is not a JSON object", "missing
+// field \"text\"", "field \"text\" is not a string", "field \"text\" is empty",
+// "input_ids must be an array of non-negative integers", "input_ids is empty".
 class CorpusReader {
  public:
   static std::expected<std::unique_ptr<CorpusReader>, std::string> Open(

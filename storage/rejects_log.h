@@ -15,6 +15,7 @@ class RejectsLog {
   static std::expected<std::unique_ptr<RejectsLog>, std::string> Open(const std::string& path);
   std::expected<void, std::string> Add(int64_t doc_id, const std::string& file, int64_t line,
                                        const std::string& reason);
+  // Lines added through this object (not those already in an appended-to file).
   int64_t count() const;
   ~RejectsLog();
 

@@ -17,7 +17,7 @@ namespace actex {
 // then the tensor bytes, offsets relative to the end of the header.
 
 struct SafetensorsTensor {
-  std::string dtype;            // "F32", "BF16", "F16", "I32", "I64", ...
+  std::string dtype;  // "F32", "BF16", "F16", "I32", "I64", ...
   std::vector<int64_t> shape;
   std::span<const uint8_t> bytes;  // inside the mapping
 };
@@ -57,8 +57,17 @@ std::expected<void, std::string> WriteSafetensors(
     const std::string& path, const std::vector<TensorToWrite>& tensors,
     const std::map<std::string, std::string>& metadata);
 
-// Size in bytes of one element of `dtype`, 0 if unknown.
+// Size in bytes of one element of `dtype`, 0 if unknown. Knows every dtype of the
+// format: F64 F32 F16 BF16 I64 I32 I16 I8 U64 U32 U16 U8 BOOL F8_E4M3 F8_E5M2.
 int SafetensorsDtypeBytes(const std::string& dtype);
+
+// The bytes that precede the tensor data in a safetensors file holding `tensors`
+// back to back in the given order (their `fill` is not used): the 8-byte length
+// and the JSON header padded with spaces to a multiple of 8. Errors on an unknown
+// dtype, a negative dimension, an empty, reserved or duplicate name. For writers
+// that stream the tensor bytes themselves (the shard writer).
+std::expected<std::string, std::string> EncodeSafetensorsHeader(
+    const std::vector<TensorToWrite>& tensors, const std::map<std::string, std::string>& metadata);
 
 }  // namespace actex
 

@@ -5,34 +5,38 @@
 #include <expected>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace actex {
 
 enum class OutputDtype { kF32, kF16, kBF16 };
 
 struct ShardWriterOptions {
-  std::string dir;                      // OUT/host_NN, created if missing
+  std::string dir;                         // OUT/host_NN, created if missing
   int64_t shard_bytes = int64_t{1} << 30;  // close a shard once its tensors reach this
-  bool gzip = false;                    // shard_NNNNNN.safetensors.gz
+  bool gzip = false;                       // shard_NNNNNN.safetensors.gz
   OutputDtype dtype = OutputDtype::kF32;
-  std::vector<std::pair<std::string, int>> sites;  // (hook name, width), tensor order
+  std::vector<std::pair<std::string, int>> sites;      // (hook name, width), tensor order
   std::map<std::string, std::string> tensor_metadata;  // safetensors __metadata__
-  nlohmann::json run_config;            // stored under "config" in metadata.json
+  nlohmann::json run_config;                           // stored under "config" in metadata.json
+  // For tests only: once the writer has written this many bytes (spills, shards,
+  // metadata.json together), writes fail with ENOSPC as on a full disk. -1: never.
+  int64_t fail_after_bytes = -1;
 };
 
 // One whole document's activations. Spans point into the caller's buffers.
 struct DocumentActivations {
   int64_t doc_id = 0;
-  std::span<const int32_t> token_ids;   // [tokens]
-  std::span<const int32_t> positions;   // [tokens] position within the document
+  std::span<const int32_t> token_ids;         // [tokens]
+  std::span<const int32_t> positions;         // [tokens] position within the document
   std::vector<std::span<const float>> sites;  // per site, [tokens, width]
 };
 
+// Totals over the shards closed so far (after Finish: over everything added);
+// bytes are shard file bytes as written (compressed when gzip).
 struct ShardStats {
   int64_t shards = 0, docs = 0, tokens = 0, bytes = 0;
 };
@@ -45,10 +49,22 @@ struct ShardStats {
 // doc id, docs, tokens, bytes, crc32, plus run config) is replaced atomically.
 // A shard not yet closed is never listed; an error (disk full) names the path and
 // the OS error and leaves every listed shard valid.
+//
+// metadata.json lists each shard's crc32 as 8 lowercase hex digits of zlib's CRC-32
+// of the file's bytes as stored (the compressed bytes for .gz). Spill files are
+// unlinked as soon as they are created, so a crash leaves none behind.
 class ShardWriter {
  public:
+  // Creates options.dir if needed and writes a first metadata.json ("complete":
+  // false, no shards). Refuses a directory that already has a metadata.json (an
+  // earlier run's shards would be overwritten).
   static std::expected<std::unique_ptr<ShardWriter>, std::string> Open(ShardWriterOptions options);
 
+  // Appends one document; closes the shard once its tensor bytes reach
+  // options.shard_bytes. A document that does not fit the options (no tokens,
+  // doc id not above the previous one, positions or site sizes not matching token
+  // count x width) is refused and the writer goes on. A write error is final: every later
+  // call returns it.
   std::expected<void, std::string> Add(const DocumentActivations& document);
   // Closes the open shard (if it has any document) and writes metadata.json with
   // "complete": true.

@@ -25,6 +25,9 @@ enum class MessageType : uint16_t {
   kTokenBatch = 2,
   kActivationBatch = 3,
   kEndOfStream = 4,
+  kReject = 5,
+  // Node -> monitor subscribers (PUB).
+  kMonitorEvent = 10,
   // Collectives between device shards (inproc or tcp).
   kCollectiveChunk = 20,
 };
@@ -81,6 +84,35 @@ struct EndOfStreamMessage {
   int64_t rejected = 0;   // corpus lines skipped
   int64_t batches = 0;
   MSGPACK_DEFINE_MAP(documents, rejected, batches);
+};
+
+// loader or tokenizer -> writer: a corpus line that produced no document. The
+// writer owns the host's output folder, so it alone appends to rejects.jsonl.
+struct RejectMessage {
+  static constexpr MessageType kType = MessageType::kReject;
+  int64_t doc_id = 0;
+  std::string file;
+  int64_t line = 0;
+  std::string reason;
+  MSGPACK_DEFINE_MAP(doc_id, file, line, reason);
+};
+
+// What a node tells whoever watches: kind is one of "started", "progress",
+// "shard_written", "warning", "error", "finished".
+struct MonitorEventMessage {
+  static constexpr MessageType kType = MessageType::kMonitorEvent;
+  std::string kind;
+  int32_t host_id = 0;
+  double unix_seconds = 0;
+  int64_t docs_done = 0;
+  int64_t docs_total = -1;  // -1 while unknown
+  int64_t tokens_done = 0;
+  double tokens_per_second = 0;
+  int64_t shards_written = 0;
+  int64_t rejected = 0;
+  std::string message;      // shard file name, warning or error text
+  MSGPACK_DEFINE_MAP(kind, host_id, unix_seconds, docs_done, docs_total, tokens_done,
+                     tokens_per_second, shards_written, rejected, message);
 };
 
 // One step of a ring collective. Followed by one raw frame of float32 data.

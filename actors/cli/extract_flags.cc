@@ -1,0 +1,57 @@
+#include "actors/cli/extract_flags.h"
+
+#include "storage/shard_writer.h"
+
+namespace actex {
+
+void AddExtractFlags(CLI::App& command, ExtractFlags& flags) {
+  ExtractOptions& options = flags.options;
+  command.add_option("--model", options.model_dir, "HuggingFace model folder")->required()
+      ->check(CLI::ExistingDirectory);
+  command.add_option("--data", options.data, "corpus files or globs (JSONL, JSONL.gz)")
+      ->required();
+  command.add_option("--out", options.out_dir, "output folder")->required();
+  command.add_option("--layers", flags.layers, "layers to capture: 20,21,22,23 or 20-23")
+      ->required();
+  command.add_option("--sites", flags.sites,
+                     "hook names or short forms: resid_pre, resid_mid, resid_post, attn_out, "
+                     "mlp_out, mlp_post, embed, ln_final (default resid_post)")
+      ->delimiter(',');
+  command.add_option("--shards", options.shards, "tensor-parallel device shards")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--dtype", flags.dtype, "output dtype (default: the model's torch_dtype)")
+      ->check(CLI::IsMember({"bfloat16", "float16", "float32"}));
+  command.add_option("--max-seq-len", options.max_seq_len, "longest sequence in tokens")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--overflow", flags.overflow, "longer documents: truncate or split")
+      ->check(CLI::IsMember({"truncate", "split"}));
+  command.add_option("--batch-tokens", options.batch_tokens, "tokens packed into one batch")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--shard-size", flags.shard_size, "close a shard at this size (KB/MB/GB)");
+  command.add_option("--compress", flags.compress, "none or gzip")
+      ->check(CLI::IsMember({"none", "gzip"}));
+  command.add_option("--text-field", options.text_field, "JSON field holding the text");
+  command.add_flag("--prepend-bos", options.prepend_bos, "put the model's BOS token first");
+  command.add_option("--max-docs", options.max_docs, "stop after this many documents")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--blas-threads", options.blas_threads,
+                     "BLAS threads per device shard (default: cores / shards)")
+      ->check(CLI::PositiveNumber);
+}
+
+std::expected<ExtractOptions, std::string> ResolveExtractFlags(const ExtractFlags& flags) {
+  ExtractOptions options = flags.options;
+  auto layers = ParseLayerList(flags.layers);
+  if (!layers) return std::unexpected(layers.error());
+  options.layers = *layers;
+  if (!flags.sites.empty()) options.sites = flags.sites;
+  options.dtype = flags.dtype;
+  options.overflow = flags.overflow == "split" ? Overflow::kSplit : Overflow::kTruncate;
+  auto shard_bytes = ParseByteSize(flags.shard_size);
+  if (!shard_bytes) return std::unexpected("--shard-size: " + shard_bytes.error());
+  options.shard_bytes = *shard_bytes;
+  options.gzip = flags.compress == "gzip";
+  return options;
+}
+
+}  // namespace actex

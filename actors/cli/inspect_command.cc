@@ -1,0 +1,94 @@
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/cli/commands.h"
+
+namespace actex {
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t CountLines(const fs::path& path) {
+  std::ifstream file(path);
+  int64_t lines = 0;
+  for (std::string line; std::getline(file, line);) ++lines;
+  return lines;
+}
+
+// Prints one host folder's metadata.json; returns false when it is missing, not
+// readable, or lists a shard that is not on disk with the listed size.
+bool InspectHost(const fs::path& host_dir, nlohmann::json* totals) {
+  std::ifstream file(host_dir / "metadata.json");
+  auto metadata = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (metadata.is_discarded() || !metadata.is_object()) {
+    spdlog::error("{}: metadata.json is missing or not valid JSON", host_dir.string());
+    return false;
+  }
+  bool healthy = true;
+  std::cout << host_dir.filename().string() << ": "
+            << (metadata.value("complete", false) ? "complete" : "incomplete") << ", dtype "
+            << metadata.value("dtype", "?") << "\n  sites:";
+  for (const auto& site : metadata["sites"]) {
+    std::cout << ' ' << site.value("name", "?") << '[' << site.value("width", 0) << ']';
+  }
+  std::cout << '\n';
+  for (const auto& shard : metadata["shards"]) {
+    fs::path path = host_dir / shard.value("file", "");
+    std::error_code error;
+    auto size = fs::file_size(path, error);
+    bool present = !error && static_cast<int64_t>(size) == shard.value("bytes", int64_t{-1});
+    healthy = healthy && present;
+    std::cout << "  " << shard.value("file", "?") << ": docs " << shard.value("first_doc_id", 0)
+              << ".." << shard.value("last_doc_id", 0) << " (" << shard.value("docs", 0)
+              << "), tokens " << shard.value("tokens", 0) << ", bytes "
+              << shard.value("bytes", 0) << (present ? "" : "  MISSING OR WRONG SIZE") << '\n';
+  }
+  const auto& host_totals = metadata["totals"];
+  int64_t rejected = fs::exists(host_dir / "rejects.jsonl") ? CountLines(host_dir / "rejects.jsonl") : 0;
+  std::cout << "  total: " << host_totals.value("docs", 0) << " docs, "
+            << host_totals.value("tokens", 0) << " tokens, " << host_totals.value("shards", 0)
+            << " shards, " << host_totals.value("bytes", 0) << " bytes, " << rejected
+            << " rejected lines\n";
+  for (const char* key : {"docs", "tokens", "shards", "bytes"}) {
+    (*totals)[key] = totals->value(key, int64_t{0}) + host_totals.value(key, int64_t{0});
+  }
+  (*totals)["rejected"] = totals->value("rejected", int64_t{0}) + rejected;
+  return healthy;
+}
+
+}  // namespace
+
+CommandRunner AddInspectCommand(CLI::App& command) {
+  auto out_dir = std::make_shared<std::string>();
+  command.add_option("OUT", *out_dir, "an extraction's output folder")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  return [out_dir] {
+    std::vector<fs::path> hosts;
+    for (const auto& entry : fs::directory_iterator(*out_dir)) {
+      if (entry.is_directory() && fs::exists(entry.path() / "metadata.json")) {
+        hosts.push_back(entry.path());
+      }
+    }
+    std::sort(hosts.begin(), hosts.end());
+    if (hosts.empty()) {
+      spdlog::error("{} holds no host folder with a metadata.json", *out_dir);
+      return 1;
+    }
+    nlohmann::json totals = nlohmann::json::object();
+    bool healthy = true;
+    for (const fs::path& host : hosts) healthy = InspectHost(host, &totals) && healthy;
+    std::cout << "all hosts: " << totals.value("docs", 0) << " docs, " << totals.value("tokens", 0)
+              << " tokens, " << totals.value("shards", 0) << " shards, "
+              << totals.value("rejected", 0) << " rejected lines\n";
+    return healthy ? 0 : 1;
+  };
+}
+
+}  // namespace actex

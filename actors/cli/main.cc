@@ -1,0 +1,30 @@
+// actex: extract a language model's activations from a text corpus.
+#include <map>
+#include <string>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "actors/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"actex: run a corpus through a Qwen2 model and write its activations"};
+  app.require_subcommand(1);
+  // Logs go to stderr: stdout carries results (tokenize prints JSON lines).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("actex"));
+  spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  std::map<CLI::App*, actex::CommandRunner> runners;
+  auto add = [&](const char* name, const char* help, auto add_command) {
+    CLI::App* command = app.add_subcommand(name, help);
+    runners[command] = add_command(*command);
+  };
+  add("extract", "extract activations on this machine", actex::AddExtractCommand);
+  add("tokenize", "print the token ids of text, one JSON line per input", actex::AddTokenizeCommand);
+  add("inspect", "summarize what an extraction wrote", actex::AddInspectCommand);
+  add("make-model", "write a random Qwen2 model folder", actex::AddMakeModelCommand);
+  CLI11_PARSE(app, argc, argv);
+  for (auto& [command, run] : runners) {
+    if (command->parsed()) return run();
+  }
+  return 2;
+}

@@ -1,0 +1,93 @@
+#include "actors/device_shard_actor.h"
+
+#include "actors/actor_io.h"
+#include "actors/ring_collective.h"
+#include "model/blas_threads.h"
+#include "model/qwen2_forward.h"
+#include "transport/schema.h"
+
+namespace actex {
+namespace {
+
+constexpr int kBatchQueue = 2;
+
+PackedBatch ToPackedBatch(TokenBatchMessage& message) {
+  PackedBatch batch;
+  batch.token_ids = std::move(message.token_ids);
+  batch.positions.reserve(batch.token_ids.size());
+  for (const SequenceInfo& sequence : message.sequences) {
+    batch.sequence_lengths.push_back(sequence.length);
+    for (int32_t position = 0; position < sequence.length; ++position) {
+      batch.positions.push_back(position);
+    }
+  }
+  return batch;
+}
+
+std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
+                                                const DeviceShardConfig& config) {
+  SetBlasThreads(config.blas_threads);
+  auto shard = Qwen2Shard::Create(config.weights, config.slice, config.sites);
+  if (!shard) return std::unexpected(shard.error());
+  zmq::socket_t batches = MakePipelineSocket(actor.context(), zmq::socket_type::pull, kBatchQueue);
+  batches.bind(config.batches_endpoint);
+  auto links = RingLinks::Create(actor.context(), config.ring);
+  if (!links) return std::unexpected(links.error());
+  RingCollective collective(std::move(*links));
+  const bool forwards_activations = config.slice.rank == 0;
+  zmq::socket_t writer;
+  if (forwards_activations) {
+    writer = MakePipelineSocket(actor.context(), zmq::socket_type::push, kBatchQueue);
+    writer.connect(config.activations_endpoint);
+  }
+  actor.SignalReady();
+
+  std::vector<SiteActivations> captures;
+  while (true) {
+    auto message = ReceiveUnlessStopped(actor, batches);
+    if (!message) return std::unexpected(message.error());
+    if (!*message) return {};
+    if ((*message)->type == MessageType::kEndOfStream) {
+      if (!forwards_activations) return {};
+      auto end = (*message)->As<EndOfStreamMessage>();
+      if (!end) return std::unexpected("from the tokenizer: " + end.error());
+      auto sent = SendUnlessStopped(actor, writer, *end);
+      if (!sent) return std::unexpected(sent.error());
+      return {};
+    }
+    auto batch = (*message)->As<TokenBatchMessage>();
+    if (!batch) return std::unexpected("from the tokenizer: " + batch.error());
+    PackedBatch packed = ToPackedBatch(*batch);
+    auto forward = (*shard)->Forward(packed, collective, &captures);
+    if (!forward) {
+      return std::unexpected("batch " + std::to_string(batch->batch_id) + ": " + forward.error());
+    }
+    if (!forwards_activations) continue;
+
+    ActivationBatchMessage activations;
+    activations.batch_id = batch->batch_id;
+    activations.sequences = std::move(batch->sequences);
+    activations.token_ids = std::move(packed.token_ids);
+    std::vector<zmq::message_t> frames;
+    for (SiteActivations& capture : captures) {
+      activations.site_names.push_back(capture.site.HookName());
+      activations.site_widths.push_back(capture.width);
+      frames.push_back(PayloadFrame(std::move(capture.values)));
+    }
+    auto sent = SendUnlessStopped(actor, writer, activations, std::move(frames));
+    if (!sent) return std::unexpected(sent.error());
+    if (!*sent) return {};
+  }
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<Actor>, std::string> StartDeviceShard(zmq::context_t& context,
+                                                                    DeviceShardConfig config) {
+  std::string name = "device shard " + std::to_string(config.slice.rank);
+  return Actor::Start(context, std::move(name), [config = std::move(config)](ActorContext& actor) {
+    return RunDeviceShard(actor, config);
+  });
+}
+
+}  // namespace actex

@@ -1,0 +1,39 @@
+#ifndef ACTEX_ACTORS_DEVICE_SHARD_ACTOR_H_
+#define ACTEX_ACTORS_DEVICE_SHARD_ACTOR_H_
+
+#include <expected>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "model/model_weights.h"
+#include "model/shard_plan.h"
+#include "model/sites.h"
+#include "transport/actor.h"
+#include "transport/ring_links.h"
+
+namespace actex {
+
+struct DeviceShardConfig {
+  // Read-only and memory-mapped: every shard reads its own slice of the same file
+  // mapping, so holding the model costs its file size once, not once per shard.
+  std::shared_ptr<const ModelWeights> weights;
+  ShardSlice slice;
+  std::vector<Site> sites;
+  int blas_threads = 1;
+  std::string batches_endpoint;      // binds a PULL: TokenBatch* EndOfStream
+  RingOptions ring;                  // the replica's collective ring (rank == slice.rank)
+  std::string activations_endpoint;  // rank 0 connects a PUSH to the writer
+};
+
+// One tensor-parallel slice of the model. Every shard of a replica receives the same
+// batches, runs its slice of each layer and joins the all-reduces; rank 0 then holds
+// the full activations and forwards them to the writer.
+std::expected<std::unique_ptr<Actor>, std::string> StartDeviceShard(zmq::context_t& context,
+                                                                    DeviceShardConfig config);
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_DEVICE_SHARD_ACTOR_H_

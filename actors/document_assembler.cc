@@ -1,0 +1,79 @@
+#include "actors/document_assembler.h"
+
+#include <numeric>
+
+namespace actex {
+
+std::expected<void, std::string> DocumentAssembler::AddBatch(
+    const ActivationBatchMessage& batch, const std::vector<std::span<const float>>& sites,
+    const Sink& sink) {
+  if (sites.size() != widths_.size()) {
+    return std::unexpected("batch " + std::to_string(batch.batch_id) + " carries " +
+                           std::to_string(sites.size()) + " sites, expected " +
+                           std::to_string(widths_.size()));
+  }
+  const size_t tokens = batch.token_ids.size();
+  for (size_t s = 0; s < sites.size(); ++s) {
+    if (sites[s].size() != tokens * widths_[s]) {
+      return std::unexpected("batch " + std::to_string(batch.batch_id) + ": site " +
+                             std::to_string(s) + " has the wrong size");
+    }
+  }
+  size_t row = 0;
+  for (const SequenceInfo& sequence : batch.sequences) {
+    const size_t length = sequence.length;
+    if (row + length > tokens || length == 0) {
+      return std::unexpected("batch " + std::to_string(batch.batch_id) +
+                             ": sequences do not match its tokens");
+    }
+    const bool continues = sequence.doc_id == pending_doc_;
+    if (!continues && pending_doc_ >= 0) {
+      return std::unexpected("document " + std::to_string(pending_doc_) +
+                             " ended without its last window");
+    }
+    if (continues ? sequence.doc_offset != pending_length_ : sequence.doc_offset != 0) {
+      return std::unexpected("document " + std::to_string(sequence.doc_id) +
+                             ": windows arrived out of order");
+    }
+    std::span<const int32_t> ids(batch.token_ids.data() + row, length);
+    std::vector<int32_t> positions(length);
+    std::iota(positions.begin(), positions.end(), sequence.doc_offset);
+
+    if (!continues && sequence.last_of_document) {  // the common case: no copy
+      DocumentActivations document{sequence.doc_id, ids, positions, {}};
+      for (size_t s = 0; s < sites.size(); ++s) {
+        document.sites.push_back(sites[s].subspan(row * widths_[s], length * widths_[s]));
+      }
+      if (auto added = sink(document); !added) return added;
+    } else {
+      if (!continues) {
+        pending_doc_ = sequence.doc_id;
+        pending_length_ = 0;
+        token_ids_.clear();
+        positions_.clear();
+        values_.assign(sites.size(), {});
+      }
+      token_ids_.insert(token_ids_.end(), ids.begin(), ids.end());
+      positions_.insert(positions_.end(), positions.begin(), positions.end());
+      for (size_t s = 0; s < sites.size(); ++s) {
+        auto rows = sites[s].subspan(row * widths_[s], length * widths_[s]);
+        values_[s].insert(values_[s].end(), rows.begin(), rows.end());
+      }
+      pending_length_ += static_cast<int32_t>(length);
+      if (sequence.last_of_document) {
+        DocumentActivations document{pending_doc_, token_ids_, positions_, {}};
+        for (const auto& values : values_) document.sites.push_back(values);
+        pending_doc_ = -1;
+        if (auto added = sink(document); !added) return added;
+      }
+    }
+    row += length;
+  }
+  if (row != tokens) {
+    return std::unexpected("batch " + std::to_string(batch.batch_id) +
+                           ": sequences do not cover its tokens");
+  }
+  return {};
+}
+
+}  // namespace actex

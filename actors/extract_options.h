@@ -1,0 +1,64 @@
+#ifndef ACTEX_ACTORS_EXTRACT_OPTIONS_H_
+#define ACTEX_ACTORS_EXTRACT_OPTIONS_H_
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/model_config.h"
+#include "model/sites.h"
+#include "storage/shard_writer.h"
+
+namespace actex {
+
+enum class Overflow { kTruncate, kSplit };
+
+// Everything `actex extract` is told on its command line; one host's node runs from
+// this struct alone.
+struct ExtractOptions {
+  std::string model_dir;
+  std::vector<std::string> data;  // files or globs, in order
+  std::string out_dir;
+  std::vector<int> layers;
+  std::vector<std::string> sites = {"resid_post"};
+  int shards = 1;
+  std::string dtype;  // bfloat16 | float16 | float32; empty: the model's torch_dtype
+  int max_seq_len = 2048;
+  Overflow overflow = Overflow::kTruncate;
+  int64_t batch_tokens = 8192;
+  int64_t shard_bytes = int64_t{1} << 30;
+  bool gzip = false;
+  std::string text_field = "text";
+  bool prepend_bos = false;
+  int64_t max_docs = -1;
+  int blas_threads = 0;  // per device shard; 0: the machine's cores divided by shards
+  bool show_progress = false;
+};
+
+// What the options resolve to once the model's config is known.
+struct ExtractPlan {
+  ModelConfig config;
+  std::vector<Site> sites;
+  OutputDtype dtype = OutputDtype::kF32;
+  std::string dtype_name;  // as written in metadata: "bfloat16", "float16", "float32"
+  int blas_threads = 1;
+  int32_t bos_token_id = -1;  // >= 0 when --prepend-bos
+};
+
+// Checks every option against the model before any work starts. Errors name the
+// flag and the allowed values ("--layers 30: the model has 24 layers (0..23)").
+std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& options,
+                                                       const ModelConfig& config);
+
+// Parses "20,21,22,23" or "20-23" or a mix ("0,4-6").
+std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text);
+
+// The options as recorded in metadata.json (and, later, compared on resume).
+nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan);
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_EXTRACT_OPTIONS_H_

@@ -1,0 +1,136 @@
+#include "actors/tokenizer_actor.h"
+
+#include "actors/actor_io.h"
+#include "transport/schema.h"
+
+namespace actex {
+namespace {
+
+// Batches queued per device shard. Two keep the shard busy while the next one is
+// packed; more would only hold memory.
+constexpr int kBatchQueue = 2;
+constexpr int kDocumentQueue = 256;
+
+class TokenizerStage {
+ public:
+  TokenizerStage(ActorContext& actor, TokenizerActorConfig& config)
+      : actor_(actor), config_(config), packer_(config.packing) {}
+
+  std::expected<void, std::string> Run() {
+    zmq::socket_t documents =
+        MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kDocumentQueue);
+    documents.bind(config_.documents_endpoint);
+    for (const std::string& endpoint : config_.shard_endpoints) {
+      shards_.push_back(MakePipelineSocket(actor_.context(), zmq::socket_type::push, kBatchQueue));
+      shards_.back().connect(endpoint);
+    }
+    rejects_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, kDocumentQueue);
+    rejects_.connect(config_.rejects_endpoint);
+    actor_.SignalReady();
+
+    while (true) {
+      auto message = ReceiveUnlessStopped(actor_, documents);
+      if (!message) return std::unexpected(message.error());
+      if (!*message) return {};
+      if ((*message)->type == MessageType::kEndOfStream) {
+        auto end = (*message)->As<EndOfStreamMessage>();
+        if (!end) return std::unexpected("from the loader: " + end.error());
+        return Finish(*end);
+      }
+      auto document = (*message)->As<DocumentMessage>();
+      if (!document) return std::unexpected("from the loader: " + document.error());
+      auto handled = Handle(*document);
+      if (!handled) return std::unexpected(handled.error());
+      if (stopped_) return {};
+    }
+  }
+
+ private:
+  std::expected<void, std::string> Handle(DocumentMessage& document) {
+    std::vector<int32_t> tokens;
+    if (config_.bos_token_id >= 0) tokens.push_back(config_.bos_token_id);
+    if (document.pretokenized) {
+      tokens.insert(tokens.end(), document.input_ids.begin(), document.input_ids.end());
+    } else if (!config_.tokenizer) {
+      return std::unexpected(document.file + " line " + std::to_string(document.line) +
+                             " has text, but " + config_.model_dir +
+                             " has no tokenizer.json or tokenizer.model; add one or give "
+                             "pre-tokenized \"input_ids\"");
+    } else {
+      auto encoded = config_.tokenizer->Encode(document.text);
+      if (!encoded) return Reject(document, "cannot tokenize: " + encoded.error());
+      tokens.insert(tokens.end(), encoded->begin(), encoded->end());
+    }
+    if (tokens.empty()) return Reject(document, "no tokens");
+    for (int32_t id : tokens) {
+      if (id < 0 || id >= config_.vocab_size) {
+        return Reject(document, "token id " + std::to_string(id) +
+                                    " is outside the model's vocabulary of " +
+                                    std::to_string(config_.vocab_size));
+      }
+    }
+    ++documents_sent_;
+    for (TokenBatchMessage& batch : packer_.Add(document.doc_id, tokens)) {
+      auto sent = Broadcast(batch);
+      if (!sent || stopped_) return sent;
+    }
+    return {};
+  }
+
+  std::expected<void, std::string> Reject(const DocumentMessage& document,
+                                          const std::string& reason) {
+    ++rejected_;
+    return Deliver(rejects_, RejectMessage{document.doc_id, document.file, document.line, reason});
+  }
+
+  std::expected<void, std::string> Broadcast(const TokenBatchMessage& batch) {
+    for (zmq::socket_t& shard : shards_) {
+      auto sent = Deliver(shard, batch);
+      if (!sent || stopped_) return sent;
+    }
+    return {};
+  }
+
+  template <typename T>
+  std::expected<void, std::string> Deliver(zmq::socket_t& socket, const T& message) {
+    auto sent = SendUnlessStopped(actor_, socket, message);
+    if (!sent) return std::unexpected(sent.error());
+    stopped_ = !*sent;
+    return {};
+  }
+
+  std::expected<void, std::string> Finish(const EndOfStreamMessage& from_loader) {
+    if (auto batch = packer_.Flush()) {
+      auto sent = Broadcast(*batch);
+      if (!sent || stopped_) return sent;
+    }
+    EndOfStreamMessage end{documents_sent_, from_loader.rejected + rejected_,
+                           packer_.batches_emitted()};
+    for (zmq::socket_t& shard : shards_) {
+      auto sent = Deliver(shard, end);
+      if (!sent || stopped_) return sent;
+    }
+    return Deliver(rejects_, EndOfStreamMessage{0, rejected_, 0});
+  }
+
+  ActorContext& actor_;
+  TokenizerActorConfig& config_;
+  SequencePacker packer_;
+  std::vector<zmq::socket_t> shards_;
+  zmq::socket_t rejects_;
+  int64_t documents_sent_ = 0;
+  int64_t rejected_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace
+
+std::expected<std::unique_ptr<Actor>, std::string> StartTokenizerActor(
+    zmq::context_t& context, TokenizerActorConfig config) {
+  auto shared = std::make_shared<TokenizerActorConfig>(std::move(config));
+  return Actor::Start(context, "tokenizer", [shared](ActorContext& actor) {
+    return TokenizerStage(actor, *shared).Run();
+  });
+}
+
+}  // namespace actex

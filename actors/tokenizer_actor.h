@@ -1,0 +1,37 @@
+#ifndef ACTEX_ACTORS_TOKENIZER_ACTOR_H_
+#define ACTEX_ACTORS_TOKENIZER_ACTOR_H_
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "actors/sequence_packer.h"
+#include "model/tokenizer/tokenizer.h"
+#include "transport/actor.h"
+
+namespace actex {
+
+struct TokenizerActorConfig {
+  std::unique_ptr<Tokenizer> tokenizer;  // null when the model folder has none
+  std::string model_dir;                 // for the error when text arrives without one
+  int vocab_size = 0;
+  int32_t bos_token_id = -1;             // prepended to every document when >= 0
+  PackerOptions packing;
+  std::string documents_endpoint;            // binds a PULL
+  std::vector<std::string> shard_endpoints;  // connects one PUSH per device shard
+  std::string rejects_endpoint;              // connects a PUSH
+};
+
+// Tokenizes documents and packs them into batches, sending every batch to every
+// device shard of the replica (each shard computes its slice of the same batch).
+// Runs ahead of the model, bounded by the shards' queues.
+std::expected<std::unique_ptr<Actor>, std::string> StartTokenizerActor(
+    zmq::context_t& context, TokenizerActorConfig config);
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_TOKENIZER_ACTOR_H_

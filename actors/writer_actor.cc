@@ -1,0 +1,151 @@
+#include "actors/writer_actor.h"
+
+#include <chrono>
+
+#include "actors/actor_io.h"
+#include "actors/document_assembler.h"
+#include "storage/rejects_log.h"
+#include "transport/schema.h"
+
+namespace actex {
+namespace {
+
+constexpr int kBatchQueue = 2;
+constexpr int kRejectQueue = 1024;
+constexpr auto kProgressInterval = std::chrono::seconds(1);
+
+double UnixSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class WriterStage {
+ public:
+  WriterStage(ActorContext& actor, const WriterConfig& config) : actor_(actor), config_(config) {}
+
+  std::expected<void, std::string> Run() {
+    auto shards = ShardWriter::Open(config_.shards);
+    if (!shards) return std::unexpected(shards.error());
+    shards_ = std::move(*shards);
+    auto rejects_log = RejectsLog::Open(config_.shards.dir + "/rejects.jsonl");
+    if (!rejects_log) return std::unexpected(rejects_log.error());
+    rejects_log_ = std::move(*rejects_log);
+    std::vector<int> widths;
+    for (const auto& site : config_.shards.sites) widths.push_back(site.second);
+    DocumentAssembler assembler(widths);
+
+    zmq::socket_t activations =
+        MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kBatchQueue);
+    activations.bind(config_.activations_endpoint);
+    zmq::socket_t rejects =
+        MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kRejectQueue);
+    rejects.bind(config_.rejects_endpoint);
+    events_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 1000);
+    events_.set(zmq::sockopt::sndtimeo, 0);
+    events_.connect(config_.events_endpoint);
+    actor_.SignalReady();
+    Report("started", "");
+
+    bool activations_ended = false;
+    int reject_streams_ended = 0;
+    while (!activations_ended || reject_streams_ended < config_.reject_senders) {
+      auto ready = WaitForAnyUnlessStopped(actor_, {&activations, &rejects});
+      if (!ready) return std::unexpected(ready.error());
+      if (!*ready) return {};  // stopped: the open shard is never listed
+      zmq::socket_t& socket = **ready == 0 ? activations : rejects;
+      auto message = Receive(socket);
+      if (!message) return std::unexpected(message.error());
+      if (message->type == MessageType::kEndOfStream) {
+        if (**ready == 0) {
+          activations_ended = true;
+        } else {
+          ++reject_streams_ended;
+        }
+        continue;
+      }
+      auto handled = **ready == 0 ? HandleActivations(*message, assembler) : HandleReject(*message);
+      if (!handled) return handled;
+      if (std::chrono::steady_clock::now() - last_report_ >= kProgressInterval) {
+        Report("progress", "");
+      }
+    }
+    if (!assembler.idle()) return std::unexpected("the stream ended inside a split document");
+    auto finished = shards_->Finish();
+    if (!finished) return finished;
+    Report("finished", "");
+    return {};
+  }
+
+ private:
+  std::expected<void, std::string> HandleActivations(ReceivedMessage& message,
+                                                     DocumentAssembler& assembler) {
+    auto batch = message.As<ActivationBatchMessage>();
+    if (!batch) return std::unexpected("from device shard 0: " + batch.error());
+    if (message.payloads.size() != batch->site_names.size()) {
+      return std::unexpected("batch " + std::to_string(batch->batch_id) + " lacks site frames");
+    }
+    std::vector<std::span<const float>> sites;
+    for (zmq::message_t& frame : message.payloads) {
+      sites.emplace_back(frame.data<float>(), frame.size() / sizeof(float));
+    }
+    const int64_t shards_before = shards_->stats().shards;
+    auto added = assembler.AddBatch(*batch, sites, [this](const DocumentActivations& document) {
+      return shards_->Add(document);
+    });
+    if (!added) return added;
+    tokens_since_report_ += static_cast<int64_t>(batch->token_ids.size());
+    for (int64_t shard = shards_before; shard < shards_->stats().shards; ++shard) {
+      Report("shard_written", "shard " + std::to_string(shard + 1));
+    }
+    return {};
+  }
+
+  std::expected<void, std::string> HandleReject(ReceivedMessage& message) {
+    auto reject = message.As<RejectMessage>();
+    if (!reject) return std::unexpected("reject: " + reject.error());
+    return rejects_log_->Add(reject->doc_id, reject->file, reject->line, reject->reason);
+  }
+
+  void Report(const std::string& kind, const std::string& text) {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - last_report_).count();
+    const ShardStats& stats = shards_->stats();
+    MonitorEventMessage event;
+    event.kind = kind;
+    event.host_id = config_.host_id;
+    event.unix_seconds = UnixSeconds();
+    event.docs_done = stats.docs;
+    event.tokens_done = stats.tokens;
+    event.tokens_per_second = seconds > 0 ? tokens_since_report_ / seconds : 0;
+    event.shards_written = stats.shards;
+    event.rejected = rejects_log_->count();
+    event.message = text;
+    if (kind == "progress" || kind == "started") {
+      last_report_ = now;
+      tokens_since_report_ = 0;
+    }
+    // Events are advisory: a full queue drops them rather than stalling the writer.
+    msgpack::sbuffer body;
+    msgpack::pack(body, event);
+    (void)SendEncoded(events_, event.kType, body, {});
+  }
+
+  ActorContext& actor_;
+  const WriterConfig& config_;
+  std::unique_ptr<ShardWriter> shards_;
+  std::unique_ptr<RejectsLog> rejects_log_;
+  zmq::socket_t events_;
+  std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
+  int64_t tokens_since_report_ = 0;
+};
+
+}  // namespace
+
+std::expected<std::unique_ptr<Actor>, std::string> StartWriter(zmq::context_t& context,
+                                                               WriterConfig config) {
+  return Actor::Start(context, "writer", [config = std::move(config)](ActorContext& actor) {
+    return WriterStage(actor, config).Run();
+  });
+}
+
+}  // namespace actex

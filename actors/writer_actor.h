@@ -1,0 +1,34 @@
+#ifndef ACTEX_ACTORS_WRITER_ACTOR_H_
+#define ACTEX_ACTORS_WRITER_ACTOR_H_
+
+#include <expected>
+#include <memory>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "storage/shard_writer.h"
+#include "transport/actor.h"
+
+namespace actex {
+
+struct WriterConfig {
+  ShardWriterOptions shards;
+  std::string activations_endpoint;  // binds a PULL: ActivationBatch* EndOfStream
+  std::string rejects_endpoint;      // binds a PULL: RejectMessage*, one EndOfStream per sender
+  int reject_senders = 2;            // the loader and the tokenizer
+  std::string events_endpoint;       // connects a PUSH: MonitorEventMessage*
+  int host_id = 0;
+};
+
+// Owns the host's output folder: reassembles documents from the activation batches
+// (a split document's windows may arrive in several batches), hands whole documents
+// to the ShardWriter, appends rejects.jsonl, and reports progress events. It finishes
+// only when every upstream stream has ended normally, so a crash upstream can never
+// look like a complete run.
+std::expected<std::unique_ptr<Actor>, std::string> StartWriter(zmq::context_t& context,
+                                                               WriterConfig config);
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_WRITER_ACTOR_H_

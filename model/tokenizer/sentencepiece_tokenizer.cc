@@ -1,0 +1,43 @@
+#include "model/tokenizer/sentencepiece_tokenizer.h"
+
+#include <sentencepiece_processor.h>
+
+#include "model/tokenizer/file_digest.h"
+#include "model/tokenizer/utf8.h"
+
+namespace actex {
+
+SentencePieceTokenizer::SentencePieceTokenizer(
+    std::string path, std::string hash,
+    std::unique_ptr<sentencepiece::SentencePieceProcessor> processor)
+    : file_path_(std::move(path)), file_hash_(std::move(hash)), processor_(std::move(processor)) {}
+
+SentencePieceTokenizer::~SentencePieceTokenizer() = default;
+
+std::expected<std::unique_ptr<SentencePieceTokenizer>, std::string> SentencePieceTokenizer::Create(
+    std::string path, std::string_view file_bytes) {
+  auto processor = std::make_unique<sentencepiece::SentencePieceProcessor>();
+  const sentencepiece::util::Status status = processor->LoadFromSerializedProto(file_bytes);
+  if (!status.ok()) {
+    return std::unexpected(path + ": not a usable SentencePiece model: " + status.ToString());
+  }
+  std::string hash = Sha256HexOfBytes(file_bytes);
+  return std::unique_ptr<SentencePieceTokenizer>(
+      new SentencePieceTokenizer(std::move(path), std::move(hash), std::move(processor)));
+}
+
+std::expected<std::vector<int32_t>, std::string> SentencePieceTokenizer::Encode(
+    std::string_view text) const {
+  if (const auto bad = FirstInvalidUtf8Byte(text)) {
+    return std::unexpected("text is not valid UTF-8 (bad byte at offset " + std::to_string(*bad) +
+                           ")");
+  }
+  std::vector<int> ids;
+  const sentencepiece::util::Status status = processor_->Encode(text, &ids);
+  if (!status.ok()) {
+    return std::unexpected(file_path_ + ": SentencePiece encoding failed: " + status.ToString());
+  }
+  return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+}  // namespace actex

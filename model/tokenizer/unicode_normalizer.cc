@@ -1,0 +1,58 @@
+#include "model/tokenizer/unicode_normalizer.h"
+
+#include <utf8proc.h>
+
+#include <cstdlib>
+
+namespace actex {
+namespace {
+
+utf8proc_option_t OptionsFor(NormalizationForm form) {
+  // The same option sets utf8proc_NFC() and friends use.
+  switch (form) {
+    case NormalizationForm::kNfc:
+      return static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    case NormalizationForm::kNfd:
+      return static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE);
+    case NormalizationForm::kNfkc:
+      return static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT);
+    case NormalizationForm::kNfkd:
+      return static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT);
+  }
+  return UTF8PROC_STABLE;
+}
+
+// No code point below U+0300 changes under NFC, and none of them composes with
+// another one below U+0300 (combining marks start at U+0300), so text whose bytes are
+// all below 0xCC (the UTF-8 lead byte of U+0300) is already NFC. Pure ASCII is
+// already in every form.
+bool IsUnchanged(std::string_view text, NormalizationForm form) {
+  const uint8_t limit = form == NormalizationForm::kNfc ? 0xCC : 0x80;
+  for (const char c : text) {
+    if (static_cast<uint8_t>(c) >= limit) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::expected<void, std::string> UnicodeNormalizer::Normalize(std::string_view text,
+                                                              std::string* out) const {
+  out->assign(text);
+  for (const NormalizationForm form : forms_) {
+    if (IsUnchanged(*out, form)) continue;
+    utf8proc_uint8_t* mapped = nullptr;
+    const utf8proc_ssize_t length =
+        utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(out->data()),
+                     static_cast<utf8proc_ssize_t>(out->size()), &mapped, OptionsFor(form));
+    if (length < 0) {
+      return std::unexpected(std::string("Unicode normalization failed: ") +
+                             utf8proc_errmsg(length));
+    }
+    out->assign(reinterpret_cast<const char*>(mapped), static_cast<size_t>(length));
+    std::free(mapped);
+  }
+  return {};
+}
+
+}  // namespace actex

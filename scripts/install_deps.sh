@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages actex builds, tests and runs with. Needs root
+# (or sudo); safe to run again.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config git
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libopenblas-dev libspdlog-dev zlib1g-dev
+  libsentencepiece-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libutf8proc-dev
+  libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev python3-numpy
+)
+run_as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+export DEBIAN_FRONTEND=noninteractive
+run_as_root apt-get update -qq
+run_as_root apt-get install -y -qq --no-install-recommends "${packages[@]}"

@@ -1,0 +1,227 @@
+#!/usr/bin/python3
+"""Reads actex activation shards (shard_NNNNNN.safetensors[.gz]) with numpy only.
+
+As a library:
+    from read_activations import load_shard
+    tensors = load_shard("out/host_00/shard_000001.safetensors")  # name -> np.ndarray
+
+bfloat16 tensors are widened exactly to float32 (bits << 16); float16 stays float16.
+
+As a command:
+    read_activations.py SHARD                 summary: tensors, docs, tokens, site stats
+    read_activations.py SHARD --dump NAME     one tensor as JSON on stdout
+    read_activations.py SHARD --check         size and crc32 against metadata.json
+    read_activations.py DIR --check           every shard listed in DIR/metadata.json
+"""
+
+import argparse
+import gzip
+import json
+import math
+import os
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+_NUMPY_DTYPES = {
+    "F64": "<f8",
+    "F32": "<f4",
+    "F16": "<f2",
+    "BF16": "<u2",  # widened below
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U64": "<u8",
+    "U32": "<u4",
+    "U16": "<u2",
+    "U8": "u1",
+    "BOOL": "?",
+}
+
+_ID_TENSORS = ("token_ids", "doc_ids", "positions")
+
+
+class ShardError(Exception):
+    pass
+
+
+def _read_bytes(path):
+    with open(path, "rb") as f:
+        head = f.read(2)
+        f.seek(0)
+        if head == b"\x1f\x8b":
+            return gzip.decompress(f.read())
+    # Plain files are mapped, so a large shard is paged in as it is used.
+    return np.memmap(path, dtype=np.uint8, mode="r")
+
+
+def read_header(data, path):
+    """Returns (header dict, offset of the data section) of safetensors bytes."""
+    if len(data) < 8:
+        raise ShardError(f"{path}: {len(data)} bytes, too short for a safetensors file")
+    (length,) = struct.unpack("<Q", bytes(data[:8]))
+    if length > len(data) - 8:
+        raise ShardError(f"{path}: header length {length} exceeds the file")
+    try:
+        header = json.loads(bytes(data[8 : 8 + length]).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ShardError(f"{path}: header is not valid JSON: {error}") from error
+    return header, 8 + length
+
+
+def load_shard(path):
+    """Loads every tensor of a shard (or any safetensors file) into numpy arrays."""
+    data = _read_bytes(path)
+    header, start = read_header(data, path)
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = info["dtype"]
+        if dtype not in _NUMPY_DTYPES:
+            raise ShardError(f"{path}: tensor {name!r} has unsupported dtype {dtype}")
+        begin, end = info["data_offsets"]
+        shape = tuple(info["shape"])
+        if start + end > len(data) or begin > end:
+            raise ShardError(f"{path}: tensor {name!r} data_offsets {begin, end} out of range")
+        if end == begin:
+            array = np.zeros(0, dtype=_NUMPY_DTYPES[dtype])
+        else:
+            raw = np.frombuffer(data, dtype=np.uint8, count=end - begin, offset=start + begin)
+            array = raw.view(_NUMPY_DTYPES[dtype])
+        if array.size != math.prod(shape):
+            raise ShardError(f"{path}: tensor {name!r} shape {shape} does not match its bytes")
+        array = array.reshape(shape)
+        if dtype == "BF16":
+            array = (array.astype(np.uint32) << 16).view(np.float32)
+        tensors[name] = array
+    return tensors
+
+
+def shard_metadata(path):
+    """The __metadata__ map of a shard."""
+    header, _ = read_header(_read_bytes(path), path)
+    return header.get("__metadata__", {})
+
+
+def _json_value(value):
+    # JSON has no NaN or infinity: they are written as strings.
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
+
+
+def dump_tensor(path, name):
+    """One tensor as a JSON-ready dict: its stored dtype, shape and flat values."""
+    data = _read_bytes(path)
+    header, _ = read_header(data, path)
+    tensors = load_shard(path)
+    if name not in tensors:
+        raise ShardError(f"{path}: no tensor {name!r}; it has {', '.join(sorted(tensors))}")
+    array = tensors[name]
+    wide = array.astype(np.float64 if array.dtype.kind == "f" else np.int64)
+    return {
+        "name": name,
+        "stored_dtype": header[name]["dtype"],
+        "dtype": str(array.dtype),
+        "shape": list(array.shape),
+        "values": [_json_value(v) for v in wide.ravel().tolist()],
+    }
+
+
+def summarize(path):
+    header, _ = read_header(_read_bytes(path), path)
+    tensors = load_shard(path)
+    lines = [f"{path}"]
+    for name, array in tensors.items():
+        stored = header[name]["dtype"]
+        lines.append(f"  {name:40s} {stored:5s} -> {str(array.dtype):8s} {list(array.shape)}")
+    if "doc_ids" in tensors:
+        doc_ids = tensors["doc_ids"]
+        lines.append(f"  docs {len(np.unique(doc_ids))}  tokens {doc_ids.shape[0]}")
+        if doc_ids.size:
+            lines.append(f"  doc ids {int(doc_ids.min())}..{int(doc_ids.max())}")
+    for name, array in tensors.items():
+        if name in _ID_TENSORS or array.dtype.kind != "f" or array.size == 0:
+            continue
+        values = array.astype(np.float64)
+        lines.append(
+            f"  {name}: mean {values.mean():.6g} std {values.std():.6g} "
+            f"max|x| {np.abs(values).max():.6g}"
+        )
+    return "\n".join(lines)
+
+
+def _file_crc32(path):
+    crc = 0
+    size = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+            size += len(chunk)
+    return crc, size
+
+
+def check(path):
+    """Checks shard(s) against metadata.json; returns a list of problems (empty: all good)."""
+    directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    with open(os.path.join(directory, "metadata.json")) as f:
+        metadata = json.load(f)
+    listed = {shard["file"]: shard for shard in metadata["shards"]}
+    if os.path.isdir(path):
+        names = list(listed)
+    else:
+        names = [os.path.basename(path)]
+    problems = []
+    for name in names:
+        if name not in listed:
+            problems.append(f"{name}: not listed in {directory}/metadata.json")
+            continue
+        shard_path = os.path.join(directory, name)
+        if not os.path.exists(shard_path):
+            problems.append(f"{shard_path}: listed but missing")
+            continue
+        crc, size = _file_crc32(shard_path)
+        if size != listed[name]["bytes"]:
+            expected = listed[name]["bytes"]
+            problems.append(f"{shard_path}: {size} bytes, metadata.json says {expected}")
+        if f"{crc:08x}" != listed[name]["crc32"]:
+            expected = listed[name]["crc32"]
+            problems.append(f"{shard_path}: crc32 {crc:08x}, metadata.json says {expected}")
+    return problems, len(names)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("path", help="a shard file, or an output directory with --check")
+    parser.add_argument("--dump", metavar="NAME", help="print tensor NAME as JSON")
+    parser.add_argument(
+        "--check", action="store_true", help="verify bytes and crc32 against metadata.json"
+    )
+    args = parser.parse_args(argv)
+    try:
+        if args.check:
+            problems, count = check(args.path)
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            if problems:
+                return 1
+            print(f"OK: {count} shard(s) match metadata.json")
+            return 0
+        if args.dump:
+            print(json.dumps(dump_tensor(args.path, args.dump)))
+            return 0
+        print(summarize(args.path))
+        return 0
+    except (OSError, ShardError, KeyError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,229 @@
+#include "storage/corpus_reader.h"
+
+#include <glob.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "storage/file_io.h"
+#include "storage/line_reader.h"
+#include "storage/utf8.h"
+
+namespace actex {
+
+namespace {
+
+// Parser messages quote what they read; an unterminated string can make that the
+// whole line, so reasons are cut to a length that reads well in rejects.jsonl.
+constexpr size_t kMaxReasonBytes = 300;
+
+bool IsGlobPattern(const std::string& input) {
+  return input.find_first_of("*?[") != std::string::npos;
+}
+
+// One input to the files it names: a pattern's matches sorted bytewise (so the
+// order does not depend on the locale), or the literal path.
+std::expected<std::vector<std::string>, std::string> ExpandInput(const std::string& input) {
+  std::vector<std::string> matches;
+  if (IsGlobPattern(input)) {
+    glob_t found{};
+    int status = ::glob(input.c_str(), GLOB_ERR, nullptr, &found);
+    for (size_t i = 0; status == 0 && i < found.gl_pathc; ++i) {
+      matches.emplace_back(found.gl_pathv[i]);
+    }
+    ::globfree(&found);
+    if (status == GLOB_ABORTED) {
+      return std::unexpected("input pattern \"" + input + "\": cannot read a directory");
+    }
+    if (status == GLOB_NOSPACE) {
+      return std::unexpected("input pattern \"" + input + "\": out of memory expanding it");
+    }
+    std::sort(matches.begin(), matches.end());
+  }
+  if (matches.empty()) {
+    struct stat info {};
+    if (::stat(input.c_str(), &info) != 0) {
+      if (IsGlobPattern(input) && errno == ENOENT) {
+        return std::unexpected("input pattern \"" + input + "\" matches no file");
+      }
+      return std::unexpected(OsError("input", input, errno));
+    }
+    matches.push_back(input);
+  }
+  for (const auto& path : matches) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+      return std::unexpected("input " + path + " is a directory, not a JSONL file");
+    }
+  }
+  return matches;
+}
+
+std::string ParserMessage(const nlohmann::json::exception& error) {
+  std::string message = error.what();
+  // Drop the "[json.exception.parse_error.101] " tag: it means nothing to a user.
+  if (!message.empty() && message.front() == '[') {
+    size_t end = message.find("] ");
+    if (end != std::string::npos) message.erase(0, end + 2);
+  }
+  return message;
+}
+
+bool IsBlank(std::string_view line) {
+  return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
+}
+
+// Fills `record` from one line's JSON, or sets its reject_reason.
+void ParseLine(std::string_view line, const std::string& text_field, CorpusRecord* record) {
+  if (IsBlank(line)) {
+    record->reject_reason = "blank line";
+    return;
+  }
+  if (auto bad = FindInvalidUtf8(line)) {
+    record->reject_reason = "not valid UTF-8 at byte " + std::to_string(*bad);
+    return;
+  }
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::exception& error) {
+    record->reject_reason = "invalid JSON: " + ParserMessage(error);
+    if (record->reject_reason.size() > kMaxReasonBytes) {
+      record->reject_reason.resize(kMaxReasonBytes);
+      // Do not leave half a UTF-8 sequence at the cut.
+      while (!record->reject_reason.empty() &&
+             (static_cast<uint8_t>(record->reject_reason.back()) & 0xC0) == 0x80) {
+        record->reject_reason.pop_back();
+      }
+      if (!record->reject_reason.empty() &&
+          static_cast<uint8_t>(record->reject_reason.back()) >= 0xC0) {
+        record->reject_reason.pop_back();
+      }
+      record->reject_reason += "...";
+    }
+    return;
+  }
+  if (!value.is_object()) {
+    record->reject_reason = "line is not a JSON object";
+    return;
+  }
+  if (auto ids = value.find("input_ids"); ids != value.end()) {
+    constexpr auto kMaxId = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
+    bool valid = ids->is_array();
+    if (valid) record->input_ids.reserve(ids->size());
+    for (size_t i = 0; valid && i < ids->size(); ++i) {
+      const auto& id = (*ids)[i];
+      // Non-negative JSON integers parse as unsigned; negatives and floats do not.
+      valid = id.is_number_unsigned() && id.get<uint64_t>() <= kMaxId;
+      if (valid) record->input_ids.push_back(static_cast<int32_t>(id.get<uint64_t>()));
+    }
+    if (!valid) {
+      record->input_ids.clear();
+      record->reject_reason = "input_ids must be an array of non-negative integers";
+    } else if (record->input_ids.empty()) {
+      record->reject_reason = "input_ids is empty";
+    } else {
+      record->pretokenized = true;
+    }
+    return;
+  }
+  auto text = value.find(text_field);
+  if (text == value.end()) {
+    record->reject_reason = "missing field \"" + text_field + "\"";
+  } else if (!text->is_string()) {
+    record->reject_reason = "field \"" + text_field + "\" is not a string";
+  } else if (text->get_ref<const std::string&>().empty()) {
+    record->reject_reason = "field \"" + text_field + "\" is empty";
+  } else {
+    record->text = std::move(text->get_ref<std::string&>());
+  }
+}
+
+}  // namespace
+
+struct CorpusReader::State {
+  CorpusOptions options;
+  std::vector<std::string> files;
+  size_t next_file = 0;
+  std::unique_ptr<LineReader> reader;  // the file being read
+  std::string reader_path;
+  int64_t next_doc_id = 0;
+  bool finished = false;
+  std::string error;  // sticky: once reading failed, it keeps failing
+};
+
+CorpusReader::CorpusReader() : state_(std::make_unique<State>()) {}
+CorpusReader::~CorpusReader() = default;
+
+std::expected<std::unique_ptr<CorpusReader>, std::string> CorpusReader::Open(
+    const CorpusOptions& options) {
+  if (options.inputs.empty()) return std::unexpected(std::string("no corpus input given"));
+  if (options.max_line_bytes <= 0) {
+    return std::unexpected("max_line_bytes must be positive, got " +
+                           std::to_string(options.max_line_bytes));
+  }
+  if (options.text_field.empty()) return std::unexpected(std::string("text field name is empty"));
+  std::unique_ptr<CorpusReader> reader(new CorpusReader());
+  reader->state_->options = options;
+  for (const auto& input : options.inputs) {
+    auto files = ExpandInput(input);
+    if (!files) return std::unexpected(files.error());
+    reader->state_->files.insert(reader->state_->files.end(), files->begin(), files->end());
+  }
+  return reader;
+}
+
+std::expected<std::optional<CorpusRecord>, std::string> CorpusReader::Next() {
+  State& state = *state_;
+  if (!state.error.empty()) return std::unexpected(state.error);
+  if (state.finished) return std::nullopt;
+  if (state.options.max_docs >= 0 && state.next_doc_id >= state.options.max_docs) {
+    state.finished = true;
+    state.reader.reset();
+    return std::nullopt;
+  }
+  while (true) {
+    if (state.reader == nullptr) {
+      if (state.next_file == state.files.size()) {
+        state.finished = true;
+        return std::nullopt;
+      }
+      state.reader_path = state.files[state.next_file++];
+      auto reader = LineReader::Open(state.reader_path, state.options.max_line_bytes);
+      if (!reader) {
+        state.error = reader.error();
+        return std::unexpected(state.error);
+      }
+      state.reader = std::move(*reader);
+    }
+    auto line = state.reader->Next();
+    if (!line) {
+      state.error = line.error();
+      state.reader.reset();
+      return std::unexpected(state.error);
+    }
+    if (!line->has_value()) {
+      state.reader.reset();
+      continue;
+    }
+    CorpusRecord record;
+    record.doc_id = state.next_doc_id++;
+    record.file = state.reader_path;
+    record.line = state.reader->lines();
+    if ((*line)->too_long) {
+      record.reject_reason = "line longer than " + std::to_string(state.options.max_line_bytes) +
+                             " bytes (" + std::to_string((*line)->bytes) + ")";
+    } else {
+      ParseLine((*line)->text, state.options.text_field, &record);
+    }
+    return record;
+  }
+}
+
+const std::vector<std::string>& CorpusReader::files() const { return state_->files; }
+
+}  // namespace actex

@@ -1,0 +1,145 @@
+#include "storage/file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace actex {
+
+std::string OsError(const std::string& what, const std::string& path, int error) {
+  return what + " " + path + ": " + std::strerror(error);
+}
+
+ScopedFd& ScopedFd::operator=(ScopedFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.Release();
+  }
+  return *this;
+}
+
+ScopedFd::~ScopedFd() {
+  // Only reached on paths that already failed or that never wrote: the error that
+  // matters has been reported, so a close error here adds nothing.
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int ScopedFd::Release() {
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+std::expected<void, std::string> ScopedFd::Close(const std::string& path) {
+  int fd = Release();
+  if (fd >= 0 && ::close(fd) != 0) return std::unexpected(OsError("cannot close", path, errno));
+  return {};
+}
+
+std::expected<ScopedFd, std::string> CreateFileForWrite(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return std::unexpected(OsError("cannot create", path, errno));
+  return ScopedFd(fd);
+}
+
+std::expected<void, std::string> WriteAll(int fd, const void* data, size_t size,
+                                          const std::string& path, WriteBudget* budget) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  size_t allowed = size;
+  bool over_budget = false;
+  if (budget != nullptr && budget->remaining >= 0 &&
+      static_cast<uint64_t>(budget->remaining) < size) {
+    allowed = static_cast<size_t>(budget->remaining);
+    over_budget = true;
+  }
+  size_t done = 0;
+  while (done < allowed) {
+    ssize_t n = ::write(fd, bytes + done, allowed - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::unexpected(OsError("cannot write", path, errno));
+    }
+    if (n == 0) return std::unexpected(OsError("cannot write", path, ENOSPC));
+    done += static_cast<size_t>(n);
+  }
+  if (budget != nullptr && budget->remaining >= 0) {
+    budget->remaining -= static_cast<int64_t>(done);
+  }
+  if (over_budget) return std::unexpected(OsError("cannot write", path, ENOSPC));
+  return {};
+}
+
+std::expected<void, std::string> PreadAll(int fd, void* data, size_t size, int64_t offset,
+                                          const std::string& path) {
+  auto* bytes = static_cast<uint8_t*>(data);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd, bytes + done, size - done, offset + static_cast<int64_t>(done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::unexpected(OsError("cannot read", path, errno));
+    }
+    if (n == 0) return std::unexpected("cannot read " + path + ": unexpected end of file");
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+std::expected<void, std::string> SyncFile(int fd, const std::string& path) {
+  if (::fsync(fd) != 0) return std::unexpected(OsError("cannot fsync", path, errno));
+  return {};
+}
+
+std::expected<void, std::string> SyncParentDirectory(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(OsError("cannot open directory", dir, errno));
+  ScopedFd guard(fd);
+  if (::fsync(fd) != 0) return std::unexpected(OsError("cannot fsync directory", dir, errno));
+  return guard.Close(dir);
+}
+
+std::expected<void, std::string> CommitRename(const std::string& tmp_path,
+                                              const std::string& path) {
+  if (::rename(tmp_path.c_str(), path.c_str()) != 0) {
+    return std::unexpected(OsError("cannot rename " + tmp_path + " to", path, errno));
+  }
+  return SyncParentDirectory(path);
+}
+
+std::expected<void, std::string> WriteFileAtomically(const std::string& path,
+                                                     const std::string& contents,
+                                                     WriteBudget* budget) {
+  const std::string tmp_path = path + ".tmp";
+  auto result = [&]() -> std::expected<void, std::string> {
+    auto fd = CreateFileForWrite(tmp_path);
+    if (!fd) return std::unexpected(fd.error());
+    if (auto ok = WriteAll(fd->get(), contents.data(), contents.size(), tmp_path, budget); !ok) {
+      return ok;
+    }
+    if (auto ok = SyncFile(fd->get(), tmp_path); !ok) return ok;
+    if (auto ok = fd->Close(tmp_path); !ok) return ok;
+    return CommitRename(tmp_path, path);
+  }();
+  if (!result) ::unlink(tmp_path.c_str());
+  return result;
+}
+
+std::expected<void, std::string> MakeDirectories(const std::string& path) {
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (error) return std::unexpected("cannot create directory " + path + ": " + error.message());
+  if (!std::filesystem::is_directory(path, error)) {
+    return std::unexpected("cannot create directory " + path + ": a file of that name exists");
+  }
+  return {};
+}
+
+}  // namespace actex

@@ -1,0 +1,78 @@
+#ifndef ACTEX_STORAGE_FILE_IO_H_
+#define ACTEX_STORAGE_FILE_IO_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <string>
+
+namespace actex {
+
+// Durable-write helpers shared by the safetensors writer, the shard writer and the
+// rejects log. Every error names the path and carries strerror(errno).
+
+// A cap on the bytes a writer may still write, across all its files. A write that
+// would go past it writes what fits and then fails with ENOSPC, exactly as a full
+// disk would: tests use it to reach the error paths deterministically. remaining < 0
+// means no cap.
+struct WriteBudget {
+  int64_t remaining = -1;
+};
+
+// "<what> <path>: <strerror(error)>".
+std::string OsError(const std::string& what, const std::string& path, int error);
+
+// A file descriptor that is closed when it goes out of scope.
+class ScopedFd {
+ public:
+  ScopedFd() = default;
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ScopedFd(ScopedFd&& other) noexcept : fd_(other.Release()) {}
+  ScopedFd& operator=(ScopedFd&& other) noexcept;
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  ~ScopedFd();
+
+  int get() const { return fd_; }
+  int Release();
+  // Closes now and reports the error close(2) may return (NFS reports late write
+  // errors there).
+  std::expected<void, std::string> Close(const std::string& path);
+
+ private:
+  int fd_ = -1;
+};
+
+// Creates (truncating) `path` for writing, mode 0644.
+std::expected<ScopedFd, std::string> CreateFileForWrite(const std::string& path);
+
+// Writes all `size` bytes, retrying short writes and EINTR.
+std::expected<void, std::string> WriteAll(int fd, const void* data, size_t size,
+                                          const std::string& path, WriteBudget* budget);
+
+// Reads exactly `size` bytes at `offset`, retrying short reads and EINTR.
+std::expected<void, std::string> PreadAll(int fd, void* data, size_t size, int64_t offset,
+                                          const std::string& path);
+
+// fsync(2) on `fd`.
+std::expected<void, std::string> SyncFile(int fd, const std::string& path);
+
+// fsync(2) on the directory holding `path`, so a rename into it survives a crash.
+std::expected<void, std::string> SyncParentDirectory(const std::string& path);
+
+// Renames the fully written and synced `tmp_path` over `path`, then syncs the
+// directory: readers see either the old file or the new one, never a mix.
+std::expected<void, std::string> CommitRename(const std::string& tmp_path, const std::string& path);
+
+// Writes `contents` to `path + ".tmp"`, fsyncs it, renames it over `path` and syncs
+// the directory. On error the temporary file is removed and `path` is untouched.
+std::expected<void, std::string> WriteFileAtomically(const std::string& path,
+                                                     const std::string& contents,
+                                                     WriteBudget* budget);
+
+// mkdir -p.
+std::expected<void, std::string> MakeDirectories(const std::string& path);
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_FILE_IO_H_

@@ -1,0 +1,153 @@
+// The actex binary as a user runs it: refused flags, tokenize, inspect, and memory
+// that stays flat when the corpus is much larger than the pipeline's queues.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "extraction_reader.h"
+
+extern char** environ;
+
+namespace actex {
+namespace {
+
+const std::string kActex = ACTEX_BINARY_DIR "/actors/actex";
+const std::string kModel = ACTEX_FIXTURES_DIR "/qwen2-tiny";
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+  long max_rss_kb = 0;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Runs actex with `args`, stdin from `stdin_path` (or /dev/null).
+Outcome RunActex(const TempDir& dir, std::vector<std::string> args,
+                 const std::string& stdin_path = "/dev/null") {
+  args.insert(args.begin(), kActex);
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const std::string out = dir.path() + "/stdout", err = dir.path() + "/stderr";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  Outcome outcome;
+  if (posix_spawn(&pid, kActex.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+    ADD_FAILURE() << "cannot start " << kActex;
+    return outcome;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  outcome.max_rss_kb = usage.ru_maxrss;
+  outcome.out = Slurp(out);
+  outcome.err = Slurp(err);
+  return outcome;
+}
+
+std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& corpus) {
+  return {"extract", "--model", kModel, "--data", corpus, "--out", dir.path() + "/out",
+          "--layers", "0,1", "--dtype", "bfloat16"};
+}
+
+TEST(Cli, UnknownFlagIsRefusedNamingIt) {
+  TempDir dir;
+  auto args = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
+  args.push_back("--frobnicate");
+  Outcome outcome = RunActex(dir, args);
+  EXPECT_NE(outcome.exit_code, 0);
+  EXPECT_NE((outcome.err + outcome.out).find("--frobnicate"), std::string::npos) << outcome.err;
+}
+
+TEST(Cli, LayerBeyondTheModelIsRefusedNamingTheFlag) {
+  TempDir dir;
+  auto args = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
+  args[8] = "0,7";
+  Outcome outcome = RunActex(dir, args);
+  EXPECT_NE(outcome.exit_code, 0);
+  EXPECT_NE(outcome.err.find("--layers 7"), std::string::npos) << outcome.err;
+}
+
+TEST(Cli, ExtractThenInspectReportsWhatWasWritten) {
+  TempDir dir;
+  Outcome extract = RunActex(
+      dir, ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1,2,3]}\n{\"input_ids\":[4]}\n")));
+  ASSERT_EQ(extract.exit_code, 0) << extract.err;
+  Outcome inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("2 docs, 4 tokens"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("blocks.1.hook_resid_post[64]"), std::string::npos) << inspect.out;
+}
+
+TEST(Cli, TokenizePrintsFixtureIdsForTextAndForStdin) {
+  TempDir dir;
+  const std::string tokenizer = ACTEX_FIXTURES_DIR "/tokenizers/bpe-qwen2-style";
+  std::ifstream cases(tokenizer + "/cases.jsonl");
+  std::string first_line;
+  std::getline(cases, first_line);
+  auto expected = nlohmann::json::parse(first_line);
+  Outcome single = RunActex(dir, {"tokenize", "--tokenizer", tokenizer, "--text",
+                                  expected["text"].get<std::string>()});
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  EXPECT_EQ(nlohmann::json::parse(single.out)["ids"], expected["ids"]);
+
+  Outcome piped = RunActex(dir, {"tokenize", "--tokenizer", tokenizer},
+                           dir.Write("in.jsonl", first_line + "\nnot json\n"));
+  EXPECT_EQ(piped.exit_code, 1) << "a bad stdin line must show in the exit code";
+  EXPECT_EQ(nlohmann::json::parse(piped.out.substr(0, piped.out.find('\n')))["ids"],
+            expected["ids"]);
+  EXPECT_NE(piped.err.find("line 2"), std::string::npos) << piped.err;
+}
+
+// Writes `documents` pre-tokenized lines of 400 tokens each (about 1.6 kB a line).
+std::string LargeCorpus(const TempDir& dir, const std::string& name, int documents) {
+  std::ofstream corpus(dir.path() + "/" + name);
+  for (int doc = 0; doc < documents; ++doc) {
+    corpus << "{\"input_ids\":[";
+    for (int i = 0; i < 400; ++i) corpus << (i ? "," : "") << (doc * 7 + i * 13) % 512;
+    corpus << "]}\n";
+  }
+  return dir.path() + "/" + name;
+}
+
+TEST(Cli, MemoryStaysFlatWhenTheCorpusIsFarLargerThanTheQueues) {
+  TempDir dir;
+  auto run = [&](const std::string& corpus) {
+    auto args = ExtractArgs(dir, corpus);
+    // Truncation keeps the output small while the loader still reads every line.
+    args.insert(args.end(), {"--batch-tokens", "512", "--shard-size", "4MB", "--max-seq-len", "8"});
+    args[8] = "0";
+    std::filesystem::remove_all(dir.path() + "/out");
+    Outcome outcome = RunActex(dir, args);
+    EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
+    return outcome.max_rss_kb;
+  };
+  long small = run(LargeCorpus(dir, "small.jsonl", 200));
+  long large = run(LargeCorpus(dir, "large.jsonl", 40000));  // ~64 MB of JSON
+  RecordProperty("max_rss_kb_small", std::to_string(small));
+  RecordProperty("max_rss_kb_large", std::to_string(large));
+  EXPECT_LT(large, small + 16 * 1024) << "peak RSS grew from " << small << " kB to " << large
+                                       << " kB with the corpus";
+}
+
+}  // namespace
+}  // namespace actex

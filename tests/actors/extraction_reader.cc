@@ -1,0 +1,103 @@
+#include "extraction_reader.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "storage/safetensors.h"
+
+namespace actex {
+namespace {
+
+template <typename T>
+std::vector<T> Values(const SafetensorsTensor& tensor) {
+  std::vector<T> values(tensor.bytes.size() / sizeof(T));
+  std::memcpy(values.data(), tensor.bytes.data(), tensor.bytes.size());
+  return values;
+}
+
+}  // namespace
+
+std::map<int64_t, DocumentRows> ReadHostFolder(const std::string& host_dir) {
+  std::map<int64_t, DocumentRows> documents;
+  std::ifstream file(host_dir + "/metadata.json");
+  auto metadata = nlohmann::json::parse(file, nullptr, false);
+  if (metadata.is_discarded()) {
+    ADD_FAILURE() << host_dir << "/metadata.json is missing or invalid";
+    return documents;
+  }
+  for (const auto& listed : metadata["shards"]) {
+    auto shard = SafetensorsFile::Open(host_dir + "/" + listed["file"].get<std::string>());
+    if (!shard) {
+      ADD_FAILURE() << shard.error();
+      continue;
+    }
+    const auto& tensors = (*shard)->tensors();
+    auto doc_ids = Values<int64_t>(tensors.at("doc_ids"));
+    auto token_ids = Values<int32_t>(tensors.at("token_ids"));
+    auto positions = Values<int32_t>(tensors.at("positions"));
+    for (const auto& [name, tensor] : tensors) {
+      if (name == "doc_ids" || name == "token_ids" || name == "positions") continue;
+      EXPECT_EQ(tensor.dtype, "F32") << name;
+      auto values = Values<float>(tensor);
+      const size_t width = tensor.shape.at(1);
+      for (size_t row = 0; row < doc_ids.size(); ++row) {
+        auto& rows = documents[doc_ids[row]].sites[name];
+        rows.insert(rows.end(), values.begin() + row * width, values.begin() + (row + 1) * width);
+      }
+    }
+    for (size_t row = 0; row < doc_ids.size(); ++row) {
+      documents[doc_ids[row]].token_ids.push_back(token_ids[row]);
+      documents[doc_ids[row]].positions.push_back(positions[row]);
+    }
+  }
+  return documents;
+}
+
+TempDir::TempDir() {
+  char pattern[] = "/tmp/actex-test-XXXXXX";
+  path_ = mkdtemp(pattern);
+}
+
+TempDir::~TempDir() { std::filesystem::remove_all(path_); }
+
+std::string TempDir::Write(const std::string& name, const std::string& contents) const {
+  std::string path = path_ + "/" + name;
+  std::ofstream(path, std::ios::binary) << contents;
+  return path;
+}
+
+std::vector<float> FixtureTensor(const std::string& file, const std::string& name) {
+  auto fixture = SafetensorsFile::Open(file);
+  if (!fixture) {
+    ADD_FAILURE() << fixture.error();
+    return {};
+  }
+  return Values<float>((*fixture)->tensors().at(name));
+}
+
+std::vector<int32_t> FixtureIds(const std::string& file, const std::string& name) {
+  auto fixture = SafetensorsFile::Open(file);
+  if (!fixture) {
+    ADD_FAILURE() << fixture.error();
+    return {};
+  }
+  return Values<int32_t>((*fixture)->tensors().at(name));
+}
+
+Deviation Compare(const std::vector<float>& actual, const std::vector<float>& reference) {
+  Deviation deviation;
+  EXPECT_EQ(actual.size(), reference.size());
+  for (size_t i = 0; i < std::min(actual.size(), reference.size()); ++i) {
+    deviation.max_abs_error =
+        std::max(deviation.max_abs_error, std::fabs(double(actual[i]) - reference[i]));
+    deviation.max_abs_reference = std::max(deviation.max_abs_reference, std::fabs(double(reference[i])));
+  }
+  return deviation;
+}
+
+}  // namespace actex

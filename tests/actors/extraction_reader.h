@@ -1,0 +1,49 @@
+#ifndef ACTEX_TESTS_ACTORS_EXTRACTION_READER_H_
+#define ACTEX_TESTS_ACTORS_EXTRACTION_READER_H_
+
+// Test support: runs an extraction into a fresh temporary folder and reads every
+// shard it listed back, so tests compare what users would load.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "actors/extract_options.h"
+
+namespace actex {
+
+struct DocumentRows {
+  std::vector<int32_t> token_ids, positions;
+  std::map<std::string, std::vector<float>> sites;  // hook name -> [tokens, width]
+};
+
+// Everything one host folder holds, by document id. Fails the calling test (gtest
+// ADD_FAILURE) when a listed shard is unreadable.
+std::map<int64_t, DocumentRows> ReadHostFolder(const std::string& host_dir);
+
+// A temporary folder removed when the object goes away.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string Write(const std::string& name, const std::string& contents) const;
+
+ private:
+  std::string path_;
+};
+
+// Reads one F32 or I32 tensor of a fixture file, widened to float.
+std::vector<float> FixtureTensor(const std::string& file, const std::string& name);
+std::vector<int32_t> FixtureIds(const std::string& file, const std::string& name);
+
+// Largest |a - b| and largest |b| over the two tensors (which must be equally long).
+struct Deviation {
+  double max_abs_error = 0, max_abs_reference = 0;
+};
+Deviation Compare(const std::vector<float>& actual, const std::vector<float>& reference);
+
+}  // namespace actex
+
+#endif  // ACTEX_TESTS_ACTORS_EXTRACTION_READER_H_

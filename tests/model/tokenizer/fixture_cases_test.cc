@@ -1,0 +1,94 @@
+// Every reference case of the three tokenizer fixtures must encode to exactly the
+// oracle's ids (see tests/fixtures/tokenizers/README.md for how they were produced).
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/tokenizer/tokenizer.h"
+
+namespace actex {
+namespace {
+
+struct FixtureCase {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+
+std::string FixtureDir(const std::string& folder) {
+  return std::string(ACTEX_FIXTURES_DIR) + "/tokenizers/" + folder;
+}
+
+std::vector<FixtureCase> ReadCases(const std::string& folder) {
+  std::ifstream in(FixtureDir(folder) + "/cases.jsonl");
+  std::vector<FixtureCase> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const nlohmann::json record = nlohmann::json::parse(line);
+    cases.push_back(
+        {record.at("text").get<std::string>(), record.at("ids").get<std::vector<int32_t>>()});
+  }
+  return cases;
+}
+
+std::string IdsToString(const std::vector<int32_t>& ids) {
+  std::string text = "[";
+  for (size_t i = 0; i < ids.size(); ++i) text += (i ? ", " : "") + std::to_string(ids[i]);
+  return text + "]";
+}
+
+class FixtureCases : public testing::TestWithParam<std::string> {};
+
+TEST_P(FixtureCases, EveryCaseEncodesToTheOracleIds) {
+  const std::vector<FixtureCase> cases = ReadCases(GetParam());
+  ASSERT_EQ(cases.size(), 62u) << "cases.jsonl of " << GetParam();
+  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
+  size_t passing = 0;
+  for (size_t index = 0; index < cases.size(); ++index) {
+    const FixtureCase& fixture = cases[index];
+    auto ids = (*tokenizer)->Encode(fixture.text);
+    if (!ids) {
+      ADD_FAILURE() << "case " << index << " \"" << fixture.text << "\": " << ids.error();
+      continue;
+    }
+    if (*ids != fixture.ids) {
+      ADD_FAILURE() << "case " << index << " \"" << fixture.text << "\"\n  expected "
+                    << IdsToString(fixture.ids) << "\n  got      " << IdsToString(*ids);
+      continue;
+    }
+    ++passing;
+  }
+  EXPECT_EQ(passing, cases.size()) << GetParam() << ": " << passing << "/" << cases.size();
+}
+
+// Encoding a case a second time goes through the piece cache and must not change ids.
+TEST_P(FixtureCases, RepeatedEncodingGivesTheSameIds) {
+  const std::vector<FixtureCase> cases = ReadCases(GetParam());
+  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
+  for (int round = 0; round < 2; ++round) {
+    for (size_t index = 0; index < cases.size(); ++index) {
+      auto ids = (*tokenizer)->Encode(cases[index].text);
+      ASSERT_TRUE(ids.has_value()) << ids.error();
+      EXPECT_EQ(*ids, cases[index].ids) << "round " << round << ", case " << index;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tokenizers, FixtureCases,
+                         testing::Values("bpe-qwen2-style", "spm-unigram", "spm-bpe"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace actex

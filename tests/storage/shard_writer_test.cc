@@ -1,0 +1,431 @@
+#include "storage/shard_writer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "storage/float_convert.h"
+#include "storage/safetensors.h"
+#include "tests/storage/shard_test_util.h"
+#include "tests/storage/temp_dir.h"
+
+namespace actex {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::vector<std::pair<std::string, int>> kSites = {{"blocks.0.hook_resid_post", 8},
+                                                         {"blocks.1.hook_mlp_out", 5}};
+
+ShardWriterOptions Options(const std::string& dir) {
+  ShardWriterOptions options;
+  options.dir = dir;
+  options.sites = kSites;
+  options.tensor_metadata = {{"model", "qwen2-tiny"}};
+  options.run_config = {{"model", "qwen2-tiny"}, {"seq_len", 64}};
+  return options;
+}
+
+std::unique_ptr<ShardWriter> OpenOrDie(ShardWriterOptions options) {
+  auto writer = ShardWriter::Open(std::move(options));
+  EXPECT_TRUE(writer.has_value()) << writer.error();
+  return writer.has_value() ? std::move(*writer) : nullptr;
+}
+
+nlohmann::json ReadMetadata(const std::string& dir) {
+  return nlohmann::json::parse(ReadBytes(dir + "/metadata.json"));
+}
+
+std::set<std::string> DirectoryEntries(const std::string& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.insert(entry.path().filename().string());
+  }
+  return names;
+}
+
+template <typename T>
+std::vector<T> Values(const SafetensorsTensor& tensor) {
+  std::vector<T> values(tensor.bytes.size() / sizeof(T));
+  std::memcpy(values.data(), tensor.bytes.data(), tensor.bytes.size());
+  return values;
+}
+
+// Every shard listed in metadata.json exists with the listed size and CRC-32 and
+// holds exactly the listed documents, whole; returns the doc ids found, in order.
+std::vector<int64_t> CheckListedShards(const std::string& dir) {
+  const nlohmann::json metadata = ReadMetadata(dir);
+  std::vector<int64_t> doc_order;
+  for (const auto& shard : metadata["shards"]) {
+    const std::string path = dir + "/" + shard["file"].get<std::string>();
+    const std::string bytes = ReadBytes(path);
+    EXPECT_EQ(static_cast<int64_t>(bytes.size()), shard["bytes"].get<int64_t>()) << path;
+    char crc[9];
+    std::snprintf(crc, sizeof(crc), "%08x", Crc32Of(bytes));
+    EXPECT_EQ(shard["crc32"], crc) << path;
+    std::string plain_path = path;
+    if (path.ends_with(".gz")) {
+      plain_path = path.substr(0, path.size() - 3) + ".check";
+      WriteBytes(plain_path, Gunzip(path));
+    }
+    auto file = SafetensorsFile::Open(plain_path);
+    EXPECT_TRUE(file.has_value()) << file.error();
+    if (!file.has_value()) continue;
+    const auto doc_ids = Values<int64_t>((*file)->tensors().at("doc_ids"));
+    const auto positions = Values<int32_t>((*file)->tensors().at("positions"));
+    EXPECT_EQ(static_cast<int64_t>(doc_ids.size()), shard["tokens"].get<int64_t>());
+    std::vector<int64_t> docs;
+    for (size_t i = 0; i < doc_ids.size(); ++i) {
+      if (i == 0 || doc_ids[i] != doc_ids[i - 1]) {
+        docs.push_back(doc_ids[i]);
+        EXPECT_EQ(positions[i], 0) << "a document starts mid-way in " << path;
+      } else {
+        EXPECT_EQ(positions[i], positions[i - 1] + 1) << path;
+      }
+    }
+    EXPECT_EQ(static_cast<int64_t>(docs.size()), shard["docs"].get<int64_t>());
+    if (!docs.empty()) {
+      EXPECT_EQ(docs.front(), shard["first_doc_id"].get<int64_t>());
+      EXPECT_EQ(docs.back(), shard["last_doc_id"].get<int64_t>());
+    }
+    doc_order.insert(doc_order.end(), docs.begin(), docs.end());
+    if (plain_path != path) std::filesystem::remove(plain_path);
+  }
+  return doc_order;
+}
+
+TEST(ShardWriter, WritesShardWithSiteAndIdTensors) {
+  TempDir dir;
+  auto writer = OpenOrDie(Options(dir.path()));
+  std::vector<OwnedDocument> documents = {MakeDocument(0, 3, kSites), MakeDocument(2, 1, kSites),
+                                          MakeDocument(5, 4, kSites)};
+  for (const auto& document : documents) {
+    auto added = writer->Add(document.View());
+    ASSERT_TRUE(added.has_value()) << added.error();
+  }
+  ASSERT_TRUE(writer->Finish().has_value());
+
+  auto file = SafetensorsFile::Open(dir.File("shard_000001.safetensors"));
+  ASSERT_TRUE(file.has_value()) << file.error();
+  const auto& tensors = (*file)->tensors();
+  EXPECT_EQ(tensors.size(), 5u);
+  EXPECT_EQ((*file)->metadata(),
+            (std::map<std::string, std::string>{{"format", "pt"}, {"model", "qwen2-tiny"}}));
+  const auto& resid = tensors.at("blocks.0.hook_resid_post");
+  EXPECT_EQ(resid.dtype, "F32");
+  EXPECT_EQ(resid.shape, (std::vector<int64_t>{8, 8}));
+  EXPECT_EQ(tensors.at("blocks.1.hook_mlp_out").shape, (std::vector<int64_t>{8, 5}));
+  EXPECT_EQ(tensors.at("token_ids").dtype, "I32");
+  EXPECT_EQ(tensors.at("doc_ids").dtype, "I64");
+  EXPECT_EQ(tensors.at("positions").dtype, "I32");
+  EXPECT_EQ(Values<int64_t>(tensors.at("doc_ids")), (std::vector<int64_t>{0, 0, 0, 2, 5, 5, 5, 5}));
+  EXPECT_EQ(Values<int32_t>(tensors.at("positions")),
+            (std::vector<int32_t>{0, 1, 2, 0, 0, 1, 2, 3}));
+  std::vector<int32_t> token_ids;
+  std::vector<float> mlp;
+  for (const auto& document : documents) {
+    token_ids.insert(token_ids.end(), document.token_ids.begin(), document.token_ids.end());
+    mlp.insert(mlp.end(), document.sites[1].begin(), document.sites[1].end());
+  }
+  EXPECT_EQ(Values<int32_t>(tensors.at("token_ids")), token_ids);
+  EXPECT_EQ(Values<float>(tensors.at("blocks.1.hook_mlp_out")), mlp);
+
+  // Nothing but the shard and metadata.json remains: no spill or temporary file.
+  EXPECT_EQ(DirectoryEntries(dir.path()),
+            (std::set<std::string>{"shard_000001.safetensors", "metadata.json"}));
+  EXPECT_EQ(writer->stats().shards, 1);
+  EXPECT_EQ(writer->stats().docs, 3);
+  EXPECT_EQ(writer->stats().tokens, 8);
+}
+
+TEST(ShardWriter, WritesMetadataJsonWithCrcOfEachShard) {
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.path());
+  options.dtype = OutputDtype::kBF16;
+  options.shard_bytes = 1;  // every document closes its shard
+  auto writer = OpenOrDie(options);
+  for (int64_t doc : {3, 4}) ASSERT_TRUE(writer->Add(MakeDocument(doc, 2, kSites).View()));
+  ASSERT_TRUE(writer->Finish().has_value());
+
+  const nlohmann::json metadata = ReadMetadata(dir.path());
+  EXPECT_EQ(metadata["format"], "actex-activations");
+  EXPECT_EQ(metadata["version"], 1);
+  EXPECT_EQ(metadata["complete"], true);
+  EXPECT_EQ(metadata["config"], options.run_config);
+  EXPECT_EQ(metadata["dtype"], "bfloat16");
+  EXPECT_EQ(metadata["sites"], nlohmann::json::parse(R"([{"name":"blocks.0.hook_resid_post",
+      "width":8},{"name":"blocks.1.hook_mlp_out","width":5}])"));
+  ASSERT_EQ(metadata["shards"].size(), 2u);
+  const auto& second = metadata["shards"][1];
+  EXPECT_EQ(second["file"], "shard_000002.safetensors");
+  EXPECT_EQ(second["first_doc_id"], 4);
+  EXPECT_EQ(second["last_doc_id"], 4);
+  EXPECT_EQ(second["docs"], 1);
+  EXPECT_EQ(second["tokens"], 2);
+  const std::string bytes = ReadBytes(dir.File("shard_000002.safetensors"));
+  EXPECT_EQ(second["bytes"], bytes.size());
+  char crc[9];
+  std::snprintf(crc, sizeof(crc), "%08x", Crc32Of(bytes));
+  EXPECT_EQ(second["crc32"], crc);
+  EXPECT_EQ(
+      metadata["totals"],
+      nlohmann::json::parse(
+          R"({"docs":2,"tokens":4,"shards":2,"bytes":)" +
+          std::to_string(metadata["shards"][0]["bytes"].get<int64_t>() + bytes.size()) + "}"));
+  EXPECT_EQ(CheckListedShards(dir.path()), (std::vector<int64_t>{3, 4}));
+}
+
+TEST(ShardWriter, RollsOverBySizeKeepingDocumentsWhole) {
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.path());
+  // Bytes per token: 8*4 + 5*4 site values + 4 + 8 + 4 ids = 68.
+  options.shard_bytes = 68 * 10;
+  auto writer = OpenOrDie(options);
+  std::vector<int64_t> added;
+  for (int64_t doc = 0; doc < 40; ++doc) {
+    const int tokens = 1 + static_cast<int>((doc * 5) % 7);
+    ASSERT_TRUE(writer->Add(MakeDocument(doc * 2, tokens, kSites).View()));
+    added.push_back(doc * 2);
+  }
+  ASSERT_TRUE(writer->Finish().has_value());
+  EXPECT_EQ(CheckListedShards(dir.path()), added);
+  const nlohmann::json metadata = ReadMetadata(dir.path());
+  ASSERT_GT(metadata["shards"].size(), 3u);
+  for (size_t i = 0; i + 1 < metadata["shards"].size(); ++i) {
+    const int64_t tensor_bytes = metadata["shards"][i]["tokens"].get<int64_t>() * 68;
+    EXPECT_GE(tensor_bytes, options.shard_bytes);           // closed once it reached the limit
+    EXPECT_LT(tensor_bytes, options.shard_bytes + 68 * 7);  // ... and not one document later
+  }
+  EXPECT_EQ(metadata["totals"]["docs"], 40);
+}
+
+TEST(ShardWriter, GivesDocumentLargerThanTheLimitAShardOfItsOwn) {
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.path());
+  options.shard_bytes = 68 * 4;
+  auto writer = OpenOrDie(options);
+  ASSERT_TRUE(writer->Add(MakeDocument(0, 1, kSites).View()));
+  ASSERT_TRUE(writer->Add(MakeDocument(1, 50, kSites).View()));
+  ASSERT_TRUE(writer->Add(MakeDocument(2, 1, kSites).View()));
+  ASSERT_TRUE(writer->Finish().has_value());
+  const nlohmann::json metadata = ReadMetadata(dir.path());
+  ASSERT_EQ(metadata["shards"].size(), 2u);
+  EXPECT_EQ(metadata["shards"][0]["tokens"], 51);  // doc 0 then the big one closes it
+  EXPECT_EQ(metadata["shards"][1]["first_doc_id"], 2);
+  EXPECT_EQ(CheckListedShards(dir.path()), (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST(ShardWriter, ListsOnlyClosedShardsUntilFinish) {
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.path());
+  options.shard_bytes = 68 * 3;
+  auto writer = OpenOrDie(options);
+  EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 0u);  // written at Open
+  ASSERT_TRUE(writer->Add(MakeDocument(0, 3, kSites).View()));
+  ASSERT_TRUE(writer->Add(MakeDocument(1, 2, kSites).View()));
+  nlohmann::json metadata = ReadMetadata(dir.path());
+  EXPECT_EQ(metadata["complete"], false);
+  EXPECT_EQ(metadata["shards"].size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(dir.File("shard_000002.safetensors")));
+  EXPECT_EQ(writer->stats().docs, 1);
+  ASSERT_TRUE(writer->Finish().has_value());
+  metadata = ReadMetadata(dir.path());
+  EXPECT_EQ(metadata["complete"], true);
+  EXPECT_EQ(metadata["shards"].size(), 2u);
+  EXPECT_EQ(writer->stats().docs, 2);
+}
+
+TEST(ShardWriter, ConvertsToBfloat16AndFloat16) {
+  for (OutputDtype dtype : {OutputDtype::kBF16, OutputDtype::kF16}) {
+    TempDir dir;
+    ShardWriterOptions options = Options(dir.path());
+    options.dtype = dtype;
+    auto writer = OpenOrDie(options);
+    OwnedDocument document = MakeDocument(7, 6, kSites);
+    document.sites[0][0] = 1e30f;     // beyond float16: infinity there
+    document.sites[0][1] = 0x1p-20f;  // a float16 subnormal
+    ASSERT_TRUE(writer->Add(document.View()));
+    ASSERT_TRUE(writer->Finish().has_value());
+    auto file = SafetensorsFile::Open(dir.File("shard_000001.safetensors"));
+    ASSERT_TRUE(file.has_value()) << file.error();
+    const auto& tensor = (*file)->tensors().at("blocks.0.hook_resid_post");
+    EXPECT_EQ(tensor.dtype, dtype == OutputDtype::kBF16 ? "BF16" : "F16");
+    const auto bits = Values<uint16_t>(tensor);
+    ASSERT_EQ(bits.size(), document.sites[0].size());
+    for (size_t i = 0; i < bits.size(); ++i) {
+      const float value = document.sites[0][i];
+      ASSERT_EQ(bits[i],
+                dtype == OutputDtype::kBF16 ? FloatToBfloat16Bits(value) : FloatToHalfBits(value))
+          << i;
+    }
+    EXPECT_EQ(ReadMetadata(dir.path())["dtype"],
+              dtype == OutputDtype::kBF16 ? "bfloat16" : "float16");
+  }
+}
+
+TEST(ShardWriter, GzipShardDecompressesToTheUncompressedShard) {
+  TempDir plain_dir, gzip_dir;
+  ShardWriterOptions plain = Options(plain_dir.path());
+  ShardWriterOptions gzip = Options(gzip_dir.path());
+  gzip.gzip = true;
+  for (auto* options : {&plain, &gzip}) {
+    options->shard_bytes = 68 * 20;
+    auto writer = OpenOrDie(*options);
+    for (int64_t doc = 0; doc < 12; ++doc)
+      ASSERT_TRUE(writer->Add(MakeDocument(doc, 9, kSites).View()));
+    ASSERT_TRUE(writer->Finish().has_value());
+  }
+  const nlohmann::json metadata = ReadMetadata(gzip_dir.path());
+  ASSERT_EQ(metadata["shards"].size(), 4u);
+  for (int shard = 1; shard <= 4; ++shard) {
+    const std::string name = "shard_00000" + std::to_string(shard) + ".safetensors";
+    EXPECT_EQ(Gunzip(gzip_dir.File(name + ".gz")), ReadBytes(plain_dir.File(name))) << name;
+    EXPECT_EQ(metadata["shards"][shard - 1]["file"], name + ".gz");
+  }
+  EXPECT_EQ(CheckListedShards(gzip_dir.path()).size(), 12u);
+}
+
+TEST(ShardWriter, RejectsInconsistentDocuments) {
+  TempDir dir;
+  auto writer = OpenOrDie(Options(dir.path()));
+  ASSERT_TRUE(writer->Add(MakeDocument(5, 2, kSites).View()));
+  auto same_id = writer->Add(MakeDocument(5, 2, kSites).View());
+  ASSERT_FALSE(same_id.has_value());
+  EXPECT_THAT(same_id.error(), HasSubstr("doc ids must increase strictly"));
+
+  OwnedDocument document = MakeDocument(6, 3, kSites);
+  document.positions.pop_back();
+  auto positions = writer->Add(document.View());
+  ASSERT_FALSE(positions.has_value());
+  EXPECT_THAT(positions.error(), HasSubstr("3 token ids but 2 positions"));
+
+  document = MakeDocument(6, 3, kSites);
+  document.sites[1].pop_back();
+  auto width = writer->Add(document.View());
+  ASSERT_FALSE(width.has_value());
+  EXPECT_THAT(width.error(), HasSubstr("site \"blocks.1.hook_mlp_out\" has 14 values"));
+
+  document = MakeDocument(6, 3, kSites);
+  document.sites.pop_back();
+  EXPECT_FALSE(writer->Add(document.View()).has_value());
+
+  auto empty = writer->Add(MakeDocument(6, 0, kSites).View());
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_THAT(empty.error(), HasSubstr("document 6: has no tokens"));
+
+  // A refused document changes nothing: the writer goes on.
+  ASSERT_TRUE(writer->Add(MakeDocument(6, 3, kSites).View()));
+  ASSERT_TRUE(writer->Finish().has_value());
+  EXPECT_EQ(CheckListedShards(dir.path()), (std::vector<int64_t>{5, 6}));
+}
+
+TEST(ShardWriter, RejectsBadOptionsAndEarlierRun) {
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.File("out"));
+  options.sites.push_back({"token_ids", 3});
+  EXPECT_FALSE(ShardWriter::Open(options).has_value());
+  options = Options(dir.File("out"));
+  options.sites.push_back(kSites[0]);
+  EXPECT_FALSE(ShardWriter::Open(options).has_value());
+  options = Options(dir.File("out"));
+  options.sites[0].second = 0;
+  EXPECT_FALSE(ShardWriter::Open(options).has_value());
+  options = Options(dir.File("out"));
+  options.shard_bytes = 0;
+  EXPECT_FALSE(ShardWriter::Open(options).has_value());
+
+  ASSERT_NE(OpenOrDie(Options(dir.File("out/host_00"))), nullptr);  // creates the directories
+  auto again = ShardWriter::Open(Options(dir.File("out/host_00")));
+  ASSERT_FALSE(again.has_value());
+  EXPECT_THAT(again.error(), HasSubstr(dir.File("out/host_00/metadata.json") + " already exists"));
+}
+
+// Runs the same documents with a write failure injected after every `step` bytes,
+// and after each failure checks what a reader would see.
+TEST(ShardWriter, WriteErrorLeavesListedShardsValid) {
+  std::set<std::string> failed_files;
+  int failures = 0;
+  for (bool gzip : {false, true}) {
+    for (int64_t fail_after = 0;; fail_after += 331) {
+      TempDir dir;
+      ShardWriterOptions options = Options(dir.path());
+      options.shard_bytes = 68 * 12;
+      options.gzip = gzip;
+      options.dtype = OutputDtype::kF16;
+      options.fail_after_bytes = fail_after;
+      std::string error;
+      auto writer = ShardWriter::Open(options);
+      if (!writer.has_value()) {
+        error = writer.error();
+      } else {
+        for (int64_t doc = 0; doc < 10 && error.empty(); ++doc) {
+          if (auto added = (*writer)->Add(MakeDocument(doc, 5, kSites).View()); !added) {
+            error = added.error();
+          }
+        }
+        if (auto finished = (*writer)->Finish(); error.empty() && !finished) {
+          error = finished.error();
+        }
+      }
+      if (error.empty()) break;  // the budget was enough for the whole run
+      ++failures;
+      EXPECT_THAT(error, HasSubstr("No space left on device"));
+      EXPECT_THAT(error, HasSubstr(dir.path() + "/"));
+      failed_files.insert(
+          error.substr(error.rfind('/') + 1, error.rfind(':') - error.rfind('/') - 1));
+      if (writer.has_value()) {
+        auto after = (*writer)->Add(MakeDocument(100, 1, kSites).View());
+        ASSERT_FALSE(after.has_value());
+        EXPECT_THAT(after.error(), HasSubstr("earlier error"));
+        writer->reset();  // what a failing pipeline does next
+      }
+      for (const auto& name : DirectoryEntries(dir.path())) {
+        EXPECT_FALSE(name.ends_with(".tmp")) << name << " left behind";
+        EXPECT_THAT(name, ::testing::Not(HasSubstr("spill"))) << name << " left behind";
+      }
+      if (!std::filesystem::exists(dir.File("metadata.json"))) {
+        EXPECT_FALSE(writer.has_value()) << "metadata.json vanished after Open";
+        continue;
+      }
+      const std::vector<int64_t> docs = CheckListedShards(dir.path());
+      for (size_t i = 0; i < docs.size(); ++i) EXPECT_EQ(docs[i], static_cast<int64_t>(i));
+      EXPECT_EQ(ReadMetadata(dir.path())["complete"], false);
+    }
+  }
+  EXPECT_GT(failures, 20);
+  std::printf("injected %d write failures\n", failures);
+  // Failures were met while spilling, while assembling a shard and in metadata.json.
+  EXPECT_THAT(failed_files, ::testing::Contains(HasSubstr(".spill.")));
+  EXPECT_THAT(failed_files, ::testing::Contains(HasSubstr(".safetensors.tmp")));
+  EXPECT_THAT(failed_files, ::testing::Contains(HasSubstr(".safetensors.gz.tmp")));
+  EXPECT_THAT(failed_files, ::testing::Contains("metadata.json.tmp"));
+}
+
+TEST(ParseByteSize, ParsesBinaryUnitsCaseInsensitively) {
+  EXPECT_EQ(ParseByteSize("1GB"), int64_t{1} << 30);
+  EXPECT_EQ(ParseByteSize("512MB"), int64_t{512} << 20);
+  EXPECT_EQ(ParseByteSize("64KB"), int64_t{64} << 10);
+  EXPECT_EQ(ParseByteSize("10B"), 10);
+  EXPECT_EQ(ParseByteSize("1000"), 1000);
+  EXPECT_EQ(ParseByteSize("2gb"), int64_t{2} << 30);
+  EXPECT_EQ(ParseByteSize("3 MiB"), int64_t{3} << 20);
+  EXPECT_EQ(ParseByteSize("4k"), 4096);
+  EXPECT_EQ(ParseByteSize("1TB"), int64_t{1} << 40);
+}
+
+TEST(ParseByteSize, RejectsGarbageZeroNegativeAndOverflow) {
+  for (const char* text : {"", "GB", "abc", "1.5GB", "-1GB", "1XB", "1 GB extra", "0", "0MB",
+                           "99999999999999999999", "9999999999TB"}) {
+    auto parsed = ParseByteSize(text);
+    EXPECT_FALSE(parsed.has_value()) << text;
+    if (!parsed.has_value()) {
+      EXPECT_THAT(parsed.error(), HasSubstr(text)) << text;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace actex
