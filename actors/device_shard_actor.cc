@@ -24,6 +24,39 @@ PackedBatch ToPackedBatch(TokenBatchMessage& message) {
   return batch;
 }
 
+// Joins the replica's ring. Rings that cross hosts learn their peers' tcp ports
+// only after the rendezvous, so the shard reports where it bound and waits for the
+// node's table; std::nullptr means the node asked the shard to stop meanwhile.
+std::expected<std::unique_ptr<RingLinks>, std::string> ConnectRing(ActorContext& actor,
+                                                                  const DeviceShardConfig& config) {
+  // A stop request (a lost host, a failed actor) must end a wait for a peer's chunk
+  // that will never come, instead of the collective timeout.
+  RingOptions ring = config.ring;
+  ring.interrupt = &actor.pipe();
+  if (config.setup_endpoint.empty()) return RingLinks::Create(actor.context(), ring);
+  auto links = RingLinks::Bind(actor.context(), ring);
+  if (!links) return links;
+  zmq::socket_t setup = MakePipelineSocket(actor.context(), zmq::socket_type::dealer, 16);
+  setup.connect(config.setup_endpoint);
+  auto sent = Send(setup, RingBoundMessage{config.ring.ring, config.ring.rank,
+                                           (*links)->bound_endpoint()});
+  if (!sent) return std::unexpected(sent.error());
+  actor.SignalReady();
+  auto reply = ReceiveUnlessStopped(actor, setup);
+  if (!reply) return std::unexpected(reply.error());
+  if (!*reply) return nullptr;
+  auto table = (*reply)->As<RingTableMessage>();
+  if (!table) return std::unexpected("ring set-up: " + table.error());
+  const size_t next = (config.ring.rank + 1) % config.ring.endpoints.size();
+  if (table->endpoints.size() != config.ring.endpoints.size()) {
+    return std::unexpected("ring set-up: the table has the wrong number of members");
+  }
+  if (auto connected = (*links)->ConnectToNext(table->endpoints[next]); !connected) {
+    return std::unexpected(connected.error());
+  }
+  return links;
+}
+
 std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
                                                 const DeviceShardConfig& config) {
   SetBlasThreads(config.blas_threads);
@@ -31,8 +64,9 @@ std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
   if (!shard) return std::unexpected(shard.error());
   zmq::socket_t batches = MakePipelineSocket(actor.context(), zmq::socket_type::pull, kBatchQueue);
   batches.bind(config.batches_endpoint);
-  auto links = RingLinks::Create(actor.context(), config.ring);
+  auto links = ConnectRing(actor, config);
   if (!links) return std::unexpected(links.error());
+  if (!*links) return {};  // stopped while waiting for the other hosts
   RingCollective collective(std::move(*links));
   const bool forwards_activations = config.slice.rank == 0;
   zmq::socket_t writer;

@@ -24,7 +24,13 @@ struct DeviceShardConfig {
   std::vector<Site> sites;
   int blas_threads = 1;
   std::string batches_endpoint;      // binds a PULL: TokenBatch* EndOfStream
-  RingOptions ring;                  // the replica's collective ring (rank == slice.rank)
+  // The replica's collective ring (rank == slice.rank). endpoints[rank] is where this
+  // shard's ingress binds: inproc when its predecessor is on this host, else
+  // "tcp://ADDRESS:*". With an empty setup_endpoint every endpoint is known up front.
+  RingOptions ring;
+  // Where the node collects bound endpoints (RingBound) and answers with the whole
+  // ring (RingTable) once the hosts have met; see transport/PROTOCOL.md.
+  std::string setup_endpoint;
   std::string activations_endpoint;  // rank 0 connects a PUSH to the writer
 };
 

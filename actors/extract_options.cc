@@ -4,6 +4,7 @@
 #include <charconv>
 #include <set>
 #include <thread>
+#include <type_traits>
 
 namespace actex {
 namespace {
@@ -119,6 +120,40 @@ nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const Extract
       {"prepend_bos", options.prepend_bos},
       {"max_docs", options.max_docs},
   };
+}
+
+std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options) {
+  auto join = [](const auto& items) {
+    std::string joined;
+    for (const auto& item : items) {
+      if (!joined.empty()) joined += ',';
+      if constexpr (std::is_same_v<std::decay_t<decltype(item)>, std::string>) {
+        joined += item;
+      } else {
+        joined += std::to_string(item);
+      }
+    }
+    return joined;
+  };
+  std::vector<std::string> args = {"--model", options.model_dir, "--out", options.out_dir,
+                                   "--layers", join(options.layers), "--sites",
+                                   join(options.sites), "--shards-per-host",
+                                   std::to_string(options.shards), "--max-seq-len",
+                                   std::to_string(options.max_seq_len), "--overflow",
+                                   options.overflow == Overflow::kSplit ? "split" : "truncate",
+                                   "--batch-tokens", std::to_string(options.batch_tokens),
+                                   "--shard-size", std::to_string(options.shard_bytes),
+                                   "--compress", options.gzip ? "gzip" : "none",
+                                   "--text-field", options.text_field};
+  args.push_back("--data");
+  for (const std::string& input : options.data) args.push_back(input);
+  if (!options.dtype.empty()) args.insert(args.end(), {"--dtype", options.dtype});
+  if (options.prepend_bos) args.push_back("--prepend-bos");
+  if (options.max_docs > 0) args.insert(args.end(), {"--max-docs", std::to_string(options.max_docs)});
+  if (options.blas_threads > 0) {
+    args.insert(args.end(), {"--blas-threads", std::to_string(options.blas_threads)});
+  }
+  return args;
 }
 
 }  // namespace actex

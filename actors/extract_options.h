@@ -56,6 +56,10 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
 // Parses "20,21,22,23" or "20-23" or a mix ("0,4-6").
 std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text);
 
+// The flags that give `options` back (the shard count as --shards-per-host), for
+// the nodes `actex simulate` starts.
+std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options);
+
 // The options as recorded in metadata.json (and, later, compared on resume).
 nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan);
 

@@ -13,37 +13,49 @@ constexpr int kDocumentQueue = 256;
 std::expected<void, std::string> RunLoader(ActorContext& actor, const LoaderConfig& config) {
   auto reader = CorpusReader::Open(config.corpus);
   if (!reader) return std::unexpected(reader.error());
-  zmq::socket_t documents = MakePipelineSocket(actor.context(), zmq::socket_type::push,
-                                               kDocumentQueue);
-  documents.connect(config.documents_endpoint);
-  zmq::socket_t rejects = MakePipelineSocket(actor.context(), zmq::socket_type::push,
-                                             kDocumentQueue);
-  rejects.connect(config.rejects_endpoint);
+  std::vector<zmq::socket_t> pipelines;
+  for (const std::string& endpoint : config.document_endpoints) {
+    pipelines.push_back(
+        MakePipelineSocket(actor.context(), zmq::socket_type::push, kDocumentQueue));
+    pipelines.back().connect(endpoint);
+  }
+  zmq::socket_t rejects;
+  if (!config.rejects_endpoint.empty()) {
+    rejects = MakePipelineSocket(actor.context(), zmq::socket_type::push, kDocumentQueue);
+    rejects.connect(config.rejects_endpoint);
+  }
   actor.SignalReady();
 
-  EndOfStreamMessage end;
+  std::vector<EndOfStreamMessage> ends(pipelines.size());
+  EndOfStreamMessage rejects_end;
   while (true) {
     auto record = (*reader)->Next();
     if (!record) return std::unexpected(record.error());
     if (!*record) break;
     CorpusRecord& line = **record;
-    if (!config.owns_document(line.doc_id)) continue;
-    std::expected<bool, std::string> sent;
+    const int pipeline = config.route(line.doc_id);
+    if (pipeline < 0) continue;
+    std::expected<bool, std::string> sent = true;
     if (!line.reject_reason.empty()) {
-      ++end.rejected;
+      if (!rejects || !config.lists_reject(line.doc_id)) continue;
+      ++rejects_end.rejected;
       sent = SendUnlessStopped(actor, rejects,
                                RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
     } else {
-      ++end.documents;
+      ++ends[pipeline].documents;
       DocumentMessage document{line.doc_id, line.pretokenized, std::move(line.text),
                                std::move(line.input_ids), line.file, line.line};
-      sent = SendUnlessStopped(actor, documents, document);
+      sent = SendUnlessStopped(actor, pipelines[pipeline], document);
     }
     if (!sent) return std::unexpected(sent.error());
     if (!*sent) return {};  // asked to stop
   }
-  for (zmq::socket_t* socket : {&documents, &rejects}) {
-    auto sent = SendUnlessStopped(actor, *socket, end);
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    auto sent = SendUnlessStopped(actor, pipelines[i], ends[i]);
+    if (!sent) return std::unexpected(sent.error());
+  }
+  if (rejects) {
+    auto sent = SendUnlessStopped(actor, rejects, rejects_end);
     if (!sent) return std::unexpected(sent.error());
   }
   return {};

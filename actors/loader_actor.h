@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <zmq.hpp>
 
@@ -16,15 +17,21 @@ namespace actex {
 
 struct LoaderConfig {
   CorpusOptions corpus;
-  std::string documents_endpoint;  // connects a PUSH: DocumentMessage* EndOfStream
-  std::string rejects_endpoint;    // connects a PUSH: RejectMessage* EndOfStream
-  // Which documents this node processes; the others are read past, not sent.
-  std::function<bool(int64_t doc_id)> owns_document = [](int64_t) { return true; };
+  // One PUSH per replica pipeline on this host: DocumentMessage* EndOfStream.
+  std::vector<std::string> document_endpoints;
+  // Which pipeline computes a document (an index into document_endpoints), or -1
+  // when no replica on this host does: the line is read past, not sent.
+  std::function<int(int64_t doc_id)> route = [](int64_t) { return 0; };
+  // RejectMessage* EndOfStream to the writer; empty when this host writes nothing.
+  std::string rejects_endpoint;
+  // Whether a rejected line is this host's to list (its replica is written here).
+  std::function<bool(int64_t doc_id)> lists_reject = [](int64_t) { return true; };
 };
 
-// Reads the corpus one line at a time and hands each document this node owns to the
-// tokenizer, and each rejected line to the writer. Opening the corpus happens before
-// the ready handshake, so a missing input file fails Start itself.
+// Reads the corpus one line at a time and hands each document to the tokenizer of
+// the replica that computes it, and each rejected line to the writer that lists it.
+// Opening the corpus happens before the ready handshake, so a missing input file
+// fails Start itself.
 std::expected<std::unique_ptr<Actor>, std::string> StartLoader(zmq::context_t& context,
                                                                LoaderConfig config);
 

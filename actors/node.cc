@@ -1,27 +1,35 @@
 #include "actors/node.h"
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "actors/device_shard_actor.h"
+#include "actors/host_layout.h"
+#include "actors/job_link.h"
 #include "actors/loader_actor.h"
+#include "actors/mesh_plan.h"
+#include "actors/node_supervisor.h"
+#include "actors/run_fingerprint.h"
 #include "actors/tokenizer_actor.h"
 #include "actors/writer_actor.h"
 #include "model/model_weights.h"
 #include "model/tokenizer/tokenizer.h"
-#include "transport/wire.h"
+#include "storage/corpus_reader.h"
 
 namespace actex {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A batch of a large model can take minutes per layer on a slow host; the ring
+// waits that long for a peer. Liveness is the heartbeats' job, not this timeout's.
+constexpr std::chrono::minutes kCollectiveTimeout{30};
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -33,155 +41,224 @@ std::string SiteList(const std::vector<Site>& sites) {
   return list;
 }
 
-// The actors of one run, stopped and joined together whatever happens.
-class ActorGroup {
- public:
-  ~ActorGroup() {
-    for (auto& actor : actors_) actor->RequestStop();
-  }
-  std::expected<void, std::string> Add(std::expected<std::unique_ptr<Actor>, std::string> actor) {
-    if (!actor) return std::unexpected(actor.error());
-    actors_.push_back(std::move(*actor));
-    return {};
-  }
-  std::vector<std::unique_ptr<Actor>>& actors() { return actors_; }
-
- private:
-  std::vector<std::unique_ptr<Actor>> actors_;
+// Everything a node needs before it starts any actor, each part checked.
+struct NodeResources {
+  ModelConfig config;
+  ExtractPlan plan;
+  MeshPlan mesh;
+  std::shared_ptr<const ModelWeights> weights;
+  std::string tokenizer_hash = "none (pre-tokenized corpus)";
+  std::vector<std::string> corpus_files;
 };
 
-void PrintProgress(const MonitorEventMessage& event, bool final_line) {
-  std::fprintf(stderr, "\r[actex] docs %lld | tokens %lld | %.0f tok/s | shards %lld | rejected %lld%s",
-               static_cast<long long>(event.docs_done), static_cast<long long>(event.tokens_done),
-               event.tokens_per_second, static_cast<long long>(event.shards_written),
-               static_cast<long long>(event.rejected), final_line ? "\n" : "   ");
-  std::fflush(stderr);
+std::expected<NodeResources, std::string> Prepare(const NodeOptions& options) {
+  NodeResources resources;
+  const ExtractOptions& extract = options.extract;
+  auto mesh = PlanMesh(options.mesh, options.num_hosts, extract.shards, options.machine_id,
+                       options.total_machines);
+  if (!mesh) return std::unexpected(mesh.error());
+  resources.mesh = *mesh;
+  if (options.host_id < 0 || options.host_id >= options.num_hosts) {
+    return std::unexpected("--host-id " + std::to_string(options.host_id) + " must be in [0, " +
+                           std::to_string(options.num_hosts) + ")");
+  }
+  auto config = LoadModelConfig(extract.model_dir);
+  if (!config) return std::unexpected(config.error());
+  resources.config = *config;
+  // A replica's shards split the heads, so it is the replica's size that must fit.
+  ExtractOptions per_replica = extract;
+  per_replica.shards = mesh->model;
+  auto plan = PlanExtraction(per_replica, *config);
+  if (!plan) return std::unexpected(plan.error());
+  resources.plan = *plan;
+  if (extract.blas_threads == 0) {
+    const int cores = std::max(1u, std::thread::hardware_concurrency());
+    resources.plan.blas_threads = std::max(1, cores / extract.shards);
+  }
+  auto weights = ModelWeights::Open(extract.model_dir);
+  if (!weights) return std::unexpected(weights.error());
+  resources.weights = *weights;
+  if (HasTokenizer(extract.model_dir)) {
+    auto tokenizer = LoadTokenizer(extract.model_dir);
+    if (!tokenizer) return std::unexpected(tokenizer.error());
+    resources.tokenizer_hash = (*tokenizer)->file_hash();
+  }
+  auto corpus = CorpusReader::Open(CorpusOptions{extract.data, extract.text_field});
+  if (!corpus) return std::unexpected(corpus.error());
+  resources.corpus_files = (*corpus)->files();
+  return resources;
+}
+
+WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& resources,
+                              const std::string& host_dir) {
+  WriterConfig writer;
+  writer.host_id = options.host_id;
+  writer.shards.dir = host_dir;
+  writer.shards.shard_bytes = options.extract.shard_bytes;
+  writer.shards.gzip = options.extract.gzip;
+  writer.shards.dtype = resources.plan.dtype;
+  for (const Site& site : resources.plan.sites) {
+    writer.shards.sites.emplace_back(site.HookName(), site.Width(resources.config));
+  }
+  writer.shards.tensor_metadata = {{"model", resources.config.name},
+                                   {"sites", SiteList(resources.plan.sites)},
+                                   {"dtype", resources.plan.dtype_name},
+                                   {"tokenizer_sha256", resources.tokenizer_hash}};
+  writer.shards.run_config = ExtractOptionsToJson(options.extract, resources.plan);
+  writer.shards.run_config["mesh"] = resources.mesh.Describe();
+  writer.shards.run_config["num_hosts"] = options.num_hosts;
+  writer.shards.run_config["host_id"] = options.host_id;
+  writer.activations_endpoint = "inproc://activations";
+  writer.rejects_endpoint = "inproc://rejects";
+  writer.events_endpoint = "inproc://events";
+  return writer;
+}
+
+std::string BatchesEndpoint(int global_shard) {
+  return "inproc://batches/" + std::to_string(global_shard);
+}
+
+std::string DocumentsEndpoint(int replica) {
+  return "inproc://documents/" + std::to_string(replica);
 }
 
 }  // namespace
 
-std::expected<ExtractionSummary, std::string> RunExtraction(const ExtractOptions& options) {
+std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options) {
   const Clock::time_point load_start = Clock::now();
-  auto config = LoadModelConfig(options.model_dir);
-  if (!config) return std::unexpected(config.error());
-  auto plan = PlanExtraction(options, *config);
-  if (!plan) return std::unexpected(plan.error());
-  auto weights = ModelWeights::Open(options.model_dir);
-  if (!weights) return std::unexpected(weights.error());
-  std::unique_ptr<Tokenizer> tokenizer;
-  if (HasTokenizer(options.model_dir)) {
-    auto loaded = LoadTokenizer(options.model_dir);
-    if (!loaded) return std::unexpected(loaded.error());
-    tokenizer = std::move(*loaded);
+  auto prepared = Prepare(options);
+  if (!prepared) return std::unexpected(prepared.error());
+  const NodeResources& resources = *prepared;
+  const ExtractOptions& extract = options.extract;
+  const MeshPlan& mesh = resources.mesh;
+  const bool multi_host = options.num_hosts > 1;
+  if (multi_host && options.coordinator.empty()) {
+    return std::unexpected("--coordinator HOST:PORT is needed when --num-hosts is above 1");
   }
-  std::vector<ShardSlice> slices;
-  for (int rank = 0; rank < options.shards; ++rank) {
-    auto slice = PlanShard(*config, rank, options.shards);
-    if (!slice) return std::unexpected(slice.error());
-    slices.push_back(*slice);
-  }
+  HostLayout layout(mesh, options.host_id, JobLink::BindAddress(options));
 
   ExtractionSummary summary;
-  summary.host_dir = (std::filesystem::path(options.out_dir) / "host_00").string();
-  WriterConfig writer;
-  writer.shards.dir = summary.host_dir;
-  writer.shards.shard_bytes = options.shard_bytes;
-  writer.shards.gzip = options.gzip;
-  writer.shards.dtype = plan->dtype;
-  for (const Site& site : plan->sites) {
-    writer.shards.sites.emplace_back(site.HookName(), site.Width(*config));
+  const bool writes = layout.written_replica() >= 0;
+  if (writes) {
+    summary.host_dir =
+        (std::filesystem::path(extract.out_dir) / mesh.HostFolder(options.host_id)).string();
   }
-  writer.shards.tensor_metadata = {
-      {"model", config->name},
-      {"sites", SiteList(plan->sites)},
-      {"dtype", plan->dtype_name},
-      {"tokenizer_sha256", tokenizer ? tokenizer->file_hash() : "none (pre-tokenized corpus)"}};
-  writer.shards.run_config = ExtractOptionsToJson(options, *plan);
-  writer.activations_endpoint = "inproc://activations";
-  writer.rejects_endpoint = "inproc://rejects";
-  writer.events_endpoint = "inproc://events";
-
   zmq::context_t context;
   zmq::socket_t events(context, zmq::socket_type::pull);
   events.set(zmq::sockopt::linger, 0);
-  events.bind(writer.events_endpoint);
+  events.bind("inproc://events");
+  std::unique_ptr<JobLink> job;
+  if (multi_host) {
+    auto joined = JobLink::Open(context, options, mesh);
+    if (!joined) return std::unexpected(joined.error());
+    job = std::move(*joined);
+  }
   summary.load_seconds = SecondsSince(load_start);
-  spdlog::info("model {} ({} layers, {} heads) loaded in {:.2f} s; {} device shard(s), {} BLAS "
-               "thread(s) each; sites {}",
-               config->name, config->layers, config->heads, summary.load_seconds, options.shards,
-               plan->blas_threads, SiteList(plan->sites));
+  spdlog::info("host {} of {}: model {} ({} layers, {} heads) ready in {:.2f} s; mesh {}, {} "
+               "device shard(s) here, {} BLAS thread(s) each; sites {}",
+               options.host_id, options.num_hosts, resources.config.name,
+               resources.config.layers, resources.config.heads, summary.load_seconds,
+               mesh.Describe(), layout.shards().size(), resources.plan.blas_threads,
+               SiteList(resources.plan.sites));
+
+  NodeSupervisor supervisor({options.host_id, extract.show_progress, &events, job.get()});
+  auto fail = [&](const std::string& error) -> std::expected<ExtractionSummary, std::string> {
+    supervisor.StopAll();
+    if (job) job->ReportFailure(error);
+    supervisor.Publish("error", error);
+    return std::unexpected(error);
+  };
 
   const Clock::time_point extract_start = Clock::now();
-  ActorGroup group;
-  std::vector<std::string> batch_endpoints;
-  RingOptions ring;
-  ring.ring = "replica-0";
-  for (int rank = 0; rank < options.shards; ++rank) {
-    batch_endpoints.push_back("inproc://batches/" + std::to_string(rank));
-    ring.endpoints.push_back("inproc://ring/" + std::to_string(rank));
+  std::expected<void, std::string> started;
+  if (writes) {
+    started = supervisor.Add(StartWriter(context, MakeWriterConfig(options, resources,
+                                                                    summary.host_dir)));
   }
-  auto started = group.Add(StartWriter(context, std::move(writer)));
-  for (int rank = 0; started && rank < options.shards; ++rank) {
-    DeviceShardConfig shard{*weights, slices[rank], plan->sites, plan->blas_threads,
-                            batch_endpoints[rank], ring, "inproc://activations"};
-    shard.ring.rank = rank;
-    started = group.Add(StartDeviceShard(context, std::move(shard)));
+  for (const LocalShard& local : layout.shards()) {
+    if (!started) break;
+    auto slice = PlanShard(resources.config, local.rank, mesh.model);
+    if (!slice) return fail(slice.error());
+    RingOptions ring;
+    ring.ring = HostLayout::RingName(local.replica);
+    ring.rank = local.rank;
+    ring.endpoints = layout.InitialEndpoints(local.replica);
+    ring.timeout = kCollectiveTimeout;
+    DeviceShardConfig shard;
+    shard.weights = resources.weights;
+    shard.slice = *slice;
+    shard.sites = resources.plan.sites;
+    shard.blas_threads = resources.plan.blas_threads;
+    shard.batches_endpoint = BatchesEndpoint(local.global_shard);
+    shard.ring = ring;
+    shard.activations_endpoint = "inproc://activations";
+    if (job) shard.setup_endpoint = JobLink::kSetupEndpoint;
+    started = supervisor.Add(StartDeviceShard(context, std::move(shard)));
+  }
+  if (started && job) {
+    started = job->ConnectRings(
+        layout, RunFingerprint(extract, resources.plan, mesh, resources.weights->fingerprint(),
+                               resources.tokenizer_hash, resources.corpus_files));
+  }
+  for (int replica : layout.replicas()) {
+    if (!started) break;
+    std::unique_ptr<Tokenizer> tokenizer;
+    if (HasTokenizer(extract.model_dir)) {
+      auto loaded = LoadTokenizer(extract.model_dir);
+      if (!loaded) return fail(loaded.error());
+      tokenizer = std::move(*loaded);
+    }
+    std::vector<std::string> shard_endpoints;
+    for (const LocalShard& local : layout.shards()) {
+      if (local.replica == replica) shard_endpoints.push_back(BatchesEndpoint(local.global_shard));
+    }
+    started = supervisor.Add(StartTokenizerActor(
+        context, TokenizerActorConfig{
+                     std::move(tokenizer), extract.model_dir, resources.config.vocab_size,
+                     resources.plan.bos_token_id,
+                     PackerOptions{extract.max_seq_len, extract.overflow, extract.batch_tokens},
+                     DocumentsEndpoint(replica), shard_endpoints,
+                     replica == layout.written_replica() ? "inproc://rejects" : ""}));
   }
   if (started) {
-    TokenizerActorConfig tokenizing{std::move(tokenizer), options.model_dir, config->vocab_size,
-                                    plan->bos_token_id,
-                                    PackerOptions{options.max_seq_len, options.overflow,
-                                                  options.batch_tokens},
-                                    "inproc://documents", batch_endpoints, "inproc://rejects"};
-    started = group.Add(StartTokenizerActor(context, std::move(tokenizing)));
+    LoaderConfig loading;
+    loading.corpus = CorpusOptions{extract.data, extract.text_field, extract.max_docs};
+    for (int replica : layout.replicas()) loading.document_endpoints.push_back(DocumentsEndpoint(replica));
+    const std::vector<int> replicas = layout.replicas();
+    loading.route = [mesh, replicas](int64_t doc_id) {
+      auto found = std::find(replicas.begin(), replicas.end(), mesh.ReplicaOfDocument(doc_id));
+      return found == replicas.end() ? -1 : static_cast<int>(found - replicas.begin());
+    };
+    if (writes) loading.rejects_endpoint = "inproc://rejects";
+    const int written = layout.written_replica();
+    loading.lists_reject = [mesh, written](int64_t doc_id) {
+      return mesh.ReplicaOfDocument(doc_id) == written;
+    };
+    started = supervisor.Add(StartLoader(context, std::move(loading)));
   }
-  if (started) {
-    LoaderConfig loading{CorpusOptions{options.data, options.text_field, options.max_docs},
-                         "inproc://documents", "inproc://rejects"};
-    started = group.Add(StartLoader(context, std::move(loading)));
-  }
-  if (!started) return std::unexpected(started.error());
+  if (!started) return fail(started.error());
+  supervisor.Publish("started", "");
 
-  // Supervise: the first failure stops every actor; events feed the progress line.
-  std::string first_error;
-  MonitorEventMessage last_event;
-  const bool show_progress = options.show_progress && isatty(STDERR_FILENO);
-  std::vector<bool> finished(group.actors().size(), false);
-  size_t running = group.actors().size();
-  while (running > 0) {
-    std::vector<zmq::pollitem_t> items{{events.handle(), 0, ZMQ_POLLIN, 0}};
-    for (auto& actor : group.actors()) items.push_back({actor->pipe().handle(), 0, ZMQ_POLLIN, 0});
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(500));
-    while (auto event = Receive(events, std::chrono::milliseconds(0))) {
-      if (!*event) break;
-      if (auto decoded = (*event)->As<MonitorEventMessage>()) {
-        last_event = *decoded;
-        if (show_progress) PrintProgress(last_event, false);
-        if (decoded->kind == "shard_written") spdlog::debug("{}", decoded->message);
-      }
-    }
-    for (size_t i = 0; i < group.actors().size(); ++i) {
-      if (finished[i] || !(items[i + 1].revents & ZMQ_POLLIN)) continue;
-      finished[i] = true;
-      --running;
-      auto result = group.actors()[i]->Join();
-      if (!result && first_error.empty()) {
-        first_error = result.error();
-        for (auto& actor : group.actors()) actor->RequestStop();
-      }
-    }
+  if (auto ran = supervisor.Run(); !ran) return fail(ran.error());
+  if (job) {
+    if (auto done = job->FinishTogether(); !done) return fail(done.error());
   }
-  if (!first_error.empty()) return std::unexpected(first_error);
-
+  const MonitorEventMessage& last = supervisor.last_event();
   summary.extract_seconds = SecondsSince(extract_start);
-  summary.docs = last_event.docs_done;
-  summary.tokens = last_event.tokens_done;
-  summary.shards = last_event.shards_written;
-  summary.rejected = last_event.rejected;
+  summary.docs = last.docs_done;
+  summary.tokens = last.tokens_done;
+  summary.shards = last.shards_written;
+  summary.rejected = last.rejected;
   summary.tokens_per_second =
       summary.extract_seconds > 0 ? summary.tokens / summary.extract_seconds : 0;
-  if (show_progress) PrintProgress(last_event, true);
+  supervisor.Publish("finished", "");
   return summary;
+}
+
+std::expected<ExtractionSummary, std::string> RunExtraction(const ExtractOptions& options) {
+  NodeOptions node;
+  node.extract = options;
+  return RunNode(node);
 }
 
 }  // namespace actex

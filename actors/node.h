@@ -1,6 +1,7 @@
 #ifndef ACTEX_ACTORS_NODE_H_
 #define ACTEX_ACTORS_NODE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <string>
@@ -9,18 +10,37 @@
 
 namespace actex {
 
+// How one host takes part in a job. A job of one host needs no coordinator.
+struct NodeOptions {
+  ExtractOptions extract;  // extract.shards is the number of shards on this host
+  int host_id = 0;
+  int num_hosts = 1;
+  std::string mesh = "1d";  // 1d, 2d or data=D,model=M
+  int machine_id = 0;       // independent jobs splitting one corpus
+  int total_machines = 1;
+  std::string coordinator;  // "HOST:PORT" of host 0; empty for a job of one host
+  std::string bind_address;  // interface for this node's tcp sockets; default: 127.0.0.1
+                             // when the coordinator is on loopback, else that interface
+  std::chrono::milliseconds join_timeout{300000};
+  std::chrono::milliseconds heartbeat_timeout{60000};
+};
+
 struct ExtractionSummary {
-  std::string host_dir;  // OUT/host_NN
+  std::string host_dir;  // OUT/host_NN; empty when this host writes nothing
   int64_t docs = 0, tokens = 0, shards = 0, rejected = 0;
   double load_seconds = 0;     // config, weights and tokenizer, before any document
-  double extract_seconds = 0;  // first document to metadata.json written
+  double extract_seconds = 0;  // first document to the end of the run
   double tokens_per_second = 0;
 };
 
-// One host's node: loader -> tokenizer -> device shards -> writer, each an actor
+// One host's node: loader -> tokenizer(s) -> device shards -> writer, each an actor
 // with its own thread and sockets, joined by inproc ZeroMQ links with bounded
-// queues. Everything is checked before the first document is read; any actor's
-// failure stops the others and is returned, and the open shard is never listed.
+// queues; device shards of a replica that spans hosts reduce over tcp. Everything
+// is checked before the first document is read; any failure, here or on another
+// host, stops every actor, and an open shard is never listed.
+std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options);
+
+// `actex extract`: the node of a job with one host and one replica.
 std::expected<ExtractionSummary, std::string> RunExtraction(const ExtractOptions& options);
 
 }  // namespace actex

@@ -24,8 +24,10 @@ class TokenizerStage {
       shards_.push_back(MakePipelineSocket(actor_.context(), zmq::socket_type::push, kBatchQueue));
       shards_.back().connect(endpoint);
     }
-    rejects_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, kDocumentQueue);
-    rejects_.connect(config_.rejects_endpoint);
+    if (!config_.rejects_endpoint.empty()) {
+      rejects_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, kDocumentQueue);
+      rejects_.connect(config_.rejects_endpoint);
+    }
     actor_.SignalReady();
 
     while (true) {
@@ -80,6 +82,7 @@ class TokenizerStage {
   std::expected<void, std::string> Reject(const DocumentMessage& document,
                                           const std::string& reason) {
     ++rejected_;
+    if (!rejects_) return {};
     return Deliver(rejects_, RejectMessage{document.doc_id, document.file, document.line, reason});
   }
 
@@ -110,6 +113,7 @@ class TokenizerStage {
       auto sent = Deliver(shard, end);
       if (!sent || stopped_) return sent;
     }
+    if (!rejects_) return {};
     return Deliver(rejects_, EndOfStreamMessage{0, rejected_, 0});
   }
 

@@ -23,7 +23,9 @@ struct TokenizerActorConfig {
   PackerOptions packing;
   std::string documents_endpoint;            // binds a PULL
   std::vector<std::string> shard_endpoints;  // connects one PUSH per device shard
-  std::string rejects_endpoint;              // connects a PUSH
+  // Connects a PUSH to the writer; empty when the replica is written on another host
+  // (whose own tokenizer lists the same rejects).
+  std::string rejects_endpoint;
 };
 
 // Tokenizes documents and packs them into batches, sending every batch to every

@@ -1,6 +1,7 @@
 #include "actors/writer_actor.h"
 
 #include <chrono>
+#include <cstdint>
 
 #include "actors/actor_io.h"
 #include "actors/document_assembler.h"
@@ -84,9 +85,20 @@ class WriterStage {
     if (message.payloads.size() != batch->site_names.size()) {
       return std::unexpected("batch " + std::to_string(batch->batch_id) + " lacks site frames");
     }
+    // Large frames live on the heap and are read in place; ZeroMQ keeps frames of a
+    // few bytes inside the message object, possibly misaligned, so those are copied.
     std::vector<std::span<const float>> sites;
+    std::vector<std::vector<float>> copies;
+    copies.reserve(message.payloads.size());
     for (zmq::message_t& frame : message.payloads) {
-      sites.emplace_back(frame.data<float>(), frame.size() / sizeof(float));
+      if (reinterpret_cast<uintptr_t>(frame.data()) % alignof(float) == 0) {
+        sites.emplace_back(frame.data<float>(), frame.size() / sizeof(float));
+        continue;
+      }
+      auto floats = FloatsFromFrame(frame);
+      if (!floats) return std::unexpected(floats.error());
+      copies.push_back(std::move(*floats));
+      sites.emplace_back(copies.back());
     }
     const int64_t shards_before = shards_->stats().shards;
     auto added = assembler.AddBatch(*batch, sites, [this](const DocumentActivations& document) {

@@ -30,11 +30,15 @@ class ModelWeights {
       const std::string& model_dir);
 
   const ModelConfig& config() const;
-  // `name` as HF names it ("model.layers.3.mlp.up_proj.weight"); must exist.
+  // `name` as HF names it ("model.layers.3.mlp.up_proj.weight"); must exist (an
+  // unknown name gives an empty view, data == nullptr). Open checked every tensor the
+  // forward pass reads.
   WeightView Get(const std::string& name) const;
   // Size of all weight files in bytes (what a user sees with `du`).
   int64_t file_bytes() const;
-  // sha256 hex of the concatenated weight-file headers, for the run fingerprint.
+  // sha256 hex of config.json's bytes followed by each weight file's header JSON
+  // (files in name order), for the run fingerprint: it changes with any tensor's
+  // name, shape, dtype or placement, without hashing gigabytes of weights.
   const std::string& fingerprint() const;
 
   ~ModelWeights();

@@ -44,6 +44,9 @@ class Qwen2Shard {
   std::expected<void, std::string> Forward(const PackedBatch& batch, Collective& collective,
                                            std::vector<SiteActivations>* captures);
 
+  // Decoder layers the last Forward ran: the deepest layer the sites need, plus one.
+  int layers_computed() const;
+
   ~Qwen2Shard();
 
  private:

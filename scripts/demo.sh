@@ -13,6 +13,6 @@ rm -rf "$build/demo-model" "$build/demo-out"
   --tokenizer tests/fixtures/tokenizers/bpe-qwen2-style/tokenizer.json --out "$build/demo-model"
 "$actex" extract --model "$build/demo-model" --data scripts/demo/corpus.jsonl \
   --out "$build/demo-out" --layers 0,1 --sites resid_post,mlp_out --shards 2 \
-  --shard-size 64KB --dtype float32
+  --shard-size 256KB --dtype float32
 "$actex" inspect "$build/demo-out"
 /usr/bin/python3 scripts/read_activations.py "$build/demo-out/host_00/shard_000001.safetensors"

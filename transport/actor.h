@@ -7,7 +7,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-
 #include <zmq.hpp>
 
 namespace actex {
@@ -22,9 +21,11 @@ class ActorContext {
   zmq::socket_t& pipe() { return pipe_; }
   // Call once, after the body has bound/connected its sockets, so Actor::Start can
   // return knowing the actor is reachable. A body that fails before this returns an
-  // error instead; Start then returns that error.
+  // error instead; Start then returns that error. Further calls do nothing. A body
+  // that returns successfully without calling it is treated as ready at its end.
   void SignalReady();
-  // True once "$STOP" arrived on the pipe (checked without blocking).
+  // True once "$STOP" arrived on the pipe (checked without blocking). Also true when
+  // the context is shutting down, since the body must then finish as well.
   bool StopRequested();
 
   ActorContext(zmq::context_t& context, zmq::socket_t pipe);
@@ -40,6 +41,12 @@ class ActorContext {
 // messages, joined to its parent by an inproc PAIR pipe, with a ready handshake:
 // Start() blocks until the body calls SignalReady() (or fails). When the body returns,
 // its result is sent on the pipe as the last message and Join() returns it.
+//
+// The body runs on its own thread; an exception escaping it is caught there, logged,
+// and reported like a returned error ("$FAIL <what()>"), so it never ends the process.
+// The body must return soon after StopRequested() turns true, or the destructor (and
+// Join) wait for it. The pipe's endpoint is unique per Actor object, so several
+// actors with the same name may live in one context.
 class Actor {
  public:
   using Body = std::function<std::expected<void, std::string>(ActorContext&)>;
@@ -59,6 +66,7 @@ class Actor {
  private:
   Actor(std::string name, zmq::socket_t pipe);
   std::string name_;
+  std::string endpoint_;  // the parent's bound end of the pipe
   zmq::socket_t pipe_;
   std::thread thread_;
   std::expected<void, std::string> result_;

@@ -12,6 +12,8 @@ namespace actex {
 
 // Every member contributes `local` (lengths may differ between members); each ends
 // with all contributions in rank order, passed around the ring in size-1 steps.
+// Each contribution travels as one frame, so it is limited to kMaxPayloadFrameBytes
+// (transport/wire.h). On error `gathered` holds an unspecified partial result.
 std::expected<void, std::string> RingAllGather(RingLinks& links, std::span<const float> local,
                                                std::vector<std::vector<float>>* gathered);
 

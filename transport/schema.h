@@ -10,6 +10,7 @@
 // Bump kSchemaVersion when a field changes meaning or a required field is added.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,18 @@ enum class MessageType : uint16_t {
   kMonitorEvent = 10,
   // Collectives between device shards (inproc or tcp).
   kCollectiveChunk = 20,
+  // Coordination of the hosts of a job (tcp, node DEALER <-> coordinator ROUTER);
+  // ids 30-49 are reserved for it.
+  kHello = 30,
+  kWelcome = 31,
+  kAbort = 32,
+  kBarrier = 33,
+  kBarrierRelease = 34,
+  kHeartbeat = 35,
+  kFailure = 36,
+  // Ring set-up inside a node (inproc): device shard <-> node.
+  kRingBound = 50,
+  kRingTable = 51,
 };
 
 // loader -> tokenizer: one corpus line that was not rejected.
@@ -115,6 +128,24 @@ struct MonitorEventMessage {
                      tokens_per_second, shards_written, rejected, message);
 };
 
+// device shard -> its node: the endpoint its ring ingress is bound to (a tcp port
+// picked by the system when the predecessor lives on another host).
+struct RingBoundMessage {
+  static constexpr MessageType kType = MessageType::kRingBound;
+  std::string ring;
+  int32_t rank = 0;
+  std::string endpoint;
+  MSGPACK_DEFINE_MAP(ring, rank, endpoint);
+};
+
+// node -> device shard: every member's ingress endpoint, by rank, once all hosts met.
+struct RingTableMessage {
+  static constexpr MessageType kType = MessageType::kRingTable;
+  std::string ring;
+  std::vector<std::string> endpoints;
+  MSGPACK_DEFINE_MAP(ring, endpoints);
+};
+
 // One step of a ring collective. Followed by one raw frame of float32 data.
 struct CollectiveChunkMessage {
   static constexpr MessageType kType = MessageType::kCollectiveChunk;
@@ -124,6 +155,71 @@ struct CollectiveChunkMessage {
   int32_t from_rank = 0;
   int32_t chunk = 0;     // which chunk of the operation's buffer the frame holds
   MSGPACK_DEFINE_MAP(ring, op_id, step, from_rank, chunk);
+};
+
+// ---- Coordination between hosts (PROTOCOL.md "Rendezvous, barrier, heartbeat") ----
+
+// The barrier every node enters after its last document; its release ends the job.
+inline constexpr char kFinalBarrierName[] = "done";
+// HeartbeatMessage::host_id of the coordinator's own heartbeats.
+inline constexpr int32_t kCoordinatorHostId = -1;
+
+// node -> coordinator, first message: who the node is, what it runs, where it listens.
+struct HelloMessage {
+  static constexpr MessageType kType = MessageType::kHello;
+  int32_t host_id = 0;
+  int32_t num_hosts = 0;
+  std::string software_version;
+  // Settings that must agree on every host, keyed by the flag that sets them
+  // ("mesh" -> "data=2,model=3", "layers" -> "20,21", "model" -> sha256 of the weights).
+  std::map<std::string, std::string> fingerprint;
+  // Named tcp endpoints this node bound ("ring/replica0/rank3" -> "tcp://10.0.0.11:40123").
+  std::map<std::string, std::string> endpoints;
+  MSGPACK_DEFINE_MAP(host_id, num_hosts, software_version, fingerprint, endpoints);
+};
+
+// coordinator -> every node, once all hosts joined: the union of their endpoints.
+struct WelcomeMessage {
+  static constexpr MessageType kType = MessageType::kWelcome;
+  std::map<std::string, std::string> endpoints;
+  MSGPACK_DEFINE_MAP(endpoints);
+};
+
+// coordinator -> every node: the job ends now, for this reason.
+struct AbortMessage {
+  static constexpr MessageType kType = MessageType::kAbort;
+  std::string reason;
+  MSGPACK_DEFINE_MAP(reason);
+};
+
+// node -> coordinator: this host arrived at the barrier `name`.
+struct BarrierMessage {
+  static constexpr MessageType kType = MessageType::kBarrier;
+  std::string name;
+  MSGPACK_DEFINE_MAP(name);
+};
+
+// coordinator -> every node: every host arrived at the barrier `name`.
+struct BarrierReleaseMessage {
+  static constexpr MessageType kType = MessageType::kBarrierRelease;
+  std::string name;
+  MSGPACK_DEFINE_MAP(name);
+};
+
+// Both ways, every heartbeat interval: the sender is alive.
+struct HeartbeatMessage {
+  static constexpr MessageType kType = MessageType::kHeartbeat;
+  int32_t host_id = 0;    // the sender's; kCoordinatorHostId from the coordinator
+  uint64_t sequence = 0;  // 1, 2, 3, ... per sender, for logs
+  MSGPACK_DEFINE_MAP(host_id, sequence);
+};
+
+// node -> coordinator: this host cannot go on; the coordinator aborts the job.
+struct FailureMessage {
+  static constexpr MessageType kType = MessageType::kFailure;
+  int32_t host_id = 0;
+  std::string reason;
+  MSGPACK_DEFINE_MAP(host_id, reason);
 };
 
 }  // namespace actex

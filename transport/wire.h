@@ -4,11 +4,10 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <msgpack.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <msgpack.hpp>
 #include <zmq.hpp>
 
 #include "transport/schema.h"
@@ -21,18 +20,37 @@ namespace actex {
 //   frame 2… raw payload frames (bulk float/int data), never msgpack-encoded
 // Anything else (wrong frame count, bad msgpack, other version, unknown type) is
 // refused by Receive with a message that says what was wrong, and never crashes.
+// A refused message is always consumed whole (every frame drained), so the next
+// Receive starts at the next message.
+
+// What Receive accepts; PROTOCOL.md "Limits" explains each. SendEncoded refuses to
+// send what a receiver would refuse.
+inline constexpr size_t kMaxEnvelopeBytes = 256;
+inline constexpr size_t kMaxBodyBytes = size_t{64} << 20;
+inline constexpr size_t kMaxPayloadFrames = 1024;
+inline constexpr size_t kMaxPayloadFrameBytes = size_t{1} << 30;
+// Nesting of msgpack containers (the schema needs 3) and msgpack objects per body:
+// both bound the memory a hostile body can make the decoder allocate.
+inline constexpr size_t kMaxMsgpackDepth = 16;
+inline constexpr size_t kMaxMsgpackObjects = size_t{16} << 20;
+
+// "Document", "TokenBatch", ...; "unknown" for any other value.
+const char* MessageTypeName(MessageType type);
 
 struct ReceivedMessage {
   MessageType type{};
   msgpack::object_handle body;
   std::vector<zmq::message_t> payloads;
+  // The tcp connection the message came over (ZMQ_SRCFD of its envelope frame, for
+  // getpeername or to match a connection event), -1 for other transports.
+  int source_fd = -1;
 
   // Decodes the body as T, refusing a different type id or a body of the wrong shape.
   template <typename T>
   std::expected<T, std::string> As() const {
     if (type != T::kType) {
-      return std::unexpected("expected message type " + std::to_string(int(T::kType)) +
-                             ", got " + std::to_string(int(type)));
+      return std::unexpected("expected message type " + std::to_string(int(T::kType)) + ", got " +
+                             std::to_string(int(type)));
     }
     try {
       T value;
@@ -64,9 +82,13 @@ std::expected<ReceivedMessage, std::string> Receive(zmq::socket_t& socket);
 std::expected<std::optional<ReceivedMessage>, std::string> Receive(
     zmq::socket_t& socket, std::chrono::milliseconds timeout);
 
-// A zero-copy frame that takes ownership of `data`.
+// A zero-copy frame that takes ownership of `data` (freed when ZeroMQ is done with it).
 zmq::message_t PayloadFrame(std::vector<float>&& data);
+// A frame holding a copy of `bytes` bytes at `data`.
 zmq::message_t PayloadFrame(const void* data, size_t bytes);
+
+// Copies a raw float32 frame out, refusing a size that is not a multiple of 4.
+std::expected<std::vector<float>, std::string> FloatsFromFrame(const zmq::message_t& frame);
 
 }  // namespace actex
 

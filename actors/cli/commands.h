@@ -15,6 +15,10 @@ CommandRunner AddExtractCommand(CLI::App& app);
 CommandRunner AddTokenizeCommand(CLI::App& app);
 CommandRunner AddInspectCommand(CLI::App& app);
 CommandRunner AddMakeModelCommand(CLI::App& app);
+CommandRunner AddNodeCommand(CLI::App& app);
+CommandRunner AddSimulateCommand(CLI::App& app);
+CommandRunner AddMonitorCommand(CLI::App& app);
+CommandRunner AddVerifyCommand(CLI::App& app);
 
 }  // namespace actex
 

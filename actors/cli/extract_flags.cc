@@ -4,7 +4,7 @@
 
 namespace actex {
 
-void AddExtractFlags(CLI::App& command, ExtractFlags& flags) {
+void AddExtractFlags(CLI::App& command, ExtractFlags& flags, const std::string& shards_flag) {
   ExtractOptions& options = flags.options;
   command.add_option("--model", options.model_dir, "HuggingFace model folder")->required()
       ->check(CLI::ExistingDirectory);
@@ -17,7 +17,7 @@ void AddExtractFlags(CLI::App& command, ExtractFlags& flags) {
                      "hook names or short forms: resid_pre, resid_mid, resid_post, attn_out, "
                      "mlp_out, mlp_post, embed, ln_final (default resid_post)")
       ->delimiter(',');
-  command.add_option("--shards", options.shards, "tensor-parallel device shards")
+  command.add_option(shards_flag, options.shards, "tensor-parallel device shards")
       ->check(CLI::PositiveNumber);
   command.add_option("--dtype", flags.dtype, "output dtype (default: the model's torch_dtype)")
       ->check(CLI::IsMember({"bfloat16", "float16", "float32"}));
@@ -52,6 +52,29 @@ std::expected<ExtractOptions, std::string> ResolveExtractFlags(const ExtractFlag
   options.shard_bytes = *shard_bytes;
   options.gzip = flags.compress == "gzip";
   return options;
+}
+
+void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts) {
+  command.add_option("--mesh", node.mesh,
+                     "1d (one replica over every shard), 2d (one replica per host) or "
+                     "data=D,model=M");
+  command.add_option("--machine-id", node.machine_id, "this job's index among independent jobs")
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--total-machines", node.total_machines,
+                     "independent jobs splitting the corpus first")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--join-timeout", timeouts.join_seconds,
+                     "seconds to wait for every host to join")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--heartbeat-timeout", timeouts.heartbeat_seconds,
+                     "seconds of silence after which a host counts as lost")
+      ->check(CLI::PositiveNumber);
+}
+
+void ApplyJobTimeouts(const JobTimeouts& timeouts, NodeOptions& node) {
+  node.join_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeouts.join_seconds * 1000));
+  node.heartbeat_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(timeouts.heartbeat_seconds * 1000));
 }
 
 }  // namespace actex

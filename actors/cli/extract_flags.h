@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "actors/extract_options.h"
+#include "actors/node.h"
 
 namespace actex {
 
@@ -19,11 +20,23 @@ struct ExtractFlags {
   std::vector<std::string> sites;
 };
 
-// Registers the extraction flags on `command`, writing into `flags`.
-void AddExtractFlags(CLI::App& command, ExtractFlags& flags);
+// Registers the extraction flags on `command`, writing into `flags`. The shard count
+// is `--shards` for extract and `--shards-per-host` for node and simulate.
+void AddExtractFlags(CLI::App& command, ExtractFlags& flags,
+                     const std::string& shards_flag = "--shards");
 
 // The options the parsed flags describe; errors name the flag.
 std::expected<ExtractOptions, std::string> ResolveExtractFlags(const ExtractFlags& flags);
+
+// Flags of a job of several hosts shared by node and simulate: --mesh,
+// --machine-id, --total-machines, --join-timeout, --heartbeat-timeout. Timeouts are
+// whole seconds, kept in `timeouts` until ApplyJobTimeouts.
+struct JobTimeouts {
+  double join_seconds = 300, heartbeat_seconds = 60;
+};
+void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts);
+void ApplyJobTimeouts(const JobTimeouts& timeouts, NodeOptions& node);
+
 
 }  // namespace actex
 

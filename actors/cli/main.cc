@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   add("tokenize", "print the token ids of text, one JSON line per input", actex::AddTokenizeCommand);
   add("inspect", "summarize what an extraction wrote", actex::AddInspectCommand);
   add("make-model", "write a random Qwen2 model folder", actex::AddMakeModelCommand);
+  add("node", "run this host's part of a job of several hosts", actex::AddNodeCommand);
+  add("simulate", "run a job of several hosts as local processes on 127.0.0.1",
+      actex::AddSimulateCommand);
+  add("monitor", "watch a running job's events", actex::AddMonitorCommand);
   CLI11_PARSE(app, argc, argv);
   for (auto& [command, run] : runners) {
     if (command->parsed()) return run();

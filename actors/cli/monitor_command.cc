@@ -1,0 +1,213 @@
+// actex monitor ENDPOINT: subscribes to a job's monitor events (a node's PUB, or the
+// coordinator's XPUB that re-publishes every host's) and shows them live. It only ever
+// connects and subscribes, so it can attach to and leave a running job at any time.
+#include <signal.h>
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <expected>
+#include <memory>
+#include <string>
+#include <zmq.hpp>
+
+#include "actors/cli/commands.h"
+#include "actors/monitor_view.h"
+#include "transport/wire.h"
+
+namespace actex {
+namespace {
+
+// Exit codes besides 0 (finished, or left with Ctrl-C). 1: an error event, or stdout
+// closed under us.
+constexpr int kExitError = 1;
+constexpr int kExitCannotConnect = 2;
+constexpr int kExitTimedOut = 3;
+
+constexpr auto kPollSlice = std::chrono::milliseconds(100);
+constexpr auto kRedrawInterval = std::chrono::seconds(1);
+// Skipped messages logged one by one in JSON mode before going quiet.
+constexpr int64_t kLoggedSkips = 5;
+
+struct MonitorFlags {
+  std::string endpoint;
+  bool json = false;
+  bool exit_when_finished = false;
+  double timeout_seconds = 0;  // 0: wait for ever
+};
+
+// The one piece of process-wide state: a signal handler can only reach a flag it finds
+// without arguments. std::atomic<bool> is lock-free and constant-initialized here, so
+// touching it from the handler is async-signal-safe. Only the handler writes it.
+std::atomic<bool>& LeaveRequested() {
+  static std::atomic<bool> leave{false};
+  static_assert(std::atomic<bool>::is_always_lock_free);
+  return leave;
+}
+
+void OnLeaveSignal(int) { LeaveRequested().store(true); }
+
+// SIGINT (Ctrl-C) and SIGTERM end the watch cleanly instead of killing the process.
+void InstallLeaveHandler() {
+  struct sigaction action {};
+  action.sa_handler = OnLeaveSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// Empty when `endpoint` is one the monitor can connect to, else why not (CLI11 shows it).
+std::string CheckEndpoint(const std::string& endpoint) {
+  const std::string usage = "expected tcp://HOST:PORT or ipc://PATH, got \"" + endpoint + "\"";
+  if (endpoint.starts_with("ipc://")) {
+    return endpoint.size() > 6 ? "" : usage + " (no path)";
+  }
+  if (!endpoint.starts_with("tcp://")) return usage;
+  const size_t colon = endpoint.rfind(':');
+  if (colon <= 6 || colon + 1 == endpoint.size()) return usage + " (no host or no port)";
+  for (size_t i = colon + 1; i < endpoint.size(); ++i) {
+    if (endpoint[i] < '0' || endpoint[i] > '9') return usage + " (port is not a number)";
+  }
+  return "";
+}
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+class Monitor {
+ public:
+  Monitor(const MonitorFlags& flags, bool table) : flags_(flags), table_(table) {}
+
+  int Run() {
+    zmq::socket_t socket(context_, zmq::socket_type::sub);
+    try {
+      socket.set(zmq::sockopt::linger, 0);
+      socket.set(zmq::sockopt::subscribe, "");
+      socket.connect(flags_.endpoint);
+    } catch (const zmq::error_t& e) {
+      spdlog::error("cannot connect to {}: {}", flags_.endpoint, e.what());
+      return kExitCannotConnect;
+    }
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point last_event = Clock::now();
+    Clock::time_point next_draw = Clock::now();
+    while (!LeaveRequested().load()) {
+      if (table_ && Clock::now() >= next_draw) {
+        Draw();
+        next_draw = Clock::now() + kRedrawInterval;
+      }
+      const std::chrono::duration<double> quiet = Clock::now() - last_event;
+      if (flags_.timeout_seconds > 0 && quiet.count() >= flags_.timeout_seconds) {
+        return Leave(kExitTimedOut, fmt::format("no monitor event from {} for {} s",
+                                                flags_.endpoint, flags_.timeout_seconds));
+      }
+      zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+      try {
+        if (zmq::poll(&item, 1, kPollSlice) == 0) continue;
+      } catch (const zmq::error_t& e) {
+        if (e.num() == EINTR) continue;  // a signal: the loop condition looks at it
+        return Leave(kExitCannotConnect, std::string("polling the socket failed: ") + e.what());
+      }
+      // A whole message is queued now, so what Receive refuses is about the message.
+      auto message = Receive(socket);
+      auto event =
+          message
+              ? message->As<MonitorEventMessage>()
+              : std::expected<MonitorEventMessage, std::string>(std::unexpected(message.error()));
+      if (!event) {
+        Skip(event.error());
+        continue;
+      }
+      last_event = Clock::now();
+      view_.Apply(*event, UnixNow());
+      if (!table_ && !PrintJsonLine(*event)) return Leave(kExitError, "stdout is closed");
+      if (flags_.exit_when_finished && event->kind == "error") {
+        return Leave(kExitError,
+                     fmt::format("host {} reported an error: {}", event->host_id, event->message));
+      }
+      if (flags_.exit_when_finished && view_.AllFinished()) return Leave(0, "");
+    }
+    return Leave(0, "");
+  }
+
+ private:
+  void Draw() {
+    // Home the cursor, rewrite every line clearing its tail, then clear what is below:
+    // no full-screen clear, so the table does not flicker.
+    std::string screen = "\x1b[H\x1b[2K";
+    screen += fmt::format("actex monitor {}  (Ctrl-C leaves; the job goes on)\n", flags_.endpoint);
+    std::string table = view_.RenderTable(UnixNow());
+    for (size_t start = 0; start < table.size();) {
+      const size_t end = table.find('\n', start);
+      screen += "\x1b[2K" + table.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+    screen += "\x1b[J";
+    std::fwrite(screen.data(), 1, screen.size(), stdout);
+    std::fflush(stdout);
+  }
+
+  bool PrintJsonLine(const MonitorEventMessage& event) {
+    const std::string line = MonitorView::JsonLine(event) + '\n';
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    return std::fflush(stdout) == 0 && !std::ferror(stdout);
+  }
+
+  void Skip(const std::string& reason) {
+    view_.RecordSkipped(reason);
+    // The table shows skips itself; a log line would scribble over it.
+    if (table_) return;
+    if (view_.skipped() <= kLoggedSkips) spdlog::warn("skipped a message: {}", reason);
+    if (view_.skipped() == kLoggedSkips) spdlog::warn("further skipped messages are only counted");
+  }
+
+  // Final table (so the screen shows the end state), then why the monitor stopped.
+  int Leave(int code, const std::string& why) {
+    if (table_) Draw();
+    if (view_.skipped() > 0) {
+      spdlog::info("skipped {} message(s) that were not monitor events", view_.skipped());
+    }
+    if (!why.empty()) spdlog::error("{}", why);
+    return code;
+  }
+
+  const MonitorFlags& flags_;
+  const bool table_;
+  zmq::context_t context_{1};
+  MonitorView view_;
+};
+
+}  // namespace
+
+CommandRunner AddMonitorCommand(CLI::App& command) {
+  auto flags = std::make_shared<MonitorFlags>();
+  command
+      .add_option("ENDPOINT", flags->endpoint,
+                  "a node's or the coordinator's event publisher, tcp://HOST:PORT or ipc://PATH")
+      ->required()
+      ->check(CLI::Validator([](std::string& endpoint) { return CheckEndpoint(endpoint); }, "",
+                             "endpoint"));
+  command.add_flag("--json", flags->json,
+                   "print every event as one JSON line (also when stdout is not a terminal)");
+  command.add_flag("--exit-when-finished", flags->exit_when_finished,
+                   "exit 0 once every host seen sent \"finished\", 1 at an \"error\" event");
+  command
+      .add_option("--timeout", flags->timeout_seconds,
+                  "exit 3 when no event arrived for this many seconds")
+      ->check(CLI::PositiveNumber);
+  command.footer(
+      "Exit codes: 0 finished or left with Ctrl-C, 1 an error event (with "
+      "--exit-when-finished), 2 cannot connect, 3 --timeout passed without an event.");
+  return [flags] {
+    InstallLeaveHandler();
+    const bool table = !flags->json && isatty(STDOUT_FILENO) == 1;
+    return Monitor(*flags, table).Run();
+  };
+}
+
+}  // namespace actex

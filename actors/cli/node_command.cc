@@ -1,0 +1,81 @@
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/cli/commands.h"
+#include "actors/cli/extract_flags.h"
+#include "actors/node.h"
+
+namespace actex {
+namespace {
+
+struct NodeFlags {
+  ExtractFlags extract;
+  NodeOptions node;
+  JobTimeouts timeouts;
+  std::string bind;
+};
+
+// Slurm starts one task per host: `srun actex node ...` works unchanged when the
+// flags and ACTEX_* variables are absent.
+void FillFromSlurm(CLI::Option* host_id, CLI::Option* num_hosts, NodeOptions& node) {
+  const char* rank = std::getenv("SLURM_PROCID");
+  const char* tasks = std::getenv("SLURM_NTASKS");
+  if (host_id->count() == 0 && std::getenv("ACTEX_HOST_ID") == nullptr && rank != nullptr) {
+    node.host_id = std::atoi(rank);
+  }
+  if (num_hosts->count() == 0 && std::getenv("ACTEX_NUM_HOSTS") == nullptr && tasks != nullptr) {
+    node.num_hosts = std::atoi(tasks);
+  }
+}
+
+}  // namespace
+
+CommandRunner AddNodeCommand(CLI::App& command) {
+  auto flags = std::make_shared<NodeFlags>();
+  NodeOptions& node = flags->node;
+  command.add_option("--coordinator", node.coordinator, "host 0's HOST:PORT")
+      ->envname("ACTEX_COORDINATOR");
+  CLI::Option* host_id = command.add_option("--host-id", node.host_id, "this host's index")
+                             ->envname("ACTEX_HOST_ID")
+                             ->check(CLI::NonNegativeNumber);
+  CLI::Option* num_hosts = command.add_option("--num-hosts", node.num_hosts, "hosts in the job")
+                               ->envname("ACTEX_NUM_HOSTS")
+                               ->check(CLI::PositiveNumber);
+  command.add_option("--bind", flags->bind,
+                     "interface for this node's tcp sockets (default: the coordinator's)");
+  AddJobFlags(command, node, flags->timeouts);
+  AddExtractFlags(command, flags->extract, "--shards-per-host");
+  return [flags, host_id, num_hosts] {
+    NodeOptions& node = flags->node;
+    FillFromSlurm(host_id, num_hosts, node);
+    auto extract = ResolveExtractFlags(flags->extract);
+    if (!extract) {
+      spdlog::error("{}", extract.error());
+      return 2;
+    }
+    node.extract = *extract;
+    node.extract.show_progress = true;
+    node.bind_address = flags->bind;
+    ApplyJobTimeouts(flags->timeouts, node);
+    spdlog::set_pattern("[%H:%M:%S.%e] [host " + std::to_string(node.host_id) + "] [%^%l%$] %v");
+    auto summary = RunNode(node);
+    if (!summary) {
+      spdlog::error("{}", summary.error());
+      return 1;
+    }
+    if (summary->host_dir.empty()) {
+      spdlog::info("done; this host computed its shards of other hosts' replicas");
+    } else {
+      spdlog::info("wrote {} documents ({} tokens) in {} shard(s) to {}: {:.1f} tokens/s; {} "
+                   "line(s) rejected",
+                   summary->docs, summary->tokens, summary->shards, summary->host_dir,
+                   summary->tokens_per_second, summary->rejected);
+    }
+    return 0;
+  };
+}
+
+}  // namespace actex

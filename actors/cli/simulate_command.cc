@@ -1,0 +1,56 @@
+#include <unistd.h>
+
+#include <climits>
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/cli/commands.h"
+#include "actors/cli/extract_flags.h"
+#include "actors/local_cluster.h"
+
+namespace actex {
+namespace {
+
+struct SimulateFlags {
+  ExtractFlags extract;
+  LocalClusterOptions cluster;
+  JobTimeouts timeouts;
+};
+
+std::string OwnExecutable() {
+  char path[PATH_MAX];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  return length > 0 ? std::string(path, length) : "actex";
+}
+
+}  // namespace
+
+CommandRunner AddSimulateCommand(CLI::App& command) {
+  auto flags = std::make_shared<SimulateFlags>();
+  command.add_option("--hosts", flags->cluster.hosts, "node processes to start on 127.0.0.1")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  AddJobFlags(command, flags->cluster.node, flags->timeouts);
+  AddExtractFlags(command, flags->extract, "--shards-per-host");
+  return [flags] {
+    auto extract = ResolveExtractFlags(flags->extract);
+    if (!extract) {
+      spdlog::error("{}", extract.error());
+      return 2;
+    }
+    flags->cluster.node.extract = *extract;
+    flags->cluster.actex_binary = OwnExecutable();
+    ApplyJobTimeouts(flags->timeouts, flags->cluster.node);
+    auto ran = RunLocalCluster(flags->cluster);
+    if (!ran) {
+      spdlog::error("{}", ran.error());
+      return 1;
+    }
+    spdlog::info("all {} simulated hosts finished", flags->cluster.hosts);
+    return 0;
+  };
+}
+
+}  // namespace actex

@@ -1,0 +1,177 @@
+#include "actors/job_link.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/run_fingerprint.h"
+#include "transport/coordinator.h"
+#include "transport/coordinator_client.h"
+#include "transport/wire.h"
+
+namespace actex {
+namespace {
+
+// The final barrier waits for the slowest host to finish its documents, which may be
+// days; liveness while waiting comes from the heartbeats.
+constexpr std::chrono::hours kFinishWait{24 * 30};
+constexpr std::chrono::seconds kShardSetupWait{30};
+
+struct CoordinatorAddress {
+  std::string host;
+  int port = 0;
+};
+
+std::expected<CoordinatorAddress, std::string> ParseCoordinator(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  CoordinatorAddress address;
+  if (colon == std::string::npos || colon == 0) {
+    return std::unexpected("--coordinator " + text + ": expected HOST:PORT (e.g. 10.0.0.10:8476)");
+  }
+  address.host = text.substr(0, colon);
+  if (address.host == "localhost") address.host = "127.0.0.1";
+  auto [end, error] = std::from_chars(text.data() + colon + 1, text.data() + text.size(),
+                                      address.port);
+  if (error != std::errc() || end != text.data() + text.size() || address.port < 1 ||
+      address.port > 65533) {
+    return std::unexpected("--coordinator " + text +
+                           ": the port must be a number from 1 to 65533 (the next two ports "
+                           "carry monitor events)");
+  }
+  return address;
+}
+
+}  // namespace
+
+struct JobLink::State {
+  NodeOptions options;
+  CoordinatorAddress coordinator;
+  zmq::context_t* context = nullptr;
+  zmq::socket_t setup;    // ROUTER: RingBound from local shards, RingTable back
+  zmq::socket_t monitor;  // PUB towards the coordinator's monitor feed
+  std::unique_ptr<Actor> coordinator_actor;  // host 0 only
+  std::unique_ptr<CoordinatorClient> client;
+};
+
+JobLink::JobLink() : state_(std::make_unique<State>()) {}
+JobLink::~JobLink() = default;
+
+std::string JobLink::BindAddress(const NodeOptions& options) {
+  if (!options.bind_address.empty()) return options.bind_address;
+  auto coordinator = ParseCoordinator(options.coordinator);
+  return coordinator ? coordinator->host : "127.0.0.1";
+}
+
+std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_t& context,
+                                                                  const NodeOptions& options,
+                                                                  const MeshPlan& mesh) {
+  auto coordinator = ParseCoordinator(options.coordinator);
+  if (!coordinator) return std::unexpected(coordinator.error());
+  std::unique_ptr<JobLink> link(new JobLink());
+  State& state = *link->state_;
+  state.options = options;
+  state.coordinator = *coordinator;
+  state.context = &context;
+  state.setup = zmq::socket_t(context, zmq::socket_type::router);
+  state.setup.set(zmq::sockopt::linger, 0);
+  state.setup.bind(kSetupEndpoint);
+  state.monitor = zmq::socket_t(context, zmq::socket_type::pub);
+  state.monitor.set(zmq::sockopt::linger, 0);
+  state.monitor.set(zmq::sockopt::sndhwm, 1000);
+  state.monitor.connect("tcp://" + coordinator->host + ":" + std::to_string(coordinator->port + 2));
+  if (options.host_id == 0) {
+    CoordinatorOptions coordinating;
+    coordinating.bind_address = coordinator->host;
+    coordinating.port = coordinator->port;
+    coordinating.monitor_port = coordinator->port + 1;
+    coordinating.monitor_collect_port = coordinator->port + 2;
+    coordinating.num_hosts = mesh.hosts;
+    coordinating.join_timeout = options.join_timeout;
+    coordinating.heartbeat_timeout = options.heartbeat_timeout;
+    // A crashed host is noticed when its connection drops; never wait longer for
+    // that than for its silence.
+    coordinating.disconnect_grace =
+        std::min(coordinating.disconnect_grace, options.heartbeat_timeout);
+    auto started = StartCoordinator(context, coordinating);
+    if (!started) return std::unexpected(started.error());
+    state.coordinator_actor = std::move(*started);
+  }
+  return link;
+}
+
+std::expected<void, std::string> JobLink::ConnectRings(
+    const HostLayout& layout, const std::map<std::string, std::string>& fingerprint) {
+  State& state = *state_;
+  // Every local shard announced its ingress before its ready handshake, so the
+  // messages are already queued here.
+  std::map<std::string, std::string> bound;     // ring key -> endpoint
+  std::map<std::string, std::string> identity;  // ring key -> the shard's ROUTER identity
+  std::map<std::string, int> replica_of;
+  for (size_t i = 0; i < layout.shards().size(); ++i) {
+    zmq::message_t who;
+    state.setup.set(zmq::sockopt::rcvtimeo, static_cast<int>(
+                                               std::chrono::milliseconds(kShardSetupWait).count()));
+    if (!state.setup.recv(who)) return std::unexpected("a device shard never reported its ring");
+    auto message = Receive(state.setup);
+    if (!message) return std::unexpected("ring set-up: " + message.error());
+    auto announced = message->As<RingBoundMessage>();
+    if (!announced) return std::unexpected("ring set-up: " + announced.error());
+    const int replica = std::stoi(announced->ring.substr(announced->ring.find('-') + 1));
+    const std::string key = HostLayout::RingKey(replica, announced->rank);
+    bound[key] = announced->endpoint;
+    identity[key] = who.to_string();
+    replica_of[key] = replica;
+  }
+
+  HelloMessage hello;
+  hello.host_id = state.options.host_id;
+  hello.num_hosts = state.options.num_hosts;
+  hello.software_version = SoftwareVersion();
+  hello.fingerprint = fingerprint;
+  for (const auto& [key, endpoint] : bound) {
+    if (endpoint.starts_with("tcp://")) hello.endpoints[key] = endpoint;
+  }
+  CoordinatorClientOptions joining;
+  joining.coordinator_address = state.coordinator.host;
+  joining.port = state.coordinator.port;
+  joining.join_timeout = state.options.join_timeout;
+  joining.heartbeat_timeout = state.options.heartbeat_timeout;
+  joining.disconnect_grace = std::min(joining.disconnect_grace, state.options.heartbeat_timeout);
+  auto client = CoordinatorClient::Join(*state.context, joining, hello);
+  if (!client) return std::unexpected(client.error());
+  state.client = std::move(*client);
+
+  for (const auto& [key, who] : identity) {
+    const int replica = replica_of[key];
+    RingTableMessage table{HostLayout::RingName(replica),
+                           layout.FinalEndpoints(replica, bound, state.client->endpoints())};
+    state.setup.send(zmq::buffer(who), zmq::send_flags::sndmore);
+    if (auto sent = Send(state.setup, table); !sent) return std::unexpected(sent.error());
+  }
+  return state.client->Barrier("ready", state.options.join_timeout);
+}
+
+zmq::socket_t* JobLink::monitor() { return &state_->monitor; }
+
+zmq::socket_t* JobLink::socket() {
+  return state_->client ? &state_->client->socket() : nullptr;
+}
+
+std::expected<void, std::string> JobLink::Service() {
+  if (!state_->client) return {};
+  return state_->client->Service();
+}
+
+void JobLink::ReportFailure(const std::string& reason) {
+  if (state_->client) state_->client->ReportFailure(reason);
+}
+
+std::expected<void, std::string> JobLink::FinishTogether() {
+  State& state = *state_;
+  if (auto done = state.client->Barrier("done", kFinishWait); !done) return done;
+  if (state.coordinator_actor) return state.coordinator_actor->Join();
+  return {};
+}
+
+}  // namespace actex

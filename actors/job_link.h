@@ -1,0 +1,59 @@
+#ifndef ACTEX_ACTORS_JOB_LINK_H_
+#define ACTEX_ACTORS_JOB_LINK_H_
+
+#include <expected>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "actors/host_layout.h"
+#include "actors/mesh_plan.h"
+#include "actors/node.h"
+
+namespace actex {
+
+// A node's link to the rest of its job (jobs of more than one host only): on host 0
+// the coordinator actor; on every host the coordinator client (rendezvous, barriers,
+// heartbeats), the PUB socket that feeds monitors through the coordinator, and the
+// exchange that tells local device shards where their ring peers listen.
+class JobLink {
+ public:
+  static constexpr const char* kSetupEndpoint = "inproc://ring-setup";
+
+  // The interface this node's tcp sockets bind to: --bind, else the coordinator's
+  // host, never every interface unless asked.
+  static std::string BindAddress(const NodeOptions& options);
+
+  // Binds the set-up socket, starts the coordinator on host 0 and connects the
+  // monitor PUB. Nothing is sent yet.
+  static std::expected<std::unique_ptr<JobLink>, std::string> Open(zmq::context_t& context,
+                                                                  const NodeOptions& options,
+                                                                  const MeshPlan& mesh);
+  ~JobLink();
+
+  // Collects the local device shards' ring endpoints, joins the job with `fingerprint`
+  // (every host must send the same), answers each shard with its ring's full table
+  // and passes the "ready" barrier. Errors carry the coordinator's reason.
+  std::expected<void, std::string> ConnectRings(const HostLayout& layout,
+                                                const std::map<std::string, std::string>& fingerprint);
+
+  zmq::socket_t* monitor();
+  zmq::socket_t* socket();  // readable when the coordinator sent something
+  // Heartbeats and incoming messages; an error when the job was aborted or the
+  // coordinator went silent.
+  std::expected<void, std::string> Service();
+  void ReportFailure(const std::string& reason);
+  // The final barrier: no host reports success before every host finished.
+  std::expected<void, std::string> FinishTogether();
+
+ private:
+  JobLink();
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_JOB_LINK_H_

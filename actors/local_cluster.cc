@@ -1,0 +1,138 @@
+#include "actors/local_cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/extract_options.h"
+
+extern char** environ;
+
+namespace actex {
+namespace {
+
+// Binds 127.0.0.1:port (0: any) and returns the socket, or -1.
+int BindLoopback(int port, int* bound_port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  socklen_t length = sizeof(address);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    close(fd);
+    return -1;
+  }
+  if (bound_port) *bound_port = ntohs(address.sin_port);
+  return fd;
+}
+
+std::string Seconds(std::chrono::milliseconds duration) {
+  return std::to_string(duration.count() / 1000.0);
+}
+
+}  // namespace
+
+std::expected<int, std::string> FindFreePortTriple() {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    int port = 0;
+    int first = BindLoopback(0, &port);
+    if (first < 0) return std::unexpected("cannot bind a loopback port");
+    int second = port < 65534 ? BindLoopback(port + 1, nullptr) : -1;
+    int third = port < 65533 ? BindLoopback(port + 2, nullptr) : -1;
+    for (int fd : {first, second, third}) {
+      if (fd >= 0) close(fd);
+    }
+    if (second >= 0 && third >= 0) return port;
+  }
+  return std::unexpected("found no three consecutive free loopback ports");
+}
+
+std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int host_id, int port) {
+  const NodeOptions& node = options.node;
+  std::vector<std::string> args = {
+      options.actex_binary, "node", "--coordinator", "127.0.0.1:" + std::to_string(port),
+      "--host-id", std::to_string(host_id), "--num-hosts", std::to_string(options.hosts),
+      "--bind", "127.0.0.1", "--mesh", node.mesh, "--machine-id",
+      std::to_string(node.machine_id), "--total-machines", std::to_string(node.total_machines),
+      "--join-timeout", Seconds(node.join_timeout), "--heartbeat-timeout",
+      Seconds(node.heartbeat_timeout)};
+  ExtractOptions extract = node.extract;
+  if (extract.blas_threads == 0) {
+    // Every node of the simulation shares this machine's cores.
+    const int cores = std::max(1u, std::thread::hardware_concurrency());
+    extract.blas_threads = std::max(1, cores / (options.hosts * extract.shards));
+  }
+  for (std::string& arg : ExtractOptionsToArgs(extract)) args.push_back(std::move(arg));
+  return args;
+}
+
+std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& options) {
+  auto port = FindFreePortTriple();
+  if (!port) return std::unexpected(port.error());
+  std::map<pid_t, int> running;  // pid -> host id
+  for (int host = 0; host < options.hosts; ++host) {
+    std::vector<std::string> args = LocalNodeArgs(options, host, *port);
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (int error = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+        error != 0) {
+      for (const auto& [started, id] : running) kill(started, SIGKILL);
+      return std::unexpected("cannot start " + options.actex_binary + ": " + strerror(error));
+    }
+    running[pid] = host;
+  }
+  spdlog::info("simulating {} hosts on 127.0.0.1 (coordinator port {}), mesh {}", options.hosts,
+               *port, options.node.mesh);
+
+  std::vector<std::string> failures;
+  std::optional<std::chrono::steady_clock::time_point> kill_at;
+  while (!running.empty()) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) {
+      if (kill_at && std::chrono::steady_clock::now() > *kill_at) {
+        for (const auto& [left, host] : running) {
+          kill(left, SIGKILL);
+          failures.push_back("host " + std::to_string(host) + " did not stop and was killed");
+        }
+        kill_at.reset();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    auto found = running.find(pid);
+    if (found == running.end()) continue;
+    const int host = found->second;
+    running.erase(found);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+    failures.push_back("host " + std::to_string(host) +
+                       (WIFEXITED(status) ? " exited with code " + std::to_string(WEXITSTATUS(status))
+                                          : " was killed by signal " + std::to_string(WTERMSIG(status))));
+    if (!kill_at) {
+      kill_at = std::chrono::steady_clock::now() + options.node.heartbeat_timeout +
+                std::chrono::seconds(10);
+    }
+  }
+  if (failures.empty()) return {};
+  std::string message = "the simulated job failed: ";
+  for (size_t i = 0; i < failures.size(); ++i) message += (i ? "; " : "") + failures[i];
+  return std::unexpected(message);
+}
+
+}  // namespace actex

@@ -1,0 +1,33 @@
+#ifndef ACTEX_ACTORS_LOCAL_CLUSTER_H_
+#define ACTEX_ACTORS_LOCAL_CLUSTER_H_
+
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "actors/node.h"
+
+namespace actex {
+
+// `actex simulate`: a job of `hosts` real `actex node` processes on 127.0.0.1, with
+// real tcp between them, exactly as they would run on separate machines.
+struct LocalClusterOptions {
+  std::string actex_binary;  // the executable to start as each node
+  int hosts = 2;
+  NodeOptions node;  // everything but host_id, num_hosts, coordinator and bind_address
+};
+
+// Picks three free consecutive loopback ports (coordinator, monitor, monitor feed).
+std::expected<int, std::string> FindFreePortTriple();
+
+// The command line of host `host_id`'s node, for a coordinator on `port`.
+std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int host_id, int port);
+
+// Starts every node (host 0 first), waits for all of them, and returns success only
+// when every node exited 0. Nodes stop one another when one fails; any node still
+// running a heartbeat timeout after the first failure is killed.
+std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& options);
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_LOCAL_CLUSTER_H_

@@ -1,0 +1,79 @@
+#include "actors/mesh_plan.h"
+
+#include <cstdio>
+#include <regex>
+
+namespace actex {
+
+int MeshPlan::ReplicaOfDocument(int64_t doc_id) const {
+  // Every (machine, replica) pair takes every total_machines*data-th document.
+  const int64_t slot = doc_id % (int64_t{total_machines} * data);
+  if (slot / data != machine_id) return -1;
+  return static_cast<int>(slot % data);
+}
+
+std::vector<int> MeshPlan::ReplicasOnHost(int host) const {
+  std::vector<int> replicas;
+  const int first = host * shards_per_host, end = first + shards_per_host;
+  for (int shard = first; shard < end; ++shard) {
+    const int replica = shard / model;
+    if (replicas.empty() || replicas.back() != replica) replicas.push_back(replica);
+  }
+  return replicas;
+}
+
+std::string MeshPlan::HostFolder(int host) const {
+  char name[64];
+  if (total_machines > 1) {
+    std::snprintf(name, sizeof(name), "machine_%03d_host_%02d", machine_id, host);
+  } else {
+    std::snprintf(name, sizeof(name), "host_%02d", host);
+  }
+  return name;
+}
+
+std::string MeshPlan::Describe() const {
+  return "data=" + std::to_string(data) + ",model=" + std::to_string(model);
+}
+
+std::expected<MeshPlan, std::string> PlanMesh(const std::string& mesh, int hosts,
+                                              int shards_per_host, int machine_id,
+                                              int total_machines) {
+  if (hosts < 1) return std::unexpected("--num-hosts must be at least 1");
+  if (shards_per_host < 1) return std::unexpected("--shards-per-host must be at least 1");
+  if (total_machines < 1 || machine_id < 0 || machine_id >= total_machines) {
+    return std::unexpected("--machine-id " + std::to_string(machine_id) +
+                           " must be in [0, --total-machines " + std::to_string(total_machines) +
+                           ")");
+  }
+  MeshPlan plan{hosts, shards_per_host, 1, 1, machine_id, total_machines};
+  const int shards = hosts * shards_per_host;
+  std::smatch match;
+  static const std::regex kShape(R"(data=(\d+),model=(\d+))");
+  if (mesh == "1d") {
+    plan.model = shards;
+  } else if (mesh == "2d") {
+    plan.data = hosts;
+    plan.model = shards_per_host;
+  } else if (std::regex_match(mesh, match, kShape)) {
+    plan.data = std::stoi(match[1]);
+    plan.model = std::stoi(match[2]);
+  } else {
+    return std::unexpected("--mesh " + mesh + ": expected 1d, 2d or data=D,model=M");
+  }
+  if (plan.data < 1 || plan.model < 1 || plan.data * plan.model != shards) {
+    return std::unexpected("--mesh " + mesh + ": data x model must equal the job's " +
+                           std::to_string(hosts) + " hosts x " + std::to_string(shards_per_host) +
+                           " shards per host = " + std::to_string(shards) + " device shards");
+  }
+  if (plan.model < shards_per_host) {
+    // Two replicas' rank 0 would share a host and so its one output folder.
+    return std::unexpected("--mesh " + mesh + ": model=" + std::to_string(plan.model) +
+                           " is smaller than --shards-per-host " +
+                           std::to_string(shards_per_host) +
+                           "; give each host whole replicas by lowering --shards-per-host");
+  }
+  return plan;
+}
+
+}  // namespace actex

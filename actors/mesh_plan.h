@@ -1,0 +1,48 @@
+#ifndef ACTEX_ACTORS_MESH_PLAN_H_
+#define ACTEX_ACTORS_MESH_PLAN_H_
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+namespace actex {
+
+// Where every device shard of a job lives. Global shard g (0 <= g < hosts *
+// shards_per_host) sits on host g / shards_per_host; replicas are `data` groups of
+// `model` consecutive global shards, so replica r is shards [r*model, (r+1)*model)
+// and its model rank k is global shard r*model + k. Documents are dealt to replicas
+// by id alone (deterministic: the same command gives the same split), after the
+// outer split between independent jobs (--machine-id M --total-machines K).
+struct MeshPlan {
+  int hosts = 1;
+  int shards_per_host = 1;
+  int data = 1;   // data-parallel replicas
+  int model = 1;  // device shards per replica
+  int machine_id = 0;
+  int total_machines = 1;
+
+  int HostOfShard(int global_shard) const { return global_shard / shards_per_host; }
+  int FirstShardOfReplica(int replica) const { return replica * model; }
+  // The host that holds a replica's model rank 0 and so writes its documents.
+  int WriterHost(int replica) const { return HostOfShard(FirstShardOfReplica(replica)); }
+  // The replica that computes `doc_id` on this machine, or -1 when another machine
+  // (another job of the same corpus) owns it.
+  int ReplicaOfDocument(int64_t doc_id) const;
+  // Replicas with at least one shard on `host`, ascending.
+  std::vector<int> ReplicasOnHost(int host) const;
+  // Output folder of `host` below OUT: host_NN, or machine_MMM_host_NN with machines.
+  std::string HostFolder(int host) const;
+  std::string Describe() const;  // "data=2,model=3"
+};
+
+// Parses --mesh: "1d" (one replica over every shard of every host), "2d" (one replica
+// per host) or "data=D,model=M", and checks it against the job's size. Errors name
+// the flag and what would fit.
+std::expected<MeshPlan, std::string> PlanMesh(const std::string& mesh, int hosts,
+                                              int shards_per_host, int machine_id,
+                                              int total_machines);
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_MESH_PLAN_H_

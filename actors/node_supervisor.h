@@ -1,0 +1,55 @@
+#ifndef ACTEX_ACTORS_NODE_SUPERVISOR_H_
+#define ACTEX_ACTORS_NODE_SUPERVISOR_H_
+
+#include <expected>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "transport/actor.h"
+#include "transport/schema.h"
+
+namespace actex {
+
+class JobLink;
+
+// Watches a node's actors from the node's own thread: the first failure stops them
+// all, events from the writer feed the progress line and are re-published to
+// monitors, and the job link (when the job has several hosts) is serviced whenever
+// its socket is readable or a poll slice passes, so heartbeats flow and an abort
+// from another host stops this one too.
+class NodeSupervisor {
+ public:
+  struct Options {
+    int host_id = 0;
+    bool show_progress = false;
+    zmq::socket_t* events = nullptr;       // PULL: MonitorEventMessage from the writer
+    JobLink* job = nullptr;                // null for a job of one host
+  };
+
+  explicit NodeSupervisor(Options options);
+  ~NodeSupervisor();  // stops and joins whatever still runs
+
+  std::expected<void, std::string> Add(std::expected<std::unique_ptr<Actor>, std::string> actor);
+  // Until every actor has finished; the first error (an actor's or the job's).
+  std::expected<void, std::string> Run();
+  // Stops every actor (they finish without listing their open shard).
+  void StopAll();
+
+  // Publishes one of the node's own events ("started", "finished", "error").
+  void Publish(const std::string& kind, const std::string& message);
+  const MonitorEventMessage& last_event() const { return last_event_; }
+
+ private:
+  void DrainEvents();
+
+  Options options_;
+  std::vector<std::unique_ptr<Actor>> actors_;
+  MonitorEventMessage last_event_;
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_NODE_SUPERVISOR_H_

@@ -1,0 +1,16 @@
+#ifndef ACTEX_MODEL_BLAS_THREADS_H_
+#define ACTEX_MODEL_BLAS_THREADS_H_
+
+namespace actex {
+
+// Sets how many threads OpenBLAS uses for each sgemm (n >= 1). OpenBLAS keeps this in
+// one process-wide setting shared by every caller thread, so all shards of a process
+// see the same value; call it once at start-up, before any forward pass.
+void SetBlasThreads(int n);
+
+// The current process-wide OpenBLAS thread count.
+int BlasThreads();
+
+}  // namespace actex
+
+#endif  // ACTEX_MODEL_BLAS_THREADS_H_

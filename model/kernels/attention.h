@@ -1,0 +1,32 @@
+#ifndef ACTEX_MODEL_KERNELS_ATTENTION_H_
+#define ACTEX_MODEL_KERNELS_ATTENTION_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace actex {
+
+// Which heads a shard holds: query heads [first_head, first_head + heads) and
+// key/value heads [first_kv_head, first_kv_head + kv_heads), with query head h
+// reading key/value head h / group (HF's repeat_kv).
+struct AttentionHeads {
+  int first_head = 0, heads = 0;
+  int first_kv_head = 0, kv_heads = 0;
+  int group = 1;
+  int head_dim = 0;
+};
+
+// Causal self-attention of one sequence of `tokens` tokens, as HF's eager attention:
+//   context = softmax(Q Kᵀ / sqrt(head_dim) + causal mask) V
+// with the softmax in float32 after subtracting the row maximum. q and context are
+// [tokens, ld_q] with the shard's query heads side by side; k and v are
+// [tokens, ld_kv] with its key/value heads. Q Kᵀ and P V are sgemms over blocks of
+// queries, each reading only the keys its causal window can see. `scores` is scratch,
+// reused across calls.
+void CausalAttention(const float* q, const float* k, const float* v, int64_t ld_q, int64_t ld_kv,
+                     int64_t tokens, const AttentionHeads& heads, float* context,
+                     std::vector<float>* scores);
+
+}  // namespace actex
+
+#endif  // ACTEX_MODEL_KERNELS_ATTENTION_H_

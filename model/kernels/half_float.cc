@@ -1,0 +1,89 @@
+#include "model/kernels/half_float.h"
+
+#include <immintrin.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+namespace actex {
+
+float BFloat16ToFloat(uint16_t bits) { return std::bit_cast<float>(uint32_t{bits} << 16); }
+
+float Float16ToFloat(uint16_t bits) {
+  const uint32_t sign = uint32_t{bits & 0x8000u} << 16;
+  const uint32_t exponent = (bits >> 10) & 0x1fu;
+  const uint32_t mantissa = bits & 0x3ffu;
+  if (exponent == 0) {
+    // Zero or subnormal: mantissa * 2^-24, exact in float (10 bits times a power of two).
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return std::bit_cast<float>(std::bit_cast<uint32_t>(magnitude) | sign);
+  }
+  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  // Rebias the exponent from 15 to 127.
+  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+uint16_t FloatToBFloat16(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  const uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>((bits + rounding) >> 16);
+}
+
+uint16_t FloatToFloat16(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 rounds to infinity
+  if (magnitude < 0x38800000u) {
+    // Below the smallest normal half (2^-14): a subnormal with step 2^-24. Scaling by
+    // 2^24 is exact, and nearbyint rounds ties to even in the default rounding mode.
+    const float steps = std::nearbyint(std::bit_cast<float>(magnitude) * 16777216.0f);
+    return sign | static_cast<uint16_t>(steps);  // 1024 correctly becomes 2^-14
+  }
+  // Drop 13 mantissa bits with round-to-nearest-even; a carry moves into the exponent.
+  const uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1u);
+  return sign | static_cast<uint16_t>((rounded - (112u << 23)) >> 13);
+}
+
+void WidenToFloat(const void* source, WeightDtype dtype, int64_t count, float* destination) {
+  const auto* bytes = static_cast<const uint8_t*>(source);
+  switch (dtype) {
+    case WeightDtype::kF32:
+      std::memcpy(destination, bytes, static_cast<size_t>(count) * sizeof(float));
+      return;
+    case WeightDtype::kBF16: {
+      int64_t i = 0;
+      for (; i + 8 <= count; i += 8) {  // bits << 16, eight at a time
+        const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 2 * i));
+        const __m256i widened = _mm256_slli_epi32(_mm256_cvtepu16_epi32(halves), 16);
+        _mm256_storeu_ps(destination + i, _mm256_castsi256_ps(widened));
+      }
+      for (; i < count; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, bytes + 2 * i, 2);
+        destination[i] = BFloat16ToFloat(bits);
+      }
+      return;
+    }
+    case WeightDtype::kF16: {
+      int64_t i = 0;
+      for (; i + 8 <= count; i += 8) {  // F16C's conversion is exact, subnormals included
+        const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 2 * i));
+        _mm256_storeu_ps(destination + i, _mm256_cvtph_ps(halves));
+      }
+      for (; i < count; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, bytes + 2 * i, 2);
+        destination[i] = Float16ToFloat(bits);
+      }
+      return;
+    }
+  }
+}
+
+int WeightDtypeBytes(WeightDtype dtype) { return dtype == WeightDtype::kF32 ? 4 : 2; }
+
+}  // namespace actex

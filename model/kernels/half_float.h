@@ -1,0 +1,29 @@
+#ifndef ACTEX_MODEL_KERNELS_HALF_FLOAT_H_
+#define ACTEX_MODEL_KERNELS_HALF_FLOAT_H_
+
+#include <cstdint>
+
+#include "model/model_weights.h"
+
+namespace actex {
+
+// Exact: a bfloat16 is the upper half of a float32.
+float BFloat16ToFloat(uint16_t bits);
+// Exact, including subnormals, infinities and NaN (every half is a float).
+float Float16ToFloat(uint16_t bits);
+// Round to nearest, ties to even; NaN stays NaN.
+uint16_t FloatToBFloat16(float value);
+// Round to nearest, ties to even; overflow gives infinity, tiny values become
+// half subnormals or zero.
+uint16_t FloatToFloat16(float value);
+
+// Widens `count` consecutive elements of `dtype` starting at `source` (any
+// alignment) to float32 in `destination`.
+void WidenToFloat(const void* source, WeightDtype dtype, int64_t count, float* destination);
+
+// Bytes per element of `dtype`.
+int WeightDtypeBytes(WeightDtype dtype);
+
+}  // namespace actex
+
+#endif  // ACTEX_MODEL_KERNELS_HALF_FLOAT_H_

@@ -1,0 +1,96 @@
+#include "model/kernels/linear.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "model/kernels/half_float.h"
+
+namespace actex {
+namespace {
+
+// Sets Y's first `out` columns of every row to the bias, so the sgemm can accumulate
+// into them with beta = 1, as torch's addmm adds the bias.
+void FillWithBias(const float* bias, int64_t tokens, int64_t out, float* y, int64_t ldy) {
+  for (int64_t t = 0; t < tokens; ++t) {
+    std::memcpy(y + t * ldy, bias, static_cast<size_t>(out) * sizeof(float));
+  }
+}
+
+}  // namespace
+
+WeightSlice RowSlice(const WeightView& weight, int64_t first_row, int64_t end_row) {
+  return {weight, first_row, end_row, 0, weight.cols};
+}
+
+WeightSlice ColumnSlice(const WeightView& weight, int64_t first_col, int64_t end_col) {
+  return {weight, 0, weight.rows, first_col, end_col};
+}
+
+WidenTile WidenTileShape(int64_t out_features, int64_t in_features) {
+  constexpr int64_t kMaxCols = 512;
+  constexpr int64_t kTileBytes = int64_t{4} << 20;
+  WidenTile tile;
+  tile.cols = std::clamp<int64_t>(in_features, 1, kMaxCols);
+  tile.rows =
+      std::clamp<int64_t>(kTileBytes / (tile.cols * 4), 1, std::max<int64_t>(out_features, 1));
+  return tile;
+}
+
+void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
+            const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer) {
+  const int64_t out = weight.out_features();
+  const int64_t in = weight.in_features();
+  if (tokens <= 0 || out <= 0) return;
+  if (bias != nullptr) FillWithBias(bias, tokens, out, y, ldy);
+  if (in <= 0) {
+    if (bias == nullptr) {
+      for (int64_t t = 0; t < tokens; ++t) std::fill(y + t * ldy, y + t * ldy + out, 0.0f);
+    }
+    return;
+  }
+  const float beta = bias != nullptr ? 1.0f : 0.0f;  // without a bias Y is overwritten
+
+  const WeightView& view = weight.weight;
+  const int element_bytes = WeightDtypeBytes(view.dtype);
+  const auto* base = static_cast<const uint8_t*>(view.data);
+  auto element = [&](int64_t row, int64_t col) {
+    return base + (row * view.cols + col) * element_bytes;
+  };
+
+  const bool float_in_place = view.dtype == WeightDtype::kF32 &&
+                              reinterpret_cast<uintptr_t>(view.data) % alignof(float) == 0;
+  if (float_in_place) {
+    // W's slice is read in place: ldb is the full row length even for a column range.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
+                static_cast<blasint>(out), static_cast<blasint>(in), 1.0f, x,
+                static_cast<blasint>(ldx),
+                reinterpret_cast<const float*>(element(weight.first_row, weight.first_col)),
+                static_cast<blasint>(view.cols), beta, y, static_cast<blasint>(ldy));
+    return;
+  }
+
+  const WidenTile tile = WidenTileShape(out, in);
+  if (static_cast<int64_t>(widen_buffer->size()) < tile.rows * tile.cols) {
+    widen_buffer->resize(static_cast<size_t>(tile.rows * tile.cols));
+  }
+  float* block = widen_buffer->data();  // [rows, cols] of the current tile
+  for (int64_t first_row = 0; first_row < out; first_row += tile.rows) {
+    const int64_t rows = std::min(tile.rows, out - first_row);
+    for (int64_t first_col = 0; first_col < in; first_col += tile.cols) {
+      const int64_t cols = std::min(tile.cols, in - first_col);
+      for (int64_t r = 0; r < rows; ++r) {
+        WidenToFloat(element(weight.first_row + first_row + r, weight.first_col + first_col),
+                     view.dtype, cols, block + r * cols);
+      }
+      // The first K tile overwrites (or adds to the bias), the others accumulate.
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
+                  static_cast<blasint>(rows), static_cast<blasint>(cols), 1.0f, x + first_col,
+                  static_cast<blasint>(ldx), block, static_cast<blasint>(cols),
+                  first_col == 0 ? beta : 1.0f, y + first_row, static_cast<blasint>(ldy));
+    }
+  }
+}
+
+}  // namespace actex

@@ -1,0 +1,46 @@
+#ifndef ACTEX_MODEL_KERNELS_LINEAR_H_
+#define ACTEX_MODEL_KERNELS_LINEAR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "model/model_weights.h"
+
+namespace actex {
+
+// Rows [first_row, end_row) and columns [first_col, end_col) of a [rows, cols] weight
+// in HF's Linear layout [out_features, in_features]. A shard takes a row range of
+// q/k/v/gate/up (its output features) and a column range of o_proj/down_proj (its
+// input features).
+struct WeightSlice {
+  WeightView weight;
+  int64_t first_row = 0, end_row = 0;
+  int64_t first_col = 0, end_col = 0;
+
+  int64_t out_features() const { return end_row - first_row; }
+  int64_t in_features() const { return end_col - first_col; }
+};
+
+WeightSlice RowSlice(const WeightView& weight, int64_t first_row, int64_t end_row);
+WeightSlice ColumnSlice(const WeightView& weight, int64_t first_col, int64_t end_col);
+
+// Y[tokens, out] = X[tokens, in] · Wᵀ (+ bias[out]). Float32 weights are read in
+// place by one OpenBLAS sgemm. 16-bit weights are widened tile by tile (see
+// WidenTileShape) into `widen_buffer` (reused, grows as needed) with one sgemm per
+// tile, so a model is never widened as a whole. `x` has row stride `ldx` >= in, `y`
+// row stride `ldy` >= out; `bias` may be null. Y must not overlap X.
+void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
+            const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer);
+
+// The tile of a 16-bit weight widened at a time: up to 512 input features (one
+// sgemm's K, about OpenBLAS's own K blocking, so splitting K adds little traffic on Y)
+// by as many output rows as fit in 4 MiB of float32 (L2/L3 sized, and wide enough
+// that re-packing X once per row tile costs under 1% of the multiply).
+struct WidenTile {
+  int64_t rows = 0, cols = 0;
+};
+WidenTile WidenTileShape(int64_t out_features, int64_t in_features);
+
+}  // namespace actex
+
+#endif  // ACTEX_MODEL_KERNELS_LINEAR_H_

@@ -1,0 +1,328 @@
+// The Qwen2 forward pass of one tensor-parallel shard, as HF transformers computes
+// it (see tests/fixtures/qwen2-tiny/README.md), over a batch of packed sequences.
+// Shapes: `tokens` is the packed batch length, `heads`/`kv_heads` this shard's
+// query/key-value heads, `columns` its MLP intermediate columns.
+
+#include "model/qwen2_forward.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "model/kernels/attention.h"
+#include "model/kernels/half_float.h"
+#include "model/kernels/linear.h"
+#include "model/kernels/rms_norm.h"
+#include "model/kernels/rotary.h"
+#include "model/kernels/swiglu.h"
+#include "model/shard_weights.h"
+
+namespace actex {
+namespace {
+
+constexpr int kSiteKinds = 8;
+// Rotary tables grow to the largest position seen; this bounds them (Qwen2.5's longest
+// context is 131072).
+constexpr int32_t kMaxPosition = 1 << 20;
+
+// Grows `buffer` to at least `size` floats; never shrinks, so batches reuse memory.
+float* Reserve(std::vector<float>& buffer, int64_t size) {
+  if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(static_cast<size_t>(size));
+  return buffer.data();
+}
+
+void AddInPlace(float* target, const float* addend, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) target[i] += addend[i];
+}
+
+}  // namespace
+
+struct Qwen2Shard::State {
+  std::shared_ptr<const ModelWeights> weights;
+  ModelConfig config;
+  ShardSlice slice;
+  std::vector<Site> sites;
+  int last_layer = -1;  // the deepest layer any site needs
+  ShardWeights shard;
+  AttentionHeads attention_heads;
+  RotaryTable rotary;
+  std::vector<int> capture_slot;  // [(layer + 1) * kSiteKinds + kind] -> index in sites, or -1
+  int layers_computed = 0;
+
+  // Activations, reused across batches.
+  std::vector<float> resid, normed, q, k, v, context, partial, gate, up;
+  std::vector<float> widen_scratch, score_scratch;
+  std::vector<std::vector<float>> gathered;
+
+  // Set for the duration of one Forward.
+  std::vector<SiteActivations>* captures = nullptr;
+  int64_t tokens = 0;
+
+  State(const ModelConfig& model_config) : rotary(model_config.head_dim, model_config.rope_theta) {}
+
+  int Slot(SiteKind kind, int layer) const {
+    const size_t index = static_cast<size_t>((layer + 1) * kSiteKinds + static_cast<int>(kind));
+    return index < capture_slot.size() ? capture_slot[index] : -1;
+  }
+  bool Wants(SiteKind kind, int layer) const { return Slot(kind, layer) >= 0; }
+
+  // Copies `values` ([tokens, width]) into the capture of site (kind, layer), if requested.
+  void Tap(SiteKind kind, int layer, const float* values) {
+    const int slot = Slot(kind, layer);
+    if (slot < 0) return;
+    SiteActivations& capture = (*captures)[slot];
+    std::memcpy(capture.values.data(), values,
+                static_cast<size_t>(tokens * capture.width) * sizeof(float));
+  }
+
+  std::expected<void, std::string> TapGatheredColumns(SiteKind kind, int layer, const float* local,
+                                                      Collective& collective);
+  std::expected<void, std::string> Run(const PackedBatch& batch, Collective& collective);
+};
+
+Qwen2Shard::Qwen2Shard() = default;
+Qwen2Shard::~Qwen2Shard() = default;
+
+int Qwen2Shard::layers_computed() const { return state_->layers_computed; }
+
+std::expected<std::unique_ptr<Qwen2Shard>, std::string> Qwen2Shard::Create(
+    std::shared_ptr<const ModelWeights> weights, const ShardSlice& slice,
+    const std::vector<Site>& sites) {
+  const ModelConfig& config = weights->config();
+  // Peers' column ranges (for gathers) are recomputed with PlanShard, so the slice must be
+  // exactly what PlanShard gives.
+  auto planned = PlanShard(config, slice.rank, slice.shards);
+  if (!planned) return std::unexpected(planned.error());
+  if (planned->first_head != slice.first_head || planned->end_head != slice.end_head ||
+      planned->first_kv_head != slice.first_kv_head || planned->end_kv_head != slice.end_kv_head ||
+      planned->first_intermediate != slice.first_intermediate ||
+      planned->end_intermediate != slice.end_intermediate) {
+    return std::unexpected("shard " + std::to_string(slice.rank) + " of " +
+                           std::to_string(slice.shards) + " was not planned by PlanShard for " +
+                           config.name);
+  }
+  auto state = std::make_unique<State>(config);
+  state->weights = weights;
+  state->config = config;
+  state->slice = slice;
+  state->sites = sites;
+  state->capture_slot.assign(static_cast<size_t>((config.layers + 2) * kSiteKinds), -1);
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const Site& site = sites[i];
+    const bool has_layer = site.kind != SiteKind::kEmbed && site.kind != SiteKind::kLnFinal;
+    if (has_layer && (site.layer < 0 || site.layer >= config.layers)) {
+      return std::unexpected("site " + site.HookName() + " is outside " + config.name +
+                             ", which has " + std::to_string(config.layers) + " layers");
+    }
+    const int layer = has_layer ? site.layer : -1;
+    int& slot = state->capture_slot[(layer + 1) * kSiteKinds + static_cast<int>(site.kind)];
+    if (slot >= 0) return std::unexpected("site " + site.HookName() + " is requested twice");
+    slot = static_cast<int>(i);
+    state->last_layer = std::max(state->last_layer, site.LastLayerNeeded(config));
+  }
+  auto shard = SliceShardWeights(*weights, slice, state->last_layer);
+  if (!shard) return std::unexpected(shard.error());
+  state->shard = std::move(*shard);
+  state->attention_heads = {.first_head = slice.first_head,
+                            .heads = slice.end_head - slice.first_head,
+                            .first_kv_head = slice.first_kv_head,
+                            .kv_heads = slice.end_kv_head - slice.first_kv_head,
+                            .group = config.heads / config.kv_heads,
+                            .head_dim = config.head_dim};
+  std::unique_ptr<Qwen2Shard> result(new Qwen2Shard());
+  result->state_ = std::move(state);
+  return result;
+}
+
+std::expected<void, std::string> Qwen2Shard::Forward(const PackedBatch& batch,
+                                                     Collective& collective,
+                                                     std::vector<SiteActivations>* captures) {
+  State& s = *state_;
+  const int64_t tokens = static_cast<int64_t>(batch.token_ids.size());
+  if (batch.positions.size() != batch.token_ids.size()) {
+    return std::unexpected("batch has " + std::to_string(tokens) + " tokens but " +
+                           std::to_string(batch.positions.size()) + " positions");
+  }
+  int64_t packed = 0;
+  for (int32_t length : batch.sequence_lengths) {
+    if (length <= 0)
+      return std::unexpected("batch has a sequence of length " + std::to_string(length));
+    packed += length;
+  }
+  if (packed != tokens) {
+    return std::unexpected("batch sequence lengths sum to " + std::to_string(packed) + ", not " +
+                           std::to_string(tokens) + " tokens");
+  }
+  int32_t max_position = -1;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const int32_t id = batch.token_ids[t];
+    if (id < 0 || id >= s.config.vocab_size) {
+      return std::unexpected("token id " + std::to_string(id) + " at batch position " +
+                             std::to_string(t) + " is outside the vocabulary of " + s.config.name +
+                             " (" + std::to_string(s.config.vocab_size) + ")");
+    }
+    if (batch.positions[t] < 0 || batch.positions[t] > kMaxPosition) {
+      return std::unexpected("position " + std::to_string(batch.positions[t]) +
+                             " at batch position " + std::to_string(t) + " is outside [0, " +
+                             std::to_string(kMaxPosition) + "]");
+    }
+    max_position = std::max(max_position, batch.positions[t]);
+  }
+  if (collective.size() != s.slice.shards || collective.rank() != s.slice.rank) {
+    return std::unexpected("collective is rank " + std::to_string(collective.rank()) + " of " +
+                           std::to_string(collective.size()) + " but this shard is rank " +
+                           std::to_string(s.slice.rank) + " of " + std::to_string(s.slice.shards));
+  }
+  s.rotary.Reserve(int64_t{max_position} + 1);
+
+  captures->resize(s.sites.size());
+  for (size_t i = 0; i < s.sites.size(); ++i) {
+    SiteActivations& capture = (*captures)[i];
+    capture.site = s.sites[i];
+    capture.width = s.sites[i].Width(s.config);
+    capture.values.resize(static_cast<size_t>(tokens * capture.width));
+  }
+  s.captures = captures;
+  s.tokens = tokens;
+  auto result = s.Run(batch, collective);
+  s.captures = nullptr;
+  return result;
+}
+
+std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch,
+                                                        Collective& collective) {
+  const int64_t hidden = config.hidden;
+  const int64_t dim = config.head_dim;
+  const int64_t q_width = attention_heads.heads * dim;      // this shard's query heads
+  const int64_t kv_width = attention_heads.kv_heads * dim;  // its key/value heads
+  const int64_t columns = slice.end_intermediate - slice.first_intermediate;
+  const float eps = config.rms_norm_eps;
+
+  float* resid_stream = Reserve(resid, tokens * hidden);    // [tokens, hidden]
+  float* normed_stream = Reserve(normed, tokens * hidden);  // [tokens, hidden]
+  float* queries = Reserve(q, tokens * q_width);            // [tokens, heads*dim]
+  float* keys = Reserve(k, tokens * kv_width);              // [tokens, kv_heads*dim]
+  float* values = Reserve(v, tokens * kv_width);            // [tokens, kv_heads*dim]
+  float* attention = Reserve(context, tokens * q_width);    // [tokens, heads*dim]
+  float* shard_sum = Reserve(partial, tokens * hidden);     // [tokens, hidden]
+  float* gate_act = Reserve(gate, tokens * columns);        // [tokens, columns]
+  float* up_act = Reserve(up, tokens * columns);            // [tokens, columns]
+
+  // Embedding: the raw rows of embed_tokens (HF hidden_states[0]).
+  const auto* embed = static_cast<const uint8_t*>(shard.embed.data);
+  const int64_t embed_row_bytes = hidden * WeightDtypeBytes(shard.embed.dtype);
+  for (int64_t t = 0; t < tokens; ++t) {
+    WidenToFloat(embed + batch.token_ids[t] * embed_row_bytes, shard.embed.dtype, hidden,
+                 resid_stream + t * hidden);  // [tokens, hidden]
+  }
+  Tap(SiteKind::kEmbed, -1, resid_stream);
+  Tap(SiteKind::kResidPre, 0, resid_stream);
+
+  layers_computed = 0;
+  for (int layer = 0; layer <= last_layer; ++layer) {
+    const LayerShardWeights& w = shard.layers[layer];
+    auto reduce = [&](const char* what) -> std::expected<void, std::string> {
+      auto reduced = collective.AllReduceSum({shard_sum, static_cast<size_t>(tokens * hidden)});
+      if (!reduced) {
+        return std::unexpected("all-reduce after " + std::string(what) + " of layer " +
+                               std::to_string(layer) + ": " + reduced.error());
+      }
+      return {};
+    };
+
+    // Self-attention on input_layernorm(resid).
+    RmsNorm(resid_stream, tokens, hidden, w.input_norm.data(), eps,
+            normed_stream);  // [tokens, hidden]
+    Linear(normed_stream, hidden, tokens, w.q, w.q_bias.data(), queries, q_width,
+           &widen_scratch);  // [tokens, heads*dim]
+    Linear(normed_stream, hidden, tokens, w.k, w.k_bias.data(), keys, kv_width,
+           &widen_scratch);  // [tokens, kv_heads*dim]
+    Linear(normed_stream, hidden, tokens, w.v, w.v_bias.data(), values, kv_width,
+           &widen_scratch);  // [tokens, kv_heads*dim]
+    ApplyRotary(queries, tokens, q_width, attention_heads.heads, static_cast<int>(dim),
+                batch.positions.data(), rotary);
+    ApplyRotary(keys, tokens, kv_width, attention_heads.kv_heads, static_cast<int>(dim),
+                batch.positions.data(), rotary);
+    int64_t first = 0;
+    for (int32_t length : batch.sequence_lengths) {  // attention never crosses sequences
+      CausalAttention(queries + first * q_width, keys + first * kv_width, values + first * kv_width,
+                      q_width, kv_width, length, attention_heads, attention + first * q_width,
+                      &score_scratch);  // [length, heads*dim]
+      first += length;
+    }
+    // o_proj over this shard's heads is a partial sum; the all-reduce completes it.
+    Linear(attention, q_width, tokens, w.o, nullptr, shard_sum, hidden,
+           &widen_scratch);  // [tokens, hidden]
+    if (auto reduced = reduce("o_proj"); !reduced) return reduced;
+    Tap(SiteKind::kAttnOut, layer, shard_sum);
+    AddInPlace(resid_stream, shard_sum, tokens * hidden);  // [tokens, hidden]
+    Tap(SiteKind::kResidMid, layer, resid_stream);
+
+    // MLP on post_attention_layernorm(resid): down(silu(gate(n)) * up(n)).
+    RmsNorm(resid_stream, tokens, hidden, w.post_attention_norm.data(), eps,
+            normed_stream);  // [tokens, hidden]
+    Linear(normed_stream, hidden, tokens, w.gate, nullptr, gate_act, columns,
+           &widen_scratch);  // [tokens, columns]
+    Linear(normed_stream, hidden, tokens, w.up, nullptr, up_act, columns,
+           &widen_scratch);                                // [tokens, columns]
+    SwiGlu(gate_act, up_act, tokens * columns, gate_act);  // [tokens, columns]
+    if (Wants(SiteKind::kMlpPost, layer)) {
+      auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, gate_act, collective);
+      if (!tapped) return tapped;
+    }
+    Linear(gate_act, columns, tokens, w.down, nullptr, shard_sum, hidden,
+           &widen_scratch);  // [tokens, hidden]
+    if (auto reduced = reduce("down_proj"); !reduced) return reduced;
+    Tap(SiteKind::kMlpOut, layer, shard_sum);
+    AddInPlace(resid_stream, shard_sum, tokens * hidden);  // [tokens, hidden]
+    Tap(SiteKind::kResidPost, layer, resid_stream);
+    Tap(SiteKind::kResidPre, layer + 1, resid_stream);
+    ++layers_computed;
+  }
+
+  // The final norm, with its weight: HF's last hidden_states entry.
+  if (Wants(SiteKind::kLnFinal, -1)) {
+    RmsNorm(resid_stream, tokens, hidden, shard.final_norm.data(), eps,
+            normed_stream);  // [tokens, hidden]
+    Tap(SiteKind::kLnFinal, -1, normed_stream);
+  }
+  return {};
+}
+
+// Every shard holds its own columns of a [tokens, intermediate] activation; the
+// capture is the whole of it, assembled in rank (= column) order.
+std::expected<void, std::string> Qwen2Shard::State::TapGatheredColumns(SiteKind kind, int layer,
+                                                                       const float* local,
+                                                                       Collective& collective) {
+  const int64_t columns = slice.end_intermediate - slice.first_intermediate;
+  auto gathered_ok =
+      collective.AllGather({local, static_cast<size_t>(tokens * columns)}, &gathered);
+  if (!gathered_ok) {
+    return std::unexpected("all-gather of " + Site{kind, layer}.HookName() + ": " +
+                           gathered_ok.error());
+  }
+  if (static_cast<int>(gathered.size()) != slice.shards) {
+    return std::unexpected("all-gather of " + Site{kind, layer}.HookName() + " returned " +
+                           std::to_string(gathered.size()) + " parts for " +
+                           std::to_string(slice.shards) + " shards");
+  }
+  SiteActivations& capture = (*captures)[Slot(kind, layer)];
+  for (int rank = 0; rank < slice.shards; ++rank) {
+    auto peer = PlanShard(config, rank, slice.shards);
+    if (!peer) return std::unexpected(peer.error());
+    const int64_t first = peer->first_intermediate;
+    const int64_t width = peer->end_intermediate - first;
+    if (static_cast<int64_t>(gathered[rank].size()) != tokens * width) {
+      return std::unexpected("all-gather of " + Site{kind, layer}.HookName() + ": shard " +
+                             std::to_string(rank) + " sent " +
+                             std::to_string(gathered[rank].size()) + " values, expected " +
+                             std::to_string(tokens * width));
+    }
+    for (int64_t t = 0; t < tokens; ++t) {
+      std::memcpy(capture.values.data() + t * capture.width + first,
+                  gathered[rank].data() + t * width, static_cast<size_t>(width) * sizeof(float));
+    }
+  }
+  return {};
+}
+
+}  // namespace actex

@@ -1,0 +1,305 @@
+#include "model/random_model.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <vector>
+
+#include "model/kernels/half_float.h"
+#include "storage/safetensors.h"
+
+namespace actex {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Preset {
+  ModelConfig config;
+  int max_position_embeddings = 0;
+};
+
+std::expected<Preset, std::string> FindPreset(const std::string& name) {
+  Preset preset;
+  ModelConfig& c = preset.config;
+  c.model_type = "qwen2";
+  c.rope_theta = 1e6f;
+  c.rms_norm_eps = 1e-6f;
+  if (name == "tiny") {
+    c.vocab_size = 4096;
+    c.hidden = 64, c.intermediate = 176, c.layers = 2, c.heads = 4, c.kv_heads = 2;
+    c.tie_word_embeddings = true;
+    preset.max_position_embeddings = 512;
+  } else if (name == "qwen2.5-0.5b") {
+    c.vocab_size = 151936;
+    c.hidden = 896, c.intermediate = 4864, c.layers = 24, c.heads = 14, c.kv_heads = 2;
+    c.tie_word_embeddings = true;
+    c.bos_token_id = 151643;
+    preset.max_position_embeddings = 32768;
+  } else if (name == "qwen2.5-7b") {
+    c.vocab_size = 152064;
+    c.hidden = 3584, c.intermediate = 18944, c.layers = 28, c.heads = 28, c.kv_heads = 4;
+    c.tie_word_embeddings = false;
+    c.bos_token_id = 151643;
+    preset.max_position_embeddings = 131072;
+  } else {
+    return std::unexpected("unknown random model preset \"" + name +
+                           "\"; use tiny, qwen2.5-0.5b or qwen2.5-7b");
+  }
+  c.head_dim = c.hidden / c.heads;
+  return preset;
+}
+
+// splitmix64: a fast generator with good statistics, used both to derive per-tensor
+// seeds and to produce values.
+uint64_t SplitMix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t TensorSeed(uint64_t seed, const std::string& name) {
+  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a
+  for (unsigned char c : name) hash = (hash ^ c) * 0x100000001b3ull;
+  uint64_t state = seed ^ hash;
+  return SplitMix64(state);
+}
+
+// Values uniform in [center - half_width, center + half_width).
+struct Distribution {
+  float center = 0.0f;
+  float half_width = 0.0f;
+};
+
+Distribution WithStd(double std) { return {0.0f, static_cast<float>(std * std::sqrt(3.0))}; }
+
+struct RandomTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  Distribution distribution;
+};
+
+std::vector<RandomTensor> TensorList(const ModelConfig& c) {
+  const int64_t hidden = c.hidden, q = int64_t{c.heads} * c.head_dim,
+                kv = int64_t{c.kv_heads} * c.head_dim, inter = c.intermediate;
+  const Distribution norm{1.0f, 0.5f};
+  std::vector<RandomTensor> list;
+  list.push_back({"model.embed_tokens.weight", {c.vocab_size, hidden}, WithStd(1.0)});
+  for (int layer = 0; layer < c.layers; ++layer) {
+    const std::string p = "model.layers." + std::to_string(layer) + ".";
+    list.push_back({p + "self_attn.q_proj.weight", {q, hidden}, WithStd(1.5 / std::sqrt(hidden))});
+    list.push_back({p + "self_attn.q_proj.bias", {q}, WithStd(0.5)});
+    list.push_back({p + "self_attn.k_proj.weight", {kv, hidden}, WithStd(1.5 / std::sqrt(hidden))});
+    list.push_back({p + "self_attn.k_proj.bias", {kv}, WithStd(0.5)});
+    list.push_back({p + "self_attn.v_proj.weight", {kv, hidden}, WithStd(1.0 / std::sqrt(hidden))});
+    list.push_back({p + "self_attn.v_proj.bias", {kv}, WithStd(0.3)});
+    list.push_back({p + "self_attn.o_proj.weight", {hidden, q}, WithStd(1.0 / std::sqrt(q))});
+    list.push_back({p + "mlp.gate_proj.weight", {inter, hidden}, WithStd(1.0 / std::sqrt(hidden))});
+    list.push_back({p + "mlp.up_proj.weight", {inter, hidden}, WithStd(1.0 / std::sqrt(hidden))});
+    list.push_back({p + "mlp.down_proj.weight", {hidden, inter}, WithStd(1.0 / std::sqrt(inter))});
+    list.push_back({p + "input_layernorm.weight", {hidden}, norm});
+    list.push_back({p + "post_attention_layernorm.weight", {hidden}, norm});
+  }
+  list.push_back({"model.norm.weight", {hidden}, norm});
+  if (!c.tie_word_embeddings) {
+    list.push_back({"lm_head.weight", {c.vocab_size, hidden}, WithStd(1.0 / std::sqrt(hidden))});
+  }
+  return list;
+}
+
+// Fills `bytes` with values of `distribution` in `dtype` ("F32", "BF16" or "F16"),
+// from a generator seeded by the tensor's seed.
+void FillRandom(std::span<uint8_t> bytes, const std::string& dtype, uint64_t seed,
+                Distribution distribution) {
+  uint64_t state = seed;
+  constexpr float kToUnit = 1.0f / 2147483648.0f;  // int32 -> [-1, 1)
+  auto value = [&](uint32_t bits) {
+    return distribution.center +
+           distribution.half_width * (static_cast<float>(static_cast<int32_t>(bits)) * kToUnit);
+  };
+  // Each 64-bit draw gives two values; `store` writes element i.
+  auto generate = [&](size_t count, auto store) {
+    for (size_t i = 0; i < count; i += 2) {
+      const uint64_t random = SplitMix64(state);
+      store(i, value(static_cast<uint32_t>(random)));
+      if (i + 1 < count) store(i + 1, value(static_cast<uint32_t>(random >> 32)));
+    }
+  };
+  uint8_t* out = bytes.data();
+  if (dtype == "F32") {
+    generate(bytes.size() / 4, [out](size_t i, float v) { std::memcpy(out + 4 * i, &v, 4); });
+  } else if (dtype == "BF16") {
+    generate(bytes.size() / 2, [out](size_t i, float v) {
+      const uint16_t bits = FloatToBFloat16(v);
+      std::memcpy(out + 2 * i, &bits, 2);
+    });
+  } else {
+    generate(bytes.size() / 2, [out](size_t i, float v) {
+      const uint16_t bits = FloatToFloat16(v);
+      std::memcpy(out + 2 * i, &bits, 2);
+    });
+  }
+}
+
+nlohmann::ordered_json ConfigJson(const ModelConfig& c, int max_positions) {
+  nlohmann::ordered_json json;
+  json["_name_or_path"] = c.name;
+  json["architectures"] = {"Qwen2ForCausalLM"};
+  json["attention_dropout"] = 0.0;
+  json["bos_token_id"] = c.bos_token_id ? nlohmann::ordered_json(*c.bos_token_id) : nullptr;
+  json["eos_token_id"] = c.bos_token_id ? nlohmann::ordered_json(*c.bos_token_id) : nullptr;
+  json["hidden_act"] = "silu";
+  json["hidden_size"] = c.hidden;
+  json["initializer_range"] = 0.02;
+  json["intermediate_size"] = c.intermediate;
+  json["max_position_embeddings"] = max_positions;
+  json["max_window_layers"] = c.layers;
+  json["model_type"] = "qwen2";
+  json["num_attention_heads"] = c.heads;
+  json["num_hidden_layers"] = c.layers;
+  json["num_key_value_heads"] = c.kv_heads;
+  json["rms_norm_eps"] = static_cast<double>(c.rms_norm_eps);
+  json["rope_theta"] = static_cast<double>(c.rope_theta);
+  json["sliding_window"] = nullptr;
+  json["tie_word_embeddings"] = c.tie_word_embeddings;
+  json["torch_dtype"] = c.torch_dtype;
+  json["use_cache"] = true;
+  json["use_sliding_window"] = false;
+  json["vocab_size"] = c.vocab_size;
+  return json;
+}
+
+std::expected<void, std::string> WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return std::unexpected("cannot write " + path.string() + ": " + std::strerror(errno));
+  return {};
+}
+
+// Removes weight files of an earlier model in `dir`, which Open would otherwise mix in.
+std::expected<void, std::string> RemoveOldWeights(const fs::path& dir) {
+  std::error_code error;
+  std::vector<fs::path> old_files;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool shard = name.starts_with("model-") && name.ends_with(".safetensors");
+    if (name == "model.safetensors" || name == "model.safetensors.index.json" || shard) {
+      old_files.push_back(entry.path());
+    }
+  }
+  for (const fs::path& path : old_files) {
+    if (error) break;
+    fs::remove(path, error);
+  }
+  if (error) return std::unexpected("cannot clear " + dir.string() + ": " + error.message());
+  return {};
+}
+
+std::string ShardFileName(int index, int count) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "model-%05d-of-%05d.safetensors", index, count);
+  return name;
+}
+
+}  // namespace
+
+std::expected<ModelConfig, std::string> RandomModelConfig(const RandomModelOptions& options) {
+  auto preset = FindPreset(options.preset);
+  if (!preset) return std::unexpected(preset.error());
+  ModelConfig config = preset->config;
+  if (options.vocab_size < 0 || options.layers < 0) {
+    return std::unexpected("random model: vocab_size and layers must not be negative");
+  }
+  if (options.vocab_size > 0) config.vocab_size = options.vocab_size;
+  if (options.layers > 0) config.layers = options.layers;
+  if (options.tie_word_embeddings) config.tie_word_embeddings = *options.tie_word_embeddings;
+  if (options.dtype != "float32" && options.dtype != "bfloat16" && options.dtype != "float16") {
+    return std::unexpected("random model: dtype \"" + options.dtype +
+                           "\" is not one of float32, bfloat16, float16");
+  }
+  config.torch_dtype = options.dtype;
+  config.name = "actex-random-" + options.preset + "-seed" + std::to_string(options.seed);
+  return config;
+}
+
+std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions& options) {
+  auto made_config = RandomModelConfig(options);
+  if (!made_config) return std::unexpected(made_config.error());
+  const ModelConfig& config = *made_config;
+  const std::string dtype = options.dtype == "float32"    ? "F32"
+                            : options.dtype == "bfloat16" ? "BF16"
+                                                          : "F16";
+  const int max_positions = FindPreset(options.preset)->max_position_embeddings;
+
+  const fs::path dir(options.output_dir);
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) return std::unexpected("cannot create " + dir.string() + ": " + error.message());
+  if (auto cleared = RemoveOldWeights(dir); !cleared) return std::unexpected(cleared.error());
+
+  // Group the tensors into files of at most max_file_bytes, in state_dict order.
+  const std::vector<RandomTensor> list = TensorList(config);
+  const int element = SafetensorsDtypeBytes(dtype);
+  std::vector<std::vector<const RandomTensor*>> files(1);
+  int64_t file_bytes = 0, total_bytes = 0;
+  for (const RandomTensor& tensor : list) {
+    int64_t bytes = element;
+    for (int64_t extent : tensor.shape) bytes *= extent;
+    if (options.max_file_bytes > 0 && !files.back().empty() &&
+        file_bytes + bytes > options.max_file_bytes) {
+      files.emplace_back();
+      file_bytes = 0;
+    }
+    files.back().push_back(&tensor);
+    file_bytes += bytes;
+    total_bytes += bytes;
+  }
+
+  const bool sharded = options.max_file_bytes > 0;
+  nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
+  for (size_t f = 0; f < files.size(); ++f) {
+    const std::string file_name =
+        sharded ? ShardFileName(static_cast<int>(f) + 1, static_cast<int>(files.size()))
+                : "model.safetensors";
+    std::vector<TensorToWrite> tensors;
+    for (const RandomTensor* tensor : files[f]) {
+      const uint64_t seed = TensorSeed(options.seed, tensor->name);
+      const Distribution distribution = tensor->distribution;
+      tensors.push_back({tensor->name, dtype, tensor->shape,
+                         [dtype, seed, distribution](std::span<uint8_t> bytes) {
+                           FillRandom(bytes, dtype, seed, distribution);
+                         }});
+      weight_map[tensor->name] = file_name;
+    }
+    auto written = WriteSafetensors((dir / file_name).string(), tensors, {{"format", "pt"}});
+    if (!written) return std::unexpected(written.error());
+  }
+  if (sharded) {
+    nlohmann::ordered_json index;
+    index["metadata"] = {{"total_size", total_bytes}};
+    index["weight_map"] = weight_map;
+    auto written = WriteText(dir / "model.safetensors.index.json", index.dump(2) + "\n");
+    if (!written) return std::unexpected(written.error());
+  }
+  auto written = WriteText(dir / "config.json", ConfigJson(config, max_positions).dump(2) + "\n");
+  if (!written) return std::unexpected(written.error());
+
+  if (!options.tokenizer_file.empty()) {
+    const fs::path source(options.tokenizer_file);
+    fs::copy_file(source, dir / source.filename(), fs::copy_options::overwrite_existing, error);
+    if (error) {
+      return std::unexpected("cannot copy tokenizer " + source.string() + " into " + dir.string() +
+                             ": " + error.message());
+    }
+  }
+  return config;
+}
+
+}  // namespace actex

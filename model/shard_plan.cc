@@ -1,0 +1,51 @@
+#include "model/shard_plan.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+namespace actex {
+namespace {
+
+// [first, end) of part `rank` when `count` items are split into `parts` contiguous
+// ranges whose sizes differ by at most one, the larger ones first (14 over 3: 5, 5, 4).
+std::pair<int, int> NearEqualRange(int count, int rank, int parts) {
+  const int base = count / parts;
+  const int larger = count % parts;
+  const int first = rank * base + std::min(rank, larger);
+  return {first, first + base + (rank < larger ? 1 : 0)};
+}
+
+}  // namespace
+
+std::expected<ShardSlice, std::string> PlanShard(const ModelConfig& config, int rank, int shards) {
+  if (shards < 1 || shards > config.heads) {
+    return std::unexpected("--shards " + std::to_string(shards) + " is not possible for " +
+                           config.name + ", which has " + std::to_string(config.heads) +
+                           " attention heads: each shard needs at least one head, so use "
+                           "--shards between 1 and " +
+                           std::to_string(config.heads));
+  }
+  if (rank < 0 || rank >= shards) {
+    return std::unexpected("shard rank " + std::to_string(rank) + " is outside [0, " +
+                           std::to_string(shards) + ")");
+  }
+  if (config.kv_heads <= 0 || config.heads % config.kv_heads != 0) {
+    return std::unexpected("num_attention_heads " + std::to_string(config.heads) +
+                           " is not a multiple of num_key_value_heads " +
+                           std::to_string(config.kv_heads));
+  }
+  ShardSlice slice;
+  slice.rank = rank;
+  slice.shards = shards;
+  std::tie(slice.first_head, slice.end_head) = NearEqualRange(config.heads, rank, shards);
+  // Query head h reads key/value head h / group (HF's repeat_kv).
+  const int group = config.heads / config.kv_heads;
+  slice.first_kv_head = slice.first_head / group;
+  slice.end_kv_head = (slice.end_head - 1) / group + 1;
+  std::tie(slice.first_intermediate, slice.end_intermediate) =
+      NearEqualRange(config.intermediate, rank, shards);
+  return slice;
+}
+
+}  // namespace actex

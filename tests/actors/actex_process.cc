@@ -1,0 +1,101 @@
+#include "actex_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace actex {
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+const std::string& ActexBinary() {
+  static const std::string binary = ACTEX_BINARY_DIR "/actors/actex";
+  return binary;
+}
+
+ActexProcess::ActexProcess(const std::string& output_prefix, std::vector<std::string> args,
+                           const std::string& stdin_path)
+    : out_path_(output_prefix + ".out"), err_path_(output_prefix + ".err") {
+  args.insert(args.begin(), ActexBinary());
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  if (posix_spawn(&pid_, ActexBinary().c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+    ADD_FAILURE() << "cannot start " << ActexBinary();
+    pid_ = 0;
+    exit_code_ = -1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+}
+
+ActexProcess::~ActexProcess() {
+  if (!exit_code_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+}
+
+void ActexProcess::Reap(int status, long max_rss_kb) {
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  max_rss_kb_ = max_rss_kb;
+}
+
+std::optional<int> ActexProcess::Poll() {
+  if (exit_code_) return exit_code_;
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid_, &status, WNOHANG, &usage) == pid_) Reap(status, usage.ru_maxrss);
+  return exit_code_;
+}
+
+int ActexProcess::Wait(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!Poll()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ADD_FAILURE() << "actex still running after " << limit.count() << " ms; stderr:\n" << err();
+      kill(pid_, SIGKILL);
+      int status = 0;
+      rusage usage{};
+      wait4(pid_, &status, 0, &usage);
+      Reap(status, usage.ru_maxrss);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return *exit_code_;
+}
+
+void ActexProcess::Signal(int signal) {
+  if (!exit_code_ && pid_ > 0) kill(pid_, signal);
+}
+
+std::string ActexProcess::out() const { return Slurp(out_path_); }
+std::string ActexProcess::err() const { return Slurp(err_path_); }
+
+}  // namespace actex

@@ -1,0 +1,49 @@
+#ifndef ACTEX_TESTS_ACTORS_ACTEX_PROCESS_H_
+#define ACTEX_TESTS_ACTORS_ACTEX_PROCESS_H_
+
+// Test support: the real `actex` binary as a child process, the way users and
+// launch scripts run it, with its output captured to files.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actex {
+
+class ActexProcess {
+ public:
+  // Starts `actex ARGS...`; stdout and stderr go to `output_prefix`.out/.err.
+  ActexProcess(const std::string& output_prefix, std::vector<std::string> args,
+               const std::string& stdin_path = "/dev/null");
+  ~ActexProcess();  // kills the process if it still runs
+
+  // The exit code (128 + signal when killed by one), once the process ended; past
+  // `limit` it is killed and the calling test fails.
+  int Wait(std::chrono::milliseconds limit);
+  // The exit code if the process has ended, without waiting.
+  std::optional<int> Poll();
+  void Signal(int signal);
+
+  std::string out() const;
+  std::string err() const;
+  long max_rss_kb() const { return max_rss_kb_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  void Reap(int status, long max_rss_kb);
+
+  std::string out_path_, err_path_;
+  pid_t pid_ = 0;
+  std::optional<int> exit_code_;
+  long max_rss_kb_ = 0;
+};
+
+// Path of the actex binary under test.
+const std::string& ActexBinary();
+
+}  // namespace actex
+
+#endif  // ACTEX_TESTS_ACTORS_ACTEX_PROCESS_H_

@@ -1,0 +1,97 @@
+#include "actors/mesh_plan.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "actors/host_layout.h"
+
+namespace actex {
+namespace {
+
+TEST(MeshPlan, OneDimensionalMeshIsOneReplicaOverEveryShard) {
+  auto mesh = PlanMesh("1d", 3, 2, 0, 1);
+  ASSERT_TRUE(mesh) << mesh.error();
+  EXPECT_EQ(mesh->data, 1);
+  EXPECT_EQ(mesh->model, 6);
+  EXPECT_EQ(mesh->WriterHost(0), 0);
+  EXPECT_EQ(mesh->ReplicasOnHost(2), std::vector<int>{0});
+}
+
+TEST(MeshPlan, TwoDimensionalMeshIsOneReplicaPerHost) {
+  auto mesh = PlanMesh("2d", 3, 2, 0, 1);
+  ASSERT_TRUE(mesh) << mesh.error();
+  EXPECT_EQ(mesh->data, 3);
+  EXPECT_EQ(mesh->model, 2);
+  for (int host = 0; host < 3; ++host) {
+    EXPECT_EQ(mesh->WriterHost(host), host);
+    EXPECT_EQ(mesh->ReplicasOnHost(host), std::vector<int>{host});
+  }
+}
+
+TEST(MeshPlan, ExplicitShapeMayLetAReplicaStraddleHosts) {
+  auto mesh = PlanMesh("data=2,model=3", 3, 2, 0, 1);
+  ASSERT_TRUE(mesh) << mesh.error();
+  EXPECT_EQ(mesh->ReplicasOnHost(1), (std::vector<int>{0, 1}));  // shards 2 and 3
+  EXPECT_EQ(mesh->WriterHost(1), 1);
+  EXPECT_EQ(mesh->WriterHost(0), 0);
+}
+
+TEST(MeshPlan, EveryDocumentGoesToExactlyOneReplicaOfOneMachine) {
+  std::vector<MeshPlan> machines;
+  for (int machine = 0; machine < 3; ++machine) {
+    machines.push_back(*PlanMesh("2d", 2, 1, machine, 3));
+  }
+  for (int64_t doc = 0; doc < 600; ++doc) {
+    int owners = 0;
+    for (const MeshPlan& mesh : machines) {
+      int replica = mesh.ReplicaOfDocument(doc);
+      if (replica >= 0) {
+        ++owners;
+        EXPECT_LT(replica, 2);
+      }
+    }
+    EXPECT_EQ(owners, 1) << doc;
+  }
+  EXPECT_EQ(machines[1].HostFolder(0), "machine_001_host_00");
+}
+
+TEST(MeshPlan, RefusesShapesThatDoNotFitNamingTheFlag) {
+  for (const char* shape : {"3d", "data=2,model=2", "data=0,model=6", "data=6,model=1"}) {
+    auto mesh = PlanMesh(shape, 3, 2, 0, 1);
+    ASSERT_FALSE(mesh) << shape;
+    EXPECT_NE(mesh.error().find("--mesh"), std::string::npos) << mesh.error();
+  }
+  EXPECT_FALSE(PlanMesh("1d", 2, 1, 2, 2));
+}
+
+TEST(HostLayout, RingIngressIsInprocInsideAHostAndTcpAcrossHosts) {
+  auto mesh = PlanMesh("data=2,model=3", 3, 2, 0, 1);
+  HostLayout host1(*mesh, 1, "127.0.0.1");
+  ASSERT_EQ(host1.shards().size(), 2u);
+  // Shard 2 is replica 0 rank 2, fed by rank 1 on host 0: tcp.
+  EXPECT_EQ(host1.shards()[0].ingress, "tcp://127.0.0.1:*");
+  // Shard 3 is replica 1 rank 0, fed by rank 2 (shard 5) on host 2: tcp.
+  EXPECT_EQ(host1.shards()[1].ingress, "tcp://127.0.0.1:*");
+  EXPECT_EQ(host1.written_replica(), 1);
+  HostLayout host2(*mesh, 2, "127.0.0.1");
+  // Shard 5 is replica 1 rank 2, fed by rank 1 (shard 4) on the same host: inproc.
+  EXPECT_TRUE(host2.shards()[1].ingress.starts_with("inproc://"));
+  EXPECT_EQ(host2.written_replica(), -1);
+}
+
+TEST(HostLayout, FinalTableTakesLocalBindsAndAnnouncedPeers) {
+  auto mesh = PlanMesh("1d", 2, 2, 0, 1);
+  HostLayout host0(*mesh, 0, "127.0.0.1");
+  std::map<std::string, std::string> bound = {{HostLayout::RingKey(0, 0), "tcp://127.0.0.1:5000"},
+                                              {HostLayout::RingKey(0, 1), "inproc://ring/0/1"}};
+  std::map<std::string, std::string> announced = {
+      {HostLayout::RingKey(0, 0), "tcp://127.0.0.1:5000"},
+      {HostLayout::RingKey(0, 2), "tcp://127.0.0.1:6000"}};
+  auto table = host0.FinalEndpoints(0, bound, announced);
+  EXPECT_EQ(table, (std::vector<std::string>{"tcp://127.0.0.1:5000", "inproc://ring/0/1",
+                                             "tcp://127.0.0.1:6000", "inproc://ring/0/3"}));
+}
+
+}  // namespace
+}  // namespace actex

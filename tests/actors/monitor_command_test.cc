@@ -1,0 +1,204 @@
+// `actex monitor` as a user runs it: a real process subscribed to a publisher this
+// test binds, printing JSON lines and exiting with the documented codes.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+#include <zmq.hpp>
+
+#include "extraction_reader.h"
+#include "transport/wire.h"
+
+extern char** environ;
+
+namespace actex {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kActex = ACTEX_BINARY_DIR "/actors/actex";
+
+std::string Slurp(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// `actex monitor ARGS...` running in the background, stdout and stderr to files.
+class MonitorProcess {
+ public:
+  MonitorProcess(const TempDir& dir, std::vector<std::string> args)
+      : out_(dir.path() + "/stdout"), err_(dir.path() + "/stderr") {
+    args.insert(args.begin(), {kActex, "monitor"});
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (posix_spawn(&pid_, kActex.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+      ADD_FAILURE() << "cannot start " << kActex;
+      pid_ = 0;
+    }
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~MonitorProcess() {
+    if (pid_ > 0) Wait(std::chrono::seconds(0));
+  }
+
+  // The exit code once the process ended; after `limit` it is killed and the test fails.
+  int Wait(std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (pid_ > 0 && waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ADD_FAILURE() << "actex monitor still running after " << limit.count() << " s";
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    pid_ = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  void Signal(int signal) { kill(pid_, signal); }
+  std::string out() const { return Slurp(out_); }
+  std::string err() const { return Slurp(err_); }
+
+ private:
+  std::string out_, err_;
+  pid_t pid_ = 0;
+};
+
+// What a coordinator looks like to the monitor: an XPUB, which (unlike a PUB) tells
+// this test when the monitor's subscription arrived, so no event is lost to the
+// subscriber joining late.
+class Publisher {
+ public:
+  Publisher() : socket_(context_, zmq::socket_type::xpub) {
+    socket_.set(zmq::sockopt::linger, 0);
+    socket_.bind("tcp://127.0.0.1:*");
+    endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
+  }
+  const std::string& endpoint() const { return endpoint_; }
+  zmq::socket_t& socket() { return socket_; }
+
+  bool WaitForSubscriber() {
+    zmq::message_t subscription;
+    socket_.set(zmq::sockopt::rcvtimeo, 10000);
+    return socket_.recv(subscription).has_value() && subscription.size() >= 1 &&
+           subscription.data<uint8_t>()[0] == 1;
+  }
+  void Publish(const std::string& kind, int32_t host, const std::string& message = "") {
+    MonitorEventMessage event;
+    event.kind = kind;
+    event.host_id = host;
+    event.unix_seconds = 1700000000 + host;
+    event.docs_done = kind == "finished" ? 10 : 4;
+    event.docs_total = 10;
+    event.tokens_done = event.docs_done * 50;
+    event.message = message;
+    ASSERT_TRUE(Send(socket_, event).has_value());
+  }
+
+ private:
+  zmq::context_t context_{1};
+  zmq::socket_t socket_;
+  std::string endpoint_;
+};
+
+std::vector<nlohmann::json> JsonLines(const std::string& text) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) {
+    lines.push_back(nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false));
+  }
+  return lines;
+}
+
+TEST(MonitorCommand, PrintsEveryEventAndExitsWhenAllHostsFinishedSkippingGarbage) {
+  TempDir dir;
+  Publisher publisher;
+  MonitorProcess monitor(
+      dir, {publisher.endpoint(), "--json", "--exit-when-finished", "--timeout", "10"});
+  ASSERT_TRUE(publisher.WaitForSubscriber()) << monitor.err();
+  publisher.Publish("progress", 0);
+  publisher.Publish("progress", 1);
+  publisher.socket().send(zmq::str_buffer("not a wire message"));
+  publisher.socket().send(zmq::str_buffer("\xc1"), zmq::send_flags::sndmore);
+  publisher.socket().send(zmq::str_buffer("\xc1"));
+  ASSERT_TRUE(Send(publisher.socket(), EndOfStreamMessage{}).has_value());  // not an event
+  publisher.Publish("warning", 1, "slow disk");
+  publisher.Publish("finished", 0);
+  publisher.Publish("finished", 1);
+  ASSERT_EQ(monitor.Wait(std::chrono::seconds(15)), 0) << monitor.err();
+
+  const std::vector<nlohmann::json> lines = JsonLines(monitor.out());
+  ASSERT_EQ(lines.size(), 5u) << monitor.out();
+  const std::vector<std::pair<std::string, int>> expected = {
+      {"progress", 0}, {"progress", 1}, {"warning", 1}, {"finished", 0}, {"finished", 1}};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    ASSERT_TRUE(lines[i].is_object()) << "line " << i << " is not JSON: " << monitor.out();
+    EXPECT_EQ(lines[i]["kind"], expected[i].first);
+    EXPECT_EQ(lines[i]["host_id"], expected[i].second);
+    EXPECT_EQ(lines[i]["docs_total"], 10);
+    EXPECT_EQ(lines[i].size(), 10u) << "every field of the event: " << lines[i];
+  }
+  EXPECT_EQ(lines[2]["message"], "slow disk");
+  EXPECT_EQ(lines[4]["docs_done"], 10);
+  EXPECT_EQ(lines[4]["tokens_done"], 500);
+  EXPECT_THAT(monitor.err(), HasSubstr("skipped 3 message(s)"));
+}
+
+TEST(MonitorCommand, ErrorEventExitsOneAndPipedOutputIsJsonWithoutTheFlag) {
+  TempDir dir;
+  Publisher publisher;
+  MonitorProcess monitor(dir, {publisher.endpoint(), "--exit-when-finished", "--timeout", "10"});
+  ASSERT_TRUE(publisher.WaitForSubscriber()) << monitor.err();
+  publisher.Publish("progress", 0);
+  publisher.Publish("error", 0, "disk full");
+  EXPECT_EQ(monitor.Wait(std::chrono::seconds(15)), 1);
+  const std::vector<nlohmann::json> lines = JsonLines(monitor.out());
+  ASSERT_EQ(lines.size(), 2u) << monitor.out();
+  EXPECT_EQ(lines[1]["kind"], "error");
+  EXPECT_THAT(monitor.err(), HasSubstr("disk full"));
+}
+
+TEST(MonitorCommand, SilenceLongerThanTimeoutExitsThree) {
+  TempDir dir;
+  Publisher publisher;
+  MonitorProcess monitor(dir, {publisher.endpoint(), "--timeout", "0.5"});
+  EXPECT_EQ(monitor.Wait(std::chrono::seconds(10)), 3);
+  EXPECT_THAT(monitor.err(), HasSubstr("no monitor event"));
+}
+
+TEST(MonitorCommand, CtrlCLeavesCleanly) {
+  TempDir dir;
+  Publisher publisher;
+  MonitorProcess monitor(dir, {publisher.endpoint(), "--json"});
+  ASSERT_TRUE(publisher.WaitForSubscriber()) << monitor.err();
+  monitor.Signal(SIGINT);
+  EXPECT_EQ(monitor.Wait(std::chrono::seconds(10)), 0) << monitor.err();
+}
+
+TEST(MonitorCommand, EndpointThatIsNotTcpOrIpcIsRefused) {
+  TempDir dir;
+  MonitorProcess monitor(dir, {"http://10.0.0.10:8477"});
+  EXPECT_NE(monitor.Wait(std::chrono::seconds(10)), 0);
+  EXPECT_THAT(monitor.err(), HasSubstr("expected tcp://HOST:PORT or ipc://PATH"));
+}
+
+}  // namespace
+}  // namespace actex

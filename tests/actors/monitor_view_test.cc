@@ -1,0 +1,185 @@
+// MonitorView: what the live table and the JSON lines of `actex monitor` show for a
+// given sequence of events.
+#include "actors/monitor_view.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace actex {
+namespace {
+
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+MonitorEventMessage Event(std::string kind, int32_t host, double at, int64_t docs,
+                          int64_t total = -1) {
+  MonitorEventMessage event;
+  event.kind = std::move(kind);
+  event.host_id = host;
+  event.unix_seconds = at;
+  event.docs_done = docs;
+  event.docs_total = total;
+  event.tokens_done = docs * 100;
+  event.tokens_per_second = host == 0 ? 200 : 100;
+  return event;
+}
+
+// The table line whose first column is `first_cell` ("0", "1", "total"), or "" if none.
+std::string Row(const std::string& table, const std::string& first_cell) {
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with(first_cell + " ")) return line;
+  }
+  return "";
+}
+
+// Host 0 knows its total (100 docs) and does 2 docs/s; host 1 does not know its total.
+MonitorView TwoHostsMidRun() {
+  MonitorView view;
+  view.Apply(Event("started", 0, 1000, 0, 100));
+  view.Apply(Event("started", 1, 1000, 0));
+  view.Apply(Event("progress", 0, 1010, 20, 100));
+  MonitorEventMessage shard = Event("shard_written", 0, 1020, 40, 100);
+  shard.shards_written = 1;
+  shard.message = "shard_00000.safetensors";
+  view.Apply(shard);
+  MonitorEventMessage progress = Event("progress", 1, 1015, 15);
+  progress.rejected = 2;
+  view.Apply(progress);
+  return view;
+}
+
+TEST(MonitorView, TableHasARowPerHostAndATotalRowWithEta) {
+  const std::string table = TwoHostsMidRun().RenderTable(1022);
+  const std::string host0 = Row(table, "0"), host1 = Row(table, "1"), total = Row(table, "total");
+  ASSERT_FALSE(host0.empty()) << table;
+  ASSERT_FALSE(host1.empty()) << table;
+  ASSERT_FALSE(total.empty()) << table;
+  EXPECT_THAT(host0, HasSubstr("shard_written"));
+  EXPECT_THAT(host0, HasSubstr("40 / 100 (40.0%)"));
+  EXPECT_THAT(host0, HasSubstr("4,000"));
+  EXPECT_THAT(host0, HasSubstr("2s ago  shard_00000.safetensors"));
+  EXPECT_THAT(host0, EndsWith(" 30s")) << "60 docs left at 2 docs/s";
+  EXPECT_THAT(host1, HasSubstr("15 / ?"));
+  EXPECT_THAT(host1, HasSubstr("1,500"));
+  EXPECT_THAT(host1, HasSubstr("7s ago"));
+  EXPECT_THAT(host1, EndsWith(" ?")) << "no total, no ETA";
+  EXPECT_THAT(total, HasSubstr("0/2 finished"));
+  EXPECT_THAT(total, HasSubstr("55 / ?"));
+  EXPECT_THAT(total, HasSubstr("5,500"));
+  EXPECT_THAT(total, HasSubstr(" 300 ")) << "tokens/s of both hosts";
+  EXPECT_THAT(total, EndsWith(" ?")) << "one host's ETA is unknown";
+  EXPECT_THAT(table, Not(HasSubstr("skipped")));
+}
+
+TEST(MonitorView, JobEtaIsTheSlowestHostsOnceEveryTotalIsKnown) {
+  MonitorView view = TwoHostsMidRun();
+  // Host 1 learns its total, 30 docs, and did 1 doc/s since it started.
+  view.Apply(Event("progress", 1, 1016, 16, 30));
+  const std::string table = view.RenderTable(1022);
+  EXPECT_THAT(Row(table, "1"), EndsWith(" 14s"));
+  EXPECT_THAT(Row(table, "total"), HasSubstr("56 / 130 (43.1%)"));
+  EXPECT_THAT(Row(table, "total"), EndsWith(" 30s")) << table;
+}
+
+TEST(MonitorView, EtaFollowsTheRecentRateNotTheAverage) {
+  MonitorView view;
+  view.Apply(Event("started", 0, 0, 0, 10000));
+  view.Apply(Event("progress", 0, 100, 1000, 10000));  // 10 docs/s for 100 s
+  for (int second = 101; second <= 140; ++second) {    // then 100 docs/s
+    view.Apply(Event("progress", 0, second, 1000 + 100 * (second - 100), 10000));
+  }
+  // 5000 docs left at 100 docs/s: 50 s (the whole-run average would say 2m20s).
+  EXPECT_THAT(Row(view.RenderTable(140), "0"), EndsWith(" 50s"));
+}
+
+TEST(MonitorView, FinishedHostsShowDoneAndAllFinishedNeedsEveryHost) {
+  MonitorView view = TwoHostsMidRun();
+  EXPECT_FALSE(view.AllFinished());
+  view.Apply(Event("finished", 0, 1050, 100, 100));
+  EXPECT_FALSE(view.AllFinished());
+  EXPECT_THAT(Row(view.RenderTable(1050), "0"), EndsWith(" done"));
+  view.Apply(Event("finished", 1, 1051, 30, 30));
+  EXPECT_TRUE(view.AllFinished());
+  const std::string total = Row(view.RenderTable(1052), "total");
+  EXPECT_THAT(total, HasSubstr("2/2 finished"));
+  EXPECT_THAT(total, HasSubstr("130 / 130 (100.0%)"));
+  EXPECT_THAT(total, EndsWith(" done"));
+  view.Apply(Event("started", 1, 1060, 0));  // host 1 runs again
+  EXPECT_FALSE(view.AllFinished());
+}
+
+TEST(MonitorView, NoHostMeansNotFinished) { EXPECT_FALSE(MonitorView().AllFinished()); }
+
+TEST(MonitorView, EventWithoutCountersKeepsProgressAndKnownTotal) {
+  MonitorView view = TwoHostsMidRun();
+  MonitorEventMessage error = Event("error", 0, 1021, 0);
+  error.tokens_done = 0;
+  error.message = "disk full";
+  view.Apply(error);
+  EXPECT_EQ(view.errors(), 1);
+  const std::string host0 = Row(view.RenderTable(1022), "0");
+  EXPECT_THAT(host0, HasSubstr("40 / 100 (40.0%)"));
+  EXPECT_THAT(host0, HasSubstr("4,000"));
+  EXPECT_THAT(host0, HasSubstr("error: disk full"));
+  EXPECT_THAT(host0, EndsWith(" failed"));
+}
+
+TEST(MonitorView, WireTextCannotSendTerminalEscapes) {
+  MonitorView view;
+  MonitorEventMessage event = Event("warn\x1b[31ming", 3, 10, 1);
+  event.message = "\x1b[2J\x9b\xc2\x9bhi\n";
+  view.Apply(event);
+  view.RecordSkipped("bad \x1b[Hreason");
+  const std::string table = view.RenderTable(10);
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+  EXPECT_EQ(table.find("\xc2\x9b"), std::string::npos);
+  EXPECT_THAT(table, HasSubstr("skipped 1 message(s)"));
+}
+
+TEST(MonitorView, HostsBeyondTheLimitAreCountedNotTracked) {
+  MonitorView view;
+  for (int32_t host = 0; host <= static_cast<int32_t>(MonitorView::kMaxHosts); ++host) {
+    view.Apply(Event("progress", host, 1, 1));
+  }
+  EXPECT_EQ(view.hosts(), MonitorView::kMaxHosts);
+  EXPECT_EQ(view.ignored_events(), 1);
+}
+
+TEST(MonitorView, JsonLineHoldsEveryFieldInSchemaOrder) {
+  MonitorEventMessage event = Event("shard_written", 1, 1700000000.5, 12);
+  event.tokens_per_second = 1234.5;
+  event.shards_written = 3;
+  event.rejected = 4;
+  event.message = "shard_00002.safetensors";
+  const std::string line = MonitorView::JsonLine(event);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const auto json = nlohmann::ordered_json::parse(line);
+  const nlohmann::ordered_json expected = {{"kind", "shard_written"},
+                                           {"host_id", 1},
+                                           {"unix_seconds", 1700000000.5},
+                                           {"docs_done", 12},
+                                           {"docs_total", -1},
+                                           {"tokens_done", 1200},
+                                           {"tokens_per_second", 1234.5},
+                                           {"shards_written", 3},
+                                           {"rejected", 4},
+                                           {"message", "shard_00002.safetensors"}};
+  EXPECT_EQ(json, expected);
+}
+
+TEST(MonitorView, JsonLineOfTextThatIsNotUtf8IsStillJson) {
+  MonitorEventMessage event = Event("warning", 0, 1, 0);
+  event.message = "bad \xff\xfe bytes";
+  const auto json = nlohmann::json::parse(MonitorView::JsonLine(event), nullptr, false);
+  ASSERT_FALSE(json.is_discarded());
+  EXPECT_THAT(json["message"].get<std::string>(), HasSubstr("bytes"));
+}
+
+}  // namespace
+}  // namespace actex

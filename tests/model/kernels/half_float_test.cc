@@ -1,0 +1,103 @@
+#include "model/kernels/half_float.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace actex {
+namespace {
+
+TEST(HalfFloat, BFloat16WidensExactlyByShifting) {
+  EXPECT_EQ(BFloat16ToFloat(0x3f80), 1.0f);
+  EXPECT_EQ(BFloat16ToFloat(0xc000), -2.0f);
+  EXPECT_EQ(std::bit_cast<uint32_t>(BFloat16ToFloat(0x1234)), 0x12340000u);
+}
+
+TEST(HalfFloat, BFloat16RoundsToNearestEven) {
+  EXPECT_EQ(FloatToBFloat16(std::bit_cast<float>(0x3f808000u)), 0x3f80);  // tie, even stays
+  EXPECT_EQ(FloatToBFloat16(std::bit_cast<float>(0x3f818000u)), 0x3f82);  // tie, odd rounds up
+  EXPECT_EQ(FloatToBFloat16(std::bit_cast<float>(0x3f808001u)), 0x3f81);  // above the tie
+  EXPECT_TRUE(std::isnan(BFloat16ToFloat(FloatToBFloat16(std::nanf("")))));
+}
+
+TEST(HalfFloat, Float16WidensNormalsSubnormalsAndSpecials) {
+  EXPECT_EQ(Float16ToFloat(0x3c00), 1.0f);
+  EXPECT_EQ(Float16ToFloat(0xc000), -2.0f);
+  EXPECT_EQ(Float16ToFloat(0x7bff), 65504.0f);
+  EXPECT_EQ(Float16ToFloat(0x0400), std::ldexp(1.0f, -14));     // smallest normal
+  EXPECT_EQ(Float16ToFloat(0x0001), std::ldexp(1.0f, -24));     // smallest subnormal
+  EXPECT_EQ(Float16ToFloat(0x03ff), std::ldexp(1023.0f, -24));  // largest subnormal
+  EXPECT_EQ(Float16ToFloat(0x8001), -std::ldexp(1.0f, -24));
+  EXPECT_EQ(std::bit_cast<uint32_t>(Float16ToFloat(0x8000)), 0x80000000u);  // -0
+  EXPECT_EQ(Float16ToFloat(0x7c00), std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(Float16ToFloat(0x7e00)));
+}
+
+TEST(HalfFloat, EveryFloat16SurvivesARoundTrip) {
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const float value = Float16ToFloat(static_cast<uint16_t>(bits));
+    if (std::isnan(value)) continue;
+    EXPECT_EQ(FloatToFloat16(value), bits) << std::hex << bits;
+  }
+}
+
+TEST(HalfFloat, Float16NarrowingRoundsToNearestEven) {
+  // 1 + 2^-11 is halfway between 1 and the next half (1 + 2^-10): ties to even (1).
+  EXPECT_EQ(FloatToFloat16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);
+  EXPECT_EQ(FloatToFloat16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
+  EXPECT_EQ(FloatToFloat16(65519.0f), 0x7bff);
+  EXPECT_EQ(FloatToFloat16(65520.0f), 0x7c00);               // rounds to infinity
+  EXPECT_EQ(FloatToFloat16(std::ldexp(1.0f, -25)), 0x0000);  // tie with zero: even
+  EXPECT_EQ(FloatToFloat16(std::ldexp(3.0f, -26)), 0x0001);
+  EXPECT_EQ(FloatToFloat16(std::ldexp(1.0f, -30)), 0x0000);
+}
+
+TEST(HalfFloat, VectorWideningAgreesWithScalarForEverySixteenBitPattern) {
+  std::vector<uint16_t> patterns(0x10000);
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) patterns[bits] = static_cast<uint16_t>(bits);
+  std::vector<float> half(patterns.size()), brain(patterns.size());
+  WidenToFloat(patterns.data(), WeightDtype::kF16, static_cast<int64_t>(patterns.size()),
+               half.data());
+  WidenToFloat(patterns.data(), WeightDtype::kBF16, static_cast<int64_t>(patterns.size()),
+               brain.data());
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const uint16_t pattern = static_cast<uint16_t>(bits);
+    const float scalar_half = Float16ToFloat(pattern);
+    if (std::isnan(scalar_half)) {
+      EXPECT_TRUE(std::isnan(half[bits])) << std::hex << bits;
+    } else {
+      EXPECT_EQ(std::bit_cast<uint32_t>(half[bits]), std::bit_cast<uint32_t>(scalar_half))
+          << std::hex << bits;
+    }
+    EXPECT_EQ(std::bit_cast<uint32_t>(brain[bits]),
+              std::bit_cast<uint32_t>(BFloat16ToFloat(pattern)))
+        << std::hex << bits;
+  }
+}
+
+TEST(HalfFloat, WidenToFloatHandlesEveryDtypeAtAnyAlignment) {
+  alignas(8) uint8_t bytes[16] = {};
+  const uint16_t halves[2] = {0x3c00, 0x0001};  // F16 1.0 and 2^-24
+  std::memcpy(bytes + 1, halves, 4);
+  float out[2];
+  WidenToFloat(bytes + 1, WeightDtype::kF16, 2, out);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], std::ldexp(1.0f, -24));
+  const uint16_t brain[2] = {0x3f80, 0xc040};  // BF16 1.0 and -3.0
+  std::memcpy(bytes + 3, brain, 4);
+  WidenToFloat(bytes + 3, WeightDtype::kBF16, 2, out);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], -3.0f);
+  const float floats[2] = {0.5f, -7.25f};
+  std::memcpy(bytes + 5, floats, 8);
+  WidenToFloat(bytes + 5, WeightDtype::kF32, 2, out);
+  EXPECT_EQ(out[0], 0.5f);
+  EXPECT_EQ(out[1], -7.25f);
+}
+
+}  // namespace
+}  // namespace actex

@@ -1,0 +1,104 @@
+#include "model/kernels/linear.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "model/kernels/half_float.h"
+
+namespace actex {
+namespace {
+
+// A random [rows, cols] weight stored in `dtype`, and its exact float32 values.
+struct TestWeight {
+  std::vector<uint8_t> storage;
+  std::vector<float> values;
+  WeightView view;
+};
+
+TestWeight MakeWeight(int64_t rows, int64_t cols, WeightDtype dtype, size_t byte_offset,
+                      uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  TestWeight weight;
+  const int bytes = WeightDtypeBytes(dtype);
+  weight.storage.resize(byte_offset + rows * cols * bytes);
+  weight.values.resize(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const float value = uniform(rng);
+    uint8_t* out = weight.storage.data() + byte_offset + i * bytes;
+    if (dtype == WeightDtype::kF32) {
+      weight.values[i] = value;
+      std::memcpy(out, &value, 4);
+    } else {
+      const uint16_t half =
+          dtype == WeightDtype::kBF16 ? FloatToBFloat16(value) : FloatToFloat16(value);
+      weight.values[i] = dtype == WeightDtype::kBF16 ? BFloat16ToFloat(half) : Float16ToFloat(half);
+      std::memcpy(out, &half, 2);
+    }
+  }
+  weight.view = {weight.storage.data() + byte_offset, dtype, rows, cols};
+  return weight;
+}
+
+// Y = X · W[slice]ᵀ + bias in double, against Linear.
+void CheckLinear(const TestWeight& weight, const WeightSlice& slice, bool with_bias) {
+  const int64_t tokens = 5, in = slice.in_features(), out = slice.out_features();
+  const int64_t ldx = in + 3, ldy = out + 2;  // strided rows on both sides
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> x(tokens * ldx), bias(out), y(tokens * ldy, 123.0f);
+  for (float& value : x) value = uniform(rng);
+  for (float& value : bias) value = uniform(rng);
+  std::vector<float> scratch;
+  Linear(x.data(), ldx, tokens, slice, with_bias ? bias.data() : nullptr, y.data(), ldy, &scratch);
+  double worst = 0.0;
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t o = 0; o < out; ++o) {
+      double expected = with_bias ? bias[o] : 0.0;
+      for (int64_t i = 0; i < in; ++i) {
+        expected += double{x[t * ldx + i]} *
+                    weight.values[(slice.first_row + o) * weight.view.cols + slice.first_col + i];
+      }
+      worst = std::max(worst, std::fabs(expected - y[t * ldy + o]));
+    }
+    for (int64_t o = out; o < ldy; ++o) EXPECT_EQ(y[t * ldy + o], 123.0f);  // padding untouched
+  }
+  EXPECT_LT(worst, 1e-5 * std::sqrt(static_cast<double>(in)));
+}
+
+TEST(Linear, WidensTilesOfAtMost512ColumnsAndFourMebibytes) {
+  EXPECT_EQ(WidenTileShape(4864, 896).cols, 512);
+  EXPECT_EQ(WidenTileShape(4864, 896).rows, 2048);
+  EXPECT_EQ(WidenTileShape(100, 896).rows, 100);
+  EXPECT_EQ(WidenTileShape(64, 40).cols, 40);
+}
+
+TEST(Linear, RowSliceMatchesDoubleForEveryDtype) {
+  for (WeightDtype dtype : {WeightDtype::kF32, WeightDtype::kBF16, WeightDtype::kF16}) {
+    // 2100 rows x 1100 columns: two row tiles (2048 + 52) by three column tiles
+    // (512 + 512 + 76) for 16-bit weights.
+    const TestWeight weight = MakeWeight(2150, 1100, dtype, 0, 1);
+    CheckLinear(weight, RowSlice(weight.view, 37, 2137), /*with_bias=*/true);
+    CheckLinear(weight, RowSlice(weight.view, 0, 300), /*with_bias=*/false);
+  }
+}
+
+TEST(Linear, ColumnSliceMatchesDoubleForEveryDtype) {
+  for (WeightDtype dtype : {WeightDtype::kF32, WeightDtype::kBF16, WeightDtype::kF16}) {
+    const TestWeight weight = MakeWeight(48, 96, dtype, 0, 2);
+    CheckLinear(weight, ColumnSlice(weight.view, 32, 80), /*with_bias=*/false);
+    CheckLinear(weight, ColumnSlice(weight.view, 0, 17), /*with_bias=*/true);
+  }
+}
+
+TEST(Linear, MisalignedFloatWeightsAreCopiedNotMisread) {
+  const TestWeight weight = MakeWeight(24, 40, WeightDtype::kF32, 2, 3);
+  CheckLinear(weight, RowSlice(weight.view, 4, 20), /*with_bias=*/true);
+  CheckLinear(weight, ColumnSlice(weight.view, 8, 40), /*with_bias=*/false);
+}
+
+}  // namespace
+}  // namespace actex

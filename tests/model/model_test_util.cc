@@ -1,0 +1,117 @@
+#include "tests/model/model_test_util.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "model/shard_plan.h"
+#include "tests/model/thread_collective.h"
+
+namespace actex::testing {
+
+TempDir::TempDir() {
+  char pattern[] = "/tmp/actex-model-test-XXXXXX";
+  const char* made = ::mkdtemp(pattern);
+  EXPECT_NE(made, nullptr) << std::strerror(errno);
+  path_ = made != nullptr ? made : "";
+}
+
+TempDir::~TempDir() {
+  std::error_code error;
+  if (!path_.empty()) std::filesystem::remove_all(path_, error);
+}
+
+std::string TinyFixtureDir() { return std::string(ACTEX_FIXTURES_DIR) + "/qwen2-tiny"; }
+std::string TinyBf16FixtureDir() { return TinyFixtureDir() + "/model-bf16"; }
+
+std::vector<float> ReadFloats(const SafetensorsFile& file, const std::string& name) {
+  auto it = file.tensors().find(name);
+  EXPECT_NE(it, file.tensors().end()) << "no tensor " << name << " in " << file.path();
+  if (it == file.tensors().end()) return {};
+  EXPECT_EQ(it->second.dtype, "F32") << name;
+  std::vector<float> values(it->second.bytes.size() / sizeof(float));
+  std::memcpy(values.data(), it->second.bytes.data(), values.size() * sizeof(float));
+  return values;
+}
+
+std::vector<int32_t> ReadInts(const SafetensorsFile& file, const std::string& name) {
+  auto it = file.tensors().find(name);
+  EXPECT_NE(it, file.tensors().end()) << "no tensor " << name << " in " << file.path();
+  if (it == file.tensors().end()) return {};
+  EXPECT_EQ(it->second.dtype, "I32") << name;
+  std::vector<int32_t> values(it->second.bytes.size() / sizeof(int32_t));
+  std::memcpy(values.data(), it->second.bytes.data(), values.size() * sizeof(int32_t));
+  return values;
+}
+
+float MaxAbs(std::span<const float> values) {
+  float maximum = 0.0f;
+  for (float value : values) maximum = std::max(maximum, std::fabs(value));
+  return maximum;
+}
+
+float MaxAbsDifference(std::span<const float> a, std::span<const float> b) {
+  EXPECT_EQ(a.size(), b.size());
+  float maximum = 0.0f;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    const float difference = std::fabs(a[i] - b[i]);
+    if (std::isnan(difference)) return INFINITY;
+    maximum = std::max(maximum, difference);
+  }
+  return maximum;
+}
+
+std::vector<std::vector<SiteActivations>> RunShards(
+    const std::shared_ptr<const ModelWeights>& weights, int shards, const std::vector<Site>& sites,
+    const PackedBatch& batch) {
+  std::vector<std::unique_ptr<Qwen2Shard>> models;
+  for (int rank = 0; rank < shards; ++rank) {
+    auto slice = PlanShard(weights->config(), rank, shards);
+    EXPECT_TRUE(slice.has_value()) << slice.error();
+    if (!slice) return {};
+    auto model = Qwen2Shard::Create(weights, *slice, sites);
+    EXPECT_TRUE(model.has_value()) << model.error();
+    if (!model) return {};
+    models.push_back(std::move(*model));
+  }
+  ThreadCollectiveGroup group(shards);
+  std::vector<std::vector<SiteActivations>> captures(shards);
+  std::vector<std::string> errors(shards);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < shards; ++rank) {
+    threads.emplace_back([&, rank] {
+      auto done = models[rank]->Forward(batch, group.member(rank), &captures[rank]);
+      if (!done) errors[rank] = done.error();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int rank = 0; rank < shards; ++rank) {
+    EXPECT_EQ(errors[rank], "") << "shard " << rank << " of " << shards;
+  }
+  return captures;
+}
+
+PackedBatch SingleSequence(std::vector<int32_t> token_ids) {
+  PackedBatch batch;
+  batch.positions.resize(token_ids.size());
+  for (size_t i = 0; i < token_ids.size(); ++i) batch.positions[i] = static_cast<int32_t>(i);
+  batch.sequence_lengths = {static_cast<int32_t>(token_ids.size())};
+  batch.token_ids = std::move(token_ids);
+  return batch;
+}
+
+void CopyFolder(const std::string& from, const std::string& to) {
+  for (const auto& entry : std::filesystem::directory_iterator(from)) {
+    if (entry.is_regular_file()) {
+      std::filesystem::copy_file(entry.path(), std::filesystem::path(to) / entry.path().filename(),
+                                 std::filesystem::copy_options::overwrite_existing);
+    }
+  }
+}
+
+}  // namespace actex::testing

@@ -1,0 +1,52 @@
+#ifndef ACTEX_TESTS_MODEL_MODEL_TEST_UTIL_H_
+#define ACTEX_TESTS_MODEL_MODEL_TEST_UTIL_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/model_weights.h"
+#include "model/qwen2_forward.h"
+#include "storage/safetensors.h"
+
+namespace actex::testing {
+
+// A fresh directory under /tmp (mkdtemp), removed with everything in it.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string TinyFixtureDir();      // tests/fixtures/qwen2-tiny (F32 weights)
+std::string TinyBf16FixtureDir();  // tests/fixtures/qwen2-tiny/model-bf16
+
+// A tensor of `file` as float32 (F32) or int32 (I32) values; fails the test if absent.
+std::vector<float> ReadFloats(const SafetensorsFile& file, const std::string& name);
+std::vector<int32_t> ReadInts(const SafetensorsFile& file, const std::string& name);
+
+float MaxAbs(std::span<const float> values);
+float MaxAbsDifference(std::span<const float> a, std::span<const float> b);
+
+// Runs `batch` through `shards` shards of `weights` (each in its own thread, joined
+// through a ThreadCollectiveGroup) and returns every rank's captures.
+std::vector<std::vector<SiteActivations>> RunShards(
+    const std::shared_ptr<const ModelWeights>& weights, int shards, const std::vector<Site>& sites,
+    const PackedBatch& batch);
+
+// One sequence with positions 0..n-1.
+PackedBatch SingleSequence(std::vector<int32_t> token_ids);
+
+// Copies every file of directory `from` (not recursively) into `to`.
+void CopyFolder(const std::string& from, const std::string& to);
+
+}  // namespace actex::testing
+
+#endif  // ACTEX_TESTS_MODEL_MODEL_TEST_UTIL_H_

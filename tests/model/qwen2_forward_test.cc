@@ -1,0 +1,354 @@
+// The forward pass apart from HF parity (see qwen2_forward_parity_test.cc): sharding
+// agreement, the meaning of every site, early stopping, buffer reuse and errors.
+
+#include "model/qwen2_forward.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "model/kernels/half_float.h"
+#include "model/random_model.h"
+#include "model/shard_plan.h"
+#include "tests/model/model_test_util.h"
+#include "tests/model/thread_collective.h"
+
+namespace actex {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::MaxAbs;
+using testing::MaxAbsDifference;
+
+std::vector<Site> EverySite(int layers) {
+  std::vector<Site> sites = {{SiteKind::kEmbed, -1}};
+  for (int layer = 0; layer < layers; ++layer) {
+    for (SiteKind kind : {SiteKind::kResidPre, SiteKind::kAttnOut, SiteKind::kResidMid,
+                          SiteKind::kMlpPost, SiteKind::kMlpOut, SiteKind::kResidPost}) {
+      sites.push_back({kind, layer});
+    }
+  }
+  sites.push_back({SiteKind::kLnFinal, -1});
+  return sites;
+}
+
+// Three sequences of `lengths` with ids from a simple generator.
+PackedBatch MakeBatch(const std::vector<int32_t>& lengths, int vocab, uint32_t seed) {
+  PackedBatch batch;
+  uint32_t state = seed;
+  for (int32_t length : lengths) {
+    for (int32_t t = 0; t < length; ++t) {
+      state = state * 1664525u + 1013904223u;
+      batch.token_ids.push_back(static_cast<int32_t>((state >> 8) % vocab));
+      batch.positions.push_back(t);
+    }
+    batch.sequence_lengths.push_back(length);
+  }
+  return batch;
+}
+
+std::shared_ptr<const ModelWeights> OpenOrFail(const std::string& dir) {
+  auto weights = ModelWeights::Open(dir);
+  EXPECT_TRUE(weights.has_value()) << weights.error();
+  return weights ? *weights : nullptr;
+}
+
+// Every shard count in `shard_counts` gives what one shard gives, on every rank.
+void ExpectShardsAgree(const std::shared_ptr<const ModelWeights>& weights,
+                       const std::vector<int>& shard_counts, const PackedBatch& batch) {
+  const std::vector<Site> sites = EverySite(weights->config().layers);
+  const auto reference = testing::RunShards(weights, 1, sites, batch);
+  ASSERT_EQ(reference.size(), 1u);
+  for (int shards : shard_counts) {
+    const auto captures = testing::RunShards(weights, shards, sites, batch);
+    ASSERT_EQ(static_cast<int>(captures.size()), shards);
+    float worst = 0.0f;
+    for (int rank = 0; rank < shards; ++rank) {
+      ASSERT_EQ(captures[rank].size(), sites.size());
+      for (size_t i = 0; i < sites.size(); ++i) {
+        const auto& expected = reference[0][i].values;
+        const float difference = MaxAbsDifference(captures[rank][i].values, expected);
+        const float scale = MaxAbs(expected);
+        EXPECT_LE(difference, 1e-5f * scale)
+            << shards << " shards, rank " << rank << ", " << sites[i].HookName();
+        worst = std::max(worst, difference / scale);
+      }
+    }
+    std::printf("shards %d vs 1: worst max|d|/max|ref| over all sites %.3g\n", shards, worst);
+  }
+}
+
+TEST(Qwen2Shard, EveryShardCountAgreesWithOneShardAtEverySite) {
+  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  ASSERT_NE(weights, nullptr);
+  ExpectShardsAgree(weights, {2, 3, 4}, MakeBatch({5, 17, 40}, 512, 1));
+}
+
+TEST(Qwen2Shard, UnevenSplitsOfFourteenHeadsAgreeWithOneShard) {
+  // Qwen2.5-0.5B's layer shapes (14 heads, 2 KV heads, 4864 columns) in BF16.
+  testing::TempDir dir;
+  RandomModelOptions options;
+  options.output_dir = dir.path();
+  options.preset = "qwen2.5-0.5b";
+  options.vocab_size = 300;
+  options.layers = 2;
+  options.dtype = "bfloat16";
+  options.seed = 5;
+  auto made = MakeRandomModel(options);
+  ASSERT_TRUE(made.has_value()) << made.error();
+  auto weights = OpenOrFail(dir.path());
+  ASSERT_NE(weights, nullptr);
+  std::vector<int> counts;
+  for (int shards = 2; shards <= 14; ++shards) counts.push_back(shards);
+  ExpectShardsAgree(weights, counts, MakeBatch({13, 11}, 300, 2));
+}
+
+// An F16 model runs as the F32 model holding its exactly widened weights.
+TEST(Qwen2Shard, Float16WeightsGiveTheForwardOfTheirWidenedValues) {
+  testing::TempDir half_dir, wide_dir;
+  RandomModelOptions options;
+  options.output_dir = half_dir.path();
+  options.dtype = "float16";
+  options.vocab_size = 256;
+  options.seed = 3;
+  ASSERT_TRUE(MakeRandomModel(options).has_value());
+  auto half_file = SafetensorsFile::Open(half_dir / "model.safetensors");
+  ASSERT_TRUE(half_file.has_value()) << half_file.error();
+  std::vector<TensorToWrite> widened;
+  for (const auto& [name, tensor] : (*half_file)->tensors()) {
+    ASSERT_EQ(tensor.dtype, "F16");
+    const SafetensorsTensor* source = &tensor;
+    widened.push_back({name, "F32", tensor.shape, [source](std::span<uint8_t> out) {
+                         WidenToFloat(source->bytes.data(), WeightDtype::kF16,
+                                      static_cast<int64_t>(source->bytes.size() / 2),
+                                      reinterpret_cast<float*>(out.data()));
+                       }});
+  }
+  ASSERT_TRUE(WriteSafetensors(wide_dir / "model.safetensors", widened, {}).has_value());
+  std::filesystem::copy_file(half_dir / "config.json", wide_dir / "config.json");
+
+  auto half = OpenOrFail(half_dir.path());
+  auto wide = OpenOrFail(wide_dir.path());
+  ASSERT_NE(half, nullptr);
+  ASSERT_NE(wide, nullptr);
+  ASSERT_EQ(wide->Get("model.norm.weight").dtype, WeightDtype::kF32);
+  const std::vector<Site> sites = EverySite(2);
+  const PackedBatch batch = MakeBatch({20, 9}, 256, 10);
+  const auto expected = testing::RunShards(wide, 2, sites, batch);
+  const auto actual = testing::RunShards(half, 2, sites, batch);
+  ASSERT_EQ(expected.size(), 2u);
+  ASSERT_EQ(actual.size(), 2u);
+  for (size_t i = 0; i < sites.size(); ++i) {
+    EXPECT_LE(MaxAbsDifference(actual[0][i].values, expected[0][i].values),
+              1e-6f * MaxAbs(expected[0][i].values))
+        << sites[i].HookName();
+  }
+}
+
+TEST(Qwen2Shard, ResidualSitesAddUpExactly) {
+  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  ASSERT_NE(weights, nullptr);
+  const std::vector<Site> sites = EverySite(2);
+  const auto captures = testing::RunShards(weights, 2, sites, MakeBatch({9, 4}, 512, 3));
+  ASSERT_EQ(captures.size(), 2u);
+  auto get = [&](SiteKind kind, int layer) -> const std::vector<float>& {
+    for (const SiteActivations& capture : captures[0]) {
+      if (capture.site == Site{kind, layer}) return capture.values;
+    }
+    ADD_FAILURE() << "missing site";
+    return captures[0][0].values;
+  };
+  EXPECT_EQ(get(SiteKind::kResidPre, 0), get(SiteKind::kEmbed, -1));
+  for (int layer = 0; layer < 2; ++layer) {
+    const auto& pre = get(SiteKind::kResidPre, layer);
+    const auto& attn = get(SiteKind::kAttnOut, layer);
+    const auto& mid = get(SiteKind::kResidMid, layer);
+    const auto& mlp = get(SiteKind::kMlpOut, layer);
+    const auto& post = get(SiteKind::kResidPost, layer);
+    for (size_t i = 0; i < pre.size(); ++i) {
+      ASSERT_EQ(mid[i], pre[i] + attn[i]) << layer << " " << i;
+      ASSERT_EQ(post[i], mid[i] + mlp[i]) << layer << " " << i;
+    }
+  }
+  EXPECT_EQ(get(SiteKind::kResidPre, 1), get(SiteKind::kResidPost, 0));
+}
+
+// silu(gate(n)) * up(n) with n = post_attention_layernorm(resid_mid), and
+// down_proj of that, evaluated in double from the F32 weights.
+TEST(Qwen2Shard, MlpSitesMatchADirectEvaluation) {
+  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  ASSERT_NE(weights, nullptr);
+  const int layer = 1;
+  const std::vector<Site> sites = {
+      {SiteKind::kResidMid, layer}, {SiteKind::kMlpPost, layer}, {SiteKind::kMlpOut, layer}};
+  const auto captures = testing::RunShards(weights, 3, sites, MakeBatch({6, 3}, 512, 4));
+  ASSERT_EQ(captures.size(), 3u);
+  const auto& mid = captures[0][0].values;
+  const auto& post = captures[0][1].values;
+  const auto& out = captures[0][2].values;
+  const std::string prefix = "model.layers." + std::to_string(layer) + ".";
+  auto weight = [&](const std::string& name) {
+    return static_cast<const float*>(weights->Get(prefix + name).data);
+  };
+  const float* norm = weight("post_attention_layernorm.weight");
+  const float* gate = weight("mlp.gate_proj.weight");
+  const float* up = weight("mlp.up_proj.weight");
+  const float* down = weight("mlp.down_proj.weight");
+  const int hidden = 64, inter = 176, tokens = 9;
+  ASSERT_EQ(post.size(), static_cast<size_t>(tokens * inter));
+  double worst_post = 0, worst_out = 0;
+  for (int t = 0; t < tokens; ++t) {
+    double squares = 0;
+    for (int i = 0; i < hidden; ++i) squares += double{mid[t * hidden + i]} * mid[t * hidden + i];
+    const double inverse_rms = 1.0 / std::sqrt(squares / hidden + 1e-6);
+    std::vector<double> n(hidden);
+    for (int i = 0; i < hidden; ++i) n[i] = norm[i] * (mid[t * hidden + i] * inverse_rms);
+    std::vector<double> activation(inter);
+    for (int c = 0; c < inter; ++c) {
+      double g = 0, u = 0;
+      for (int i = 0; i < hidden; ++i) {
+        g += n[i] * gate[c * hidden + i];
+        u += n[i] * up[c * hidden + i];
+      }
+      activation[c] = g / (1.0 + std::exp(-g)) * u;
+      worst_post = std::max(worst_post, std::fabs(activation[c] - post[t * inter + c]));
+    }
+    for (int o = 0; o < hidden; ++o) {
+      double sum = 0;
+      for (int c = 0; c < inter; ++c) sum += activation[c] * down[o * inter + c];
+      worst_out = std::max(worst_out, std::fabs(sum - out[t * hidden + o]));
+    }
+  }
+  std::printf("mlp_post vs double: %.3g, mlp_out vs double: %.3g\n", worst_post, worst_out);
+  EXPECT_LT(worst_post, 2e-5 * MaxAbs(post));
+  EXPECT_LT(worst_out, 2e-5 * MaxAbs(out));
+}
+
+TEST(Qwen2Shard, StopsAfterTheDeepestLayerTheSitesNeed) {
+  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  ASSERT_NE(weights, nullptr);
+  auto slice = PlanShard(weights->config(), 0, 1);
+  ASSERT_TRUE(slice.has_value());
+  const PackedBatch batch = MakeBatch({4}, 512, 5);
+  const std::vector<std::pair<std::vector<Site>, int>> cases = {
+      {{{SiteKind::kEmbed, -1}}, 0},
+      {{{SiteKind::kResidPre, 0}}, 0},
+      {{{SiteKind::kResidPre, 1}}, 1},
+      {{{SiteKind::kAttnOut, 0}}, 1},
+      {{{SiteKind::kResidPost, 0}, {SiteKind::kEmbed, -1}}, 1},
+      {{{SiteKind::kMlpPost, 1}}, 2},
+      {{{SiteKind::kLnFinal, -1}}, 2},
+  };
+  for (const auto& [sites, layers] : cases) {
+    auto shard = Qwen2Shard::Create(weights, *slice, sites);
+    ASSERT_TRUE(shard.has_value()) << shard.error();
+    SoloCollective solo;
+    std::vector<SiteActivations> captures;
+    ASSERT_TRUE((*shard)->Forward(batch, solo, &captures).has_value());
+    EXPECT_EQ((*shard)->layers_computed(), layers) << sites[0].HookName();
+    ASSERT_EQ(captures.size(), sites.size());
+    EXPECT_EQ(captures[0].values.size(), 4u * captures[0].width);
+  }
+}
+
+TEST(Qwen2Shard, ReusesBuffersAcrossBatchesOfDifferentSizes) {
+  auto weights = OpenOrFail(testing::TinyBf16FixtureDir());
+  ASSERT_NE(weights, nullptr);
+  auto slice = PlanShard(weights->config(), 0, 1);
+  const std::vector<Site> sites = EverySite(2);
+  auto shard = Qwen2Shard::Create(weights, *slice, sites);
+  ASSERT_TRUE(shard.has_value()) << shard.error();
+  SoloCollective solo;
+  const PackedBatch small = MakeBatch({3, 2}, 512, 6), large = MakeBatch({30, 50}, 512, 7);
+  std::vector<SiteActivations> first, again, big;
+  ASSERT_TRUE((*shard)->Forward(small, solo, &first).has_value());
+  ASSERT_TRUE((*shard)->Forward(large, solo, &big).has_value());
+  ASSERT_TRUE((*shard)->Forward(small, solo, &again).has_value());
+  ASSERT_EQ(first.size(), again.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(first[i].values, again[i].values) << sites[i].HookName();
+    EXPECT_EQ(big[i].values.size(), 80u * big[i].width);
+  }
+}
+
+TEST(Qwen2Shard, SequencesInABatchDoNotSeeEachOther) {
+  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  ASSERT_NE(weights, nullptr);
+  const std::vector<Site> sites = {{SiteKind::kLnFinal, -1}};
+  const PackedBatch both = MakeBatch({7, 12}, 512, 8);
+  PackedBatch second;
+  second.token_ids.assign(both.token_ids.begin() + 7, both.token_ids.end());
+  second.positions.assign(both.positions.begin() + 7, both.positions.end());
+  second.sequence_lengths = {12};
+  const auto packed = testing::RunShards(weights, 1, sites, both);
+  const auto alone = testing::RunShards(weights, 1, sites, second);
+  const std::span<const float> packed_rows(packed[0][0].values.data() + 7 * 64, 12 * 64);
+  EXPECT_LE(MaxAbsDifference(packed_rows, alone[0][0].values), 1e-5f * MaxAbs(alone[0][0].values));
+}
+
+class FailingCollective final : public Collective {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::expected<void, std::string> AllReduceSum(std::span<float>) override {
+    return std::unexpected("peer 1 timed out");
+  }
+  std::expected<void, std::string> AllGather(std::span<const float>,
+                                             std::vector<std::vector<float>>*) override {
+    return std::unexpected("peer 1 timed out");
+  }
+};
+
+TEST(Qwen2Shard, ReportsBadBatchesAndCollectiveFailures) {
+  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  ASSERT_NE(weights, nullptr);
+  auto slice = PlanShard(weights->config(), 0, 1);
+  auto shard = Qwen2Shard::Create(weights, *slice, {{SiteKind::kResidPost, 0}});
+  ASSERT_TRUE(shard.has_value());
+  SoloCollective solo;
+  std::vector<SiteActivations> captures;
+
+  PackedBatch out_of_vocab = MakeBatch({3}, 512, 9);
+  out_of_vocab.token_ids[1] = 512;
+  auto result = (*shard)->Forward(out_of_vocab, solo, &captures);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_THAT(result.error(), HasSubstr("token id 512"));
+
+  PackedBatch bad_lengths = MakeBatch({3}, 512, 9);
+  bad_lengths.sequence_lengths = {2};
+  result = (*shard)->Forward(bad_lengths, solo, &captures);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_THAT(result.error(), HasSubstr("sum to 2"));
+
+  FailingCollective failing;
+  result = (*shard)->Forward(MakeBatch({3}, 512, 9), failing, &captures);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_THAT(result.error(), HasSubstr("all-reduce after o_proj of layer 0: peer 1 timed out"));
+
+  testing::ThreadCollectiveGroup pair(2);
+  result = (*shard)->Forward(MakeBatch({3}, 512, 9), pair.member(0), &captures);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_THAT(result.error(), HasSubstr("rank 0 of 2"));
+}
+
+TEST(Qwen2Shard, CreateRefusesSitesOutsideTheModelAndUnplannedSlices) {
+  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  ASSERT_NE(weights, nullptr);
+  auto slice = PlanShard(weights->config(), 0, 2);
+  ASSERT_TRUE(slice.has_value());
+  auto shard = Qwen2Shard::Create(weights, *slice, {{SiteKind::kResidPost, 2}});
+  ASSERT_FALSE(shard.has_value());
+  EXPECT_THAT(shard.error(), HasSubstr("blocks.2.hook_resid_post"));
+
+  ShardSlice odd = *slice;
+  odd.end_intermediate -= 1;
+  shard = Qwen2Shard::Create(weights, odd, {{SiteKind::kResidPost, 0}});
+  ASSERT_FALSE(shard.has_value());
+  EXPECT_THAT(shard.error(), HasSubstr("PlanShard"));
+}
+
+}  // namespace
+}  // namespace actex

@@ -1,0 +1,116 @@
+#include "model/sites.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "model/model_config.h"
+
+namespace actex {
+namespace {
+
+using ::testing::HasSubstr;
+
+ModelConfig TwoLayerConfig() {
+  ModelConfig config;
+  config.hidden = 64, config.intermediate = 176, config.layers = 2;
+  return config;
+}
+
+TEST(Site, HookNamesFollowTransformerLens) {
+  EXPECT_EQ((Site{SiteKind::kEmbed, -1}).HookName(), "hook_embed");
+  EXPECT_EQ((Site{SiteKind::kResidPre, 3}).HookName(), "blocks.3.hook_resid_pre");
+  EXPECT_EQ((Site{SiteKind::kAttnOut, 3}).HookName(), "blocks.3.hook_attn_out");
+  EXPECT_EQ((Site{SiteKind::kResidMid, 3}).HookName(), "blocks.3.hook_resid_mid");
+  EXPECT_EQ((Site{SiteKind::kMlpPost, 3}).HookName(), "blocks.3.mlp.hook_post");
+  EXPECT_EQ((Site{SiteKind::kMlpOut, 3}).HookName(), "blocks.3.hook_mlp_out");
+  EXPECT_EQ((Site{SiteKind::kResidPost, 20}).HookName(), "blocks.20.hook_resid_post");
+  EXPECT_EQ((Site{SiteKind::kLnFinal, -1}).HookName(), "ln_final.hook_normalized");
+}
+
+TEST(Site, WidthIsIntermediateOnlyForMlpPost) {
+  const ModelConfig config = TwoLayerConfig();
+  EXPECT_EQ((Site{SiteKind::kMlpPost, 0}).Width(config), 176);
+  for (SiteKind kind :
+       {SiteKind::kEmbed, SiteKind::kResidPre, SiteKind::kAttnOut, SiteKind::kResidMid,
+        SiteKind::kMlpOut, SiteKind::kResidPost, SiteKind::kLnFinal}) {
+    EXPECT_EQ((Site{kind, 0}).Width(config), 64);
+  }
+}
+
+TEST(Site, LastLayerNeededStopsAsEarlyAsPossible) {
+  const ModelConfig config = TwoLayerConfig();
+  EXPECT_EQ((Site{SiteKind::kEmbed, -1}).LastLayerNeeded(config), -1);
+  EXPECT_EQ((Site{SiteKind::kResidPre, 0}).LastLayerNeeded(config), -1);
+  EXPECT_EQ((Site{SiteKind::kResidPre, 1}).LastLayerNeeded(config), 0);
+  EXPECT_EQ((Site{SiteKind::kAttnOut, 1}).LastLayerNeeded(config), 1);
+  EXPECT_EQ((Site{SiteKind::kResidPost, 0}).LastLayerNeeded(config), 0);
+  EXPECT_EQ((Site{SiteKind::kLnFinal, -1}).LastLayerNeeded(config), 1);
+}
+
+TEST(ParseSites, ShortFormsAreTakenAtEveryGivenLayerInForwardOrder) {
+  auto sites = ParseSites({"resid_post", "mlp_post", "embed", "ln_final", "resid_pre"}, {1, 0}, 2);
+  ASSERT_TRUE(sites.has_value()) << sites.error();
+  const std::vector<Site> expected = {{SiteKind::kEmbed, -1},    {SiteKind::kResidPre, 0},
+                                      {SiteKind::kMlpPost, 0},   {SiteKind::kResidPost, 0},
+                                      {SiteKind::kResidPre, 1},  {SiteKind::kMlpPost, 1},
+                                      {SiteKind::kResidPost, 1}, {SiteKind::kLnFinal, -1}};
+  EXPECT_EQ(*sites, expected);
+}
+
+TEST(ParseSites, AcceptsFullHookNamesAndRemovesDuplicates) {
+  auto sites = ParseSites(
+      {"blocks.1.hook_attn_out", "blocks.0.hook_resid_mid", "attn_out", " blocks.1.hook_attn_out ",
+       "hook_embed", "ln_final.hook_normalized", "blocks.0.mlp.hook_post", "blocks.0.hook_mlp_out",
+       "blocks.1.hook_resid_pre", "blocks.0.hook_resid_post"},
+      {1}, 2);
+  ASSERT_TRUE(sites.has_value()) << sites.error();
+  const std::vector<Site> expected = {{SiteKind::kEmbed, -1},    {SiteKind::kResidMid, 0},
+                                      {SiteKind::kMlpPost, 0},   {SiteKind::kMlpOut, 0},
+                                      {SiteKind::kResidPost, 0}, {SiteKind::kResidPre, 1},
+                                      {SiteKind::kAttnOut, 1},   {SiteKind::kLnFinal, -1}};
+  EXPECT_EQ(*sites, expected);
+}
+
+TEST(ParseSites, NamesTheBadEntry) {
+  for (const char* bad : {"resid", "blocks.x.hook_resid_post", "blocks.0.hook_resid", "blocks.0",
+                          "blocks..hook_resid_post", "blocks.0.hook_resid_post.extra"}) {
+    auto sites = ParseSites({"embed", bad}, {0}, 2);
+    ASSERT_FALSE(sites.has_value()) << bad;
+    EXPECT_THAT(sites.error(), HasSubstr(std::string("\"") + bad + "\"")) << bad;
+  }
+  auto empty = ParseSites({"embed", ""}, {0}, 2);
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_THAT(empty.error(), HasSubstr("empty"));
+  EXPECT_FALSE(ParseSites({}, {0}, 2).has_value());
+}
+
+TEST(ParseSites, NamesOutOfRangeLayersAndTheValidRange) {
+  auto full = ParseSites({"blocks.2.hook_resid_post"}, {}, 2);
+  ASSERT_FALSE(full.has_value());
+  EXPECT_THAT(full.error(), HasSubstr("\"blocks.2.hook_resid_post\""));
+  EXPECT_THAT(full.error(), HasSubstr("layer 2 is out of range"));
+  EXPECT_THAT(full.error(), HasSubstr("(0..1)"));
+
+  auto given = ParseSites({"resid_post"}, {0, 5}, 2);
+  ASSERT_FALSE(given.has_value());
+  EXPECT_THAT(given.error(), HasSubstr("layer 5 is out of range"));
+  EXPECT_THAT(given.error(), HasSubstr("(0..1)"));
+
+  auto negative = ParseSites({"resid_post"}, {-1}, 2);
+  ASSERT_FALSE(negative.has_value());
+  EXPECT_THAT(negative.error(), HasSubstr("layer -1 is out of range"));
+}
+
+TEST(ParseSites, ShortPerLayerFormNeedsLayers) {
+  auto sites = ParseSites({"resid_post"}, {}, 2);
+  ASSERT_FALSE(sites.has_value());
+  EXPECT_THAT(sites.error(), HasSubstr("\"resid_post\""));
+  EXPECT_THAT(sites.error(), HasSubstr("no layers"));
+  // embed and ln_final need none.
+  auto ends = ParseSites({"embed", "ln_final"}, {}, 2);
+  ASSERT_TRUE(ends.has_value()) << ends.error();
+  EXPECT_EQ(ends->size(), 2u);
+}
+
+}  // namespace
+}  // namespace actex

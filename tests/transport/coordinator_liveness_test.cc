@@ -1,0 +1,177 @@
+// Heartbeats and lost peers, both ways: a node that falls silent or whose process
+// dies, and a coordinator that does.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/transport/coordinator_test_util.h"
+#include "transport/coordinator.h"
+#include "transport/coordinator_client.h"
+#include "transport/wire.h"
+
+namespace actex {
+namespace {
+
+using coordinator_test::ClientOptionsFor;
+using coordinator_test::FastOptions;
+using coordinator_test::ForEachClient;
+using coordinator_test::FreeTcpPort;
+using coordinator_test::JoinAll;
+using coordinator_test::JoinResult;
+using coordinator_test::MakeHello;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::vector<HelloMessage> Hellos(int num_hosts) {
+  std::vector<HelloMessage> hellos;
+  for (int id = 0; id < num_hosts; ++id) hellos.push_back(MakeHello(id, num_hosts));
+  return hellos;
+}
+
+TEST(CoordinatorLiveness, SilentHostIsLostAfterTheHeartbeatTimeout) {
+  zmq::context_t context;
+  CoordinatorOptions options = FastOptions(3);
+  options.heartbeat_timeout = 600ms;
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
+  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  const auto joined = Clock::now();
+  // Host 2 stays connected but never services its client again (a hung process).
+  JoinResult hung = std::move(clients[2]);
+  clients.pop_back();
+  auto results = ForEachClient(
+      clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 5s); });
+  const auto waited = Clock::now() - joined;
+  for (const auto& result : results) {
+    ASSERT_FALSE(result.has_value());
+    EXPECT_EQ(result.error(), "host 2 lost: no message for 0.6 s");
+  }
+  EXPECT_GE(waited, 500ms);
+  EXPECT_LT(waited, 600ms + 2 * options.heartbeat_interval + 400ms);
+  auto ended = (*coordinator)->Join();
+  ASSERT_FALSE(ended.has_value());
+  EXPECT_EQ(ended.error(), "coordinator: host 2 lost: no message for 0.6 s");
+}
+
+TEST(CoordinatorLiveness, CrashedHostIsLostSoonAfterItsConnectionCloses) {
+  zmq::context_t context;
+  CoordinatorOptions options = FastOptions(3);
+  options.heartbeat_timeout = 10s;  // far beyond the test: the connection tells first
+  options.disconnect_grace = 300ms;
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
+  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  const auto crashed = Clock::now();
+  clients.pop_back();  // host 2's socket closes, as when its process dies
+  auto results = ForEachClient(
+      clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 20s); });
+  const auto waited = Clock::now() - crashed;
+  for (const auto& result : results) {
+    ASSERT_FALSE(result.has_value());
+    EXPECT_EQ(result.error(),
+              "host 2 lost: its connection closed and it did not come back within 0.3 s");
+  }
+  EXPECT_GE(waited, 250ms);
+  EXPECT_LT(waited, 2s);
+  EXPECT_FALSE((*coordinator)->Join().has_value());
+}
+
+// Stands in for a coordinator that welcomes one node and then misbehaves.
+class FakeCoordinator {
+ public:
+  explicit FakeCoordinator(zmq::context_t& context)
+      : port_(FreeTcpPort()), socket_(context, zmq::socket_type::router) {
+    socket_.set(zmq::sockopt::linger, 0);
+    socket_.bind("tcp://127.0.0.1:" + std::to_string(port_));
+  }
+  int port() const { return port_; }
+
+  // Receives the Hello and answers with a Welcome; returns the routing id.
+  void WelcomeOneNode() {
+    zmq::message_t identity;
+    ASSERT_TRUE(socket_.recv(identity, zmq::recv_flags::none));
+    auto hello = Receive(socket_);
+    ASSERT_TRUE(hello.has_value()) << hello.error();
+    ASSERT_EQ(hello->type, MessageType::kHello);
+    socket_.send(identity, zmq::send_flags::sndmore);
+    ASSERT_TRUE(Send(socket_, WelcomeMessage{{{"a", "tcp://127.0.0.1:1"}}}).has_value());
+  }
+  void Close() { socket_.close(); }
+
+ private:
+  int port_;
+  zmq::socket_t socket_;
+};
+
+CoordinatorClientOptions FakeClientOptions(int port) {
+  CoordinatorClientOptions options;
+  options.port = port;
+  options.join_timeout = 2s;
+  options.join_margin = 0ms;
+  options.heartbeat_interval = 50ms;
+  options.heartbeat_timeout = 400ms;
+  options.disconnect_grace = 300ms;
+  options.linger = 0ms;
+  return options;
+}
+
+TEST(CoordinatorLiveness, SilentCoordinatorIsLostAfterTheHeartbeatTimeout) {
+  zmq::context_t context;
+  FakeCoordinator fake(context);
+  std::thread welcome([&] { fake.WelcomeOneNode(); });
+  auto client = CoordinatorClient::Join(context, FakeClientOptions(fake.port()), MakeHello(0, 1));
+  welcome.join();
+  ASSERT_TRUE(client.has_value()) << client.error();
+  EXPECT_EQ((*client)->endpoints().at("a"), "tcp://127.0.0.1:1");
+  const auto start = Clock::now();
+  std::expected<void, std::string> serviced;
+  while (serviced && Clock::now() - start < 3s) {
+    std::this_thread::sleep_for(10ms);
+    serviced = (*client)->Service();
+  }
+  ASSERT_FALSE(serviced.has_value());
+  EXPECT_EQ(serviced.error(), "lost the coordinator (host 0): no message for 0.4 s");
+  EXPECT_LT(Clock::now() - start, 1s);
+}
+
+TEST(CoordinatorLiveness, VanishedCoordinatorIsLostSoonAfterItsConnectionCloses) {
+  zmq::context_t context;
+  FakeCoordinator fake(context);
+  std::thread welcome([&] { fake.WelcomeOneNode(); });
+  CoordinatorClientOptions options = FakeClientOptions(fake.port());
+  options.heartbeat_timeout = 10s;
+  auto client = CoordinatorClient::Join(context, options, MakeHello(0, 1));
+  welcome.join();
+  ASSERT_TRUE(client.has_value()) << client.error();
+  const auto start = Clock::now();
+  fake.Close();
+  auto barrier = (*client)->Barrier("ready", 10s);
+  ASSERT_FALSE(barrier.has_value());
+  EXPECT_EQ(barrier.error(),
+            "lost the coordinator (host 0): its connection closed and it did not come back "
+            "within 0.3 s");
+  EXPECT_LT(Clock::now() - start, 2s);
+}
+
+TEST(CoordinatorLiveness, JoinWithoutACoordinatorSaysNobodyAnswered) {
+  zmq::context_t context;
+  CoordinatorClientOptions options = FakeClientOptions(FreeTcpPort());
+  options.join_timeout = 400ms;
+  options.join_margin = 200ms;
+  const auto start = Clock::now();
+  auto client = CoordinatorClient::Join(context, options, MakeHello(0, 1));
+  ASSERT_FALSE(client.has_value());
+  EXPECT_EQ(client.error(), "no answer from the coordinator at 127.0.0.1:" +
+                                std::to_string(options.port) + " within 0.6 s");
+  EXPECT_GE(Clock::now() - start, 550ms);
+}
+
+}  // namespace
+}  // namespace actex

@@ -1,0 +1,263 @@
+#include "transport/coordinator.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <zmq.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "transport/connection_watch.h"
+#include "transport/coordinator_session.h"
+#include "transport/monitor_relay.h"
+#include "transport/wire.h"
+
+namespace actex {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Messages taken from one socket per turn of the loop, so a flood on one socket
+// cannot starve the others (or the deadlines).
+constexpr size_t kMaxBatch = 1000;
+// A larger control frame closes the sender's connection: a Hello of a host with
+// thousands of endpoints is a few hundred kB.
+constexpr int64_t kMaxControlFrameBytes = int64_t{16} << 20;
+// Far beyond any pod; a typo in --num-hosts must not make the book of hosts huge.
+constexpr int kMaxHosts = 65536;
+
+std::expected<void, std::string> CheckOptions(CoordinatorOptions& options) {
+  if (options.monitor_port == 0) options.monitor_port = options.port + 1;
+  if (options.monitor_collect_port == 0) options.monitor_collect_port = options.port + 2;
+  if (options.bind_address.empty()) return std::unexpected("no bind address given");
+  for (const int port : {options.port, options.monitor_port, options.monitor_collect_port}) {
+    if (port < 1 || port > 65535) {
+      return std::unexpected(fmt::format("port {} is outside 1-65535", port));
+    }
+  }
+  if (options.port == options.monitor_port || options.port == options.monitor_collect_port ||
+      options.monitor_port == options.monitor_collect_port) {
+    return std::unexpected(fmt::format("the ports {}, {} and {} must differ", options.port,
+                                       options.monitor_port, options.monitor_collect_port));
+  }
+  if (options.num_hosts < 1 || options.num_hosts > kMaxHosts) {
+    return std::unexpected(
+        fmt::format("num_hosts is {}, must be between 1 and {}", options.num_hosts, kMaxHosts));
+  }
+  using std::chrono::milliseconds;
+  if (options.join_timeout <= milliseconds(0) || options.heartbeat_interval <= milliseconds(0) ||
+      options.heartbeat_timeout <= options.heartbeat_interval ||
+      options.disconnect_grace <= options.heartbeat_interval) {
+    return std::unexpected(
+        "timeouts must be positive, and heartbeat_timeout and disconnect_grace longer than "
+        "heartbeat_interval");
+  }
+  return {};
+}
+
+// "10.0.0.12:53122": the remote end of the tcp connection `fd` (of a message just
+// received, so the connection is almost surely still open; the address only ever
+// appears in messages).
+std::string PeerAddress(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (fd < 0 || ::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return "an unknown address";
+  }
+  char host[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);
+    ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof(host));
+    return fmt::format("{}:{}", host, ntohs(v4->sin_port));
+  }
+  if (address.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof(host));
+    return fmt::format("[{}]:{}", host, ntohs(v6->sin6_port));
+  }
+  return "an unknown address";
+}
+
+// One ROUTER message: who sent it, over which connection (-1 and "an unknown
+// address" for a malformed one), and what.
+struct ControlMessage {
+  std::string identity;
+  int fd = -1;
+  std::string address;
+  std::expected<ReceivedMessage, std::string> message;
+};
+
+// Reads the routing id frame the ROUTER puts first, then the sender's message.
+// std::nullopt when nothing is waiting; an unexpected error when the socket failed.
+std::expected<std::optional<ControlMessage>, std::string> ReceiveControl(zmq::socket_t& socket) {
+  zmq::message_t identity;
+  try {
+    if ((socket.get(zmq::sockopt::events) & ZMQ_POLLIN) == 0) return std::nullopt;
+    if (!socket.recv(identity, zmq::recv_flags::dontwait)) return std::nullopt;
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return std::nullopt;
+    return std::unexpected(std::string("receive failed: ") + e.what());
+  }
+  ControlMessage control{identity.to_string(), -1, "an unknown address",
+                         std::unexpected(std::string())};
+  if (!identity.more()) {
+    control.message =
+        std::unexpected("malformed message: 0 frame(s), expected an envelope and a body");
+    return control;
+  }
+  control.message = Receive(socket);
+  if (!control.message && !control.message.error().starts_with("malformed message")) {
+    return std::unexpected(control.message.error());
+  }
+  // The routing id frame carries no connection metadata when poll prefetched the
+  // message, so the connection is learned from the envelope frame.
+  if (control.message) {
+    control.fd = control.message->source_fd;
+    control.address = PeerAddress(control.fd);
+  }
+  return control;
+}
+
+class Coordinator {
+ public:
+  Coordinator(ActorContext& actor, CoordinatorOptions options)
+      : actor_(actor),
+        options_(std::move(options)),
+        counters_(options_.counters),
+        session_(options_, *counters_) {}
+
+  std::expected<void, std::string> Run();
+
+ private:
+  std::expected<void, std::string> Bind();
+  // Sends what the session queued, one message per (identity, message).
+  void Flush();
+  std::chrono::milliseconds Wait(Clock::time_point now) const;
+
+  ActorContext& actor_;
+  CoordinatorOptions options_;
+  std::shared_ptr<CoordinatorCounters> counters_;
+  CoordinatorSession session_;
+  zmq::socket_t control_;
+  // Declared after control_, so it is destroyed (and stops watching) first.
+  std::unique_ptr<ConnectionWatch> watch_;
+  std::unique_ptr<MonitorRelay> relay_;
+};
+
+std::expected<void, std::string> Coordinator::Bind() {
+  const std::string address = fmt::format("{}:{}", options_.bind_address, options_.port);
+  try {
+    control_ = zmq::socket_t(actor_.context(), zmq::socket_type::router);
+    control_.set(zmq::sockopt::linger, static_cast<int>(options_.linger.count()));
+    control_.set(zmq::sockopt::maxmsgsize, kMaxControlFrameBytes);
+    control_.bind("tcp://" + address);
+  } catch (const zmq::error_t& e) {
+    return std::unexpected(
+        fmt::format("cannot bind the control socket (ROUTER) to {}: {}", address, e.what()));
+  }
+  auto watch = ConnectionWatch::Create(actor_.context(), control_);
+  if (!watch) return std::unexpected("control socket: " + watch.error());
+  watch_ = std::move(*watch);
+  MonitorRelayOptions relay_options;
+  relay_options.bind_address = options_.bind_address;
+  relay_options.subscriber_port = options_.monitor_port;
+  relay_options.publisher_port = options_.monitor_collect_port;
+  auto relay = MonitorRelay::Bind(actor_.context(), relay_options);
+  if (!relay) return std::unexpected(relay.error());
+  relay_ = std::move(*relay);
+  return {};
+}
+
+void Coordinator::Flush() {
+  for (OutgoingMessage& outgoing : session_.TakeOutgoing()) {
+    zmq::message_t identity(outgoing.identity.data(), outgoing.identity.size());
+    try {
+      // A ROUTER never blocks: a message to a peer that is gone or full is dropped.
+      if (!control_.send(identity, zmq::send_flags::sndmore)) continue;
+    } catch (const zmq::error_t& e) {
+      spdlog::warn("coordinator: cannot send to a node: {}", e.what());
+      continue;
+    }
+    if (auto sent = SendEncoded(control_, outgoing.type, outgoing.body, {}); !sent) {
+      spdlog::warn("coordinator: cannot send to a node: {}", sent.error());
+    }
+  }
+}
+
+std::chrono::milliseconds Coordinator::Wait(Clock::time_point now) const {
+  const auto wait = std::chrono::ceil<std::chrono::milliseconds>(session_.NextDeadline() - now);
+  return std::clamp(wait, std::chrono::milliseconds(0), options_.heartbeat_interval);
+}
+
+std::expected<void, std::string> Coordinator::Run() {
+  if (auto bound = Bind(); !bound) return bound;
+  actor_.SignalReady();
+  spdlog::info("coordinator: listening on {}:{} (monitors attach to port {}) for {} host(s)",
+               options_.bind_address, options_.port, options_.monitor_port, options_.num_hosts);
+  session_.Start(Clock::now());
+  while (!session_.Finished(Clock::now())) {
+    std::vector<zmq::pollitem_t> items = {
+        {actor_.pipe().handle(), 0, ZMQ_POLLIN, 0},
+        {control_.handle(), 0, ZMQ_POLLIN, 0},
+        {watch_->socket().handle(), 0, ZMQ_POLLIN, 0},
+        {relay_->publishers().handle(), 0, ZMQ_POLLIN, 0},
+        {relay_->subscribers().handle(), 0, ZMQ_POLLIN, 0},
+    };
+    try {
+      zmq::poll(items.data(), items.size(), Wait(Clock::now()));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) {
+        session_.Abort(fmt::format("the coordinator's poll failed: {}", e.what()), Clock::now());
+        Flush();
+        break;
+      }
+    }
+    if ((items[0].revents & ZMQ_POLLIN) != 0 && actor_.StopRequested()) {
+      session_.Abort("the coordinator (host 0) was stopped before the job finished", Clock::now());
+      Flush();
+      break;
+    }
+    for (size_t taken = 0; taken < kMaxBatch; ++taken) {
+      auto control = ReceiveControl(control_);
+      if (!control) {
+        session_.Abort("the coordinator's control socket failed: " + control.error(), Clock::now());
+        break;
+      }
+      if (!*control) break;
+      ControlMessage& message = **control;
+      session_.Handle(message.identity, message.fd, message.address, message.message, Clock::now());
+    }
+    for (const ConnectionEvent& event : watch_->Drain()) {
+      session_.OnConnectionEvent(event, Clock::now());
+    }
+    relay_->ForwardSubscriptions(kMaxBatch);
+    counters_->monitor_events_relayed += relay_->ForwardEvents(kMaxBatch);
+    session_.Tick(Clock::now());
+    Flush();
+  }
+  return session_.result();
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<Actor>, std::string> StartCoordinator(zmq::context_t& context,
+                                                                    CoordinatorOptions options) {
+  if (auto checked = CheckOptions(options); !checked) {
+    return std::unexpected("coordinator: " + checked.error());
+  }
+  if (!options.counters) options.counters = std::make_shared<CoordinatorCounters>();
+  return Actor::Start(context, "coordinator", [options = std::move(options)](ActorContext& actor) {
+    Coordinator coordinator(actor, options);
+    return coordinator.Run();
+  });
+}
+
+}  // namespace actex

@@ -1,0 +1,76 @@
+#ifndef ACTEX_TRANSPORT_COORDINATOR_H_
+#define ACTEX_TRANSPORT_COORDINATOR_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+#include <zmq.hpp>
+
+#include "transport/actor.h"
+
+namespace actex {
+
+// What the coordinator has seen, readable from any thread while it runs (tests,
+// logs). Messages that were dropped never changed the course of the job.
+struct CoordinatorCounters {
+  std::atomic<uint64_t> malformed_messages{0};   // refused by Receive (wire.h)
+  std::atomic<uint64_t> unexpected_messages{0};  // well formed, but not expected from
+                                                 // that peer in that phase
+  std::atomic<uint64_t> refused_connections{0};  // tcp peers that did not speak ZeroMQ
+  std::atomic<uint64_t> monitor_events_relayed{0};
+  std::atomic<int> joined_hosts{0};
+  std::atomic<bool> welcomed{false};  // the rendezvous completed
+};
+
+struct CoordinatorOptions {
+  // The interface to listen on, e.g. "10.0.0.10" (what --coordinator names) or
+  // "127.0.0.1". Deliberately not 0.0.0.0 by default: the coordinator obeys anyone
+  // who reaches its port.
+  std::string bind_address = "127.0.0.1";
+  int port = 8476;               // control ROUTER: rendezvous, barriers, heartbeats
+  int monitor_port = 0;          // XPUB for `actex monitor`; 0: port + 1
+  int monitor_collect_port = 0;  // XSUB the nodes' monitor PUBs connect to; 0: port + 2
+  int num_hosts = 1;             // 1 to 65536
+  // Hosts missing this long after the coordinator started end the job.
+  std::chrono::milliseconds join_timeout{300000};
+  // The coordinator sends a heartbeat to every joined host this often, and a host
+  // from which nothing arrived for heartbeat_timeout is lost (the job ends).
+  std::chrono::milliseconds heartbeat_interval{1000};
+  std::chrono::milliseconds heartbeat_timeout{60000};
+  // A joined host whose connection closed is lost unless a message of it arrives
+  // within this grace (ZeroMQ reconnects on its own after a network blip; a
+  // crashed process never does). Must exceed heartbeat_interval.
+  std::chrono::milliseconds disconnect_grace{5000};
+  // After the job ended (final barrier released, or aborted) the coordinator keeps
+  // relaying monitor events and answering late peers with the Abort this long.
+  std::chrono::milliseconds final_drain{1000};
+  // How long closing the control socket may still deliver the last messages.
+  std::chrono::milliseconds linger{2000};
+  // Optional: counters the caller wants to observe; one is made if null.
+  std::shared_ptr<CoordinatorCounters> counters;
+};
+
+// Starts the coordinator of a multi-host job as an actor (named "coordinator") in
+// host 0's node process. It binds, on bind_address, the control ROUTER at `port`,
+// the monitor XPUB at monitor_port and the monitor XSUB at monitor_collect_port
+// before Start returns; a port that cannot be bound makes it fail with
+// "coordinator: cannot bind the <role> to ADDRESS:PORT: <strerror>".
+//
+// Then it runs the conversation of PROTOCOL.md section 8: it admits every host's
+// Hello (refusing disagreements), sends Welcome with the merged endpoint table once
+// all num_hosts hosts joined, releases barriers, exchanges heartbeats and relays
+// monitor events (section 9). The actor returns success after releasing the final
+// barrier "done" (kFinalBarrierName), and an error carrying the reason after sending
+// every node an Abort: a refused Hello, hosts missing at join_timeout, a lost host, a
+// host's Failure, or a stop request from its parent. Hostile input (anything
+// Receive refuses, unexpected types, strangers) is logged, counted and dropped; it
+// never ends the job. The context must outlive the actor.
+std::expected<std::unique_ptr<Actor>, std::string> StartCoordinator(zmq::context_t& context,
+                                                                    CoordinatorOptions options);
+
+}  // namespace actex
+
+#endif  // ACTEX_TRANSPORT_COORDINATOR_H_

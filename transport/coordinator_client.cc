@@ -1,0 +1,256 @@
+#include "transport/coordinator_client.h"
+
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "transport/rendezvous.h"
+
+namespace actex {
+namespace {
+
+// Messages handled per Service call, so one call stays short whatever arrives.
+constexpr size_t kMaxBatch = 1000;
+
+bool ShouldLogDrop(uint64_t dropped) { return dropped <= 10 || dropped % 1000 == 0; }
+
+// A routing id that stays the same across ZeroMQ's reconnects (so the coordinator
+// still knows the node) but differs between processes, even two claiming one host id.
+std::string RoutingId(int host_id) {
+  std::random_device random;
+  const uint64_t nonce = (static_cast<uint64_t>(random()) << 32) ^ random();
+  return fmt::format("host-{}-{:016x}", host_id, nonce);
+}
+
+}  // namespace
+
+CoordinatorClient::CoordinatorClient(const CoordinatorClientOptions& options, int host_id,
+                                     zmq::socket_t socket)
+    : options_(options), host_id_(host_id), socket_(std::move(socket)) {}
+
+CoordinatorClient::~CoordinatorClient() = default;
+
+std::string CoordinatorClient::CoordinatorName() const {
+  return fmt::format("{}:{}", options_.coordinator_address, options_.port);
+}
+
+std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient::Join(
+    zmq::context_t& context, const CoordinatorClientOptions& options, const HelloMessage& hello) {
+  const std::string coordinator = fmt::format("{}:{}", options.coordinator_address, options.port);
+  using std::chrono::milliseconds;
+  if (options.coordinator_address.empty() || options.port < 1 || options.port > 65535) {
+    return std::unexpected(fmt::format("no valid coordinator address given ({})", coordinator));
+  }
+  if (options.heartbeat_interval <= milliseconds(0) ||
+      options.heartbeat_timeout <= options.heartbeat_interval ||
+      options.disconnect_grace <= options.heartbeat_interval ||
+      options.join_timeout <= milliseconds(0) || options.join_margin < milliseconds(0)) {
+    return std::unexpected(
+        "coordinator client: timeouts must be positive, and heartbeat_timeout and "
+        "disconnect_grace longer than heartbeat_interval");
+  }
+  zmq::socket_t socket;
+  try {
+    socket = zmq::socket_t(context, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::routing_id, RoutingId(hello.host_id));
+    socket.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
+    // The supervisor must never block on the coordinator: a full queue drops.
+    socket.set(zmq::sockopt::sndtimeo, 0);
+    socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxBodyBytes));
+    socket.set(zmq::sockopt::reconnect_ivl, 100);
+    socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
+    // Queue before the coordinator is up (it may start after this node).
+    socket.set(zmq::sockopt::immediate, false);
+    socket.connect("tcp://" + coordinator);
+  } catch (const zmq::error_t& e) {
+    return std::unexpected(
+        fmt::format("cannot connect to the coordinator at {}: {}", coordinator, e.what()));
+  }
+  std::unique_ptr<CoordinatorClient> client(
+      new CoordinatorClient(options, hello.host_id, std::move(socket)));
+  auto watch = ConnectionWatch::Create(context, client->socket_);
+  if (!watch) return std::unexpected("coordinator connection: " + watch.error());
+  client->watch_ = std::move(*watch);
+  if (auto sent = Send(client->socket_, hello); !sent) {
+    return std::unexpected(
+        fmt::format("cannot send Hello to the coordinator at {}: {}", coordinator, sent.error()));
+  }
+
+  const auto deadline = Clock::now() + options.join_timeout + options.join_margin;
+  while (!client->welcomed_) {
+    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+    if (left <= milliseconds(0)) {
+      const std::string waited = SecondsText(options.join_timeout + options.join_margin);
+      if (client->last_message_) {
+        return std::unexpected(fmt::format(
+            "no Welcome from the coordinator at {} within {} (it answers, but not every host "
+            "joined)",
+            coordinator, waited));
+      }
+      return std::unexpected(
+          fmt::format("no answer from the coordinator at {} within {}", coordinator, waited));
+    }
+    auto serviced = client->WaitAndService(std::min(left, options.heartbeat_interval));
+    if (!serviced) return std::unexpected(serviced.error());
+  }
+  spdlog::info("host {}: joined the job; {} endpoint(s) known", hello.host_id,
+               client->endpoints_.size());
+  return client;
+}
+
+template <typename T>
+void CoordinatorClient::SendNow(const T& message) {
+  if (auto sent = Send(socket_, message); !sent) {
+    spdlog::warn("host {}: could not send {} to the coordinator at {}: {}", host_id_,
+                 MessageTypeName(T::kType), CoordinatorName(), sent.error());
+  }
+}
+
+void CoordinatorClient::Drop(const std::string& why) {
+  ++dropped_messages_;
+  if (ShouldLogDrop(dropped_messages_)) {
+    spdlog::warn("host {}: dropped a message from the coordinator ({} so far): {}", host_id_,
+                 dropped_messages_, why);
+  }
+}
+
+void CoordinatorClient::Handle(const ReceivedMessage& message) {
+  switch (message.type) {
+    case MessageType::kHeartbeat:
+      return;
+    case MessageType::kAbort: {
+      auto abort = message.As<AbortMessage>();
+      if (!abort) return Drop(abort.error());
+      failure_ = abort->reason;
+      return;
+    }
+    case MessageType::kWelcome: {
+      if (welcomed_) return Drop("a second Welcome");
+      auto welcome = message.As<WelcomeMessage>();
+      if (!welcome) return Drop(welcome.error());
+      endpoints_ = std::move(welcome->endpoints);
+      welcomed_ = true;
+      return;
+    }
+    case MessageType::kBarrierRelease: {
+      auto release = message.As<BarrierReleaseMessage>();
+      if (!release) return Drop(release.error());
+      if (!welcomed_) return Drop("a barrier release before the Welcome");
+      released_barriers_.insert(release->name);
+      if (release->name == kFinalBarrierName) finished_ = true;
+      return;
+    }
+    default:
+      return Drop(fmt::format("a {} message", MessageTypeName(message.type)));
+  }
+}
+
+std::expected<void, std::string> CoordinatorClient::Service() {
+  if (failure_) return std::unexpected(*failure_);
+  if (finished_) return {};
+  for (size_t taken = 0; taken < kMaxBatch && !failure_ && !finished_; ++taken) {
+    try {
+      if ((socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) == 0) break;
+    } catch (const zmq::error_t& e) {
+      failure_ = fmt::format("the connection to the coordinator at {} failed: {}",
+                             CoordinatorName(), e.what());
+      break;
+    }
+    auto received = Receive(socket_);
+    // Only the coordinator is at the other end: anything it sends shows it is alive.
+    last_message_ = Clock::now();
+    disconnected_at_.reset();
+    if (received) {
+      Handle(*received);
+    } else if (received.error().starts_with("malformed message")) {
+      Drop(received.error());
+    } else {
+      failure_ = fmt::format("the connection to the coordinator at {} failed: {}",
+                             CoordinatorName(), received.error());
+    }
+  }
+  if (failure_) return std::unexpected(*failure_);
+  if (finished_) return {};
+
+  const auto now = Clock::now();
+  for (const ConnectionEvent& event : watch_->Drain()) {
+    if (event.kind == ConnectionEvent::Kind::kDisconnected && last_message_ && !disconnected_at_) {
+      disconnected_at_ = now;
+      spdlog::warn("host {}: the connection to the coordinator at {} closed", host_id_,
+                   CoordinatorName());
+    }
+  }
+  // Heartbeats start once the coordinator answered, so none pile up while it is not
+  // up yet; it heartbeats every joined host, so it answers within an interval.
+  if (last_message_ && now >= next_heartbeat_) {
+    SendNow(HeartbeatMessage{host_id_, ++heartbeat_sequence_});
+    next_heartbeat_ = now + options_.heartbeat_interval;
+  }
+  if (last_message_ && now - *last_message_ >= options_.heartbeat_timeout) {
+    failure_ = fmt::format("lost the coordinator (host 0): no message for {}",
+                           SecondsText(options_.heartbeat_timeout));
+  } else if (disconnected_at_ && now - *disconnected_at_ >= options_.disconnect_grace) {
+    failure_ = fmt::format(
+        "lost the coordinator (host 0): its connection closed and it did not come back within {}",
+        SecondsText(options_.disconnect_grace));
+  }
+  if (failure_) return std::unexpected(*failure_);
+  return {};
+}
+
+std::expected<void, std::string> CoordinatorClient::WaitAndService(std::chrono::milliseconds wait) {
+  std::vector<zmq::pollitem_t> items = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
+                                        {watch_->socket().handle(), 0, ZMQ_POLLIN, 0}};
+  try {
+    zmq::poll(items.data(), items.size(), std::max(wait, std::chrono::milliseconds(0)));
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EINTR) {
+      failure_ =
+          fmt::format("waiting for the coordinator at {} failed: {}", CoordinatorName(), e.what());
+    }
+  }
+  return Service();
+}
+
+std::expected<void, std::string> CoordinatorClient::EnterBarrier(const std::string& name) {
+  if (failure_) return std::unexpected(*failure_);
+  released_barriers_.erase(name);
+  if (auto sent = Send(socket_, BarrierMessage{name}); !sent) {
+    return std::unexpected(fmt::format("cannot enter barrier '{}' at the coordinator at {}: {}",
+                                       name, CoordinatorName(), sent.error()));
+  }
+  return {};
+}
+
+bool CoordinatorClient::BarrierReleased(const std::string& name) const {
+  return released_barriers_.contains(name);
+}
+
+std::expected<void, std::string> CoordinatorClient::Barrier(const std::string& name,
+                                                            std::chrono::milliseconds timeout) {
+  if (auto entered = EnterBarrier(name); !entered) return entered;
+  const auto deadline = Clock::now() + timeout;
+  while (!BarrierReleased(name)) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left <= std::chrono::milliseconds(0)) {
+      return std::unexpected(
+          fmt::format("barrier '{}' was not released within {}: the coordinator is still "
+                      "waiting for other hosts",
+                      name, SecondsText(timeout)));
+    }
+    auto serviced = WaitAndService(std::min(left, options_.heartbeat_interval));
+    if (!serviced) return serviced;
+  }
+  return {};
+}
+
+void CoordinatorClient::ReportFailure(const std::string& reason) {
+  SendNow(FailureMessage{host_id_, reason});
+}
+
+}  // namespace actex

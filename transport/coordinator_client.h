@@ -1,0 +1,117 @@
+#ifndef ACTEX_TRANSPORT_COORDINATOR_CLIENT_H_
+#define ACTEX_TRANSPORT_COORDINATOR_CLIENT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <zmq.hpp>
+
+#include "transport/connection_watch.h"
+#include "transport/schema.h"
+#include "transport/wire.h"
+
+namespace actex {
+
+struct CoordinatorClientOptions {
+  // Where host 0's coordinator listens (what --coordinator names): an address or
+  // host name, and the control port.
+  std::string coordinator_address = "127.0.0.1";
+  int port = 8476;
+  // The coordinator's join_timeout; Join waits this plus join_margin for the
+  // Welcome (the coordinator decides, the margin covers its Abort's travel).
+  std::chrono::milliseconds join_timeout{300000};
+  std::chrono::milliseconds join_margin{10000};
+  // The same values as the coordinator's: a heartbeat is sent this often, and a
+  // coordinator silent for heartbeat_timeout is lost.
+  std::chrono::milliseconds heartbeat_interval{1000};
+  std::chrono::milliseconds heartbeat_timeout{60000};
+  // The coordinator's connection closed and nothing came for this long: lost.
+  std::chrono::milliseconds disconnect_grace{5000};
+  // How long closing may still deliver the last messages (a Failure report).
+  std::chrono::milliseconds linger{2000};
+};
+
+// A node's side of the coordination protocol (PROTOCOL.md section 8): one DEALER
+// connected to the coordinator's ROUTER. Join performs the rendezvous; afterwards
+// the node's supervisor polls socket() beside its actors' pipes and calls Service()
+// whenever it is readable and at least every heartbeat_interval, or blocks in
+// Barrier. Every call is made from one thread at a time (the socket may move to
+// another thread between calls, as ZeroMQ allows with a memory barrier).
+//
+// Once an Abort arrived or the coordinator was lost, every call returns that error
+// again. Once the final barrier ("done") was released the job is over: Service()
+// returns success without looking at the coordinator any more (which may be gone).
+class CoordinatorClient {
+ public:
+  // Connects (ZeroMQ retries until the coordinator is up), sends `hello` and waits
+  // for the Welcome, sending heartbeats meanwhile. Returns the Abort's reason as the
+  // error when the coordinator refused the job, and "no answer from the coordinator
+  // at ADDRESS:PORT within N s" when nothing came.
+  static std::expected<std::unique_ptr<CoordinatorClient>, std::string> Join(
+      zmq::context_t& context, const CoordinatorClientOptions& options, const HelloMessage& hello);
+  ~CoordinatorClient();
+
+  int host_id() const { return host_id_; }
+  // The Welcome's table: every host's named endpoints.
+  const std::map<std::string, std::string>& endpoints() const { return endpoints_; }
+
+  // Enters the barrier `name` and blocks until the coordinator releases it,
+  // heartbeating meanwhile. Errors: the Abort's reason; "lost the coordinator
+  // (host 0): ..."; "barrier 'NAME' was not released within N s".
+  std::expected<void, std::string> Barrier(const std::string& name,
+                                           std::chrono::milliseconds timeout);
+  // The same in two halves, for a supervisor that keeps serving its actors while it
+  // waits: EnterBarrier sends the arrival, Service() notes the release.
+  std::expected<void, std::string> EnterBarrier(const std::string& name);
+  bool BarrierReleased(const std::string& name) const;
+
+  // The DEALER, for zmq::poll: readable when the coordinator sent something.
+  zmq::socket_t& socket() { return socket_; }
+  // Never blocks: sends a heartbeat when one is due, handles everything that
+  // arrived (an Abort returns its reason), and checks the coordinator's liveness.
+  std::expected<void, std::string> Service();
+  // Tells the coordinator this host cannot go on (it aborts the job for everyone).
+  // Best effort and non-blocking; the linger delivers it while the socket closes.
+  void ReportFailure(const std::string& reason);
+
+  // Messages from the coordinator that were dropped (malformed or unexpected).
+  uint64_t dropped_messages() const { return dropped_messages_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  CoordinatorClient(const CoordinatorClientOptions& options, int host_id, zmq::socket_t socket);
+  // Handles one message from the coordinator.
+  void Handle(const ReceivedMessage& message);
+  void Drop(const std::string& why);
+  // Sends without blocking; a full queue drops the message (logged).
+  template <typename T>
+  void SendNow(const T& message);
+  // Waits up to `wait` for something to arrive, then services.
+  std::expected<void, std::string> WaitAndService(std::chrono::milliseconds wait);
+  std::string CoordinatorName() const;
+
+  CoordinatorClientOptions options_;
+  int host_id_ = 0;
+  zmq::socket_t socket_;
+  // Declared after socket_, so it is destroyed (and stops watching) first.
+  std::unique_ptr<ConnectionWatch> watch_;
+  std::map<std::string, std::string> endpoints_;
+  bool welcomed_ = false;
+  bool finished_ = false;  // the final barrier was released
+  std::optional<std::string> failure_;
+  std::set<std::string> released_barriers_;
+  std::optional<Clock::time_point> last_message_;  // from the coordinator
+  std::optional<Clock::time_point> disconnected_at_;
+  Clock::time_point next_heartbeat_{};
+  uint64_t heartbeat_sequence_ = 0;
+  uint64_t dropped_messages_ = 0;
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_TRANSPORT_COORDINATOR_CLIENT_H_

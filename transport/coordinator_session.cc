@@ -1,0 +1,242 @@
+#include "transport/coordinator_session.h"
+
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace actex {
+namespace {
+
+// Barrier names waiting for hosts at once; a healthy job has one or two.
+constexpr size_t kMaxOpenBarriers = 256;
+
+// A flood of strangers' messages must not flood the log as well.
+bool ShouldLogDrop(uint64_t dropped) { return dropped <= 10 || dropped % 1000 == 0; }
+
+}  // namespace
+
+CoordinatorSession::CoordinatorSession(const CoordinatorOptions& options,
+                                       CoordinatorCounters& counters)
+    : options_(options),
+      counters_(counters),
+      rendezvous_(options.num_hosts),
+      hosts_(options.num_hosts) {}
+
+template <typename T>
+void CoordinatorSession::Queue(const std::string& identity, const T& message) {
+  OutgoingMessage outgoing{identity, T::kType, {}};
+  msgpack::pack(outgoing.body, message);
+  outgoing_.push_back(std::move(outgoing));
+}
+
+std::vector<OutgoingMessage> CoordinatorSession::TakeOutgoing() { return std::move(outgoing_); }
+
+void CoordinatorSession::Start(Clock::time_point now) {
+  started_ = now;
+  next_heartbeat_ = now + options_.heartbeat_interval;
+}
+
+int CoordinatorSession::HostOf(const std::string& identity) const {
+  const auto found = host_by_identity_.find(identity);
+  return found == host_by_identity_.end() ? -1 : found->second;
+}
+
+void CoordinatorSession::DropMalformed(const std::string& sender, const std::string& why) {
+  const uint64_t count = ++counters_.malformed_messages;
+  if (ShouldLogDrop(count)) {
+    spdlog::warn("coordinator: dropped a message from {} ({} malformed so far): {}", sender, count,
+                 why);
+  }
+}
+
+void CoordinatorSession::DropUnexpected(const std::string& why) {
+  const uint64_t count = ++counters_.unexpected_messages;
+  if (ShouldLogDrop(count)) {
+    spdlog::warn("coordinator: dropped {} ({} unexpected so far)", why, count);
+  }
+}
+
+void CoordinatorSession::Handle(const std::string& identity, int fd, const std::string& address,
+                                const std::expected<ReceivedMessage, std::string>& message,
+                                Clock::time_point now) {
+  const int host_id = HostOf(identity);
+  if (host_id >= 0) {
+    // Whatever a known node sends, even garbage, shows it is alive.
+    Host& host = *hosts_[host_id];
+    host.last_message = now;
+    if (fd >= 0) host.fd = fd;
+    host.disconnected_at.reset();
+  }
+  const std::string sender =
+      host_id >= 0 ? fmt::format("host {}", host_id) : fmt::format("a stranger at {}", address);
+  if (!message) return DropMalformed(sender, message.error());
+  const MessageType type = message->type;
+
+  if (phase_ == Phase::kEnding) {
+    // A node that comes after the end learns why; the rest no longer matters.
+    if (type == MessageType::kHello && host_id < 0 && abort_reason_) {
+      Queue(identity, AbortMessage{*abort_reason_});
+    }
+    return;
+  }
+  switch (type) {
+    case MessageType::kHello:
+      if (host_id >= 0) return DropUnexpected(fmt::format("a second Hello from {}", sender));
+      if (phase_ != Phase::kRendezvous) {
+        return DropUnexpected(fmt::format("a Hello from {} after the rendezvous", sender));
+      }
+      return OnHello(identity, fd, address, *message, now);
+    case MessageType::kHeartbeat:
+      if (host_id < 0) return DropUnexpected(fmt::format("a Heartbeat from {}", sender));
+      return;
+    case MessageType::kBarrier:
+      if (host_id < 0) return DropUnexpected(fmt::format("a Barrier from {}", sender));
+      if (phase_ != Phase::kRunning) {
+        return DropUnexpected(fmt::format("a Barrier from {} during the rendezvous", sender));
+      }
+      return OnBarrier(host_id, *message, now);
+    case MessageType::kFailure: {
+      if (host_id < 0) return DropUnexpected(fmt::format("a Failure from {}", sender));
+      auto failure = message->As<FailureMessage>();
+      if (!failure) return DropMalformed(sender, failure.error());
+      // The host id is the one the node joined with, whatever the message claims.
+      return Abort(fmt::format("host {} failed: {}", host_id, failure->reason), now);
+    }
+    default:
+      return DropUnexpected(fmt::format("a {} message from {}", MessageTypeName(type), sender));
+  }
+}
+
+void CoordinatorSession::OnHello(const std::string& identity, int fd, const std::string& address,
+                                 const ReceivedMessage& message, Clock::time_point now) {
+  auto hello = message.As<HelloMessage>();
+  if (!hello) return DropMalformed("a stranger at " + address, hello.error());
+  if (auto admitted = rendezvous_.Admit(*hello, address); !admitted) {
+    refused_.insert(identity);
+    return Abort(admitted.error(), now);
+  }
+  const int host_id = hello->host_id;
+  hosts_[host_id] = Host{identity, fd, now, std::nullopt};
+  host_by_identity_[identity] = host_id;
+  counters_.joined_hosts = rendezvous_.joined();
+  spdlog::info("coordinator: host {} joined from {} ({} of {})", host_id, address,
+               rendezvous_.joined(), options_.num_hosts);
+  if (!rendezvous_.complete()) return;
+  for (const auto& host : hosts_) Queue(host->identity, WelcomeMessage{rendezvous_.endpoints()});
+  phase_ = Phase::kRunning;
+  counters_.welcomed = true;
+  spdlog::info("coordinator: all {} host(s) joined; {} endpoint(s) shared", options_.num_hosts,
+               rendezvous_.endpoints().size());
+}
+
+void CoordinatorSession::OnBarrier(int host_id, const ReceivedMessage& message,
+                                   Clock::time_point now) {
+  auto barrier = message.As<BarrierMessage>();
+  if (!barrier) return DropMalformed(fmt::format("host {}", host_id), barrier.error());
+  auto found = barriers_.find(barrier->name);
+  if (found == barriers_.end()) {
+    if (barriers_.size() >= kMaxOpenBarriers) {
+      return DropUnexpected(fmt::format("barrier '{}' from host {}: {} barriers are open already",
+                                        barrier->name, host_id, barriers_.size()));
+    }
+    found = barriers_.emplace(barrier->name, std::set<int>{}).first;
+  }
+  if (!found->second.insert(host_id).second) {
+    return DropUnexpected(
+        fmt::format("host {} arriving at barrier '{}' a second time", host_id, barrier->name));
+  }
+  if (static_cast<int>(found->second.size()) < options_.num_hosts) return;
+  barriers_.erase(found);
+  for (const auto& host : hosts_) Queue(host->identity, BarrierReleaseMessage{barrier->name});
+  spdlog::info("coordinator: released barrier '{}'", barrier->name);
+  if (barrier->name == kFinalBarrierName) {
+    phase_ = Phase::kEnding;
+    ends_at_ = now + options_.final_drain;
+  }
+}
+
+void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::time_point now) {
+  if (event.kind == ConnectionEvent::Kind::kHandshakeFailed) {
+    const uint64_t count = ++counters_.refused_connections;
+    if (ShouldLogDrop(count)) {
+      spdlog::warn("coordinator: a peer that does not speak ZeroMQ was refused on {} ({} so far)",
+                   event.endpoint, count);
+    }
+    return;
+  }
+  if (event.kind != ConnectionEvent::Kind::kDisconnected || phase_ == Phase::kEnding) return;
+  for (size_t id = 0; id < hosts_.size(); ++id) {
+    if (!hosts_[id] || hosts_[id]->fd != event.value || hosts_[id]->disconnected_at) continue;
+    hosts_[id]->disconnected_at = now;
+    spdlog::warn("coordinator: host {}'s connection closed; waiting {} for it to come back", id,
+                 SecondsText(options_.disconnect_grace));
+  }
+}
+
+void CoordinatorSession::Tick(Clock::time_point now) {
+  if (phase_ == Phase::kEnding) return;
+  if (phase_ == Phase::kRendezvous && now - started_ >= options_.join_timeout) {
+    return Abort(rendezvous_.MissingHostsReason(options_.join_timeout), now);
+  }
+  for (size_t id = 0; id < hosts_.size(); ++id) {
+    if (!hosts_[id]) continue;
+    const Host& host = *hosts_[id];
+    if (now - host.last_message >= options_.heartbeat_timeout) {
+      return Abort(fmt::format("host {} lost: no message for {}", id,
+                               SecondsText(options_.heartbeat_timeout)),
+                   now);
+    }
+    if (host.disconnected_at && now - *host.disconnected_at >= options_.disconnect_grace) {
+      return Abort(fmt::format("host {} lost: its connection closed and it did not come back "
+                               "within {}",
+                               id, SecondsText(options_.disconnect_grace)),
+                   now);
+    }
+  }
+  if (now >= next_heartbeat_) {
+    ++heartbeat_sequence_;
+    for (const auto& host : hosts_) {
+      if (host) Queue(host->identity, HeartbeatMessage{kCoordinatorHostId, heartbeat_sequence_});
+    }
+    next_heartbeat_ = std::max(next_heartbeat_ + options_.heartbeat_interval, now);
+  }
+}
+
+void CoordinatorSession::Abort(std::string reason, Clock::time_point now) {
+  if (phase_ == Phase::kEnding) return;
+  spdlog::error("coordinator: ending the job: {}", reason);
+  for (const auto& host : hosts_) {
+    if (host) Queue(host->identity, AbortMessage{reason});
+  }
+  for (const std::string& identity : refused_) Queue(identity, AbortMessage{reason});
+  abort_reason_ = std::move(reason);
+  phase_ = Phase::kEnding;
+  ends_at_ = now + options_.final_drain;
+}
+
+CoordinatorSession::Clock::time_point CoordinatorSession::NextDeadline() const {
+  if (phase_ == Phase::kEnding) return ends_at_;
+  Clock::time_point next = next_heartbeat_;
+  if (phase_ == Phase::kRendezvous) next = std::min(next, started_ + options_.join_timeout);
+  for (const auto& host : hosts_) {
+    if (!host) continue;
+    next = std::min(next, host->last_message + options_.heartbeat_timeout);
+    if (host->disconnected_at) {
+      next = std::min(next, *host->disconnected_at + options_.disconnect_grace);
+    }
+  }
+  return next;
+}
+
+bool CoordinatorSession::Finished(Clock::time_point now) const {
+  return phase_ == Phase::kEnding && now >= ends_at_;
+}
+
+std::expected<void, std::string> CoordinatorSession::result() const {
+  if (abort_reason_) return std::unexpected(*abort_reason_);
+  return {};
+}
+
+}  // namespace actex

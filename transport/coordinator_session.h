@@ -1,0 +1,101 @@
+#ifndef ACTEX_TRANSPORT_COORDINATOR_SESSION_H_
+#define ACTEX_TRANSPORT_COORDINATOR_SESSION_H_
+
+#include <chrono>
+#include <expected>
+#include <map>
+#include <msgpack.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "transport/connection_watch.h"
+#include "transport/coordinator.h"
+#include "transport/rendezvous.h"
+#include "transport/schema.h"
+#include "transport/wire.h"
+
+namespace actex {
+
+// A message the coordinator must send to the ROUTER peer `identity`.
+struct OutgoingMessage {
+  std::string identity;
+  MessageType type{};
+  msgpack::sbuffer body;
+};
+
+// The coordinator's conversation with the nodes (PROTOCOL.md section 8) without
+// sockets: it is fed what arrived and the time, and queues what to send. Its owner
+// (transport/coordinator.cc) does the I/O. Phases: rendezvous (Hello until all
+// hosts joined), running (barriers, heartbeats, failures), ending (the final barrier
+// was released or the job was aborted; late Hellos are answered with the Abort
+// until final_drain has passed). Not thread-safe.
+class CoordinatorSession {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `options` must have passed StartCoordinator's checks; `counters` must outlive
+  // the session.
+  CoordinatorSession(const CoordinatorOptions& options, CoordinatorCounters& counters);
+
+  void Start(Clock::time_point now);
+  // One message from the ROUTER peer `identity`, received over connection `fd`
+  // (ZMQ_SRCFD) from `address`; an error is what Receive refused.
+  void Handle(const std::string& identity, int fd, const std::string& address,
+              const std::expected<ReceivedMessage, std::string>& message, Clock::time_point now);
+  void OnConnectionEvent(const ConnectionEvent& event, Clock::time_point now);
+  // Sends heartbeats that are due and enforces the join, heartbeat and disconnect
+  // deadlines.
+  void Tick(Clock::time_point now);
+  // Ends the job: every node that said Hello gets an Abort with `reason`. Only the
+  // first reason counts.
+  void Abort(std::string reason, Clock::time_point now);
+
+  // When Tick next has something to do.
+  Clock::time_point NextDeadline() const;
+  // True once the job ended and final_drain has passed.
+  bool Finished(Clock::time_point now) const;
+  // Success after the final barrier, else the reason the job was aborted.
+  std::expected<void, std::string> result() const;
+  std::vector<OutgoingMessage> TakeOutgoing();
+
+ private:
+  enum class Phase { kRendezvous, kRunning, kEnding };
+  // A node that was admitted by the rendezvous.
+  struct Host {
+    std::string identity;
+    int fd = -1;  // the connection its last message came over
+    Clock::time_point last_message;
+    std::optional<Clock::time_point> disconnected_at;  // its connection closed since
+  };
+
+  template <typename T>
+  void Queue(const std::string& identity, const T& message);
+  void OnHello(const std::string& identity, int fd, const std::string& address,
+               const ReceivedMessage& message, Clock::time_point now);
+  void OnBarrier(int host_id, const ReceivedMessage& message, Clock::time_point now);
+  void DropMalformed(const std::string& sender, const std::string& why);
+  void DropUnexpected(const std::string& why);
+  // The admitted host that `identity` belongs to, or -1.
+  int HostOf(const std::string& identity) const;
+
+  const CoordinatorOptions& options_;
+  CoordinatorCounters& counters_;
+  Rendezvous rendezvous_;
+  Phase phase_ = Phase::kRendezvous;
+  std::vector<std::optional<Host>> hosts_;         // by host id
+  std::map<std::string, int> host_by_identity_;    // admitted peers
+  std::set<std::string> refused_;                  // peers whose Hello ended the job
+  std::map<std::string, std::set<int>> barriers_;  // name -> hosts arrived
+  std::optional<std::string> abort_reason_;
+  Clock::time_point started_{};
+  Clock::time_point next_heartbeat_{};
+  Clock::time_point ends_at_{};
+  uint64_t heartbeat_sequence_ = 0;
+  std::vector<OutgoingMessage> outgoing_;
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_TRANSPORT_COORDINATOR_SESSION_H_

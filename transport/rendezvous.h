@@ -1,0 +1,66 @@
+#ifndef ACTEX_TRANSPORT_RENDEZVOUS_H_
+#define ACTEX_TRANSPORT_RENDEZVOUS_H_
+
+#include <chrono>
+#include <expected>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "transport/schema.h"
+
+namespace actex {
+
+// The coordinator's book of who joined a job, without any sockets: it checks each
+// HelloMessage against the job and the hosts already in, and merges the endpoint
+// tables. Every refusal is a reason to end the whole job, worded for the user.
+//
+// Which host is the reference: host 0 once it joined, until then the first host that
+// joined. Every host admitted so far agrees with the reference, so when host 0
+// arrives late and differs, the difference is reported against the earlier host
+// ("host 1: --layers differs: host 0 has 20,21 but host 1 has 20"): in every reason
+// host 0 is the one whose values count as right, since host 0's command line is the
+// one the coordinator runs with.
+class Rendezvous {
+ public:
+  explicit Rendezvous(int num_hosts);
+
+  // Admits `hello` from the node at `peer` (an address, for messages), or returns
+  // why the job must end: num_hosts differs from the job's, host id out of range or
+  // already taken, software version or a fingerprint field differs from the
+  // reference, or an endpoint name is already published by another host with
+  // another value. A refused Hello leaves the book unchanged.
+  std::expected<void, std::string> Admit(const HelloMessage& hello, const std::string& peer);
+
+  int num_hosts() const { return static_cast<int>(hosts_.size()); }
+  int joined() const { return joined_; }
+  bool complete() const { return joined_ == num_hosts(); }
+  bool has_joined(int host_id) const;
+  // The union of every admitted host's endpoints.
+  const std::map<std::string, std::string>& endpoints() const { return endpoints_; }
+  // "host 3 never joined within 300 s" / "hosts 3, 5 never joined within 300 s".
+  std::string MissingHostsReason(std::chrono::milliseconds waited) const;
+
+ private:
+  struct Joined {
+    HelloMessage hello;
+    std::string peer;
+  };
+  // Why `other` (host other_id) cannot run with the reference host, or nothing.
+  static std::optional<std::string> Disagreement(const HelloMessage& reference,
+                                                 const HelloMessage& other);
+
+  std::vector<std::optional<Joined>> hosts_;
+  int joined_ = 0;
+  int reference_ = -1;  // host id of the reference; -1 before anyone joined
+  std::map<std::string, std::string> endpoints_;
+  std::map<std::string, int> endpoint_owners_;  // endpoint name -> host id
+};
+
+// "300 s", "1.5 s", "0.3 s": a duration as people read it in messages.
+std::string SecondsText(std::chrono::milliseconds duration);
+
+}  // namespace actex
+
+#endif  // ACTEX_TRANSPORT_RENDEZVOUS_H_

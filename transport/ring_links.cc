@@ -1,0 +1,322 @@
+#include "transport/ring_links.h"
+
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "transport/schema.h"
+#include "transport/wire.h"
+
+namespace actex {
+
+namespace {
+
+using ChunkKey = std::tuple<uint64_t, int, int>;  // (op_id, step, chunk)
+
+// A flood of strangers' messages must not flood the log as well.
+bool ShouldLogDrop(uint64_t dropped) { return dropped <= 10 || dropped % 1000 == 0; }
+
+// What ReceiveOrInterrupt returns when the interrupt socket became readable.
+constexpr std::string_view kInterrupted = "interrupted";
+
+}  // namespace
+
+struct RingLinks::State {
+  zmq::context_t* context = nullptr;
+  RingOptions options;
+  std::string bound_endpoint;
+  zmq::socket_t from_previous;  // PULL, bound
+  zmq::socket_t to_next;        // PUSH, connected to the successor
+  bool connected = false;
+  uint64_t next_op_id = 1;
+  uint64_t current_op_id = 0;
+  std::map<ChunkKey, zmq::message_t> stash;
+  size_t stashed_bytes = 0;
+  uint64_t dropped = 0;
+  std::string last_drop_reason;
+
+  int size() const { return static_cast<int>(options.endpoints.size()); }
+  int previous_rank() const { return (options.rank + size() - 1) % size(); }
+  int next_rank() const { return (options.rank + 1) % size(); }
+
+  // "ring 'tp0' rank 1": the start of every message about this member.
+  std::string Who() const { return fmt::format("ring '{}' rank {}", options.ring, options.rank); }
+
+  void Drop(std::string reason) {
+    ++dropped;
+    if (ShouldLogDrop(dropped)) {
+      spdlog::warn("{}: dropped a message ({} so far): {}", Who(), dropped, reason);
+    }
+    last_drop_reason = std::move(reason);
+  }
+
+  // Like Receive(from_previous, timeout), but also wakes up when the interrupt
+  // socket becomes readable, then returns the error kInterrupted (an interrupt wins
+  // over a chunk arriving at the same time: the owner wants to stop).
+  std::expected<std::optional<ReceivedMessage>, std::string> ReceiveOrInterrupt(
+      std::chrono::milliseconds timeout) {
+    zmq::pollitem_t items[] = {{options.interrupt->handle(), 0, ZMQ_POLLIN, 0},
+                               {from_previous.handle(), 0, ZMQ_POLLIN, 0}};
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      try {
+        zmq::poll(items, 2, std::max(left, std::chrono::milliseconds(0)));
+      } catch (const zmq::error_t& e) {
+        if (e.num() == EINTR) continue;  // a signal; wait for the time that is left
+        return std::unexpected(std::string("poll failed: ") + e.what());
+      }
+      if ((items[0].revents & ZMQ_POLLIN) != 0) return std::unexpected(std::string(kInterrupted));
+      if ((items[1].revents & ZMQ_POLLIN) != 0) break;
+      if (left <= std::chrono::milliseconds(0)) return std::optional<ReceivedMessage>();
+    }
+    auto message = Receive(from_previous);
+    if (!message) return std::unexpected(message.error());
+    return std::optional<ReceivedMessage>(std::move(*message));
+  }
+
+  // Forgets stashed chunks of operations older than the current one.
+  void DropStaleStash() {
+    while (!stash.empty() && std::get<0>(stash.begin()->first) < current_op_id) {
+      const auto& [op_id, step, chunk] = stash.begin()->first;
+      stashed_bytes -= stash.begin()->second.size();
+      Drop(fmt::format("stashed chunk of op {} step {} chunk {} was never asked for", op_id, step,
+                       chunk));
+      stash.erase(stash.begin());
+    }
+  }
+};
+
+RingLinks::RingLinks() : state_(std::make_unique<State>()) {}
+RingLinks::~RingLinks() = default;
+
+std::expected<std::unique_ptr<RingLinks>, std::string> RingLinks::Bind(zmq::context_t& context,
+                                                                       RingOptions options) {
+  const std::string who = fmt::format("ring '{}' rank {}", options.ring, options.rank);
+  if (options.ring.empty()) return std::unexpected("ring options: the ring needs a name");
+  if (options.endpoints.empty()) {
+    return std::unexpected(fmt::format("{}: no endpoints given", who));
+  }
+  if (options.rank < 0 || options.rank >= static_cast<int>(options.endpoints.size())) {
+    return std::unexpected(fmt::format("{}: rank outside [0, {})", who, options.endpoints.size()));
+  }
+  for (const std::string& endpoint : options.endpoints) {
+    if (!endpoint.starts_with("inproc://") && !endpoint.starts_with("tcp://")) {
+      return std::unexpected(fmt::format(
+          "{}: endpoint '{}' is neither inproc://NAME nor tcp://HOST:PORT", who, endpoint));
+    }
+  }
+  if (options.timeout <= std::chrono::milliseconds(0) || options.high_water_mark <= 0) {
+    return std::unexpected(fmt::format("{}: timeout and high_water_mark must be positive", who));
+  }
+
+  std::unique_ptr<RingLinks> links(new RingLinks());
+  State& state = *links->state_;
+  state.context = &context;
+  state.options = std::move(options);
+  const std::string& endpoint = state.options.endpoints[state.options.rank];
+  try {
+    state.from_previous = zmq::socket_t(context, zmq::socket_type::pull);
+    state.from_previous.set(zmq::sockopt::linger, 0);
+    state.from_previous.set(zmq::sockopt::rcvhwm, state.options.high_water_mark);
+    // A tcp peer cannot make the receiver allocate more than the wire accepts.
+    state.from_previous.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxPayloadFrameBytes));
+    state.from_previous.bind(endpoint);
+    state.bound_endpoint = state.from_previous.get(zmq::sockopt::last_endpoint);
+  } catch (const zmq::error_t& e) {
+    return std::unexpected(fmt::format("{}: cannot bind '{}': {}", who, endpoint, e.what()));
+  }
+  return links;
+}
+
+std::expected<void, std::string> RingLinks::ConnectToNext(const std::string& endpoint) {
+  State& state = *state_;
+  if (state.connected) {
+    return std::unexpected(fmt::format("{}: already connected to its successor", state.Who()));
+  }
+  try {
+    state.to_next = zmq::socket_t(*state.context, zmq::socket_type::push);
+    state.to_next.set(zmq::sockopt::linger, static_cast<int>(state.options.linger.count()));
+    state.to_next.set(zmq::sockopt::sndhwm, state.options.high_water_mark);
+    state.to_next.set(zmq::sockopt::sndtimeo, static_cast<int>(state.options.timeout.count()));
+    // Queue on the connection even before the successor is up (immediate = 0), so
+    // members may start in any order; a missing successor shows up as a timeout.
+    state.to_next.set(zmq::sockopt::immediate, false);
+    state.to_next.set(zmq::sockopt::reconnect_ivl, 20);
+    state.to_next.set(zmq::sockopt::reconnect_ivl_max, 1000);
+    state.to_next.connect(endpoint);
+  } catch (const zmq::error_t& e) {
+    return std::unexpected(fmt::format("{}: cannot connect to rank {} at '{}': {}", state.Who(),
+                                       state.next_rank(), endpoint, e.what()));
+  }
+  state.options.endpoints[state.next_rank()] = endpoint;
+  state.connected = true;
+  return {};
+}
+
+std::expected<std::unique_ptr<RingLinks>, std::string> RingLinks::Create(zmq::context_t& context,
+                                                                         RingOptions options) {
+  auto links = Bind(context, std::move(options));
+  if (!links) return links;
+  const State& state = *(*links)->state_;
+  if (auto connected = (*links)->ConnectToNext(state.options.endpoints[state.next_rank()]);
+      !connected) {
+    return std::unexpected(connected.error());
+  }
+  return links;
+}
+
+const std::string& RingLinks::bound_endpoint() const { return state_->bound_endpoint; }
+int RingLinks::rank() const { return state_->options.rank; }
+int RingLinks::size() const { return state_->size(); }
+const RingOptions& RingLinks::options() const { return state_->options; }
+uint64_t RingLinks::dropped_chunks() const { return state_->dropped; }
+size_t RingLinks::stashed_chunks() const { return state_->stash.size(); }
+
+uint64_t RingLinks::NextOperation() { return state_->next_op_id++; }
+
+std::expected<void, std::string> RingLinks::SendFrameToNext(uint64_t op_id, int step, int chunk,
+                                                            zmq::message_t frame) {
+  State& state = *state_;
+  if (!state.connected) {
+    return std::unexpected(fmt::format("{}: not connected to its successor yet", state.Who()));
+  }
+  CollectiveChunkMessage header{state.options.ring, op_id, step, state.options.rank, chunk};
+  std::vector<zmq::message_t> payloads;
+  payloads.push_back(std::move(frame));
+  if (auto sent = Send(state.to_next, header, std::move(payloads)); !sent) {
+    return std::unexpected(fmt::format("{}: sending op {} step {} chunk {} to rank {} ({}): {}",
+                                       state.Who(), op_id, step, chunk, state.next_rank(),
+                                       state.options.endpoints[state.next_rank()], sent.error()));
+  }
+  return {};
+}
+
+std::expected<void, std::string> RingLinks::SendToNext(uint64_t op_id, int step, int chunk,
+                                                       std::span<const float> data) {
+  return SendFrameToNext(op_id, step, chunk, PayloadFrame(data.data(), data.size_bytes()));
+}
+
+std::expected<zmq::message_t, std::string> RingLinks::ReceiveFrameFromPrevious(uint64_t op_id,
+                                                                               int step,
+                                                                               int chunk) {
+  State& state = *state_;
+  if (op_id < state.current_op_id) {
+    return std::unexpected(
+        fmt::format("{}: asked for op {} after op {}; operations must be "
+                    "awaited in the order they were drawn",
+                    state.Who(), op_id, state.current_op_id));
+  }
+  if (op_id > state.current_op_id) {
+    state.current_op_id = op_id;
+    state.DropStaleStash();
+  }
+  const ChunkKey wanted{op_id, step, chunk};
+  if (auto found = state.stash.find(wanted); found != state.stash.end()) {
+    zmq::message_t frame = std::move(found->second);
+    state.stashed_bytes -= frame.size();
+    state.stash.erase(found);
+    return frame;
+  }
+
+  const auto timed_out = [&] {
+    std::string dropped;
+    if (state.dropped > 0) {
+      dropped = fmt::format("; {} message(s) were dropped so far, the last because: {}",
+                            state.dropped, state.last_drop_reason);
+    }
+    return std::unexpected(fmt::format(
+        "{}: timed out after {} ms waiting for op {} step {} chunk {} from rank {} ({}){}",
+        state.Who(), state.options.timeout.count(), op_id, step, chunk, state.previous_rank(),
+        state.options.endpoints[state.previous_rank()], dropped));
+  };
+  const auto deadline = std::chrono::steady_clock::now() + state.options.timeout;
+  for (bool first = true;; first = false) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    // Checked here too, so a flood of strangers' messages cannot postpone it forever.
+    if (!first && left <= std::chrono::milliseconds(0)) return timed_out();
+    auto received = state.options.interrupt == nullptr
+                        ? Receive(state.from_previous, std::max(left, std::chrono::milliseconds(0)))
+                        : state.ReceiveOrInterrupt(std::max(left, std::chrono::milliseconds(0)));
+    if (!received) {
+      if (received.error() == kInterrupted) {
+        return std::unexpected(
+            fmt::format("{}: interrupted while waiting for op {} step {} chunk "
+                        "{} from rank {}",
+                        state.Who(), op_id, step, chunk, state.previous_rank()));
+      }
+      // A stranger's garbage is dropped; only the socket itself failing is fatal.
+      if (received.error().starts_with("malformed message")) {
+        state.Drop(received.error());
+        continue;
+      }
+      return std::unexpected(fmt::format("{}: receiving op {} step {} chunk {}: {}", state.Who(),
+                                         op_id, step, chunk, received.error()));
+    }
+    if (!*received) return timed_out();
+    ReceivedMessage& message = **received;
+    auto header = message.As<CollectiveChunkMessage>();
+    if (!header) {
+      state.Drop(fmt::format("not a collective chunk ({}): {}", MessageTypeName(message.type),
+                             header.error()));
+      continue;
+    }
+    if (header->ring != state.options.ring) {
+      state.Drop(fmt::format("chunk of ring '{}' (rank {})", header->ring, header->from_rank));
+      continue;
+    }
+    if (header->from_rank != state.previous_rank()) {
+      state.Drop(fmt::format("chunk from rank {}, not from the predecessor rank {}",
+                             header->from_rank, state.previous_rank()));
+      continue;
+    }
+    if (header->step < 0 || header->chunk < 0) {
+      state.Drop(fmt::format("impossible step {} / chunk {}", header->step, header->chunk));
+      continue;
+    }
+    if (message.payloads.size() != 1 || message.payloads[0].size() % sizeof(float) != 0) {
+      state.Drop(fmt::format("chunk of op {} step {} chunk {} does not carry one float32 frame",
+                             header->op_id, header->step, header->chunk));
+      continue;
+    }
+    if (header->op_id < state.current_op_id) {
+      state.Drop(
+          fmt::format("chunk of op {} arrived during op {}", header->op_id, state.current_op_id));
+      continue;
+    }
+    const ChunkKey key{header->op_id, header->step, header->chunk};
+    if (key == wanted) return std::move(message.payloads[0]);
+    if (state.stash.contains(key)) {
+      state.Drop(fmt::format("duplicate chunk of op {} step {} chunk {}", header->op_id,
+                             header->step, header->chunk));
+      continue;
+    }
+    const size_t bytes = message.payloads[0].size();
+    if (state.stash.size() >= state.options.max_stashed_chunks ||
+        state.stashed_bytes + bytes > state.options.max_stashed_bytes) {
+      return std::unexpected(fmt::format(
+          "{}: while waiting for op {} step {} chunk {}, rank {} sent more than {} chunks "
+          "({} bytes) ahead; the members disagree on the order of operations",
+          state.Who(), op_id, step, chunk, state.previous_rank(), state.stash.size(),
+          state.stashed_bytes + bytes));
+    }
+    state.stashed_bytes += bytes;
+    state.stash.emplace(key, std::move(message.payloads[0]));
+  }
+}
+
+std::expected<std::vector<float>, std::string> RingLinks::ReceiveFromPrevious(uint64_t op_id,
+                                                                              int step, int chunk) {
+  auto frame = ReceiveFrameFromPrevious(op_id, step, chunk);
+  if (!frame) return std::unexpected(frame.error());
+  return FloatsFromFrame(*frame);
+}
+
+}  // namespace actex

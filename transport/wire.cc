@@ -1,0 +1,359 @@
+#include "transport/wire.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "transport/msgpack_frame.h"
+
+namespace actex {
+namespace {
+
+// Every switch over MessageType below lists each value and has no default, so the
+// compiler (-Wswitch) points at all of them when the schema gains a type.
+bool IsKnownType(uint64_t id) {
+  if (id > UINT16_MAX) return false;
+  switch (static_cast<MessageType>(id)) {
+    case MessageType::kDocument:
+    case MessageType::kTokenBatch:
+    case MessageType::kActivationBatch:
+    case MessageType::kEndOfStream:
+    case MessageType::kReject:
+    case MessageType::kMonitorEvent:
+    case MessageType::kCollectiveChunk:
+    case MessageType::kRingBound:
+    case MessageType::kRingTable:
+    case MessageType::kHello:
+    case MessageType::kWelcome:
+    case MessageType::kAbort:
+    case MessageType::kBarrier:
+    case MessageType::kBarrierRelease:
+    case MessageType::kHeartbeat:
+    case MessageType::kFailure:
+      return true;
+  }
+  return false;
+}
+
+// The field names a schema struct writes, read off a default instance so the list
+// can never drift from MSGPACK_DEFINE_MAP.
+template <typename T>
+std::vector<std::string> ComputeFieldNames() {
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, T{});
+  msgpack::object_handle handle = msgpack::unpack(buffer.data(), buffer.size());
+  std::vector<std::string> names;
+  for (const auto& pair : handle.get().via.map) names.push_back(pair.key.as<std::string>());
+  return names;
+}
+
+template <typename T>
+const std::vector<std::string>& FieldNames() {
+  static const std::vector<std::string> names = ComputeFieldNames<T>();
+  return names;
+}
+
+const std::vector<std::string>& RequiredFields(MessageType type) {
+  switch (type) {
+    case MessageType::kDocument:
+      return FieldNames<DocumentMessage>();
+    case MessageType::kTokenBatch:
+      return FieldNames<TokenBatchMessage>();
+    case MessageType::kActivationBatch:
+      return FieldNames<ActivationBatchMessage>();
+    case MessageType::kEndOfStream:
+      return FieldNames<EndOfStreamMessage>();
+    case MessageType::kReject:
+      return FieldNames<RejectMessage>();
+    case MessageType::kMonitorEvent:
+      return FieldNames<MonitorEventMessage>();
+    case MessageType::kCollectiveChunk:
+      return FieldNames<CollectiveChunkMessage>();
+    case MessageType::kHello:
+      return FieldNames<HelloMessage>();
+    case MessageType::kWelcome:
+      return FieldNames<WelcomeMessage>();
+    case MessageType::kAbort:
+      return FieldNames<AbortMessage>();
+    case MessageType::kBarrier:
+      return FieldNames<BarrierMessage>();
+    case MessageType::kBarrierRelease:
+      return FieldNames<BarrierReleaseMessage>();
+    case MessageType::kHeartbeat:
+      return FieldNames<HeartbeatMessage>();
+    case MessageType::kFailure:
+      return FieldNames<FailureMessage>();
+    case MessageType::kRingBound:
+      return FieldNames<RingBoundMessage>();
+    case MessageType::kRingTable:
+      return FieldNames<RingTableMessage>();
+  }
+  static const std::vector<std::string> none;
+  return none;
+}
+
+// Reads {"v": version, "t": type id}; other keys are ignored so the envelope can grow.
+std::expected<MessageType, std::string> DecodeEnvelope(const zmq::message_t& frame) {
+  auto decoded = DecodeMsgpackFrame(frame, "envelope", kMaxEnvelopeBytes);
+  if (!decoded) return std::unexpected(decoded.error());
+  const msgpack::object& envelope = decoded->get();
+  if (envelope.type != msgpack::type::MAP) {
+    return std::unexpected("envelope frame is not a msgpack map");
+  }
+  std::optional<uint64_t> version;
+  std::optional<uint64_t> type_id;
+  for (const auto& pair : envelope.via.map) {
+    if (pair.key.type != msgpack::type::STR) continue;
+    const std::string_view key(pair.key.via.str.ptr, pair.key.via.str.size);
+    if (key != "v" && key != "t") continue;
+    if (pair.val.type != msgpack::type::POSITIVE_INTEGER) {
+      return std::unexpected(fmt::format("envelope \"{}\" is not a non-negative integer", key));
+    }
+    (key == "v" ? version : type_id) = pair.val.via.u64;
+  }
+  if (!version) return std::unexpected("envelope has no \"v\" (schema version)");
+  if (!type_id) return std::unexpected("envelope has no \"t\" (message type id)");
+  if (*version != kSchemaVersion) {
+    return std::unexpected(fmt::format(
+        "schema version {} seen, expected {}: sender and receiver are different actex builds",
+        *version, kSchemaVersion));
+  }
+  if (!IsKnownType(*type_id)) {
+    return std::unexpected(fmt::format("unknown message type id {}", *type_id));
+  }
+  return static_cast<MessageType>(*type_id);
+}
+
+std::expected<void, std::string> CheckBodyFields(MessageType type, const msgpack::object& body) {
+  if (body.type != msgpack::type::MAP) {
+    return std::unexpected(fmt::format("{} body is not a msgpack map", MessageTypeName(type)));
+  }
+  // One pass, no allocation per key: a hostile body may hold millions of them.
+  const std::vector<std::string>& required = RequiredFields(type);
+  std::vector<bool> present(required.size(), false);
+  for (const auto& pair : body.via.map) {
+    if (pair.key.type != msgpack::type::STR) {
+      return std::unexpected(
+          fmt::format("{} body has a key that is not a string", MessageTypeName(type)));
+    }
+    const std::string_view key(pair.key.via.str.ptr, pair.key.via.str.size);
+    for (size_t i = 0; i < required.size(); ++i) {
+      if (key == required[i]) present[i] = true;
+    }
+  }
+  for (size_t i = 0; i < required.size(); ++i) {
+    if (!present[i]) {
+      return std::unexpected(
+          fmt::format("{} body lacks field \"{}\"", MessageTypeName(type), required[i]));
+    }
+  }
+  return {};
+}
+
+// Sends one frame, retrying when a signal interrupts the call.
+std::expected<void, std::string> SendFrame(zmq::socket_t& socket, zmq::message_t& frame,
+                                           zmq::send_flags flags) {
+  while (true) {
+    try {
+      if (socket.send(frame, flags)) return {};
+      return std::unexpected("send timed out: the peer is not reading (queue full) or absent");
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;
+      return std::unexpected(std::string("send failed: ") + e.what());
+    }
+  }
+}
+
+// Receives one frame (blocking), retrying when a signal interrupts the call.
+std::expected<void, std::string> ReceiveFrame(zmq::socket_t& socket, zmq::message_t& frame) {
+  while (true) {
+    try {
+      if (socket.recv(frame, zmq::recv_flags::none)) return {};
+      return std::unexpected("receive timed out");
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;
+      return std::unexpected(std::string("receive failed: ") + e.what());
+    }
+  }
+}
+
+}  // namespace
+
+const char* MessageTypeName(MessageType type) {
+  switch (type) {
+    case MessageType::kDocument:
+      return "Document";
+    case MessageType::kTokenBatch:
+      return "TokenBatch";
+    case MessageType::kActivationBatch:
+      return "ActivationBatch";
+    case MessageType::kEndOfStream:
+      return "EndOfStream";
+    case MessageType::kReject:
+      return "Reject";
+    case MessageType::kMonitorEvent:
+      return "MonitorEvent";
+    case MessageType::kCollectiveChunk:
+      return "CollectiveChunk";
+    case MessageType::kHello:
+      return "Hello";
+    case MessageType::kWelcome:
+      return "Welcome";
+    case MessageType::kAbort:
+      return "Abort";
+    case MessageType::kBarrier:
+      return "Barrier";
+    case MessageType::kBarrierRelease:
+      return "BarrierRelease";
+    case MessageType::kHeartbeat:
+      return "Heartbeat";
+    case MessageType::kFailure:
+      return "Failure";
+    case MessageType::kRingBound:
+      return "RingBound";
+    case MessageType::kRingTable:
+      return "RingTable";
+  }
+  return "unknown";
+}
+
+std::expected<void, std::string> SendEncoded(zmq::socket_t& socket, MessageType type,
+                                             const msgpack::sbuffer& body,
+                                             std::vector<zmq::message_t> payloads) {
+  if (body.size() > kMaxBodyBytes) {
+    return std::unexpected(fmt::format("{} body of {} bytes exceeds the limit of {}",
+                                       MessageTypeName(type), body.size(), kMaxBodyBytes));
+  }
+  if (payloads.size() > kMaxPayloadFrames) {
+    return std::unexpected(fmt::format("{} has {} payload frames, more than the limit of {}",
+                                       MessageTypeName(type), payloads.size(), kMaxPayloadFrames));
+  }
+  for (const zmq::message_t& payload : payloads) {
+    if (payload.size() > kMaxPayloadFrameBytes) {
+      return std::unexpected(fmt::format("{} payload frame of {} bytes exceeds the limit of {}",
+                                         MessageTypeName(type), payload.size(),
+                                         kMaxPayloadFrameBytes));
+    }
+  }
+  msgpack::sbuffer envelope;
+  msgpack::packer<msgpack::sbuffer> packer(envelope);
+  packer.pack_map(2);
+  packer.pack(std::string_view("v"));
+  packer.pack(kSchemaVersion);
+  packer.pack(std::string_view("t"));
+  packer.pack(static_cast<uint16_t>(type));
+
+  zmq::message_t envelope_frame(envelope.data(), envelope.size());
+  zmq::message_t body_frame(body.data(), body.size());
+  // ZeroMQ queues the parts of a multipart message atomically: once the first part
+  // is accepted the others cannot time out, so a failure never leaves half a message.
+  if (auto sent = SendFrame(socket, envelope_frame, zmq::send_flags::sndmore); !sent) {
+    return std::unexpected(fmt::format("{}: {}", MessageTypeName(type), sent.error()));
+  }
+  const auto body_flags = payloads.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore;
+  if (auto sent = SendFrame(socket, body_frame, body_flags); !sent) {
+    return std::unexpected(fmt::format("{}: {}", MessageTypeName(type), sent.error()));
+  }
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    const auto flags = i + 1 < payloads.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
+    if (auto sent = SendFrame(socket, payloads[i], flags); !sent) {
+      return std::unexpected(fmt::format("{}: {}", MessageTypeName(type), sent.error()));
+    }
+  }
+  return {};
+}
+
+std::expected<ReceivedMessage, std::string> Receive(zmq::socket_t& socket) {
+  // Drain the whole multipart message first, keeping at most what the limits allow,
+  // so that a refusal below never leaves frames behind for the next Receive.
+  constexpr size_t kMaxFrames = 2 + kMaxPayloadFrames;
+  std::vector<zmq::message_t> frames;
+  size_t frame_count = 0;
+  std::string oversized;
+  bool more = true;
+  while (more) {
+    zmq::message_t frame;
+    if (auto received = ReceiveFrame(socket, frame); !received) {
+      return std::unexpected(received.error());
+    }
+    more = frame.more();
+    if (frame_count >= 2 && frame.size() > kMaxPayloadFrameBytes && oversized.empty()) {
+      oversized = fmt::format("payload frame {} has {} bytes, more than the limit of {}",
+                              frame_count - 2, frame.size(), kMaxPayloadFrameBytes);
+    }
+    if (++frame_count <= kMaxFrames) frames.push_back(std::move(frame));
+  }
+  if (frame_count < 2) {
+    return std::unexpected(fmt::format(
+        "malformed message: {} frame(s), expected an envelope and a body", frame_count));
+  }
+  if (frame_count > kMaxFrames) {
+    return std::unexpected(fmt::format("malformed message: {} payload frames, limit {}",
+                                       frame_count - 2, kMaxPayloadFrames));
+  }
+  if (!oversized.empty()) return std::unexpected("malformed message: " + oversized);
+
+  auto type = DecodeEnvelope(frames[0]);
+  if (!type) return std::unexpected("malformed message: " + type.error());
+  auto body =
+      DecodeMsgpackFrame(frames[1], fmt::format("{} body", MessageTypeName(*type)), kMaxBodyBytes);
+  if (!body) return std::unexpected("malformed message: " + body.error());
+  if (auto fields = CheckBodyFields(*type, body->get()); !fields) {
+    return std::unexpected("malformed message: " + fields.error());
+  }
+  ReceivedMessage message;
+  message.type = *type;
+  message.body = std::move(*body);
+  message.source_fd = zmq_msg_get(frames[0].handle(), ZMQ_SRCFD);
+  message.payloads.reserve(frames.size() - 2);
+  for (size_t i = 2; i < frames.size(); ++i) message.payloads.push_back(std::move(frames[i]));
+  return message;
+}
+
+std::expected<std::optional<ReceivedMessage>, std::string> Receive(
+    zmq::socket_t& socket, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    try {
+      if (zmq::poll(&item, 1, std::max(left, std::chrono::milliseconds(0))) > 0) break;
+      if (left <= std::chrono::milliseconds(0)) return std::optional<ReceivedMessage>();
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;  // a signal; wait for the time that is left
+      return std::unexpected(std::string("poll failed: ") + e.what());
+    }
+  }
+  auto message = Receive(socket);
+  if (!message) return std::unexpected(message.error());
+  return std::optional<ReceivedMessage>(std::move(*message));
+}
+
+zmq::message_t PayloadFrame(std::vector<float>&& data) {
+  if (data.empty()) return zmq::message_t();
+  auto owned = std::make_unique<std::vector<float>>(std::move(data));
+  auto free_vector = [](void*, void* hint) { delete static_cast<std::vector<float>*>(hint); };
+  zmq::message_t frame(owned->data(), owned->size() * sizeof(float), free_vector, owned.get());
+  owned.release();  // ZeroMQ owns it now and calls free_vector when done
+  return frame;
+}
+
+zmq::message_t PayloadFrame(const void* data, size_t bytes) { return zmq::message_t(data, bytes); }
+
+std::expected<std::vector<float>, std::string> FloatsFromFrame(const zmq::message_t& frame) {
+  if (frame.size() % sizeof(float) != 0) {
+    return std::unexpected(
+        fmt::format("float32 frame has {} bytes, not a multiple of 4", frame.size()));
+  }
+  std::vector<float> values(frame.size() / sizeof(float));
+  if (!values.empty()) std::memcpy(values.data(), frame.data(), frame.size());
+  return values;
+}
+
+}  // namespace actex
