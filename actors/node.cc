@@ -108,6 +108,8 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.run_config["mesh"] = resources.mesh.Describe();
   writer.shards.run_config["num_hosts"] = options.num_hosts;
   writer.shards.run_config["host_id"] = options.host_id;
+  writer.shards.run_config["machine_id"] = options.machine_id;
+  writer.shards.run_config["total_machines"] = options.total_machines;
   writer.activations_endpoint = "inproc://activations";
   writer.rejects_endpoint = "inproc://rejects";
   writer.events_endpoint = "inproc://events";
