@@ -149,6 +149,7 @@ std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options) {
   for (const std::string& input : options.data) args.push_back(input);
   if (!options.dtype.empty()) args.insert(args.end(), {"--dtype", options.dtype});
   if (options.prepend_bos) args.push_back("--prepend-bos");
+  if (options.overwrite) args.push_back("--overwrite");
   if (options.max_docs > 0) args.insert(args.end(), {"--max-docs", std::to_string(options.max_docs)});
   if (options.blas_threads > 0) {
     args.insert(args.end(), {"--blas-threads", std::to_string(options.blas_threads)});

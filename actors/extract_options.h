@@ -36,6 +36,10 @@ struct ExtractOptions {
   int64_t max_docs = -1;
   int blas_threads = 0;  // per device shard; 0: the machine's cores divided by shards
   bool show_progress = false;
+  // Replace an earlier run's output instead of resuming it.
+  bool overwrite = false;
+  // For tests only: the writer's disk "fills up" after this many bytes (-1: never).
+  int64_t fail_after_bytes = -1;
 };
 
 // What the options resolve to once the model's config is known.

@@ -31,6 +31,14 @@ std::expected<CoordinatorAddress, std::string> ParseCoordinator(const std::strin
   }
   address.host = text.substr(0, colon);
   if (address.host == "localhost") address.host = "127.0.0.1";
+  // Host 0's coordinator binds this address: a wildcard would open it on every
+  // interface, and other hosts could not connect to it anyway.
+  if (address.host == "0.0.0.0" || address.host == "*" || address.host == "::" ||
+      address.host == "[::]") {
+    return std::unexpected("--coordinator " + text +
+                           ": name host 0's address that the other hosts reach (e.g. "
+                           "10.0.0.10:8476), not a wildcard");
+  }
   auto [end, error] = std::from_chars(text.data() + colon + 1, text.data() + text.size(),
                                       address.port);
   if (error != std::errc() || end != text.data() + text.size() || address.port < 1 ||
@@ -48,6 +56,8 @@ struct JobLink::State {
   NodeOptions options;
   CoordinatorAddress coordinator;
   zmq::context_t* context = nullptr;
+  std::shared_ptr<const JobSecurity> security;  // null: an open job
+  std::unique_ptr<Actor> authenticator;         // with a key: ZAP for every server socket
   zmq::socket_t setup;    // ROUTER: RingBound from local shards, RingTable back
   zmq::socket_t monitor;  // PUB towards the coordinator's monitor feed
   std::unique_ptr<Actor> coordinator_actor;  // host 0 only
@@ -73,12 +83,36 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
   state.options = options;
   state.coordinator = *coordinator;
   state.context = &context;
+  // The authenticator must answer before any server socket of this process binds.
+  if (!options.job_key_file.empty()) {
+    auto security = JobSecurity::FromKeyFile(options.job_key_file);
+    if (!security) return std::unexpected("--job-key-file: " + security.error());
+    state.security = *security;
+    auto authenticator = state.security->StartAuthenticator(context);
+    if (!authenticator) return std::unexpected(authenticator.error());
+    state.authenticator = std::move(*authenticator);
+    spdlog::info("host {}: every tcp socket of the job uses CURVE with job key {} (from {})",
+                 options.host_id, state.security->key_id(), options.job_key_file);
+  } else {
+    spdlog::warn(
+        "host {}: the job is open (no --job-key-file): anyone who can reach the coordinator at "
+        "{}:{}-{} or this node's ring ports on {} can join the job, inject messages or read "
+        "activations in transit; give every host the same --job-key-file (make one with `actex "
+        "make-job-key FILE`)",
+        options.host_id, coordinator->host, coordinator->port, coordinator->port + 2,
+        BindAddress(options));
+  }
   state.setup = zmq::socket_t(context, zmq::socket_type::router);
   state.setup.set(zmq::sockopt::linger, 0);
   state.setup.bind(kSetupEndpoint);
   state.monitor = zmq::socket_t(context, zmq::socket_type::pub);
   state.monitor.set(zmq::sockopt::linger, 0);
   state.monitor.set(zmq::sockopt::sndhwm, 1000);
+  if (state.security) {
+    if (auto secured = state.security->ApplyClient(state.monitor); !secured) {
+      return std::unexpected("monitor events: " + secured.error());
+    }
+  }
   state.monitor.connect("tcp://" + coordinator->host + ":" + std::to_string(coordinator->port + 2));
   if (options.host_id == 0) {
     CoordinatorOptions coordinating;
@@ -87,6 +121,7 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
     coordinating.monitor_port = coordinator->port + 1;
     coordinating.monitor_collect_port = coordinator->port + 2;
     coordinating.num_hosts = mesh.hosts;
+    coordinating.security = state.security;
     coordinating.join_timeout = options.join_timeout;
     coordinating.heartbeat_timeout = options.heartbeat_timeout;
     // A crashed host is noticed when its connection drops; never wait longer for
@@ -101,7 +136,8 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
 }
 
 std::expected<void, std::string> JobLink::ConnectRings(
-    const HostLayout& layout, const std::map<std::string, std::string>& fingerprint) {
+    const HostLayout& layout, const std::map<std::string, std::string>& fingerprint,
+    const std::map<std::string, std::string>& published) {
   State& state = *state_;
   // Every local shard announced its ingress before its ready handshake, so the
   // messages are already queued here.
@@ -129,13 +165,18 @@ std::expected<void, std::string> JobLink::ConnectRings(
   hello.num_hosts = state.options.num_hosts;
   hello.software_version = SoftwareVersion();
   hello.fingerprint = fingerprint;
+  hello.endpoints = published;
   for (const auto& [key, endpoint] : bound) {
-    if (endpoint.starts_with("tcp://")) hello.endpoints[key] = endpoint;
+    if (!endpoint.starts_with("tcp://")) continue;
+    hello.endpoints[key] = endpoint;
+    spdlog::info("host {}: ring ingress {} listens on {}{}", state.options.host_id, key, endpoint,
+                 state.security ? " (CURVE)" : "");
   }
   CoordinatorClientOptions joining;
   joining.coordinator_address = state.coordinator.host;
   joining.port = state.coordinator.port;
   joining.join_timeout = state.options.join_timeout;
+  joining.security = state.security;
   joining.heartbeat_timeout = state.options.heartbeat_timeout;
   joining.disconnect_grace = std::min(joining.disconnect_grace, state.options.heartbeat_timeout);
   auto client = CoordinatorClient::Join(*state.context, joining, hello);
@@ -151,6 +192,12 @@ std::expected<void, std::string> JobLink::ConnectRings(
   }
   return state.client->Barrier("ready", state.options.join_timeout);
 }
+
+const std::map<std::string, std::string>& JobLink::table() const {
+  return state_->client->endpoints();
+}
+
+std::shared_ptr<const JobSecurity> JobLink::security() const { return state_->security; }
 
 zmq::socket_t* JobLink::monitor() { return &state_->monitor; }
 

@@ -11,6 +11,7 @@
 #include "actors/host_layout.h"
 #include "actors/mesh_plan.h"
 #include "actors/node.h"
+#include "transport/job_security.h"
 
 namespace actex {
 
@@ -26,18 +27,26 @@ class JobLink {
   // host, never every interface unless asked.
   static std::string BindAddress(const NodeOptions& options);
 
-  // Binds the set-up socket, starts the coordinator on host 0 and connects the
-  // monitor PUB. Nothing is sent yet.
+  // Reads the job key (--job-key-file) and starts the process's authenticator, or
+  // warns once that the job is open; binds the set-up socket, starts the coordinator
+  // on host 0 and connects the monitor PUB. Nothing is sent yet.
   static std::expected<std::unique_ptr<JobLink>, std::string> Open(zmq::context_t& context,
                                                                   const NodeOptions& options,
                                                                   const MeshPlan& mesh);
   ~JobLink();
 
   // Collects the local device shards' ring endpoints, joins the job with `fingerprint`
-  // (every host must send the same), answers each shard with its ring's full table
-  // and passes the "ready" barrier. Errors carry the coordinator's reason.
+  // (every host must send the same) and `published` (named values every other host
+  // reads, such as where a replica resumes), answers each shard with its ring's full
+  // table and passes the "ready" barrier. Errors carry the coordinator's reason.
   std::expected<void, std::string> ConnectRings(const HostLayout& layout,
-                                                const std::map<std::string, std::string>& fingerprint);
+                                                const std::map<std::string, std::string>& fingerprint,
+                                                const std::map<std::string, std::string>& published);
+  // Every host's ring endpoints and published values, once ConnectRings succeeded.
+  const std::map<std::string, std::string>& table() const;
+
+  // The job key for every tcp socket of this node (ring links too); null: open job.
+  std::shared_ptr<const JobSecurity> security() const;
 
   zmq::socket_t* monitor();
   zmq::socket_t* socket();  // readable when the coordinator sent something

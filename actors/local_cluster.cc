@@ -70,6 +70,10 @@ std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int h
       std::to_string(node.machine_id), "--total-machines", std::to_string(node.total_machines),
       "--join-timeout", Seconds(node.join_timeout), "--heartbeat-timeout",
       Seconds(node.heartbeat_timeout)};
+  if (!node.job_key_file.empty()) {
+    args.push_back("--job-key-file");
+    args.push_back(node.job_key_file);
+  }
   ExtractOptions extract = node.extract;
   if (extract.blas_threads == 0) {
     // Every node of the simulation shares this machine's cores.

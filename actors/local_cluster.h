@@ -15,6 +15,7 @@ struct LocalClusterOptions {
   std::string actex_binary;  // the executable to start as each node
   int hosts = 2;
   NodeOptions node;  // everything but host_id, num_hosts, coordinator and bind_address
+                     // (node.job_key_file is passed on to every node)
 };
 
 // Picks three free consecutive loopback ports (coordinator, monitor, monitor feed).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -15,12 +16,14 @@
 #include "actors/loader_actor.h"
 #include "actors/mesh_plan.h"
 #include "actors/node_supervisor.h"
+#include "actors/replica_start.h"
 #include "actors/run_fingerprint.h"
 #include "actors/tokenizer_actor.h"
 #include "actors/writer_actor.h"
 #include "model/model_weights.h"
 #include "model/tokenizer/tokenizer.h"
 #include "storage/corpus_reader.h"
+#include "storage/earlier_output.h"
 
 namespace actex {
 namespace {
@@ -113,7 +116,54 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.activations_endpoint = "inproc://activations";
   writer.rejects_endpoint = "inproc://rejects";
   writer.events_endpoint = "inproc://events";
+  writer.shards.fail_after_bytes = options.extract.fail_after_bytes;
   return writer;
+}
+
+// This host's output folder: a fresh one, or an earlier run's to resume (checked
+// against this run's options, with what it left unlisted removed). Returns where the
+// written replica starts; `writer` learns what to continue from.
+std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& extract,
+                                                       WriterConfig& writer) {
+  const std::string& dir = writer.shards.dir;
+  if (std::error_code error; extract.overwrite && std::filesystem::exists(dir, error)) {
+    std::filesystem::remove_all(dir, error);
+    if (error) return std::unexpected("--overwrite: cannot remove " + dir + ": " + error.message());
+  }
+  auto earlier = ReadEarlierOutput(dir);
+  if (!earlier) return std::unexpected(earlier.error());
+  auto start = StartAfter(*earlier);
+  if (!start || !*earlier) return start;
+  const EarlierOutput& found = **earlier;
+  if (auto same = CheckSameRun(dir, found.metadata["config"], writer.shards.run_config); !same) {
+    return std::unexpected(same.error());
+  }
+  auto removed = DiscardUnlisted(dir, found);
+  if (!removed) return std::unexpected(removed.error());
+  if (auto kept = TruncateRejects(dir + "/rejects.jsonl", start->written_through); !kept) {
+    return std::unexpected(kept.error());
+  }
+  writer.shards.continue_from = found.metadata;
+  spdlog::info("{}: {}; {} shard(s) kept, {} unfinished file(s) removed", dir,
+               start->complete ? "already complete"
+                               : "resuming after document " + std::to_string(start->written_through),
+               found.metadata["shards"].size(), removed->size());
+  return start;
+}
+
+std::string ResumeKey(int replica) { return "resume/" + std::to_string(replica); }
+
+// A replica written on another host resumes where that host said at the rendezvous.
+std::expected<void, std::string> LearnStart(const std::map<std::string, std::string>& table,
+                                            int replica, std::map<int, ReplicaStart>* starts) {
+  auto found = table.find(ResumeKey(replica));
+  if (found == table.end()) {
+    return std::unexpected("no host said where replica " + std::to_string(replica) + " resumes");
+  }
+  auto start = ReplicaStart::FromJson(nlohmann::json::parse(found->second, nullptr, false));
+  if (!start) return std::unexpected("replica " + std::to_string(replica) + ": " + start.error());
+  (*starts)[replica] = *start;
+  return {};
 }
 
 std::string BatchesEndpoint(int global_shard) {
@@ -145,6 +195,15 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     summary.host_dir =
         (std::filesystem::path(extract.out_dir) / mesh.HostFolder(options.host_id)).string();
   }
+  std::map<int, ReplicaStart> starts;  // by replica
+  WriterConfig writer;
+  if (writes) {
+    writer = MakeWriterConfig(options, resources, summary.host_dir);
+    auto start = PrepareOutput(extract, writer);
+    if (!start) return std::unexpected(start.error());
+    writer.start = *start;
+    starts[layout.written_replica()] = *start;
+  }
   zmq::context_t context;
   zmq::socket_t events(context, zmq::socket_type::pull);
   events.set(zmq::sockopt::linger, 0);
@@ -174,8 +233,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   const Clock::time_point extract_start = Clock::now();
   std::expected<void, std::string> started;
   if (writes) {
-    started = supervisor.Add(StartWriter(context, MakeWriterConfig(options, resources,
-                                                                    summary.host_dir)));
+    started = supervisor.Add(StartWriter(context, std::move(writer)));
   }
   for (const LocalShard& local : layout.shards()) {
     if (!started) break;
@@ -186,6 +244,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     ring.rank = local.rank;
     ring.endpoints = layout.InitialEndpoints(local.replica);
     ring.timeout = kCollectiveTimeout;
+    if (job) ring.security = job->security();  // tcp hops between hosts use the job key
     DeviceShardConfig shard;
     shard.weights = resources.weights;
     shard.slice = *slice;
@@ -198,9 +257,19 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     started = supervisor.Add(StartDeviceShard(context, std::move(shard)));
   }
   if (started && job) {
+    std::map<std::string, std::string> published;
+    for (const auto& [replica, start] : starts) {
+      published[ResumeKey(replica)] = start.ToJson().dump();
+    }
     started = job->ConnectRings(
-        layout, RunFingerprint(extract, resources.plan, mesh, resources.weights->fingerprint(),
-                               resources.tokenizer_hash, resources.corpus_files));
+        layout,
+        RunFingerprint(extract, resources.plan, mesh, resources.weights->fingerprint(),
+                       resources.tokenizer_hash, resources.corpus_files),
+        published);
+    for (int replica : layout.replicas()) {
+      if (!started || starts.contains(replica)) continue;
+      started = LearnStart(job->table(), replica, &starts);
+    }
   }
   for (int replica : layout.replicas()) {
     if (!started) break;
@@ -220,21 +289,27 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
                      resources.plan.bos_token_id,
                      PackerOptions{extract.max_seq_len, extract.overflow, extract.batch_tokens},
                      DocumentsEndpoint(replica), shard_endpoints,
-                     replica == layout.written_replica() ? "inproc://rejects" : ""}));
+                     replica == layout.written_replica() ? "inproc://rejects" : "",
+                     starts[replica]}));
   }
   if (started) {
     LoaderConfig loading;
     loading.corpus = CorpusOptions{extract.data, extract.text_field, extract.max_docs};
     for (int replica : layout.replicas()) loading.document_endpoints.push_back(DocumentsEndpoint(replica));
     const std::vector<int> replicas = layout.replicas();
-    loading.route = [mesh, replicas](int64_t doc_id) {
-      auto found = std::find(replicas.begin(), replicas.end(), mesh.ReplicaOfDocument(doc_id));
-      return found == replicas.end() ? -1 : static_cast<int>(found - replicas.begin());
+    loading.route = [mesh, replicas, starts](int64_t doc_id) {
+      const int replica = mesh.ReplicaOfDocument(doc_id);
+      auto found = std::find(replicas.begin(), replicas.end(), replica);
+      if (found == replicas.end()) return -1;
+      const ReplicaStart& start = starts.at(replica);
+      if (start.complete || doc_id < start.batch_doc) return -1;
+      return static_cast<int>(found - replicas.begin());
     };
     if (writes) loading.rejects_endpoint = "inproc://rejects";
     const int written = layout.written_replica();
-    loading.lists_reject = [mesh, written](int64_t doc_id) {
-      return mesh.ReplicaOfDocument(doc_id) == written;
+    const int64_t written_through = writes ? starts[written].written_through : -1;
+    loading.lists_reject = [mesh, written, written_through](int64_t doc_id) {
+      return mesh.ReplicaOfDocument(doc_id) == written && doc_id > written_through;
     };
     started = supervisor.Add(StartLoader(context, std::move(loading)));
   }

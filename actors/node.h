@@ -23,6 +23,9 @@ struct NodeOptions {
                              // when the coordinator is on loopback, else that interface
   std::chrono::milliseconds join_timeout{300000};
   std::chrono::milliseconds heartbeat_timeout{60000};
+  // --job-key-file: every tcp socket of a job of several hosts runs CURVE with keys
+  // derived from this file (transport/job_security.h); empty: an open job.
+  std::string job_key_file;
 };
 
 struct ExtractionSummary {

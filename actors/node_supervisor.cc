@@ -85,8 +85,16 @@ std::expected<void, std::string> NodeSupervisor::Run() {
     StopAll();
   };
   while (running > 0) {
+    // A finished actor's pipe keeps its last frame (Join does not read it) and stays
+    // readable, so only running actors are polled; otherwise this loop spins and takes
+    // a core from the device shards for the rest of the run.
     std::vector<zmq::pollitem_t> items;
-    for (auto& actor : actors_) items.push_back({actor->pipe().handle(), 0, ZMQ_POLLIN, 0});
+    std::vector<size_t> polled;  // items[k] is actors_[polled[k]]'s pipe
+    for (size_t i = 0; i < actors_.size(); ++i) {
+      if (finished[i]) continue;
+      items.push_back({actors_[i]->pipe().handle(), 0, ZMQ_POLLIN, 0});
+      polled.push_back(i);
+    }
     if (options_.events) items.push_back({options_.events->handle(), 0, ZMQ_POLLIN, 0});
     zmq::socket_t* job_socket = options_.job ? options_.job->socket() : nullptr;
     if (job_socket) items.push_back({job_socket->handle(), 0, ZMQ_POLLIN, 0});
@@ -95,8 +103,9 @@ std::expected<void, std::string> NodeSupervisor::Run() {
     if (options_.job && first_error.empty()) {
       if (auto serviced = options_.job->Service(); !serviced) fail(serviced.error());
     }
-    for (size_t i = 0; i < actors_.size(); ++i) {
-      if (finished[i] || !(items[i].revents & ZMQ_POLLIN)) continue;
+    for (size_t k = 0; k < polled.size(); ++k) {
+      if (!(items[k].revents & ZMQ_POLLIN)) continue;
+      const size_t i = polled[k];
       finished[i] = true;
       --running;
       if (auto result = actors_[i]->Join(); !result) fail(result.error());

@@ -26,8 +26,11 @@ class SequencePacker {
  public:
   explicit SequencePacker(const PackerOptions& options);
 
-  // Adds a document (at least one token); returns the batches it completed.
-  std::vector<TokenBatchMessage> Add(int64_t doc_id, std::span<const int32_t> tokens);
+  // Adds a document (at least one token); returns the batches it completed. Windows
+  // that start before `first_offset` are left out (a resumed run restarting in the
+  // middle of a split document, whose earlier windows belonged to an earlier batch).
+  std::vector<TokenBatchMessage> Add(int64_t doc_id, std::span<const int32_t> tokens,
+                                     int64_t first_offset = 0);
   // The partly filled batch, if any, at the end of the stream.
   std::optional<TokenBatchMessage> Flush();
 

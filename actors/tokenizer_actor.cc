@@ -72,7 +72,9 @@ class TokenizerStage {
       }
     }
     ++documents_sent_;
-    for (TokenBatchMessage& batch : packer_.Add(document.doc_id, tokens)) {
+    const int64_t first_offset =
+        document.doc_id == config_.start.batch_doc ? config_.start.batch_offset : 0;
+    for (TokenBatchMessage& batch : packer_.Add(document.doc_id, tokens, first_offset)) {
       auto sent = Broadcast(batch);
       if (!sent || stopped_) return sent;
     }
@@ -82,7 +84,8 @@ class TokenizerStage {
   std::expected<void, std::string> Reject(const DocumentMessage& document,
                                           const std::string& reason) {
     ++rejected_;
-    if (!rejects_) return {};
+    // An earlier run listed it already, when it wrote the documents around it.
+    if (!rejects_ || document.doc_id <= config_.start.written_through) return {};
     return Deliver(rejects_, RejectMessage{document.doc_id, document.file, document.line, reason});
   }
 

@@ -33,7 +33,8 @@ class WriterStage {
     rejects_log_ = std::move(*rejects_log);
     std::vector<int> widths;
     for (const auto& site : config_.shards.sites) widths.push_back(site.second);
-    DocumentAssembler assembler(widths);
+    DocumentAssembler assembler(
+        widths, {config_.start.batch_doc, config_.start.batch_offset});
 
     zmq::socket_t activations =
         MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kBatchQueue);
@@ -50,22 +51,21 @@ class WriterStage {
     bool activations_ended = false;
     int reject_streams_ended = 0;
     while (!activations_ended || reject_streams_ended < config_.reject_senders) {
-      auto ready = WaitForAnyUnlessStopped(actor_, {&activations, &rejects});
+      // Rejects first: a shard listing documents up to D is listed only after every
+      // reject below D was logged (the loader and tokenizer send a reject before
+      // anything that follows it), so a resume never has to re-list one.
+      auto ready = WaitForAnyUnlessStopped(actor_, {&rejects, &activations});
       if (!ready) return std::unexpected(ready.error());
       if (!*ready) return {};  // stopped: the open shard is never listed
-      zmq::socket_t& socket = **ready == 0 ? activations : rejects;
-      auto message = Receive(socket);
+      if (auto drained = DrainRejects(rejects, &reject_streams_ended); !drained) return drained;
+      if (**ready == 0) continue;
+      auto message = Receive(activations);
       if (!message) return std::unexpected(message.error());
       if (message->type == MessageType::kEndOfStream) {
-        if (**ready == 0) {
-          activations_ended = true;
-        } else {
-          ++reject_streams_ended;
-        }
+        activations_ended = true;
         continue;
       }
-      auto handled = **ready == 0 ? HandleActivations(*message, assembler) : HandleReject(*message);
-      if (!handled) return handled;
+      if (auto handled = HandleActivations(*message, assembler); !handled) return handled;
       if (std::chrono::steady_clock::now() - last_report_ >= kProgressInterval) {
         Report("progress", "");
       }
@@ -101,15 +101,36 @@ class WriterStage {
       sites.emplace_back(copies.back());
     }
     const int64_t shards_before = shards_->stats().shards;
-    auto added = assembler.AddBatch(*batch, sites, [this](const DocumentActivations& document) {
-      return shards_->Add(document);
-    });
+    auto added = assembler.AddBatch(
+        *batch, sites,
+        [this](const DocumentActivations& document,
+               const DocumentAssembler::RestartPoint& restart) -> std::expected<void, std::string> {
+          if (document.doc_id <= config_.start.written_through) return {};
+          shards_->SetResumePoint(ReplicaStart{restart.batch_doc, restart.batch_offset,
+                                               document.doc_id, false}
+                                      .ToJson());
+          return shards_->Add(document);
+        });
     if (!added) return added;
     tokens_since_report_ += static_cast<int64_t>(batch->token_ids.size());
     for (int64_t shard = shards_before; shard < shards_->stats().shards; ++shard) {
       Report("shard_written", "shard " + std::to_string(shard + 1));
     }
     return {};
+  }
+
+  // Logs every reject already queued; counts the senders whose stream ended.
+  std::expected<void, std::string> DrainRejects(zmq::socket_t& rejects, int* streams_ended) {
+    while (true) {
+      auto message = Receive(rejects, std::chrono::milliseconds(0));
+      if (!message) return std::unexpected(message.error());
+      if (!*message) return {};
+      if ((*message)->type == MessageType::kEndOfStream) {
+        ++*streams_ended;
+        continue;
+      }
+      if (auto logged = HandleReject(**message); !logged) return logged;
+    }
   }
 
   std::expected<void, std::string> HandleReject(ReceivedMessage& message) {

@@ -7,6 +7,7 @@
 
 #include <zmq.hpp>
 
+#include "actors/replica_start.h"
 #include "storage/shard_writer.h"
 #include "transport/actor.h"
 
@@ -19,6 +20,9 @@ struct WriterConfig {
   int reject_senders = 2;            // the loader and the tokenizer
   std::string events_endpoint;       // connects a PUSH: MonitorEventMessage*
   int host_id = 0;
+  // Documents up to start.written_through were written by an earlier run (whose
+  // metadata is shards.continue_from) and are dropped when recomputed.
+  ReplicaStart start;
 };
 
 // Owns the host's output folder: reassembles documents from the activation batches

@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "model/blas_threads.h"
 #include "model/kernels/attention.h"
 #include "model/kernels/half_float.h"
 #include "model/kernels/linear.h"
 #include "model/kernels/rms_norm.h"
 #include "model/kernels/rotary.h"
 #include "model/kernels/swiglu.h"
+#include "model/kernels/thread_team.h"
 #include "model/shard_weights.h"
 
 namespace actex {
@@ -34,6 +36,11 @@ void AddInPlace(float* target, const float* addend, int64_t count) {
   for (int64_t i = 0; i < count; ++i) target[i] += addend[i];
 }
 
+// Rows per piece of the element-wise kernels: enough work to outweigh waking a helper.
+constexpr int64_t kRowGrain = 32;
+// Elements per piece of the flat element-wise kernels.
+constexpr int64_t kElementGrain = 32768;
+
 }  // namespace
 
 struct Qwen2Shard::State {
@@ -48,9 +55,14 @@ struct Qwen2Shard::State {
   std::vector<int> capture_slot;  // [(layer + 1) * kSiteKinds + kind] -> index in sites, or -1
   int layers_computed = 0;
 
+  // Runs the work between sgemms (element-wise kernels, attention, widening) on as many
+  // threads as the shard owns cores.
+  std::unique_ptr<ThreadTeam> team;
+
   // Activations, reused across batches.
   std::vector<float> resid, normed, q, k, v, context, partial, gate, up;
-  std::vector<float> widen_scratch, score_scratch;
+  std::vector<float> widen_scratch;
+  std::vector<std::vector<float>> attention_scratch;  // one per team member
   std::vector<std::vector<float>> gathered;
 
   // Set for the duration of one Forward.
@@ -86,7 +98,7 @@ int Qwen2Shard::layers_computed() const { return state_->layers_computed; }
 
 std::expected<std::unique_ptr<Qwen2Shard>, std::string> Qwen2Shard::Create(
     std::shared_ptr<const ModelWeights> weights, const ShardSlice& slice,
-    const std::vector<Site>& sites) {
+    const std::vector<Site>& sites, int threads) {
   const ModelConfig& config = weights->config();
   // Peers' column ranges (for gathers) are recomputed with PlanShard, so the slice must be
   // exactly what PlanShard gives.
@@ -128,6 +140,8 @@ std::expected<std::unique_ptr<Qwen2Shard>, std::string> Qwen2Shard::Create(
                             .kv_heads = slice.end_kv_head - slice.first_kv_head,
                             .group = config.heads / config.kv_heads,
                             .head_dim = config.head_dim};
+  state->team = std::make_unique<ThreadTeam>(threads > 0 ? threads : BlasThreads());
+  state->attention_scratch.resize(static_cast<size_t>(state->team->size()));
   std::unique_ptr<Qwen2Shard> result(new Qwen2Shard());
   result->state_ = std::move(state);
   return result;
@@ -206,14 +220,31 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
   float* shard_sum = Reserve(partial, tokens * hidden);     // [tokens, hidden]
   float* gate_act = Reserve(gate, tokens * columns);        // [tokens, columns]
   float* up_act = Reserve(up, tokens * columns);            // [tokens, columns]
+  auto Normalize = [&](const float* x, const float* weight, float* y) {
+    team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+      RmsNorm(x + first * hidden, end - first, hidden, weight, eps, y + first * hidden);
+    });
+  };
+  auto Accumulate = [&](float* target, const float* addend) {
+    team->ForRanges(tokens * hidden, kElementGrain, [&](int64_t first, int64_t end, int) {
+      AddInPlace(target + first, addend + first, end - first);
+    });
+  };
+  std::vector<int64_t> sequence_starts;  // the first token of every sequence
+  for (int64_t start = 0; int32_t length : batch.sequence_lengths) {
+    sequence_starts.push_back(start);
+    start += length;
+  }
 
   // Embedding: the raw rows of embed_tokens (HF hidden_states[0]).
   const auto* embed = static_cast<const uint8_t*>(shard.embed.data);
   const int64_t embed_row_bytes = hidden * WeightDtypeBytes(shard.embed.dtype);
-  for (int64_t t = 0; t < tokens; ++t) {
-    WidenToFloat(embed + batch.token_ids[t] * embed_row_bytes, shard.embed.dtype, hidden,
-                 resid_stream + t * hidden);  // [tokens, hidden]
-  }
+  team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+    for (int64_t t = first; t < end; ++t) {
+      WidenToFloat(embed + batch.token_ids[t] * embed_row_bytes, shard.embed.dtype, hidden,
+                   resid_stream + t * hidden);  // [tokens, hidden]
+    }
+  });
   Tap(SiteKind::kEmbed, -1, resid_stream);
   Tap(SiteKind::kResidPre, 0, resid_stream);
 
@@ -230,50 +261,61 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
     };
 
     // Self-attention on input_layernorm(resid).
-    RmsNorm(resid_stream, tokens, hidden, w.input_norm.data(), eps,
-            normed_stream);  // [tokens, hidden]
+    Normalize(resid_stream, w.input_norm.data(), normed_stream);  // [tokens, hidden]
     Linear(normed_stream, hidden, tokens, w.q, w.q_bias.data(), queries, q_width,
-           &widen_scratch);  // [tokens, heads*dim]
+           &widen_scratch, team.get());  // [tokens, heads*dim]
     Linear(normed_stream, hidden, tokens, w.k, w.k_bias.data(), keys, kv_width,
-           &widen_scratch);  // [tokens, kv_heads*dim]
+           &widen_scratch, team.get());  // [tokens, kv_heads*dim]
     Linear(normed_stream, hidden, tokens, w.v, w.v_bias.data(), values, kv_width,
-           &widen_scratch);  // [tokens, kv_heads*dim]
-    ApplyRotary(queries, tokens, q_width, attention_heads.heads, static_cast<int>(dim),
-                batch.positions.data(), rotary);
-    ApplyRotary(keys, tokens, kv_width, attention_heads.kv_heads, static_cast<int>(dim),
-                batch.positions.data(), rotary);
-    int64_t first = 0;
-    for (int32_t length : batch.sequence_lengths) {  // attention never crosses sequences
-      CausalAttention(queries + first * q_width, keys + first * kv_width, values + first * kv_width,
-                      q_width, kv_width, length, attention_heads, attention + first * q_width,
-                      &score_scratch);  // [length, heads*dim]
-      first += length;
-    }
+           &widen_scratch, team.get());  // [tokens, kv_heads*dim]
+    team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+      ApplyRotary(queries + first * q_width, end - first, q_width, attention_heads.heads,
+                  static_cast<int>(dim), batch.positions.data() + first, rotary);
+      ApplyRotary(keys + first * kv_width, end - first, kv_width, attention_heads.kv_heads,
+                  static_cast<int>(dim), batch.positions.data() + first, rotary);
+    });
+    // One task per (sequence, head): attention never crosses sequences.
+    const int heads = attention_heads.heads;
+    team->Run(static_cast<int64_t>(batch.sequence_lengths.size()) * heads,
+              [&](int64_t task, int member) {
+                const int64_t sequence = task / heads;
+                const int local = static_cast<int>(task % heads);
+                const int64_t first = sequence_starts[sequence];
+                AttentionHeads one_head = attention_heads;
+                one_head.first_head = attention_heads.first_head + local;
+                one_head.heads = 1;
+                CausalAttention(queries + first * q_width + local * dim, keys + first * kv_width,
+                                values + first * kv_width, q_width, kv_width,
+                                batch.sequence_lengths[sequence], one_head,
+                                attention + first * q_width + local * dim,
+                                &attention_scratch[member]);  // [length, dim] of head `local`
+              });
     // o_proj over this shard's heads is a partial sum; the all-reduce completes it.
     Linear(attention, q_width, tokens, w.o, nullptr, shard_sum, hidden,
-           &widen_scratch);  // [tokens, hidden]
+           &widen_scratch, team.get());  // [tokens, hidden]
     if (auto reduced = reduce("o_proj"); !reduced) return reduced;
     Tap(SiteKind::kAttnOut, layer, shard_sum);
-    AddInPlace(resid_stream, shard_sum, tokens * hidden);  // [tokens, hidden]
+    Accumulate(resid_stream, shard_sum);  // [tokens, hidden]
     Tap(SiteKind::kResidMid, layer, resid_stream);
 
     // MLP on post_attention_layernorm(resid): down(silu(gate(n)) * up(n)).
-    RmsNorm(resid_stream, tokens, hidden, w.post_attention_norm.data(), eps,
-            normed_stream);  // [tokens, hidden]
+    Normalize(resid_stream, w.post_attention_norm.data(), normed_stream);  // [tokens, hidden]
     Linear(normed_stream, hidden, tokens, w.gate, nullptr, gate_act, columns,
-           &widen_scratch);  // [tokens, columns]
+           &widen_scratch, team.get());  // [tokens, columns]
     Linear(normed_stream, hidden, tokens, w.up, nullptr, up_act, columns,
-           &widen_scratch);                                // [tokens, columns]
-    SwiGlu(gate_act, up_act, tokens * columns, gate_act);  // [tokens, columns]
+           &widen_scratch, team.get());                                // [tokens, columns]
+    team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
+      SwiGlu(gate_act + first, up_act + first, end - first, gate_act + first);
+    });  // [tokens, columns]
     if (Wants(SiteKind::kMlpPost, layer)) {
       auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, gate_act, collective);
       if (!tapped) return tapped;
     }
     Linear(gate_act, columns, tokens, w.down, nullptr, shard_sum, hidden,
-           &widen_scratch);  // [tokens, hidden]
+           &widen_scratch, team.get());  // [tokens, hidden]
     if (auto reduced = reduce("down_proj"); !reduced) return reduced;
     Tap(SiteKind::kMlpOut, layer, shard_sum);
-    AddInPlace(resid_stream, shard_sum, tokens * hidden);  // [tokens, hidden]
+    Accumulate(resid_stream, shard_sum);  // [tokens, hidden]
     Tap(SiteKind::kResidPost, layer, resid_stream);
     Tap(SiteKind::kResidPre, layer + 1, resid_stream);
     ++layers_computed;
@@ -281,8 +323,7 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
 
   // The final norm, with its weight: HF's last hidden_states entry.
   if (Wants(SiteKind::kLnFinal, -1)) {
-    RmsNorm(resid_stream, tokens, hidden, shard.final_norm.data(), eps,
-            normed_stream);  // [tokens, hidden]
+    Normalize(resid_stream, shard.final_norm.data(), normed_stream);  // [tokens, hidden]
     Tap(SiteKind::kLnFinal, -1, normed_stream);
   }
   return {};

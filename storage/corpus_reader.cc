@@ -70,7 +70,21 @@ std::string ParserMessage(const nlohmann::json::exception& error) {
     size_t end = message.find("] ");
     if (end != std::string::npos) message.erase(0, end + 2);
   }
-  return message;
+  // The parser quotes what it read byte by byte, so a line that starts with a
+  // multi-byte character ends its message in half of one ("last read: '\xD0'").
+  // Reasons are UTF-8 text, so such bytes are written out as <0xD0>.
+  std::string_view rest = message;
+  std::string valid;
+  while (auto bad = FindInvalidUtf8(rest)) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    const auto byte = static_cast<uint8_t>(rest[*bad]);
+    valid.append(rest.substr(0, *bad));
+    valid += {'<', '0', 'x', kHex[byte >> 4], kHex[byte & 0xF], '>'};
+    rest.remove_prefix(*bad + 1);
+  }
+  if (valid.empty()) return message;
+  valid.append(rest);
+  return valid;
 }
 
 bool IsBlank(std::string_view line) {

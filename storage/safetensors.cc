@@ -59,6 +59,27 @@ std::expected<int64_t, std::string> TensorBytes(const std::string& dtype,
   return bytes;
 }
 
+// A header value for an error message. dump() recurses once per nesting level, so
+// a shape of 100000 nested arrays (a 200 KB header) would overflow the stack; and a
+// huge value would be copied whole into the message. Flat values are shown as
+// written, anything else by its size.
+std::string Describe(const nlohmann::json& value) {
+  constexpr size_t kMaxShownElements = 16;
+  constexpr size_t kMaxShownBytes = 200;
+  bool flat = value.is_primitive();
+  if (value.is_array() && value.size() <= kMaxShownElements) {
+    flat = std::all_of(value.begin(), value.end(),
+                       [](const nlohmann::json& element) { return element.is_primitive(); });
+  }
+  if (!flat) {
+    return (value.is_array() ? "an array of " : "an object of ") + std::to_string(value.size()) +
+           (value.is_array() ? " elements" : " members");
+  }
+  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true);
+  if (text.size() > kMaxShownBytes) text.replace(kMaxShownBytes, std::string::npos, "...");
+  return text;
+}
+
 std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -95,7 +116,8 @@ std::expected<ParsedTensor, std::string> ParseTensorEntry(const std::string& nam
   for (const auto& dim : *shape) {
     int64_t value = 0;
     if (!ReadNonNegative(dim, &value)) {
-      return std::unexpected("shape " + shape->dump() + " is not a list of non-negative integers");
+      return std::unexpected("shape " + Describe(*shape) +
+                             " is not a list of non-negative integers");
     }
     tensor.shape.push_back(value);
   }

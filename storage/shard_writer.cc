@@ -82,6 +82,7 @@ struct ShardWriter::State {
   int64_t shard_docs = 0, shard_tokens = 0, shard_bytes = 0;
   int64_t first_doc_id = 0, last_doc_id = -1;
   nlohmann::ordered_json shards = nlohmann::ordered_json::array();
+  nlohmann::json resume_next, resume_listed;  // the pending point; the one stored
   ShardStats stats;
   bool finished = false;
   std::string failure;  // set by the first error; every later call reports it
@@ -92,6 +93,7 @@ struct ShardWriter::State {
   std::expected<void, std::string> SpillRows(Spill& spill, const DocumentActivations& document,
                                              size_t site);
   std::expected<void, std::string> CloseShard();
+  void ContinueFrom(const nlohmann::json& earlier);
   std::expected<void, std::string> Fail(std::string message) {
     failure = std::move(message);
     return std::unexpected(failure);
@@ -116,9 +118,23 @@ std::expected<void, std::string> ShardWriter::State::WriteMetadata(bool complete
         {"tokens", stats.tokens},
         {"shards", stats.shards},
         {"bytes", stats.bytes}}}};
+  if (!resume_listed.is_null()) metadata["resume"] = resume_listed;
   std::string text =
       metadata.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   return WriteFileAtomically(PathOf(kMetadataFile), text, &budget);
+}
+
+void ShardWriter::State::ContinueFrom(const nlohmann::json& earlier) {
+  for (const auto& shard : earlier["shards"]) {
+    shards.push_back(nlohmann::ordered_json::parse(shard.dump()));
+    ++stats.shards;
+    stats.docs += shard.value("docs", int64_t{0});
+    stats.tokens += shard.value("tokens", int64_t{0});
+    stats.bytes += shard.value("bytes", int64_t{0});
+    last_doc_id = shard.value("last_doc_id", last_doc_id);
+  }
+  shard_number = static_cast<int>(stats.shards);
+  if (earlier.contains("resume")) resume_listed = earlier["resume"];
 }
 
 std::expected<void, std::string> ShardWriter::State::OpenSpills() {
@@ -225,6 +241,7 @@ std::expected<void, std::string> ShardWriter::State::CloseShard() {
   stats.docs += shard_docs;
   stats.tokens += shard_tokens;
   stats.bytes += written->second;
+  resume_listed = resume_next;
   return WriteMetadata(/*complete=*/false);
 }
 
@@ -252,7 +269,8 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
   }
   if (auto made = MakeDirectories(options.dir); !made) return std::unexpected(made.error());
   const std::string metadata_path = options.dir + "/" + kMetadataFile;
-  if (std::error_code error; std::filesystem::exists(metadata_path, error)) {
+  const bool continues = !options.continue_from.is_null();
+  if (std::error_code error; !continues && std::filesystem::exists(metadata_path, error)) {
     return std::unexpected(metadata_path +
                            " already exists: the directory holds an earlier run's shards; "
                            "choose another output directory or remove it");
@@ -263,6 +281,7 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
   state.budget.remaining = state.options.fail_after_bytes;
   state.scratch.resize(kCopyChunkBytes);
   state.converted.resize(kCopyChunkBytes / sizeof(uint16_t));
+  if (continues) state.ContinueFrom(state.options.continue_from);
   // Written now so an unwritable directory fails before any work, and so a run
   // that dies early still leaves a metadata.json saying it is incomplete.
   if (auto written = state.WriteMetadata(/*complete=*/false); !written) {
@@ -354,6 +373,8 @@ std::expected<void, std::string> ShardWriter::Finish() {
   state.finished = true;
   return {};
 }
+
+void ShardWriter::SetResumePoint(nlohmann::json point) { state_->resume_next = std::move(point); }
 
 const ShardStats& ShardWriter::stats() const { return state_->stats; }
 

@@ -25,6 +25,10 @@ struct ShardWriterOptions {
   // For tests only: once the writer has written this many bytes (spills, shards,
   // metadata.json together), writes fail with ENOSPC as on a full disk. -1: never.
   int64_t fail_after_bytes = -1;
+  // Not null: the metadata.json of an earlier, interrupted run in `dir` (see
+  // storage/earlier_output.h). Its listed shards are kept, numbering continues after
+  // them, and documents must come after its last listed one.
+  nlohmann::json continue_from;
 };
 
 // One whole document's activations. Spans point into the caller's buffers.
@@ -57,7 +61,7 @@ class ShardWriter {
  public:
   // Creates options.dir if needed and writes a first metadata.json ("complete":
   // false, no shards). Refuses a directory that already has a metadata.json (an
-  // earlier run's shards would be overwritten).
+  // earlier run's shards would be overwritten) unless options.continue_from holds it.
   static std::expected<std::unique_ptr<ShardWriter>, std::string> Open(ShardWriterOptions options);
 
   // Appends one document; closes the shard once its tensor bytes reach
@@ -66,6 +70,9 @@ class ShardWriter {
   // count x width) is refused and the writer goes on. A write error is final: every later
   // call returns it.
   std::expected<void, std::string> Add(const DocumentActivations& document);
+  // Where a later run should start if this one stops after the next Add: stored as
+  // "resume" in metadata.json when that Add closes a shard. Opaque to storage.
+  void SetResumePoint(nlohmann::json point);
   // Closes the open shard (if it has any document) and writes metadata.json with
   // "complete": true.
   std::expected<void, std::string> Finish();

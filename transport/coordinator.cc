@@ -150,6 +150,8 @@ class Coordinator {
   // Declared after control_, so it is destroyed (and stops watching) first.
   std::unique_ptr<ConnectionWatch> watch_;
   std::unique_ptr<MonitorRelay> relay_;
+  // Declared after relay_, so they are destroyed first.
+  std::vector<std::unique_ptr<ConnectionWatch>> relay_watches_;
 };
 
 std::expected<void, std::string> Coordinator::Bind() {
@@ -158,6 +160,11 @@ std::expected<void, std::string> Coordinator::Bind() {
     control_ = zmq::socket_t(actor_.context(), zmq::socket_type::router);
     control_.set(zmq::sockopt::linger, static_cast<int>(options_.linger.count()));
     control_.set(zmq::sockopt::maxmsgsize, kMaxControlFrameBytes);
+    if (options_.security) {
+      if (auto secured = options_.security->ApplyServer(control_); !secured) {
+        return std::unexpected("control socket (ROUTER): " + secured.error());
+      }
+    }
     control_.bind("tcp://" + address);
   } catch (const zmq::error_t& e) {
     return std::unexpected(
@@ -170,9 +177,17 @@ std::expected<void, std::string> Coordinator::Bind() {
   relay_options.bind_address = options_.bind_address;
   relay_options.subscriber_port = options_.monitor_port;
   relay_options.publisher_port = options_.monitor_collect_port;
+  relay_options.security = options_.security;
   auto relay = MonitorRelay::Bind(actor_.context(), relay_options);
   if (!relay) return std::unexpected(relay.error());
   relay_ = std::move(*relay);
+  // Strangers' failed handshakes on the monitor ports are counted like the control
+  // port's.
+  for (zmq::socket_t* watched : {&relay_->publishers(), &relay_->subscribers()}) {
+    auto relay_watch = ConnectionWatch::Create(actor_.context(), *watched);
+    if (!relay_watch) return std::unexpected("monitor relay: " + relay_watch.error());
+    relay_watches_.push_back(std::move(*relay_watch));
+  }
   return {};
 }
 
@@ -200,8 +215,13 @@ std::chrono::milliseconds Coordinator::Wait(Clock::time_point now) const {
 std::expected<void, std::string> Coordinator::Run() {
   if (auto bound = Bind(); !bound) return bound;
   actor_.SignalReady();
-  spdlog::info("coordinator: listening on {}:{} (monitors attach to port {}) for {} host(s)",
-               options_.bind_address, options_.port, options_.monitor_port, options_.num_hosts);
+  spdlog::info(
+      "coordinator: listening on {}:{} (monitors attach to port {}, nodes publish to port {}) for "
+      "{} host(s); {}",
+      options_.bind_address, options_.port, options_.monitor_port, options_.monitor_collect_port,
+      options_.num_hosts,
+      options_.security ? "CURVE with job key " + options_.security->key_id()
+                        : std::string("no job key: anyone who reaches these ports can join"));
   session_.Start(Clock::now());
   while (!session_.Finished(Clock::now())) {
     std::vector<zmq::pollitem_t> items = {
@@ -211,6 +231,9 @@ std::expected<void, std::string> Coordinator::Run() {
         {relay_->publishers().handle(), 0, ZMQ_POLLIN, 0},
         {relay_->subscribers().handle(), 0, ZMQ_POLLIN, 0},
     };
+    for (auto& relay_watch : relay_watches_) {
+      items.push_back({relay_watch->socket().handle(), 0, ZMQ_POLLIN, 0});
+    }
     try {
       zmq::poll(items.data(), items.size(), Wait(Clock::now()));
     } catch (const zmq::error_t& e) {
@@ -238,8 +261,17 @@ std::expected<void, std::string> Coordinator::Run() {
     for (const ConnectionEvent& event : watch_->Drain()) {
       session_.OnConnectionEvent(event, Clock::now());
     }
+    for (auto& relay_watch : relay_watches_) {
+      for (const ConnectionEvent& event : relay_watch->Drain()) {
+        // Only refusals: the monitor ports' connections are no host's.
+        if (event.kind == ConnectionEvent::Kind::kHandshakeFailed) {
+          session_.OnConnectionEvent(event, Clock::now());
+        }
+      }
+    }
     relay_->ForwardSubscriptions(kMaxBatch);
     counters_->monitor_events_relayed += relay_->ForwardEvents(kMaxBatch);
+    counters_->dropped_monitor_messages = relay_->dropped_messages();
     session_.Tick(Clock::now());
     Flush();
   }

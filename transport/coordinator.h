@@ -10,6 +10,7 @@
 #include <zmq.hpp>
 
 #include "transport/actor.h"
+#include "transport/job_security.h"
 
 namespace actex {
 
@@ -19,7 +20,13 @@ struct CoordinatorCounters {
   std::atomic<uint64_t> malformed_messages{0};   // refused by Receive (wire.h)
   std::atomic<uint64_t> unexpected_messages{0};  // well formed, but not expected from
                                                  // that peer in that phase
-  std::atomic<uint64_t> refused_connections{0};  // tcp peers that did not speak ZeroMQ
+  // tcp peers that failed the ZeroMQ handshake on any of the three ports: not
+  // ZeroMQ at all, or (with a job key) without the key
+  std::atomic<uint64_t> refused_connections{0};
+  // Messages on the monitor collector port that are not one whole MonitorEvent of
+  // this schema version, and subscription frames that are not (un)subscriptions:
+  // dropped by the relay instead of forwarded.
+  std::atomic<uint64_t> dropped_monitor_messages{0};
   std::atomic<uint64_t> monitor_events_relayed{0};
   std::atomic<int> joined_hosts{0};
   std::atomic<bool> welcomed{false};  // the rendezvous completed
@@ -51,6 +58,10 @@ struct CoordinatorOptions {
   std::chrono::milliseconds linger{2000};
   // Optional: counters the caller wants to observe; one is made if null.
   std::shared_ptr<CoordinatorCounters> counters;
+  // The job key: when set, all three sockets are CURVE servers (PROTOCOL.md section
+  // 10) and the caller must have started the context's authenticator
+  // (JobSecurity::StartAuthenticator). Null: an open job, plain tcp.
+  std::shared_ptr<const JobSecurity> security;
 };
 
 // Starts the coordinator of a multi-host job as an actor (named "coordinator") in

@@ -66,6 +66,12 @@ std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient
     socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
     // Queue before the coordinator is up (it may start after this node).
     socket.set(zmq::sockopt::immediate, false);
+    if (options.security) {
+      if (auto secured = options.security->ApplyClient(socket); !secured) {
+        return std::unexpected(
+            fmt::format("cannot connect to the coordinator at {}: {}", coordinator, secured.error()));
+      }
+    }
     socket.connect("tcp://" + coordinator);
   } catch (const zmq::error_t& e) {
     return std::unexpected(
@@ -92,8 +98,16 @@ std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient
             "joined)",
             coordinator, waited));
       }
-      return std::unexpected(
-          fmt::format("no answer from the coordinator at {} within {}", coordinator, waited));
+      std::string hint;
+      if (client->failed_handshakes_ > 0) {
+        hint = fmt::format(
+            "; {} connection(s) to it ended during the ZeroMQ handshake: it runs with {} job key "
+            "than this node ({}), so every host needs the same --job-key-file (or none)",
+            client->failed_handshakes_, options.security ? "another (or no)" : "a",
+            options.security ? "key " + options.security->key_id() : "no key");
+      }
+      return std::unexpected(fmt::format("no answer from the coordinator at {} within {}{}",
+                                         coordinator, waited, hint));
     }
     auto serviced = client->WaitAndService(std::min(left, options.heartbeat_interval));
     if (!serviced) return std::unexpected(serviced.error());
@@ -179,6 +193,16 @@ std::expected<void, std::string> CoordinatorClient::Service() {
 
   const auto now = Clock::now();
   for (const ConnectionEvent& event : watch_->Drain()) {
+    if (event.kind == ConnectionEvent::Kind::kHandshakeFailed) {
+      ++failed_handshakes_;
+      if (ShouldLogDrop(failed_handshakes_)) {
+        spdlog::warn(
+            "host {}: the connection to the coordinator at {} ended during the ZeroMQ handshake "
+            "({} so far): does every host have the same --job-key-file (or none)?",
+            host_id_, CoordinatorName(), failed_handshakes_);
+      }
+      continue;
+    }
     if (event.kind == ConnectionEvent::Kind::kDisconnected && last_message_ && !disconnected_at_) {
       disconnected_at_ = now;
       spdlog::warn("host {}: the connection to the coordinator at {} closed", host_id_,

@@ -12,6 +12,7 @@
 #include <zmq.hpp>
 
 #include "transport/connection_watch.h"
+#include "transport/job_security.h"
 #include "transport/schema.h"
 #include "transport/wire.h"
 
@@ -34,6 +35,9 @@ struct CoordinatorClientOptions {
   std::chrono::milliseconds disconnect_grace{5000};
   // How long closing may still deliver the last messages (a Failure report).
   std::chrono::milliseconds linger{2000};
+  // The job key: when set, the DEALER is a CURVE client (PROTOCOL.md section 10).
+  // Null: plain tcp, for a coordinator without a key.
+  std::shared_ptr<const JobSecurity> security;
 };
 
 // A node's side of the coordination protocol (PROTOCOL.md section 8): one DEALER
@@ -81,6 +85,9 @@ class CoordinatorClient {
 
   // Messages from the coordinator that were dropped (malformed or unexpected).
   uint64_t dropped_messages() const { return dropped_messages_; }
+  // Connections to the coordinator that ended during the ZeroMQ handshake: a
+  // coordinator with another job key (or none when this node has one, or the reverse).
+  uint64_t failed_handshakes() const { return failed_handshakes_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -110,6 +117,7 @@ class CoordinatorClient {
   Clock::time_point next_heartbeat_{};
   uint64_t heartbeat_sequence_ = 0;
   uint64_t dropped_messages_ = 0;
+  uint64_t failed_handshakes_ = 0;
 };
 
 }  // namespace actex

@@ -161,8 +161,10 @@ void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::
   if (event.kind == ConnectionEvent::Kind::kHandshakeFailed) {
     const uint64_t count = ++counters_.refused_connections;
     if (ShouldLogDrop(count)) {
-      spdlog::warn("coordinator: a peer that does not speak ZeroMQ was refused on {} ({} so far)",
-                   event.endpoint, count);
+      spdlog::warn(
+          "coordinator: refused a connection on {} that failed the ZeroMQ handshake: not "
+          "ZeroMQ, or without this job's key ({} so far)",
+          event.endpoint, count);
     }
     return;
   }

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "transport/connection_watch.h"
 #include "transport/schema.h"
 #include "transport/wire.h"
 
@@ -31,6 +32,10 @@ struct RingLinks::State {
   RingOptions options;
   std::string bound_endpoint;
   zmq::socket_t from_previous;  // PULL, bound
+  // Failed handshakes on a tcp ingress (strangers, peers without the job key).
+  // Declared after from_previous, so it is destroyed (and stops watching) first.
+  std::unique_ptr<ConnectionWatch> ingress_watch;
+  uint64_t refused_connections = 0;
   zmq::socket_t to_next;        // PUSH, connected to the successor
   bool connected = false;
   uint64_t next_op_id = 1;
@@ -81,6 +86,21 @@ struct RingLinks::State {
     return std::optional<ReceivedMessage>(std::move(*message));
   }
 
+  // Counts (and logs) the connections the tcp ingress refused since the last call.
+  void DrainIngressWatch() {
+    if (!ingress_watch) return;
+    for (const ConnectionEvent& event : ingress_watch->Drain()) {
+      if (event.kind != ConnectionEvent::Kind::kHandshakeFailed) continue;
+      ++refused_connections;
+      if (ShouldLogDrop(refused_connections)) {
+        spdlog::warn(
+            "{}: refused a connection on {} that failed the ZeroMQ handshake: not ZeroMQ, or "
+            "without this job's key ({} so far)",
+            Who(), bound_endpoint, refused_connections);
+      }
+    }
+  }
+
   // Forgets stashed chunks of operations older than the current one.
   void DropStaleStash() {
     while (!stash.empty() && std::get<0>(stash.begin()->first) < current_op_id) {
@@ -127,10 +147,20 @@ std::expected<std::unique_ptr<RingLinks>, std::string> RingLinks::Bind(zmq::cont
     state.from_previous.set(zmq::sockopt::rcvhwm, state.options.high_water_mark);
     // A tcp peer cannot make the receiver allocate more than the wire accepts.
     state.from_previous.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxPayloadFrameBytes));
+    if (state.options.security && endpoint.starts_with("tcp://")) {
+      if (auto secured = state.options.security->ApplyServer(state.from_previous); !secured) {
+        return std::unexpected(fmt::format("{}: ingress: {}", who, secured.error()));
+      }
+    }
     state.from_previous.bind(endpoint);
     state.bound_endpoint = state.from_previous.get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
     return std::unexpected(fmt::format("{}: cannot bind '{}': {}", who, endpoint, e.what()));
+  }
+  if (endpoint.starts_with("tcp://")) {
+    auto watch = ConnectionWatch::Create(context, state.from_previous);
+    if (!watch) return std::unexpected(fmt::format("{}: ingress: {}", who, watch.error()));
+    state.ingress_watch = std::move(*watch);
   }
   return links;
 }
@@ -150,6 +180,12 @@ std::expected<void, std::string> RingLinks::ConnectToNext(const std::string& end
     state.to_next.set(zmq::sockopt::immediate, false);
     state.to_next.set(zmq::sockopt::reconnect_ivl, 20);
     state.to_next.set(zmq::sockopt::reconnect_ivl_max, 1000);
+    if (state.options.security && endpoint.starts_with("tcp://")) {
+      if (auto secured = state.options.security->ApplyClient(state.to_next); !secured) {
+        return std::unexpected(fmt::format("{}: link to rank {}: {}", state.Who(),
+                                           state.next_rank(), secured.error()));
+      }
+    }
     state.to_next.connect(endpoint);
   } catch (const zmq::error_t& e) {
     return std::unexpected(fmt::format("{}: cannot connect to rank {} at '{}': {}", state.Who(),
@@ -177,6 +213,10 @@ int RingLinks::rank() const { return state_->options.rank; }
 int RingLinks::size() const { return state_->size(); }
 const RingOptions& RingLinks::options() const { return state_->options; }
 uint64_t RingLinks::dropped_chunks() const { return state_->dropped; }
+uint64_t RingLinks::refused_connections() {
+  state_->DrainIngressWatch();
+  return state_->refused_connections;
+}
 size_t RingLinks::stashed_chunks() const { return state_->stash.size(); }
 
 uint64_t RingLinks::NextOperation() { return state_->next_op_id++; }
@@ -217,6 +257,7 @@ std::expected<zmq::message_t, std::string> RingLinks::ReceiveFrameFromPrevious(u
     state.current_op_id = op_id;
     state.DropStaleStash();
   }
+  state.DrainIngressWatch();
   const ChunkKey wanted{op_id, step, chunk};
   if (auto found = state.stash.find(wanted); found != state.stash.end()) {
     zmq::message_t frame = std::move(found->second);
@@ -230,6 +271,12 @@ std::expected<zmq::message_t, std::string> RingLinks::ReceiveFrameFromPrevious(u
     if (state.dropped > 0) {
       dropped = fmt::format("; {} message(s) were dropped so far, the last because: {}",
                             state.dropped, state.last_drop_reason);
+    }
+    state.DrainIngressWatch();
+    if (state.refused_connections > 0) {
+      dropped += fmt::format(
+          "; {} connection(s) failed the ZeroMQ handshake (a peer without this job's key?)",
+          state.refused_connections);
     }
     return std::unexpected(fmt::format(
         "{}: timed out after {} ms waiting for op {} step {} chunk {} from rank {} ({}){}",

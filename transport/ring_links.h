@@ -12,6 +12,8 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "transport/job_security.h"
+
 namespace actex {
 
 struct RingOptions {
@@ -44,6 +46,10 @@ struct RingOptions {
   // links and be used by the links' thread only. A send blocked on a full queue is
   // not interrupted (a ring step never fills it, see high_water_mark).
   zmq::socket_t* interrupt = nullptr;
+  // The job key: when set, a tcp ingress (PULL) is a CURVE server and a tcp link to
+  // the successor (PUSH) a CURVE client; inproc links stay plain. The context's
+  // authenticator must run (JobSecurity::StartAuthenticator). Null: plain tcp.
+  std::shared_ptr<const JobSecurity> security;
 };
 
 // One member's links in a ring: it receives from its predecessor and sends to its
@@ -91,6 +97,10 @@ class RingLinks {
   // Messages that arrived but were refused (another ring, not from the predecessor,
   // an older operation, a duplicate, malformed): never mixed in, counted here.
   uint64_t dropped_chunks() const;
+  // Connections to a tcp ingress that failed the ZeroMQ handshake (not ZeroMQ, or
+  // without the job key), logged and counted as they are noticed: at each receive,
+  // and here (not const: it reads the pending connection events first).
+  uint64_t refused_connections();
   // Chunks received ahead of being asked for and kept for later.
   size_t stashed_chunks() const;
   ~RingLinks();

@@ -297,7 +297,25 @@ std::expected<ReceivedMessage, std::string> Receive(zmq::socket_t& socket) {
                                        frame_count - 2, kMaxPayloadFrames));
   }
   if (!oversized.empty()) return std::unexpected("malformed message: " + oversized);
+  return DecodeMessage(std::move(frames));
+}
 
+std::expected<ReceivedMessage, std::string> DecodeMessage(std::vector<zmq::message_t> frames) {
+  if (frames.size() < 2) {
+    return std::unexpected(fmt::format(
+        "malformed message: {} frame(s), expected an envelope and a body", frames.size()));
+  }
+  if (frames.size() > 2 + kMaxPayloadFrames) {
+    return std::unexpected(fmt::format("malformed message: {} payload frames, limit {}",
+                                       frames.size() - 2, kMaxPayloadFrames));
+  }
+  for (size_t i = 2; i < frames.size(); ++i) {
+    if (frames[i].size() > kMaxPayloadFrameBytes) {
+      return std::unexpected(
+          fmt::format("malformed message: payload frame {} has {} bytes, more than the limit of {}",
+                      i - 2, frames[i].size(), kMaxPayloadFrameBytes));
+    }
+  }
   auto type = DecodeEnvelope(frames[0]);
   if (!type) return std::unexpected("malformed message: " + type.error());
   auto body =

@@ -76,6 +76,11 @@ std::expected<void, std::string> Send(zmq::socket_t& socket, const T& message,
   return SendEncoded(socket, T::kType, body, std::move(payloads));
 }
 
+// Decodes one whole multipart message already taken off a socket, every frame in
+// order, with the checks (and errors) of Receive. For a relay that forwards only
+// what a receiver would accept.
+std::expected<ReceivedMessage, std::string> DecodeMessage(std::vector<zmq::message_t> frames);
+
 // Receives one whole multipart message. With a timeout, returns std::nullopt when
 // nothing arrived in time.
 std::expected<ReceivedMessage, std::string> Receive(zmq::socket_t& socket);

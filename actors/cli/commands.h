@@ -18,6 +18,7 @@ CommandRunner AddMakeModelCommand(CLI::App& app);
 CommandRunner AddNodeCommand(CLI::App& app);
 CommandRunner AddSimulateCommand(CLI::App& app);
 CommandRunner AddMonitorCommand(CLI::App& app);
+CommandRunner AddMakeJobKeyCommand(CLI::App& app);
 CommandRunner AddVerifyCommand(CLI::App& app);
 
 }  // namespace actex

@@ -1,6 +1,7 @@
 #include "actors/cli/extract_flags.h"
 
 #include "storage/shard_writer.h"
+#include "transport/job_security.h"
 
 namespace actex {
 
@@ -32,6 +33,8 @@ void AddExtractFlags(CLI::App& command, ExtractFlags& flags, const std::string& 
       ->check(CLI::IsMember({"none", "gzip"}));
   command.add_option("--text-field", options.text_field, "JSON field holding the text");
   command.add_flag("--prepend-bos", options.prepend_bos, "put the model's BOS token first");
+  command.add_flag("--overwrite", options.overwrite,
+                   "replace an earlier run's output in --out instead of resuming it");
   command.add_option("--max-docs", options.max_docs, "stop after this many documents")
       ->check(CLI::PositiveNumber);
   command.add_option("--blas-threads", options.blas_threads,
@@ -69,6 +72,18 @@ void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts) {
   command.add_option("--heartbeat-timeout", timeouts.heartbeat_seconds,
                      "seconds of silence after which a host counts as lost")
       ->check(CLI::PositiveNumber);
+  command
+      .add_option("--job-key-file", node.job_key_file,
+                  "the job's secret (from `actex make-job-key`), the same on every host: only "
+                  "holders join, and all tcp traffic is encrypted (default: an open job)")
+      ->envname("ACTEX_JOB_KEY_FILE");
+}
+
+std::expected<void, std::string> CheckJobKey(const NodeOptions& node) {
+  if (node.job_key_file.empty()) return {};
+  auto security = JobSecurity::FromKeyFile(node.job_key_file);
+  if (!security) return std::unexpected("--job-key-file: " + security.error());
+  return {};
 }
 
 void ApplyJobTimeouts(const JobTimeouts& timeouts, NodeOptions& node) {

@@ -29,13 +29,16 @@ void AddExtractFlags(CLI::App& command, ExtractFlags& flags,
 std::expected<ExtractOptions, std::string> ResolveExtractFlags(const ExtractFlags& flags);
 
 // Flags of a job of several hosts shared by node and simulate: --mesh,
-// --machine-id, --total-machines, --join-timeout, --heartbeat-timeout. Timeouts are
-// whole seconds, kept in `timeouts` until ApplyJobTimeouts.
+// --machine-id, --total-machines, --join-timeout, --heartbeat-timeout,
+// --job-key-file (also ACTEX_JOB_KEY_FILE). Timeouts are whole seconds, kept in
+// `timeouts` until ApplyJobTimeouts.
 struct JobTimeouts {
   double join_seconds = 300, heartbeat_seconds = 60;
 };
 void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts);
 void ApplyJobTimeouts(const JobTimeouts& timeouts, NodeOptions& node);
+// Reads --job-key-file if given, so a bad key is refused before any work starts.
+std::expected<void, std::string> CheckJobKey(const NodeOptions& node);
 
 
 }  // namespace actex

@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   add("simulate", "run a job of several hosts as local processes on 127.0.0.1",
       actex::AddSimulateCommand);
   add("monitor", "watch a running job's events", actex::AddMonitorCommand);
+  add("make-job-key", "write a new job key for --job-key-file", actex::AddMakeJobKeyCommand);
+  add("verify", "check an extraction's shards, checksums and document coverage",
+      actex::AddVerifyCommand);
   CLI11_PARSE(app, argc, argv);
   for (auto& [command, run] : runners) {
     if (command->parsed()) return run();

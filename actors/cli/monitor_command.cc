@@ -17,6 +17,7 @@
 
 #include "actors/cli/commands.h"
 #include "actors/monitor_view.h"
+#include "transport/job_security.h"
 #include "transport/wire.h"
 
 namespace actex {
@@ -38,6 +39,7 @@ struct MonitorFlags {
   bool json = false;
   bool exit_when_finished = false;
   double timeout_seconds = 0;  // 0: wait for ever
+  std::string job_key_file;    // the job's key, when its nodes run with one
 };
 
 // The one piece of process-wide state: a signal handler can only reach a flag it finds
@@ -85,6 +87,18 @@ class Monitor {
 
   int Run() {
     zmq::socket_t socket(context_, zmq::socket_type::sub);
+    if (!flags_.job_key_file.empty()) {
+      // A job with a key only talks CURVE: without it the monitor would wait in vain.
+      auto security = JobSecurity::FromKeyFile(flags_.job_key_file);
+      if (!security) {
+        spdlog::error("--job-key-file: {}", security.error());
+        return kExitCannotConnect;
+      }
+      if (auto secured = (*security)->ApplyClient(socket); !secured) {
+        spdlog::error("{}", secured.error());
+        return kExitCannotConnect;
+      }
+    }
     try {
       socket.set(zmq::sockopt::linger, 0);
       socket.set(zmq::sockopt::subscribe, "");
@@ -103,8 +117,12 @@ class Monitor {
       }
       const std::chrono::duration<double> quiet = Clock::now() - last_event;
       if (flags_.timeout_seconds > 0 && quiet.count() >= flags_.timeout_seconds) {
-        return Leave(kExitTimedOut, fmt::format("no monitor event from {} for {} s",
-                                                flags_.endpoint, flags_.timeout_seconds));
+        return Leave(kExitTimedOut,
+                     fmt::format("no monitor event from {} for {} s{}", flags_.endpoint,
+                                 flags_.timeout_seconds,
+                                 flags_.job_key_file.empty()
+                                     ? " (if the job runs with a --job-key-file, give it here too)"
+                                     : " (is it the job's --job-key-file?)"));
       }
       zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
       try {
@@ -200,6 +218,10 @@ CommandRunner AddMonitorCommand(CLI::App& command) {
       .add_option("--timeout", flags->timeout_seconds,
                   "exit 3 when no event arrived for this many seconds")
       ->check(CLI::PositiveNumber);
+  command
+      .add_option("--job-key-file", flags->job_key_file,
+                  "the job's key file, when its nodes run with one")
+      ->envname("ACTEX_JOB_KEY_FILE");
   command.footer(
       "Exit codes: 0 finished or left with Ctrl-C, 1 an error event (with "
       "--exit-when-finished), 2 cannot connect, 3 --timeout passed without an event.");

@@ -60,6 +60,10 @@ CommandRunner AddNodeCommand(CLI::App& command) {
     node.extract.show_progress = true;
     node.bind_address = flags->bind;
     ApplyJobTimeouts(flags->timeouts, node);
+    if (auto key = CheckJobKey(node); !key) {
+      spdlog::error("{}", key.error());
+      return 2;
+    }
     spdlog::set_pattern("[%H:%M:%S.%e] [host " + std::to_string(node.host_id) + "] [%^%l%$] %v");
     auto summary = RunNode(node);
     if (!summary) {

@@ -43,6 +43,10 @@ CommandRunner AddSimulateCommand(CLI::App& command) {
     flags->cluster.node.extract = *extract;
     flags->cluster.actex_binary = OwnExecutable();
     ApplyJobTimeouts(flags->timeouts, flags->cluster.node);
+    if (auto key = CheckJobKey(flags->cluster.node); !key) {
+      spdlog::error("{}", key.error());
+      return 2;
+    }
     auto ran = RunLocalCluster(flags->cluster);
     if (!ran) {
       spdlog::error("{}", ran.error());

@@ -1,6 +1,5 @@
 #include "model/kernels/attention.h"
 
-#include <cblas.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -10,10 +9,6 @@
 
 namespace actex {
 namespace {
-
-// Queries per block: the waste above the causal diagonal is at most half a block of
-// keys per query, and the block's scores ([block, tokens]) stay small.
-constexpr int64_t kQueryBlock = 128;
 
 // Loads lanes [0, count) of `row` (count <= 8), filling the rest with `fill`.
 __m256 LoadPartial(const float* row, int64_t count, float fill) {
@@ -86,39 +81,129 @@ void SoftmaxCausalRow(float* row, int64_t query, int64_t key_end, float scale_di
   std::fill(row + visible, row + key_end, 0.0f);
 }
 
+// Queries handled together: each Kᵀ row loaded feeds this many FMAs.
+constexpr int kQueryRows = 4;
+// Keys per score tile (two vectors of eight).
+constexpr int64_t kKeyTile = 16;
+
+// Kᵀ of one key/value head: kt[d * stride + j] = k[j, d] for j < tokens, zero up to
+// `stride` (a multiple of kKeyTile), so score tiles never read past the keys.
+void PackKeysTransposed(const float* k_head, int64_t ld_kv, int64_t tokens, int dim,
+                        int64_t stride, float* kt) {
+  for (int d = 0; d < dim; ++d) std::fill(kt + d * stride + tokens, kt + (d + 1) * stride, 0.0f);
+  for (int64_t j = 0; j < tokens; ++j) {
+    const float* key = k_head + j * ld_kv;
+    for (int d = 0; d < dim; ++d) kt[d * stride + j] = key[d];
+  }
+}
+
+// scores[r, j] = q_r · k_j for kQueryRows query rows (`queries[r]`, `dim` floats each)
+// and keys j in [0, key_tiles * kKeyTile). Every dot product is summed in order
+// d = 0..dim-1 with one FMA per term, as a BLAS kernel would.
+void ScoreTiles(const float* const* queries, const float* kt, int64_t stride, int dim,
+                int64_t key_tiles, float* scores) {
+  for (int64_t tile = 0; tile < key_tiles; ++tile) {
+    const float* column = kt + tile * kKeyTile;
+    __m256 acc[kQueryRows][2];
+#pragma GCC unroll 4
+    for (auto& row : acc) row[0] = row[1] = _mm256_setzero_ps();
+    for (int d = 0; d < dim; ++d) {
+      const __m256 low = _mm256_loadu_ps(column + d * stride);
+      const __m256 high = _mm256_loadu_ps(column + d * stride + 8);
+#pragma GCC unroll 4
+      for (int r = 0; r < kQueryRows; ++r) {
+        const __m256 a = _mm256_broadcast_ss(queries[r] + d);
+        acc[r][0] = _mm256_fmadd_ps(a, low, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(a, high, acc[r][1]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < kQueryRows; ++r) {
+      _mm256_storeu_ps(scores + r * stride + tile * kKeyTile, acc[r][0]);
+      _mm256_storeu_ps(scores + r * stride + tile * kKeyTile + 8, acc[r][1]);
+    }
+  }
+}
+
+// Lanes [0, count) of a 16-wide chunk, as two masks of eight.
+void ChunkMasks(int count, __m256i* low, __m256i* high) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  *low = _mm256_cmpgt_epi32(_mm256_set1_epi32(count), lanes);
+  *high = _mm256_cmpgt_epi32(_mm256_set1_epi32(count - 8), lanes);
+}
+
+// out_r = sum over j < keys of p[r, j] * v_j for kQueryRows rows (`rows` of them
+// stored), summed in order j = 0..keys-1 with one FMA per term. Probabilities of keys
+// a row may not see are zero, which adds exactly nothing.
+void WeightedValues(const float* p, int64_t stride, int rows, int64_t keys, const float* v_head,
+                    int64_t ld_kv, int dim, float* out, int64_t ld_out) {
+  for (int first = 0; first < dim; first += 16) {
+    const int width = std::min(16, dim - first);
+    __m256i low_mask, high_mask;
+    ChunkMasks(width, &low_mask, &high_mask);
+    __m256 acc[kQueryRows][2];
+#pragma GCC unroll 4
+    for (auto& row : acc) row[0] = row[1] = _mm256_setzero_ps();
+    for (int64_t j = 0; j < keys; ++j) {
+      const float* value = v_head + j * ld_kv + first;
+      __m256 low, high;
+      if (width == 16) {
+        low = _mm256_loadu_ps(value);
+        high = _mm256_loadu_ps(value + 8);
+      } else {
+        low = _mm256_maskload_ps(value, low_mask);
+        high = _mm256_maskload_ps(value + 8, high_mask);
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < kQueryRows; ++r) {
+        const __m256 a = _mm256_broadcast_ss(p + r * stride + j);
+        acc[r][0] = _mm256_fmadd_ps(a, low, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(a, high, acc[r][1]);
+      }
+    }
+    for (int r = 0; r < rows; ++r) {
+      _mm256_maskstore_ps(out + r * ld_out + first, low_mask, acc[r][0]);
+      _mm256_maskstore_ps(out + r * ld_out + first + 8, high_mask, acc[r][1]);
+    }
+  }
+}
+
 }  // namespace
 
 void CausalAttention(const float* q, const float* k, const float* v, int64_t ld_q, int64_t ld_kv,
                      int64_t tokens, const AttentionHeads& heads, float* context,
-                     std::vector<float>* scores) {
+                     std::vector<float>* scratch) {
   if (tokens <= 0) return;
-  const int64_t block = std::min(tokens, kQueryBlock);
-  if (static_cast<int64_t>(scores->size()) < block * tokens) {
-    scores->resize(static_cast<size_t>(block * tokens));
-  }
-  const float scale_divisor = std::sqrt(static_cast<float>(heads.head_dim));
-  const int64_t dim = heads.head_dim;
+  const int dim = heads.head_dim;
+  const int64_t stride = (tokens + kKeyTile - 1) / kKeyTile * kKeyTile;
+  const size_t needed = static_cast<size_t>((dim + kQueryRows) * stride);
+  if (scratch->size() < needed) scratch->resize(needed);
+  float* kt = scratch->data();                    // [dim, stride]: Kᵀ of one kv head
+  float* scores = scratch->data() + dim * stride;  // [kQueryRows, stride]
+  const float scale_divisor = std::sqrt(static_cast<float>(dim));
+  int packed_kv = -1;
   for (int local = 0; local < heads.heads; ++local) {
     const int kv_local = (heads.first_head + local) / heads.group - heads.first_kv_head;
+    if (kv_local != packed_kv) {
+      PackKeysTransposed(k + kv_local * dim, ld_kv, tokens, dim, stride, kt);
+      packed_kv = kv_local;
+    }
     const float* q_head = q + local * dim;        // [tokens, dim], stride ld_q
-    const float* k_head = k + kv_local * dim;     // [tokens, dim], stride ld_kv
     const float* v_head = v + kv_local * dim;     // [tokens, dim], stride ld_kv
     float* context_head = context + local * dim;  // [tokens, dim], stride ld_q
-    for (int64_t first = 0; first < tokens; first += block) {
-      const int64_t rows = std::min(block, tokens - first);
-      const int64_t key_end = first + rows;  // the last query of the block sees keys < key_end
-      float* block_scores = scores->data();  // [rows, key_end]
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(rows),
-                  static_cast<blasint>(key_end), static_cast<blasint>(dim), 1.0f,
-                  q_head + first * ld_q, static_cast<blasint>(ld_q), k_head,
-                  static_cast<blasint>(ld_kv), 0.0f, block_scores, static_cast<blasint>(key_end));
-      for (int64_t r = 0; r < rows; ++r) {
-        SoftmaxCausalRow(block_scores + r * key_end, first + r, key_end, scale_divisor);
+    for (int64_t first = 0; first < tokens; first += kQueryRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kQueryRows, tokens - first));
+      const int64_t key_end = first + rows;  // the block's last query sees keys < key_end
+      const float* queries[kQueryRows];
+      for (int r = 0; r < kQueryRows; ++r) {
+        queries[r] = q_head + (first + std::min(r, rows - 1)) * ld_q;  // repeats fill the block
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(rows),
-                  static_cast<blasint>(dim), static_cast<blasint>(key_end), 1.0f, block_scores,
-                  static_cast<blasint>(key_end), v_head, static_cast<blasint>(ld_kv), 0.0f,
-                  context_head + first * ld_q, static_cast<blasint>(ld_q));
+      ScoreTiles(queries, kt, stride, dim, (key_end + kKeyTile - 1) / kKeyTile, scores);
+      for (int r = 0; r < rows; ++r) {
+        SoftmaxCausalRow(scores + r * stride, first + r, key_end, scale_divisor);
+      }
+      WeightedValues(scores, stride, rows, key_end, v_head, ld_kv, dim, context_head + first * ld_q,
+                     ld_q);
     }
   }
 }

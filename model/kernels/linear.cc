@@ -39,7 +39,8 @@ WidenTile WidenTileShape(int64_t out_features, int64_t in_features) {
 }
 
 void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
-            const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer) {
+            const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
+            ThreadTeam* team) {
   const int64_t out = weight.out_features();
   const int64_t in = weight.in_features();
   if (tokens <= 0 || out <= 0) return;
@@ -80,9 +81,16 @@ void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weig
     const int64_t rows = std::min(tile.rows, out - first_row);
     for (int64_t first_col = 0; first_col < in; first_col += tile.cols) {
       const int64_t cols = std::min(tile.cols, in - first_col);
-      for (int64_t r = 0; r < rows; ++r) {
-        WidenToFloat(element(weight.first_row + first_row + r, weight.first_col + first_col),
-                     view.dtype, cols, block + r * cols);
+      auto widen_rows = [&](int64_t first, int64_t end, int /*member*/) {
+        for (int64_t r = first; r < end; ++r) {
+          WidenToFloat(element(weight.first_row + first_row + r, weight.first_col + first_col),
+                       view.dtype, cols, block + r * cols);
+        }
+      };
+      if (team != nullptr) {
+        team->ForRanges(rows, 64, widen_rows);
+      } else {
+        widen_rows(0, rows, 0);
       }
       // The first K tile overwrites (or adds to the bias), the others accumulate.
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/kernels/thread_team.h"
 #include "model/model_weights.h"
 
 namespace actex {
@@ -28,9 +29,12 @@ WeightSlice ColumnSlice(const WeightView& weight, int64_t first_col, int64_t end
 // place by one OpenBLAS sgemm. 16-bit weights are widened tile by tile (see
 // WidenTileShape) into `widen_buffer` (reused, grows as needed) with one sgemm per
 // tile, so a model is never widened as a whole. `x` has row stride `ldx` >= in, `y`
-// row stride `ldy` >= out; `bias` may be null. Y must not overlap X.
+// row stride `ldy` >= out; `bias` may be null. Y must not overlap X. With a `team`,
+// the members share the widening of each tile (the sgemm's own threads idle meanwhile);
+// the sgemm itself uses OpenBLAS's threads.
 void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
-            const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer);
+            const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
+            ThreadTeam* team = nullptr);
 
 // The tile of a 16-bit weight widened at a time: up to 512 input features (one
 // sgemm's K, about OpenBLAS's own K blocking, so splitting K adds little traffic on Y)

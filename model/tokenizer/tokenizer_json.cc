@@ -1,5 +1,6 @@
 #include "model/tokenizer/tokenizer_json.h"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,37 @@ namespace {
 
 using Json = nlohmann::json;
 using Status = std::expected<void, std::string>;
+
+// How deep "Sequence" normalizers and pre-tokenizers may nest. Real files nest one
+// level; the bound keeps the recursion below off the end of the stack on a corrupt
+// or hostile file (100000 levels fit in a few MB of JSON).
+constexpr int kMaxSequenceDepth = 32;
+
+Status TooDeep(const std::string& field) {
+  return std::unexpected(field.substr(0, field.find('.')) + " nests Sequences more than " +
+                         std::to_string(kMaxSequenceDepth) + " deep");
+}
+
+// A JSON value for an error message. dump() recurses once per nesting level, so a
+// value of 100000 nested arrays would overflow the stack, and a huge value would be
+// copied whole into the message. Flat values are shown as written, anything else
+// by its size.
+std::string Describe(const Json& value) {
+  constexpr size_t kMaxShownElements = 16;
+  constexpr size_t kMaxShownBytes = 200;
+  bool flat = value.is_primitive();
+  if (value.is_array() && value.size() <= kMaxShownElements) {
+    flat = std::all_of(value.begin(), value.end(),
+                       [](const Json& element) { return element.is_primitive(); });
+  }
+  if (!flat) {
+    return (value.is_array() ? "an array of " : "an object of ") + std::to_string(value.size()) +
+           (value.is_array() ? " elements" : " members");
+  }
+  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true);
+  if (text.size() > kMaxShownBytes) text.replace(kMaxShownBytes, std::string::npos, "...");
+  return text;
+}
 
 std::string Indexed(const std::string& field, size_t index) {
   return field + "[" + std::to_string(index) + "]";
@@ -44,8 +76,9 @@ std::expected<int32_t, std::string> TokenId(const Json& value, const std::string
 }
 
 Status ParseNormalizer(const Json& normalizer, const std::string& field,
-                       std::vector<NormalizationForm>* forms) {
+                       std::vector<NormalizationForm>* forms, int depth = 0) {
   if (normalizer.is_null()) return {};
+  if (depth > kMaxSequenceDepth) return TooDeep(field);
   auto type = TypeOf(normalizer, field);
   if (!type) return std::unexpected(type.error());
   if (*type == "NFC") {
@@ -62,7 +95,8 @@ Status ParseNormalizer(const Json& normalizer, const std::string& field,
       return std::unexpected(field + ".normalizers must be an array");
     }
     for (size_t i = 0; i < children->size(); ++i) {
-      if (auto parsed = ParseNormalizer((*children)[i], Indexed(field + ".normalizers", i), forms);
+      if (auto parsed =
+              ParseNormalizer((*children)[i], Indexed(field + ".normalizers", i), forms, depth + 1);
           !parsed) {
         return parsed;
       }
@@ -102,9 +136,10 @@ Status ParseSplit(const Json& split, const std::string& field, std::vector<std::
   }
   const auto behavior = split.find("behavior");
   if (behavior == split.end() || !behavior->is_string() || *behavior != "Isolated") {
-    return std::unexpected(field + ".behavior " +
-                           (behavior == split.end() ? std::string("(missing)") : behavior->dump()) +
-                           " is not supported (only \"Isolated\")");
+    return std::unexpected(
+        field + ".behavior " +
+        (behavior == split.end() ? std::string("(missing)") : Describe(*behavior)) +
+        " is not supported (only \"Isolated\")");
   }
   auto invert = BoolMember(split, "invert", field, false);
   if (!invert) return std::unexpected(invert.error());
@@ -115,7 +150,8 @@ Status ParseSplit(const Json& split, const std::string& field, std::vector<std::
 // Flattens the pre-tokenizer into split patterns; `byte_level_seen` records the
 // ByteLevel step, which must come last.
 Status ParsePreTokenizer(const Json& pre_tokenizer, const std::string& field,
-                         std::vector<std::string>* patterns, bool* byte_level_seen) {
+                         std::vector<std::string>* patterns, bool* byte_level_seen, int depth = 0) {
+  if (depth > kMaxSequenceDepth) return TooDeep(field);
   auto type = TypeOf(pre_tokenizer, field);
   if (!type) return std::unexpected(type.error());
   if (*byte_level_seen) {
@@ -128,7 +164,7 @@ Status ParsePreTokenizer(const Json& pre_tokenizer, const std::string& field,
     }
     for (size_t i = 0; i < children->size(); ++i) {
       if (auto parsed = ParsePreTokenizer((*children)[i], Indexed(field + ".pretokenizers", i),
-                                          patterns, byte_level_seen);
+                                          patterns, byte_level_seen, depth + 1);
           !parsed) {
         return parsed;
       }
@@ -191,7 +227,7 @@ Status RequireEmptyAffix(const Json& model, const char* name) {
       (affix->is_string() && affix->get<std::string>().empty())) {
     return {};
   }
-  return std::unexpected(std::string("model.") + name + " " + affix->dump() +
+  return std::unexpected(std::string("model.") + name + " " + Describe(*affix) +
                          " is not supported (only null or \"\")");
 }
 
@@ -215,7 +251,7 @@ Status ParseMerges(const Json& merges, TokenizerJsonSpec* spec) {
       spec->merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
     } else {
       return std::unexpected(Indexed("model.merges", i) +
-                             " must be \"a b\" or [\"a\", \"b\"], found " + merge.dump());
+                             " must be \"a b\" or [\"a\", \"b\"], found " + Describe(merge));
     }
   }
   return {};
@@ -232,7 +268,7 @@ Status ParseModel(const Json& root, TokenizerJsonSpec* spec) {
   if (const auto dropout = model->find("dropout");
       dropout != model->end() && !dropout->is_null() &&
       !(dropout->is_number() && dropout->get<double>() == 0.0)) {
-    return std::unexpected("model.dropout " + dropout->dump() +
+    return std::unexpected("model.dropout " + Describe(*dropout) +
                            " is not supported (BPE dropout is random; only null)");
   }
   for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {

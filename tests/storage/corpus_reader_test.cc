@@ -157,6 +157,15 @@ TEST(CorpusReader, RejectsInvalidJsonWithParserMessage) {
   EXPECT_THAT(ReasonFor("{\"text\": \"x\"} trailing"), ::testing::StartsWith("invalid JSON: "));
 }
 
+// Found by tests/fuzz/corpus_reader_fuzzer: the parser quotes the first byte of a
+// multi-byte character on its own, which made the reason invalid UTF-8.
+TEST(CorpusReader, InvalidJsonReasonStaysUtf8WhenTheParserQuotesHalfACharacter) {
+  EXPECT_THAT(ReasonFor("\xD0\x84\t\t"), HasSubstr("last read: '<0xD0>'"));
+  EXPECT_THAT(ReasonFor("Привет, мир"), HasSubstr("'<0xD0>'"));
+  // Whole characters inside a quoted token are kept as they are.
+  EXPECT_THAT(ReasonFor("[\"a\xE6\x9D\xB1"), HasSubstr("\"a\xE6\x9D\xB1"));
+}
+
 TEST(CorpusReader, KeepsInvalidJsonReasonShortForHugeLines) {
   std::string reason = ReasonFor("{\"text\": \"" + std::string(100000, 'q'));
   EXPECT_THAT(reason, ::testing::StartsWith("invalid JSON: "));

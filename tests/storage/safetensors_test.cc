@@ -141,6 +141,18 @@ TEST(SafetensorsFile, RejectsNegativeOrFractionalShape) {
   EXPECT_THAT(OpenError(dir.File("b.safetensors")), HasSubstr("not a list of non-negative"));
 }
 
+// Found by fuzzing: the error quoted the shape with dump(), which recurses once per
+// nesting level, so this 200 KB header crashed the reader (stack overflow).
+TEST(SafetensorsFile, RejectsDeeplyNestedShapeWithoutQuotingIt) {
+  TempDir dir;
+  const std::string shape = std::string(100000, '[') + std::string(100000, ']');
+  WriteBytes(dir.File("a.safetensors"),
+             RawFile(R"({"w":{"dtype":"U8","shape":)" + shape + R"(,"data_offsets":[0,0]}})", ""));
+  const std::string error = OpenError(dir.File("a.safetensors"));
+  EXPECT_THAT(error, HasSubstr("tensor \"w\": shape an array of 1 elements is not a list"));
+  EXPECT_LT(error.size(), 300u);
+}
+
 TEST(SafetensorsFile, RejectsReversedOffsets) {
   TempDir dir;
   WriteBytes(dir.File("a.safetensors"),

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -121,6 +122,63 @@ TEST(MonitorRelay, PublishersNeverBlockWithoutAnyMonitor) {
   const auto start = Clock::now();
   for (int i = 0; i < 20000; ++i) ASSERT_TRUE(Send(publisher, Event(0, i)).has_value());
   EXPECT_LT(Clock::now() - start, 5s);
+}
+
+// What a stranger sends to either monitor port never reaches a monitor (Collect
+// fails on anything that is not a MonitorEvent) or a node: it is dropped and counted.
+TEST(MonitorRelay, StrangersGarbageOnEitherPortIsDroppedAndCounted) {
+  zmq::context_t context;
+  CoordinatorOptions options = FastOptions(1);
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  zmq::socket_t node = NodePublisher(context, options);
+  zmq::socket_t stranger = NodePublisher(context, options);
+  zmq::socket_t monitor = Monitor(context, options);
+  auto send_frames = [](zmq::socket_t& socket, const std::vector<std::string>& frames) {
+    for (size_t i = 0; i < frames.size(); ++i) {
+      socket.send(zmq::buffer(frames[i]),
+                  i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    }
+  };
+  auto pack = [](const auto& value) {
+    msgpack::sbuffer buffer;
+    msgpack::pack(buffer, value);
+    return std::string(buffer.data(), buffer.size());
+  };
+  const std::string envelope = pack(std::map<std::string, uint64_t>{{"t", 10}, {"v", 1}});
+  const std::string body = pack(Event(0, 1));
+  // Once the stranger's PUB has the monitor's subscription too, its garbage flows.
+  std::set<int> seen;
+  EXPECT_TRUE(WaitUntil([&] {
+    EXPECT_TRUE(Send(node, Event(0, -1)).has_value());
+    send_frames(stranger, {"probe"});
+    for (const auto& event : Collect(monitor, 20ms)) seen.insert(event.host_id);
+    return !seen.empty() && options.counters->dropped_monitor_messages >= 1;
+  }));
+  const uint64_t before = options.counters->dropped_monitor_messages;
+  send_frames(stranger, {std::string("\x93\x01\x02", 3)});                   // one random frame
+  send_frames(stranger, {envelope, body, "extra"});                           // three frames
+  send_frames(stranger, {envelope, body.substr(0, body.size() / 2)});         // truncated body
+  send_frames(stranger, {pack(std::map<std::string, uint64_t>{{"t", 10}, {"v", 2}}), body});
+  send_frames(stranger, {pack(std::map<std::string, uint64_t>{{"t", 33}, {"v", 1}}),
+                         pack(BarrierMessage{"done"})});                      // another type
+  send_frames(stranger, {envelope, pack(std::map<std::string, int>{{"kind", 1}})});
+  // A stranger at the feed port sending what no subscriber sends.
+  zmq::socket_t feed_stranger(context, zmq::socket_type::xsub);
+  feed_stranger.set(zmq::sockopt::linger, 0);
+  feed_stranger.connect("tcp://127.0.0.1:" + std::to_string(options.monitor_port));
+  send_frames(feed_stranger, {"\x07 not a subscription"});
+  send_frames(feed_stranger, {std::string("\x01", 1), "two frames"});
+  EXPECT_TRUE(WaitUntil([&] { return options.counters->dropped_monitor_messages >= before + 8; }))
+      << options.counters->dropped_monitor_messages - before << " of 8 dropped";
+
+  // The node's events still pass, and nothing else does.
+  std::vector<MonitorEventMessage> events;
+  EXPECT_TRUE(WaitUntil([&] {
+    EXPECT_TRUE(Send(node, Event(0, 42)).has_value());
+    for (const auto& event : Collect(monitor, 20ms)) events.push_back(event);
+    return !events.empty() && events.back().docs_done == 42;
+  }));
 }
 
 }  // namespace

@@ -58,14 +58,17 @@ inline std::string SizeAndLinkKindName(const ::testing::TestParamInfo<SizeAndLin
 }
 
 // Builds the links of every member of a ring of `size` in one context, binding
-// first and then connecting each member to its successor's actual endpoint.
+// first and then connecting each member to its successor's actual endpoint. With
+// `security`, tcp links use the job key (the context's authenticator must run).
 inline std::vector<std::unique_ptr<RingLinks>> MakeRing(
     zmq::context_t& context, const std::string& name, int size, LinkKind kind,
-    std::chrono::milliseconds timeout = std::chrono::milliseconds(10000)) {
+    std::chrono::milliseconds timeout = std::chrono::milliseconds(10000),
+    std::shared_ptr<const JobSecurity> security = nullptr) {
   std::vector<std::unique_ptr<RingLinks>> links;
   RingOptions options;
   options.ring = name;
   options.timeout = timeout;
+  options.security = std::move(security);
   for (int rank = 0; rank < size; ++rank) {
     const bool tcp = kind == LinkKind::kTcp || (kind == LinkKind::kMixed && rank % 2 == 0);
     options.endpoints.push_back(tcp ? "tcp://127.0.0.1:*"

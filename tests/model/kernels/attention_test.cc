@@ -64,6 +64,41 @@ TEST(CausalAttention, MatchesDoubleWithGroupedHeadsAcrossQueryBlocks) {
   }
 }
 
+TEST(CausalAttention, MatchesDoubleForEveryHeadWidthAndLength) {
+  // Head widths that fill the 16-lane chunks exactly (64) and leave a tail (24, 72);
+  // lengths that do and do not fill the four-query and sixteen-key tiles.
+  for (int dim : {24, 64, 72}) {
+    for (int64_t tokens : {1, 3, 4, 17, 130}) {
+      const AttentionHeads heads{
+          .first_head = 0, .heads = 2, .first_kv_head = 0, .kv_heads = 1, .group = 2, .head_dim = dim};
+      const int64_t ld_q = 2 * dim + 5, ld_kv = dim + 3;  // strided rows
+      std::mt19937 rng(static_cast<uint32_t>(dim * 1000 + tokens));
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      std::vector<float> q(tokens * ld_q), k(tokens * ld_kv), v(tokens * ld_kv);
+      for (auto* buffer : {&q, &k, &v}) {
+        for (float& value : *buffer) value = normal(rng);
+      }
+      std::vector<float> context(tokens * ld_q, 123.0f), scratch;
+      CausalAttention(q.data(), k.data(), v.data(), ld_q, ld_kv, tokens, heads, context.data(),
+                      &scratch);
+      for (int local = 0; local < 2; ++local) {
+        const auto expected = Reference(q, k, v, ld_q, ld_kv, tokens, local, 0, dim);
+        double worst = 0.0;
+        for (int64_t t = 0; t < tokens; ++t) {
+          for (int d = 0; d < dim; ++d) {
+            worst = std::max(worst, std::fabs(expected[t * dim + d] -
+                                              context[t * ld_q + local * dim + d]));
+          }
+        }
+        EXPECT_LT(worst, 2e-5) << "dim " << dim << ", tokens " << tokens << ", head " << local;
+      }
+      for (int64_t t = 0; t < tokens; ++t) {  // the row padding is left alone
+        for (int64_t c = 2 * dim; c < ld_q; ++c) ASSERT_EQ(context[t * ld_q + c], 123.0f);
+      }
+    }
+  }
+}
+
 TEST(CausalAttention, FirstTokenSeesOnlyItself) {
   const AttentionHeads heads{
       .first_head = 0, .heads = 1, .first_kv_head = 0, .kv_heads = 1, .group = 1, .head_dim = 4};

@@ -259,6 +259,77 @@ INSTANTIATE_TEST_SUITE_P(
             "([a-"}),
     [](const testing::TestParamInfo<RefusalCase>& info) { return info.param.name; });
 
+// `inner` wrapped in `depth` Sequence components whose children are listed under
+// `children`: nesting that unbounded recursion in the loader would follow.
+std::string Nested(const std::string& children, const std::string& inner, int depth) {
+  std::string text;
+  for (int i = 0; i < depth; ++i) text += R"({"type":"Sequence",")" + children + R"(":[)";
+  text += inner;
+  for (int i = 0; i < depth; ++i) text += "]}";
+  return text;
+}
+
+// Found by fuzzing: Sequence normalizers and pre-tokenizers were parsed by
+// unbounded recursion, so a few MB of nesting crashed the loader.
+TEST(BpeTokenizer, RefusesSequencesNestedTooDeepWithoutCrashing) {
+  const std::string json = MinimalTokenizerJson({}, {}).dump();
+  const std::string normalizer = R"("normalizer":null)";
+  ASSERT_NE(json.find(normalizer), std::string::npos);
+  std::string nested = json;
+  nested.replace(json.find(normalizer), normalizer.size(),
+                 R"("normalizer":)" + Nested("normalizers", R"({"type":"NFC"})", 100000));
+  auto tokenizer = BpeTokenizer::Create("test/tokenizer.json", nested);
+  ASSERT_FALSE(tokenizer.has_value());
+  EXPECT_EQ(tokenizer.error(), "test/tokenizer.json: normalizer nests Sequences more than 32 deep");
+
+  const std::string byte_level =
+      R"({"type":"ByteLevel","add_prefix_space":false,"use_regex":true})";
+  Json pre = MinimalTokenizerJson({}, {});
+  pre["pre_tokenizer"] = nullptr;
+  nested = pre.dump();
+  const std::string null_pre = R"("pre_tokenizer":null)";
+  nested.replace(nested.find(null_pre), null_pre.size(),
+                 R"("pre_tokenizer":)" + Nested("pretokenizers", byte_level, 100000));
+  tokenizer = BpeTokenizer::Create("test/tokenizer.json", nested);
+  ASSERT_FALSE(tokenizer.has_value());
+  EXPECT_EQ(tokenizer.error(),
+            "test/tokenizer.json: pre_tokenizer nests Sequences more than 32 deep");
+
+  // Nesting as deep as the limit still loads.
+  nested = pre.dump();
+  nested.replace(nested.find(null_pre), null_pre.size(),
+                 R"("pre_tokenizer":)" + Nested("pretokenizers", byte_level, 32));
+  tokenizer = BpeTokenizer::Create("test/tokenizer.json", nested);
+  EXPECT_TRUE(tokenizer.has_value()) << tokenizer.error();
+}
+
+// Found by fuzzing: refusals quoted the offending value with dump(), which recurses
+// once per nesting level.
+TEST(BpeTokenizer, RefusalsDescribeDeeplyNestedValuesWithoutQuotingThem) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string json = MinimalTokenizerJson({}, {}).dump();
+  const std::string merges = R"("merges":[])";
+  ASSERT_NE(json.find(merges), std::string::npos);
+  std::string bad = json;
+  bad.replace(json.find(merges), merges.size(), R"("merges":[)" + deep + "]");
+  auto tokenizer = BpeTokenizer::Create("test/tokenizer.json", bad);
+  ASSERT_FALSE(tokenizer.has_value());
+  EXPECT_NE(tokenizer.error().find("model.merges[0] must be \"a b\" or [\"a\", \"b\"], found "
+                                   "an array of 1 elements"),
+            std::string::npos)
+      << tokenizer.error().substr(0, 300);
+
+  const std::string dropout = R"("dropout":null)";
+  ASSERT_NE(json.find(dropout), std::string::npos);
+  bad = json;
+  bad.replace(json.find(dropout), dropout.size(), R"("dropout":)" + deep);
+  tokenizer = BpeTokenizer::Create("test/tokenizer.json", bad);
+  ASSERT_FALSE(tokenizer.has_value());
+  EXPECT_NE(tokenizer.error().find("model.dropout an array of 1 elements is not supported"),
+            std::string::npos)
+      << tokenizer.error().substr(0, 300);
+}
+
 TEST(BpeTokenizer, CorruptJsonIsAnErrorNamingTheFile) {
   auto tokenizer = BpeTokenizer::Create("dir/tokenizer.json", "{\"model\": {\"type\": ");
   ASSERT_FALSE(tokenizer.has_value());

@@ -1,0 +1,70 @@
+#include "actors/replica_start.h"
+
+namespace actex {
+namespace {
+
+// How a user set each recorded option.
+std::string FlagOf(const std::string& key) {
+  if (key == "model_dir") return "--model";
+  if (key == "shard_bytes") return "--shard-size";
+  if (key == "model") return "the model's name in config.json";
+  std::string flag = "--" + key;
+  for (char& c : flag) c = c == '_' ? '-' : c;
+  return flag;
+}
+
+}  // namespace
+
+nlohmann::json ReplicaStart::ToJson() const {
+  return {{"batch_doc", batch_doc},
+          {"batch_offset", batch_offset},
+          {"written_through", written_through},
+          {"complete", complete}};
+}
+
+std::expected<ReplicaStart, std::string> ReplicaStart::FromJson(const nlohmann::json& json) {
+  if (!json.is_object() || !json.contains("batch_doc") || !json.contains("written_through")) {
+    return std::unexpected("a resume point must hold batch_doc and written_through, got " +
+                           json.dump());
+  }
+  ReplicaStart start;
+  start.batch_doc = json["batch_doc"].get<int64_t>();
+  start.batch_offset = json.value("batch_offset", 0);
+  start.written_through = json["written_through"].get<int64_t>();
+  start.complete = json.value("complete", false);
+  return start;
+}
+
+std::expected<ReplicaStart, std::string> StartAfter(const std::optional<EarlierOutput>& earlier) {
+  ReplicaStart start;
+  if (!earlier) return start;
+  if (earlier->complete) {
+    start.complete = true;
+    start.written_through = earlier->last_doc_id;
+    return start;
+  }
+  if (earlier->resume.is_null()) return start;  // no shard was closed: start afresh
+  auto resumed = ReplicaStart::FromJson(earlier->resume);
+  if (!resumed) return std::unexpected("metadata.json: " + resumed.error());
+  if (resumed->written_through != earlier->last_doc_id) {
+    return std::unexpected("metadata.json: the resume point (written through document " +
+                           std::to_string(resumed->written_through) +
+                           ") does not match the last listed shard (document " +
+                           std::to_string(earlier->last_doc_id) + ")");
+  }
+  return resumed;
+}
+
+std::expected<void, std::string> CheckSameRun(const std::string& dir, const nlohmann::json& earlier,
+                                              const nlohmann::json& now) {
+  for (const auto& [key, value] : now.items()) {
+    const nlohmann::json before = earlier.contains(key) ? earlier[key] : nlohmann::json();
+    if (before == value) continue;
+    return std::unexpected(FlagOf(key) + ": " + dir + " was written with " + before.dump() +
+                           ", this run asks for " + value.dump() +
+                           "; run the same command to resume it, or give --overwrite");
+  }
+  return {};
+}
+
+}  // namespace actex

@@ -1,0 +1,41 @@
+#ifndef ACTEX_ACTORS_REPLICA_START_H_
+#define ACTEX_ACTORS_REPLICA_START_H_
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/earlier_output.h"
+
+namespace actex {
+
+// Where a replica's pipeline starts. A resumed run must form exactly the batches an
+// uninterrupted run formed (the numbers of a row depend slightly on the shape of
+// its batch), so it restarts at the first sequence of the batch that held the first
+// unwritten document, and drops what that batch recomputes but was written already.
+struct ReplicaStart {
+  int64_t batch_doc = 0;      // documents below this id are not sent to the replica
+  int32_t batch_offset = 0;   // windows of batch_doc before this token are dropped
+  int64_t written_through = -1;  // documents up to this id are written already
+  bool complete = false;         // nothing is left to do
+
+  nlohmann::json ToJson() const;
+  static std::expected<ReplicaStart, std::string> FromJson(const nlohmann::json& json);
+};
+
+// The start of a replica whose writer's folder holds `earlier` (a fresh start when
+// there is none).
+std::expected<ReplicaStart, std::string> StartAfter(const std::optional<EarlierOutput>& earlier);
+
+// Refuses to continue an earlier run made with other options; the error names the
+// folder and the option ("--layers: OUT/host_00 was written with [20,21], this run
+// asks for [20]").
+std::expected<void, std::string> CheckSameRun(const std::string& dir, const nlohmann::json& earlier,
+                                              const nlohmann::json& now);
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_REPLICA_START_H_

@@ -1,0 +1,255 @@
+// bench_extract_throughput: end-to-end extraction speed of a Qwen2.5-0.5B-shaped model
+// against the sgemm figure of the same machine in the same run. Every variant runs as
+// child `actex extract` / `actex simulate` processes (see bench/README.md for the
+// figures, their definitions and the targets).
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/extract_variant.h"
+#include "bench/throughput_setup.h"
+
+namespace actex {
+namespace {
+
+constexpr int kDocumentTokens = 256;
+
+std::string OwnDirectory() {
+  char path[PATH_MAX];
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0) return ".";
+  return std::filesystem::path(std::string(path, length)).parent_path().string();
+}
+
+std::string LoadAverage() {
+  std::ifstream file("/proc/loadavg");
+  std::string one, five, fifteen;
+  file >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+std::string Today() {
+  char text[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M", std::localtime(&now));
+  return text;
+}
+
+struct Flags {
+  std::string actex;
+  std::string cache = "/tmp/actex-bench";
+  std::vector<std::string> variants = {"shards1", "shards2", "sim1d", "sim2d", "early", "text"};
+  int warmup_batches = 2;
+  int measured_batches = 3;
+  int batch_tokens = 2048;
+  int sgemm_repeats = 5;
+  bool with_7b = false;
+  int docs_7b = 8;
+};
+
+struct Target {
+  std::string what;
+  double ratio = 0, bound = 0;
+  bool at_most = false;  // the ratio must stay at or below the bound
+  bool measured = false;
+};
+
+void PrintTargets(const std::vector<Target>& targets) {
+  std::printf("\n%-66s %8s %8s %6s\n", "target", "ratio", "bound", "");
+  for (const Target& target : targets) {
+    if (!target.measured) {
+      std::printf("%-66s %8s %8s %6s\n", target.what.c_str(), "-", "-", "n/a");
+      continue;
+    }
+    const bool pass = target.at_most ? target.ratio <= target.bound : target.ratio >= target.bound;
+    std::printf("%-66s %8.3f %7s%.2f %6s\n", target.what.c_str(), target.ratio,
+                target.at_most ? "<=" : ">=", target.bound, pass ? "PASS" : "FAIL");
+  }
+}
+
+int Run(const Flags& flags) {
+  const std::filesystem::path cache(flags.cache);
+  std::filesystem::create_directories(cache / "logs");
+  const std::string tokenizer =
+      std::string(ACTEX_SOURCE_DIR) + "/tests/fixtures/tokenizers/bpe-qwen2-style/tokenizer.json";
+  const std::string model_dir = (cache / "qwen2.5-0.5b-bf16").string();
+  auto config = EnsureRandomModel(flags.actex, "qwen2.5-0.5b", model_dir, tokenizer,
+                                  (cache / "logs" / "make-model-0.5b.log").string());
+  if (!config) {
+    std::fprintf(stderr, "%s\n", config.error().c_str());
+    return 1;
+  }
+  const int64_t docs_per_batch = flags.batch_tokens / kDocumentTokens;
+  const int64_t short_docs = flags.warmup_batches * docs_per_batch;
+  const int64_t long_docs = (flags.warmup_batches + flags.measured_batches) * docs_per_batch;
+  const std::string pretokenized = (cache / "corpus_pretokenized.jsonl").string();
+  const std::string text = (cache / "corpus_text.jsonl").string();
+  if (auto written =
+          WritePretokenizedCorpus(pretokenized, long_docs, kDocumentTokens, config->vocab_size);
+      !written) {
+    std::fprintf(stderr, "%s\n", written.error().c_str());
+    return 1;
+  }
+  if (auto written = WriteTextCorpus(text, long_docs); !written) {
+    std::fprintf(stderr, "%s\n", written.error().c_str());
+    return 1;
+  }
+
+  const std::string load_before = LoadAverage();
+  std::fprintf(stderr, "measuring sgemm (2 threads) ...\n");
+  const SgemmReference sgemm =
+      MeasureSgemm(flags.batch_tokens, config->hidden, config->intermediate, 2, flags.sgemm_repeats);
+
+  VariantContext context;
+  context.actex = flags.actex;
+  context.work_dir = (cache / "runs").string();
+  context.log_dir = (cache / "logs").string();
+  context.batch_tokens = flags.batch_tokens;
+  context.document_tokens = kDocumentTokens;
+  std::vector<VariantResult> results;
+  for (const std::string& name : flags.variants) {
+    auto variant = FindVariant(name);
+    if (!variant) {
+      std::fprintf(stderr, "%s\n", variant.error().c_str());
+      return 2;
+    }
+    variant->model_dir = model_dir;
+    variant->corpus = variant->text_corpus ? text : pretokenized;
+    std::fprintf(stderr, "variant %s ...\n", name.c_str());
+    auto result = RunVariant(context, *variant, *config, short_docs, long_docs);
+    if (!result) {
+      std::fprintf(stderr, "variant %s failed: %s\n", name.c_str(), result.error().c_str());
+      return 1;
+    }
+    results.push_back(*result);
+  }
+  if (flags.with_7b) {
+    const std::string model_7b = (cache / "qwen2.5-7b-bf16").string();
+    auto config_7b = EnsureRandomModel(flags.actex, "qwen2.5-7b", model_7b, "",
+                                       (cache / "logs" / "make-model-7b.log").string());
+    if (!config_7b) {
+      std::fprintf(stderr, "%s\n", config_7b.error().c_str());
+      return 1;
+    }
+    for (const std::string& name : {"7b", "7b-sim1d"}) {
+      auto variant = FindVariant(name);
+      variant->model_dir = model_7b;
+      variant->corpus = pretokenized;
+      std::fprintf(stderr, "variant %s ...\n", name.c_str());
+      auto result = RunVariant(context, *variant, *config_7b, 0, flags.docs_7b);
+      if (!result) {
+        std::fprintf(stderr, "variant %s failed: %s\n", name.c_str(), result.error().c_str());
+        return 1;
+      }
+      results.push_back(*result);
+    }
+  }
+
+  std::printf("actex extraction throughput, %s; load average before %s, after %s\n",
+              Today().c_str(), load_before.c_str(), LoadAverage().c_str());
+  std::printf("model %s: %lld-token documents, %d-token batches, steady state over %d batches "
+              "after %d\n",
+              model_dir.c_str(), static_cast<long long>(kDocumentTokens), flags.batch_tokens,
+              flags.measured_batches, flags.warmup_batches);
+  std::printf("sgemm, 2 threads, float32: [%d x %d]·[%d x %d] %.1f GFLOPS, [%d x %d]·[%d x %d] "
+              "%.1f GFLOPS, both %.1f GFLOPS\n\n",
+              flags.batch_tokens, config->hidden, config->hidden, config->intermediate,
+              sgemm.up_gflops, flags.batch_tokens, config->intermediate, config->intermediate,
+              config->hidden, sgemm.down_gflops, sgemm.combined_gflops);
+  PrintResultTable(results, sgemm.combined_gflops);
+
+  auto find = [&](const std::string& name) -> const VariantResult* {
+    for (const VariantResult& result : results) {
+      if (result.variant.name == name) return &result;
+    }
+    return nullptr;
+  };
+  const VariantResult* single = find("shards1");
+  std::vector<Target> targets;
+  auto relative = [&](const std::string& what, const std::string& name, double bound) {
+    const VariantResult* other = find(name);
+    Target target{what, 0, bound, false, single != nullptr && other != nullptr};
+    if (target.measured) target.ratio = other->tokens_per_second / single->tokens_per_second;
+    targets.push_back(target);
+  };
+  targets.push_back({"achieved GFLOPS / sgemm GFLOPS, shards 1 x 2 threads",
+                     single ? single->gflops / sgemm.combined_gflops : 0, 0.85, false,
+                     single != nullptr});
+  relative("tokens/s, shards 2 x 1 thread / shards 1 x 2 threads", "shards2", 0.9);
+  relative("tokens/s, simulate 2 hosts tcp, mesh 1d / single process", "sim1d", 0.8);
+  relative("tokens/s, simulate 2 hosts tcp, mesh 2d / single process", "sim2d", 0.9);
+  const VariantResult* early = find("early");
+  targets.push_back({"seconds per token, layers 0-3 / layers 20-23",
+                     early && single ? single->tokens_per_second / early->tokens_per_second : 0,
+                     0.2, true, early != nullptr && single != nullptr});
+  relative("tokens/s, text corpus / pre-tokenized", "text", 0.95);
+  for (const VariantResult& result : results) {
+    const double limit_mb = result.weight_bytes * 1.15 / 1048576.0 + 512;
+    targets.push_back({"peak RSS MB / (weights x 1.15 + 512 MB), " + result.variant.name,
+                       result.peak_rss_mb / limit_mb, 1.0, true, true});
+  }
+  for (const VariantResult& result : results) {
+    targets.push_back({"model load seconds / 3 s, " + result.variant.name,
+                       result.load_seconds / 3.0, 1.0, true, true});
+  }
+  if (const VariantResult* sim = find("7b-sim1d")) {
+    targets.push_back({"7B simulate 1d: largest node RSS / weight-file size",
+                       sim->peak_rss_mb * 1048576.0 / sim->weight_bytes, 0.6, true, true});
+  }
+  PrintTargets(targets);
+  std::printf("\nlogs: %s\n", context.log_dir.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace actex
+
+int main(int argc, char** argv) {
+  actex::Flags flags;
+  flags.actex = actex::OwnDirectory() + "/../actors/actex";
+  CLI::App app{"End-to-end extraction throughput of a Qwen2.5-0.5B-shaped model (bench/README.md)"};
+  app.add_option("--actex", flags.actex, "the actex executable")->capture_default_str();
+  app.add_option("--cache", flags.cache, "folder for models, corpora, logs and outputs (reused)")
+      ->capture_default_str();
+  app.add_option("--variants", flags.variants,
+                 "any of shards1, shards2, sim1d, sim2d, early, text")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--warmup-batches", flags.warmup_batches,
+                 "batches of the shorter run, whose time is subtracted")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--batches", flags.measured_batches,
+                 "batches the longer run adds: the steady-state measurement")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--batch-tokens", flags.batch_tokens, "tokens per batch (a multiple of 256)")
+      ->check(CLI::Range(256, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--sgemm-repeats", flags.sgemm_repeats, "timed sgemm calls per shape")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("--with-7b", flags.with_7b,
+               "also write a Qwen2.5-7B-shaped model (about 15 GB) and extract from it, in one "
+               "process and in a 2-host 1d simulation");
+  app.add_option("--docs-7b", flags.docs_7b, "documents of the 7B runs")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  if (flags.batch_tokens % 256 != 0) {
+    std::fprintf(stderr, "--batch-tokens must be a multiple of 256 (whole documents)\n");
+    return 2;
+  }
+  return actex::Run(flags);
+}

@@ -1,0 +1,65 @@
+#ifndef ACTEX_BENCH_EXTRACT_VARIANT_H_
+#define ACTEX_BENCH_EXTRACT_VARIANT_H_
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "model/model_config.h"
+
+namespace actex {
+
+// One way of running an extraction: `actex extract` in one process, or `actex
+// simulate` with node processes talking tcp over the loopback interface.
+struct ExtractVariant {
+  std::string name, description;
+  bool simulate = false;
+  int hosts = 1;           // simulate only
+  std::string mesh = "1d";  // simulate only
+  int shards = 1;          // per host
+  int blas_threads = 2;    // per shard
+  int first_layer = 20, last_layer = 23;
+  bool text_corpus = false;
+  std::string model_dir, corpus;  // filled in by the driver
+};
+
+// shards1, shards2, sim1d, sim2d, early, text, 7b, 7b-sim1d; an error names the known ones.
+std::expected<ExtractVariant, std::string> FindVariant(const std::string& name);
+
+struct VariantContext {
+  std::string actex;     // the executable
+  std::string work_dir;  // outputs, removed after each run
+  std::string log_dir;   // one log per run, kept
+  int batch_tokens = 2048;
+  int document_tokens = 256;
+};
+
+struct VariantResult {
+  ExtractVariant variant;
+  int layers_computed = 0;
+  int64_t tokens = 0;               // of the longer run
+  double tokens_per_second = 0;     // steady state (or the whole run when it ran once)
+  double whole_run_tokens_per_second = 0;  // the longer run, first batch included
+  double gflops = 0;                // forward FLOPs per token × tokens_per_second
+  double load_seconds = 0;          // the slowest node's "ready in" over all runs
+  double peak_rss_mb = 0;           // the largest process (or node) over all runs
+  std::vector<double> node_rss_mb;  // simulate: each node's peak, by host id
+  int64_t weight_bytes = 0;         // the model's *.safetensors files
+};
+
+// Runs `variant` on the first `short_docs` and then `long_docs` documents of its
+// corpus; the steady-state rate is the difference of tokens over the difference of
+// extraction seconds (so the first batch, start-up and shut-down cancel). With
+// `short_docs` 0 it runs once and reports that run's rate.
+std::expected<VariantResult, std::string> RunVariant(const VariantContext& context,
+                                                     const ExtractVariant& variant,
+                                                     const ModelConfig& config,
+                                                     int64_t short_docs, int64_t long_docs);
+
+// The results as a table; `sgemm_gflops` is the reference of the ratio column.
+void PrintResultTable(const std::vector<VariantResult>& results, double sgemm_gflops);
+
+}  // namespace actex
+
+#endif  // ACTEX_BENCH_EXTRACT_VARIANT_H_

@@ -1,0 +1,148 @@
+#include "bench/throughput_setup.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <vector>
+
+#include "bench/child_process.h"
+#include "model/blas_threads.h"
+
+namespace actex {
+namespace {
+
+constexpr const char* kCompleteMarker = ".bench-complete";
+
+std::expected<std::ofstream, std::string> OpenForWriting(const std::string& path) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) return std::unexpected("cannot write " + path + ": " + std::strerror(errno));
+  return out;
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+// Median seconds of one sgemm of X[tokens, in] · W[out, in]ᵀ.
+double TimeSgemm(int64_t tokens, int64_t in, int64_t out, int repeats) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(tokens * in)), w(static_cast<size_t>(out * in)),
+      y(static_cast<size_t>(tokens * out));
+  for (float& value : x) value = uniform(rng);
+  for (float& value : w) value = uniform(rng);
+  std::vector<double> seconds;
+  for (int i = -1; i < repeats; ++i) {  // i = -1 warms up caches, pages and BLAS threads
+    const auto start = std::chrono::steady_clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
+                static_cast<blasint>(out), static_cast<blasint>(in), 1.0f, x.data(),
+                static_cast<blasint>(in), w.data(), static_cast<blasint>(in), 0.0f, y.data(),
+                static_cast<blasint>(out));
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (i >= 0) seconds.push_back(elapsed);
+  }
+  return Median(seconds);
+}
+
+}  // namespace
+
+std::expected<ModelConfig, std::string> EnsureRandomModel(const std::string& actex_binary,
+                                                          const std::string& preset,
+                                                          const std::string& dir,
+                                                          const std::string& tokenizer_file,
+                                                          const std::string& log_path) {
+  const std::filesystem::path marker = std::filesystem::path(dir) / kCompleteMarker;
+  if (!std::filesystem::exists(marker)) {
+    std::vector<std::string> args = {actex_binary, "make-model", "--preset", preset,
+                                     "--dtype",    "bfloat16",   "--out",    dir};
+    if (!tokenizer_file.empty()) args.insert(args.end(), {"--tokenizer", tokenizer_file});
+    std::fprintf(stderr, "writing a random %s model to %s ...\n", preset.c_str(), dir.c_str());
+    auto made = RunChild(args, log_path);
+    if (!made) return std::unexpected(made.error());
+    if (made->exit_code != 0) {
+      return std::unexpected(JoinArgs(args) + " failed:\n" + made->output);
+    }
+    std::ofstream(marker) << "written by bench_extract_throughput\n";
+  }
+  return LoadModelConfig(dir);
+}
+
+std::expected<void, std::string> WritePretokenizedCorpus(const std::string& path,
+                                                         int64_t documents,
+                                                         int tokens_per_document, int vocab) {
+  auto out = OpenForWriting(path);
+  if (!out) return std::unexpected(out.error());
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> id(0, vocab - 1);
+  for (int64_t doc = 0; doc < documents; ++doc) {
+    *out << "{\"input_ids\": [";
+    for (int t = 0; t < tokens_per_document; ++t) *out << (t ? "," : "") << id(rng);
+    *out << "]}\n";
+  }
+  if (!out->flush()) return std::unexpected("cannot write " + path + ": " + std::strerror(errno));
+  return {};
+}
+
+std::expected<void, std::string> WriteTextCorpus(const std::string& path, int64_t documents) {
+  static constexpr const char* kWords[] = {
+      "the",     "model",   "reads",    "a",        "corpus",  "of",       "documents", "and",
+      "writes",  "every",   "layer's",  "residual", "stream",  "to",       "disk",      "while",
+      "sparse",  "auto",    "encoders", "learn",    "features", "from",    "activations", "in",
+      "float32", "exactly", "as",       "HF",       "computes", "them,",   "which",     "matters",
+      "for",     "research", "on",      "language", "models.", "Tokens",  "flow",      "through",
+      "shards",  "that",    "split",    "heads",    "columns", "across",   "cores",     "hosts."};
+  constexpr int kWordCount = sizeof(kWords) / sizeof(kWords[0]);
+  auto out = OpenForWriting(path);
+  if (!out) return std::unexpected(out.error());
+  std::mt19937 rng(2);
+  std::uniform_int_distribution<int> word(0, kWordCount - 1);
+  for (int64_t doc = 0; doc < documents; ++doc) {
+    *out << "{\"text\": \"Document " << doc << ":";
+    for (int w = 0; w < 400; ++w) *out << ' ' << kWords[word(rng)];
+    *out << "\"}\n";
+  }
+  if (!out->flush()) return std::unexpected("cannot write " + path + ": " + std::strerror(errno));
+  return {};
+}
+
+FlopsPerToken ForwardFlopsPerToken(const ModelConfig& config, int layers_computed,
+                                   int document_tokens) {
+  const double hidden = config.hidden, intermediate = config.intermediate;
+  const double q_width = static_cast<double>(config.heads) * config.head_dim;
+  const double kv_width = static_cast<double>(config.kv_heads) * config.head_dim;
+  const double weights_per_layer = hidden * q_width          // q_proj
+                                   + 2 * hidden * kv_width   // k_proj, v_proj
+                                   + q_width * hidden        // o_proj
+                                   + 3 * hidden * intermediate;  // gate, up, down
+  const double average_context = (document_tokens + 1) / 2.0;
+  FlopsPerToken flops;
+  flops.matmul = 2.0 * weights_per_layer * layers_computed;
+  flops.attention = 4.0 * q_width * average_context * layers_computed;
+  return flops;
+}
+
+SgemmReference MeasureSgemm(int64_t tokens, int64_t hidden, int64_t intermediate, int threads,
+                            int repeats) {
+  const int previous = BlasThreads();
+  SetBlasThreads(threads);
+  const double flops = 2.0 * tokens * hidden * intermediate;  // the same for both shapes
+  const double up_seconds = TimeSgemm(tokens, hidden, intermediate, repeats);
+  const double down_seconds = TimeSgemm(tokens, intermediate, hidden, repeats);
+  SetBlasThreads(previous);
+  SgemmReference reference;
+  reference.up_gflops = flops / up_seconds / 1e9;
+  reference.down_gflops = flops / down_seconds / 1e9;
+  reference.combined_gflops = 2 * flops / (up_seconds + down_seconds) / 1e9;
+  return reference;
+}
+
+}  // namespace actex

@@ -1,0 +1,57 @@
+#ifndef ACTEX_BENCH_THROUGHPUT_SETUP_H_
+#define ACTEX_BENCH_THROUGHPUT_SETUP_H_
+
+#include <cstdint>
+#include <expected>
+#include <string>
+
+#include "model/model_config.h"
+
+namespace actex {
+
+// `actex make-model --preset PRESET --dtype bfloat16 --out DIR [--tokenizer FILE]`, unless
+// DIR already holds a model this function completed (it leaves a `.bench-complete`
+// marker, so an interrupted write is redone). Returns the model's config.
+std::expected<ModelConfig, std::string> EnsureRandomModel(const std::string& actex_binary,
+                                                          const std::string& preset,
+                                                          const std::string& dir,
+                                                          const std::string& tokenizer_file,
+                                                          const std::string& log_path);
+
+// `documents` lines of {"input_ids": [...]} with `tokens_per_document` ids drawn
+// uniformly from [0, vocab) by a fixed generator.
+std::expected<void, std::string> WritePretokenizedCorpus(const std::string& path,
+                                                         int64_t documents,
+                                                         int tokens_per_document, int vocab);
+
+// `documents` lines of {"text": ...}, each a few hundred English-like words (far more
+// than 256 tokens with any byte-level BPE), from a fixed generator.
+std::expected<void, std::string> WriteTextCorpus(const std::string& path, int64_t documents);
+
+// FLOPs per token of the forward pass over `layers_computed` layers for documents of
+// `document_tokens` tokens (see bench/README.md): the q, k, v, o, gate, up and down
+// products (2 FLOPs per weight) plus causal attention (Q·Kᵀ and P·V, 2 FLOPs per head
+// dimension each, over the (L+1)/2 keys an average token of an L-token document sees).
+struct FlopsPerToken {
+  double matmul = 0, attention = 0;
+  double total() const { return matmul + attention; }
+};
+FlopsPerToken ForwardFlopsPerToken(const ModelConfig& config, int layers_computed,
+                                   int document_tokens);
+
+// Bare OpenBLAS sgemm, float32, with `threads` BLAS threads: Y[tokens, out] =
+// X[tokens, in] · W[out, in]ᵀ, as the forward pass calls it, for the MLP's two
+// shapes (in, out) = (hidden, intermediate) and (intermediate, hidden). Each shape is
+// timed `repeats` times after a warm-up; the figures are medians.
+struct SgemmReference {
+  double up_gflops = 0;    // [tokens × hidden] · [hidden × intermediate]
+  double down_gflops = 0;  // [tokens × intermediate] · [intermediate × hidden]
+  // Both shapes' FLOPs over both median times: the figure the forward pass is held to.
+  double combined_gflops = 0;
+};
+SgemmReference MeasureSgemm(int64_t tokens, int64_t hidden, int64_t intermediate, int threads,
+                            int repeats);
+
+}  // namespace actex
+
+#endif  // ACTEX_BENCH_THROUGHPUT_SETUP_H_

@@ -1,0 +1,82 @@
+#include "storage/earlier_output.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "storage/file_io.h"
+
+namespace actex {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsShardFile(const std::string& name) {
+  return name.starts_with("shard_") &&
+         (name.ends_with(".safetensors") || name.ends_with(".safetensors.gz"));
+}
+
+}  // namespace
+
+std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "metadata.json";
+  std::error_code error;
+  if (!fs::exists(path, error)) return std::nullopt;
+  std::ifstream file(path);
+  EarlierOutput earlier;
+  earlier.metadata = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (earlier.metadata.is_discarded() || !earlier.metadata.is_object() ||
+      earlier.metadata.value("format", "") != "actex-activations" ||
+      !earlier.metadata["shards"].is_array()) {
+    return std::unexpected(path.string() + " is not an actex metadata.json; remove the folder " +
+                           "or give --overwrite");
+  }
+  earlier.complete = earlier.metadata.value("complete", false);
+  for (const auto& shard : earlier.metadata["shards"]) {
+    const fs::path shard_path = fs::path(dir) / shard.value("file", "");
+    const auto size = fs::file_size(shard_path, error);
+    if (error || static_cast<int64_t>(size) != shard.value("bytes", int64_t{-1})) {
+      return std::unexpected(shard_path.string() +
+                             " is listed in metadata.json but is missing or has another size; "
+                             "the output was damaged after it was written (see actex verify)");
+    }
+    earlier.last_doc_id = shard.value("last_doc_id", int64_t{-1});
+  }
+  if (earlier.metadata.contains("resume")) earlier.resume = earlier.metadata["resume"];
+  return earlier;
+}
+
+std::expected<std::vector<std::string>, std::string> DiscardUnlisted(const std::string& dir,
+                                                                      const EarlierOutput& earlier) {
+  std::set<std::string> listed;
+  for (const auto& shard : earlier.metadata["shards"]) listed.insert(shard.value("file", ""));
+  std::vector<std::string> removed;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool leftover = (IsShardFile(name) && !listed.contains(name)) || name.ends_with(".tmp");
+    if (!leftover) continue;
+    if (!fs::remove(entry.path(), error)) {
+      return std::unexpected("cannot remove " + entry.path().string() + ": " + error.message());
+    }
+    removed.push_back(name);
+  }
+  if (error) return std::unexpected("cannot list " + dir + ": " + error.message());
+  return removed;
+}
+
+std::expected<void, std::string> TruncateRejects(const std::string& path, int64_t last_doc_id) {
+  std::ifstream file(path);
+  if (!file) return {};
+  std::ostringstream kept;
+  for (std::string line; std::getline(file, line);) {
+    auto reject = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    // A torn last line (the process died while appending) is dropped with the rest.
+    if (reject.is_discarded() || !reject.contains("doc_id")) continue;
+    if (reject["doc_id"].get<int64_t>() <= last_doc_id) kept << line << '\n';
+  }
+  return WriteFileAtomically(path, kept.str(), nullptr);
+}
+
+}  // namespace actex

@@ -1,0 +1,39 @@
+#ifndef ACTEX_STORAGE_EARLIER_OUTPUT_H_
+#define ACTEX_STORAGE_EARLIER_OUTPUT_H_
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace actex {
+
+// What an earlier run left in a host folder, for resuming it.
+struct EarlierOutput {
+  nlohmann::json metadata;  // metadata.json as written
+  bool complete = false;
+  int64_t last_doc_id = -1;  // of the last listed shard; -1 when none is listed
+  nlohmann::json resume;     // the point stored with the last listed shard, or null
+};
+
+// Reads `dir`/metadata.json; std::nullopt when the folder has none (a fresh run).
+// Every listed shard must exist with its listed size (a listed shard was fsynced
+// before it was listed, so anything else means the folder was damaged afterwards);
+// errors name the file.
+std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const std::string& dir);
+
+// Deletes what an interrupted run left that metadata.json does not list: shard files
+// written after the last listed one and temporary files. Returns their names.
+std::expected<std::vector<std::string>, std::string> DiscardUnlisted(const std::string& dir,
+                                                                      const EarlierOutput& earlier);
+
+// Keeps only the lines of `path` (rejects.jsonl) whose "doc_id" is at most
+// `last_doc_id`, replacing the file atomically; a missing file is fine.
+std::expected<void, std::string> TruncateRejects(const std::string& path, int64_t last_doc_id);
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_EARLIER_OUTPUT_H_

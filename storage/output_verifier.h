@@ -1,0 +1,96 @@
+#ifndef ACTEX_STORAGE_OUTPUT_VERIFIER_H_
+#define ACTEX_STORAGE_OUTPUT_VERIFIER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "storage/document_tally.h"
+#include "storage/output_folder.h"
+
+namespace actex {
+
+// Which corpus documents one host folder answers for (writes, or lists in its
+// rejects.jsonl), as the job that wrote it dealt them. Storage does not know how
+// jobs deal documents; the caller derives this from the folder's metadata.json
+// "config" (actex's rule: MeshPlan::ReplicaOfDocument in actors/mesh_plan.h).
+struct FolderRole {
+  // Folders with the same `job` split one independent job's documents (one
+  // --machine-id of --total-machines); documents of jobs with no folder in OUT are
+  // not expected.
+  std::string job;
+  // Every job that splits the corpus with this one (itself included), so that the
+  // jobs with no folder in OUT are named in a warning. Empty: not known.
+  std::vector<std::string> all_jobs;
+  // The folder's name as its job names it, and every folder name the job writes,
+  // so that a folder missing from OUT is reported. Empty: not known, not checked.
+  std::string name;
+  std::vector<std::string> job_folders;
+  std::function<bool(int64_t doc_id)> owns;      // this folder's documents
+  std::function<bool(int64_t doc_id)> job_owns;  // all of the job's folders' documents
+};
+using FolderRoleRule =
+    std::function<std::expected<FolderRole, std::string>(const nlohmann::json& config)>;
+
+struct VerifyOptions {
+  // An extraction's output: host folders (host_NN, machine_MMM_host_NN) below it,
+  // or one host folder itself (then only that folder's documents are expected).
+  std::string out_dir;
+  // Corpus inputs (files or globs, in order) when they moved since the run; empty:
+  // the "data" every folder's config names (they must agree).
+  std::vector<std::string> data;
+  // "complete": false is then not a fault, and documents an unfinished folder has
+  // not reached yet are counted as pending rather than missing.
+  bool allow_incomplete = false;
+  size_t listed_ids = 20;  // ids listed per class of coverage fault
+  // Empty: all folders form one job that owns every document of the corpus.
+  FolderRoleRule role;
+};
+
+struct FolderSummary {
+  std::string label;
+  bool complete = false;
+  int64_t shards = 0, docs = 0, tokens = 0, bytes = 0, rejected = 0;
+};
+
+struct VerifyReport {
+  std::vector<FolderSummary> folders;
+  std::vector<VerifyFinding> faults;    // each makes the output unusable as it is
+  std::vector<VerifyFinding> warnings;  // unlisted leftovers of an interrupted run
+  bool coverage_checked = false;        // the corpus could be read
+  CoverageCounts coverage;
+  // Samples (smallest ids) of each coverage fault, with where they were seen.
+  std::map<int64_t, std::vector<std::string>> missing_ids, duplicated_ids, unexpected_ids;
+  int64_t unexpected = 0;         // occurrences outside the corpus or outside their folder's share
+  int64_t shards = 0, bytes = 0;  // listed in every folder's metadata.json
+
+  bool clean() const { return faults.empty(); }
+  // "verified N documents: W written, R rejected, M missing, D duplicated; S shards, B bytes".
+  std::string Summary() const;
+};
+
+// Re-reads everything an extraction wrote below options.out_dir and checks it
+// against the metadata.json of every host folder and against the corpus:
+// * each folder's metadata.json (format, version, listing, totals; "complete");
+// * each listed shard: size and CRC-32 as stored, safetensors header, site tensors
+//   and id tensors, doc ids whole and as listed, positions 0..n-1 (CheckShard);
+// * files nothing lists (warnings, not faults);
+// * coverage: the corpus's lines are counted as CorpusReader numbers them (no line
+//   is parsed), honouring the config's max_docs, and every document some folder
+//   answers for must be written exactly once over all folders, or listed in exactly
+//   one rejects.jsonl: missing, duplicated (written twice, written and rejected,
+//   rejected twice) and unexpected ones (beyond the corpus, or in a folder whose
+//   share it is not) are faults.
+// Every fault is reported, not only the first. Memory: four bytes per corpus
+// document plus the doc ids of one shard. Fails only when there is nothing to
+// verify (out_dir is not a directory or holds no host folder).
+std::expected<VerifyReport, std::string> VerifyOutput(const VerifyOptions& options);
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_OUTPUT_VERIFIER_H_

@@ -1,0 +1,302 @@
+#include "storage/shard_check.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+
+#include "storage/file_io.h"
+#include "storage/safetensors.h"
+#include "storage/shard_inflater.h"
+
+namespace actex {
+
+namespace {
+
+constexpr size_t kReadChunkBytes = size_t{1} << 20;
+constexpr size_t kLengthPrefixBytes = 8;
+
+struct HeaderEntry {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  int64_t begin = 0, end = 0;
+};
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+std::string HexCrc(uint32_t crc) {
+  char text[9];
+  std::snprintf(text, sizeof(text), "%08x", crc);
+  return text;
+}
+
+bool ReadCount(const nlohmann::json& value, int64_t* out) {
+  if (value.is_number_unsigned()) {
+    if (value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return false;
+    *out = static_cast<int64_t>(value.get<uint64_t>());
+    return true;
+  }
+  if (!value.is_number_integer() || value.get<int64_t>() < 0) return false;
+  *out = value.get<int64_t>();
+  return true;
+}
+
+// One header entry, checked as the format requires; nullopt after adding a fault.
+std::optional<HeaderEntry> ParseEntry(const std::string& name, const nlohmann::json& entry,
+                                      int64_t data_bytes, std::vector<std::string>* faults) {
+  auto fault = [&](const std::string& what) {
+    faults->push_back("header: tensor \"" + name + "\" " + what);
+    return std::nullopt;
+  };
+  if (!entry.is_object() || !entry.contains("dtype") || !entry["dtype"].is_string() ||
+      !entry.contains("shape") || !entry["shape"].is_array() || !entry.contains("data_offsets") ||
+      !entry["data_offsets"].is_array() || entry["data_offsets"].size() != 2) {
+    return fault("lacks a string dtype, a shape list or data_offsets [begin, end]");
+  }
+  HeaderEntry parsed;
+  parsed.dtype = entry["dtype"].get<std::string>();
+  int64_t element_bytes = SafetensorsDtypeBytes(parsed.dtype);
+  if (element_bytes == 0) return fault("has unknown dtype \"" + parsed.dtype + "\"");
+  int64_t bytes = element_bytes;
+  for (const auto& dim : entry["shape"]) {
+    int64_t value = 0;
+    if (!ReadCount(dim, &value)) return fault("has shape " + entry["shape"].dump());
+    parsed.shape.push_back(value);
+    if (__builtin_mul_overflow(bytes, value, &bytes)) return fault("is too large");
+  }
+  if (!ReadCount(entry["data_offsets"][0], &parsed.begin) ||
+      !ReadCount(entry["data_offsets"][1], &parsed.end) || parsed.begin > parsed.end ||
+      parsed.end > data_bytes) {
+    return fault("has data_offsets " + entry["data_offsets"].dump() + " outside the " +
+                 std::to_string(data_bytes) + " data bytes");
+  }
+  if (parsed.end - parsed.begin != bytes) {
+    return fault(parsed.dtype + " " + ShapeText(parsed.shape) + " needs " + std::to_string(bytes) +
+                 " bytes but its data_offsets span " + std::to_string(parsed.end - parsed.begin));
+  }
+  return parsed;
+}
+
+// The tensors the shard must hold, against its header. Returns the token count
+// when doc_ids and positions are usable for the document checks.
+std::optional<int64_t> CheckLayout(const std::string& header_json, int64_t data_bytes,
+                                   const ListedShard& shard, std::vector<std::string>* faults) {
+  nlohmann::json header = nlohmann::json::parse(header_json, nullptr, false);
+  if (header.is_discarded() || !header.is_object()) {
+    faults->push_back("header is not a JSON object");
+    return std::nullopt;
+  }
+  std::map<std::string, HeaderEntry> entries;
+  bool all_parsed = true;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") continue;
+    auto parsed = ParseEntry(name, entry, data_bytes, faults);
+    if (parsed) entries[name] = *parsed;
+    all_parsed = all_parsed && parsed.has_value();
+  }
+  // The token count every tensor must agree on: token_ids' if it is usable.
+  int64_t tokens = shard.tokens;
+  if (auto ids = entries.find("token_ids"); ids != entries.end() && ids->second.shape.size() == 1) {
+    tokens = ids->second.shape[0];
+  }
+  if (tokens != shard.tokens) {
+    faults->push_back("holds " + std::to_string(tokens) + " tokens, metadata.json lists " +
+                      std::to_string(shard.tokens));
+  }
+  std::map<std::string, std::pair<std::string, std::vector<int64_t>>> expected;
+  for (const auto& [name, width] : shard.sites)
+    expected[name] = {shard.site_dtype, {tokens, width}};
+  expected["token_ids"] = {"I32", {tokens}};
+  expected["doc_ids"] = {"I64", {tokens}};
+  expected["positions"] = {"I32", {tokens}};
+  bool ids_usable = true;
+  for (const auto& [name, want] : expected) {
+    auto found = entries.find(name);
+    bool usable = found != entries.end();
+    if (!usable) {
+      if (!header.contains(name)) faults->push_back("has no tensor \"" + name + "\"");
+    } else if (found->second.dtype != want.first) {
+      const bool site = name != "token_ids" && name != "doc_ids" && name != "positions";
+      faults->push_back("tensor \"" + name + "\" is " + found->second.dtype + ", expected " +
+                        want.first + (site ? " (metadata.json dtype)" : ""));
+      usable = false;
+    } else if (found->second.shape != want.second) {
+      faults->push_back("tensor \"" + name + "\" has shape " + ShapeText(found->second.shape) +
+                        ", expected " + ShapeText(want.second));
+      usable = false;
+    }
+    if (name == "doc_ids" || name == "positions") ids_usable = ids_usable && usable;
+  }
+  std::vector<std::pair<HeaderEntry, std::string>> ordered;
+  for (const auto& [name, entry] : entries) {
+    if (!expected.contains(name)) faults->push_back("holds unexpected tensor \"" + name + "\"");
+    ordered.push_back({entry, name});
+  }
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
+  int64_t covered = 0;
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    if (i > 0 && ordered[i].first.begin < ordered[i - 1].first.end) {
+      faults->push_back("header: tensors \"" + ordered[i - 1].second + "\" and \"" +
+                        ordered[i].second + "\" overlap");
+    }
+    covered += ordered[i].first.end - ordered[i].first.begin;
+  }
+  if (all_parsed && covered < data_bytes) {
+    faults->push_back(std::to_string(data_bytes - covered) +
+                      " bytes of the data section belong to no tensor");
+  }
+  if (!ids_usable) return std::nullopt;
+  return tokens;
+}
+
+// Doc ids and positions token by token; see CheckShard.
+void CheckDocuments(std::span<const uint8_t> doc_id_bytes, std::span<const uint8_t> position_bytes,
+                    const ListedShard& shard, ShardCheck* check) {
+  const size_t tokens = doc_id_bytes.size() / sizeof(int64_t);
+  bool order_reported = false, position_reported = false;
+  size_t run_start = 0;
+  int64_t previous = 0;
+  for (size_t i = 0; i < tokens; ++i) {
+    int64_t doc = 0;
+    int32_t position = 0;
+    std::memcpy(&doc, doc_id_bytes.data() + i * sizeof(doc), sizeof(doc));
+    std::memcpy(&position, position_bytes.data() + i * sizeof(position), sizeof(position));
+    if (i == 0 || doc != previous) {
+      if (i > 0 && doc < previous && !order_reported) {
+        check->faults.push_back("doc ids go back from " + std::to_string(previous) + " to " +
+                                std::to_string(doc) + " at token " + std::to_string(i) +
+                                ": documents must be whole and in increasing order");
+        order_reported = true;
+      }
+      if (doc < 0 && !order_reported) {
+        check->faults.push_back("negative doc id " + std::to_string(doc) + " at token " +
+                                std::to_string(i));
+        order_reported = true;
+      }
+      check->documents.push_back(doc);
+      run_start = i;
+    }
+    const int64_t expected_position = static_cast<int64_t>(i - run_start);
+    if (position != expected_position && !position_reported) {
+      check->faults.push_back("document " + std::to_string(doc) + ": token " + std::to_string(i) +
+                              " has position " + std::to_string(position) + ", expected " +
+                              std::to_string(expected_position) +
+                              " (positions count 0..n-1 within each document)");
+      position_reported = true;
+    }
+    previous = doc;
+  }
+  const auto& documents = check->documents;
+  if (static_cast<int64_t>(documents.size()) != shard.docs) {
+    check->faults.push_back("holds " + std::to_string(documents.size()) +
+                            " documents, metadata.json lists " + std::to_string(shard.docs));
+  }
+  if (!documents.empty() &&
+      (documents.front() != shard.first_doc_id || documents.back() != shard.last_doc_id)) {
+    check->faults.push_back("holds documents " + std::to_string(documents.front()) + ".." +
+                            std::to_string(documents.back()) + ", metadata.json lists " +
+                            std::to_string(shard.first_doc_id) + ".." +
+                            std::to_string(shard.last_doc_id));
+  }
+  check->documents_read = true;
+}
+
+// The SafetensorsFile error without the path it starts with: the caller names the file.
+std::string WithoutPath(const std::string& error, const std::string& path) {
+  const std::string prefix = path + ": ";
+  return error.starts_with(prefix) ? error.substr(prefix.size()) : error;
+}
+
+void CheckPlainContents(const ListedShard& shard, ShardCheck* check) {
+  auto file = SafetensorsFile::Open(shard.path);
+  if (!file) {
+    check->faults.push_back("not a valid safetensors file: " +
+                            WithoutPath(file.error(), shard.path));
+    return;
+  }
+  const int64_t data_bytes = (*file)->file_bytes() - static_cast<int64_t>(kLengthPrefixBytes) -
+                             static_cast<int64_t>((*file)->header_json().size());
+  if (!CheckLayout((*file)->header_json(), data_bytes, shard, &check->faults)) return;
+  const auto& tensors = (*file)->tensors();
+  CheckDocuments(tensors.at("doc_ids").bytes, tensors.at("positions").bytes, shard, check);
+}
+
+void CheckGzipContents(const ShardInflater& inflated, const ListedShard& shard, ShardCheck* check) {
+  if (!inflated.error().empty()) {
+    check->faults.push_back(inflated.error());
+    return;
+  }
+  if (!inflated.header_complete()) {
+    check->faults.push_back("decompressed, it is " + std::to_string(inflated.inflated_bytes()) +
+                            " bytes: too short for its safetensors header");
+    return;
+  }
+  if (!CheckLayout(inflated.header_json(), inflated.data_bytes(), shard, &check->faults)) return;
+  CheckDocuments(inflated.doc_ids(), inflated.positions(), shard, check);
+}
+
+}  // namespace
+
+ShardCheck CheckShard(const ListedShard& shard) {
+  ShardCheck check;
+  int fd = ::open(shard.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    check.faults.push_back(errno == ENOENT ? "listed in metadata.json but missing"
+                                           : OsError("cannot open", shard.path, errno));
+    return check;
+  }
+  ScopedFd guard(fd);
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    check.faults.push_back("not a regular file");
+    return check;
+  }
+  const bool size_matches = info.st_size == shard.bytes;
+  if (!size_matches) {
+    check.faults.push_back("is " + std::to_string(info.st_size) + " bytes, metadata.json lists " +
+                           std::to_string(shard.bytes) + " (truncated or overwritten)");
+  }
+  // One pass over the stored bytes: the CRC, and for gzip the inflated stream.
+  ShardInflater inflater;
+  uLong crc = ::crc32(0L, Z_NULL, 0);
+  std::vector<uint8_t> chunk(kReadChunkBytes);
+  for (int64_t offset = 0; offset < info.st_size;) {
+    const ssize_t got = ::pread(fd, chunk.data(), chunk.size(), offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      check.faults.push_back(got < 0 ? OsError("cannot read", shard.path, errno)
+                                     : "shrank while it was read");
+      return check;
+    }
+    crc = ::crc32(crc, chunk.data(), static_cast<uInt>(got));
+    if (shard.gzip) inflater.Feed(chunk.data(), static_cast<size_t>(got));
+    offset += got;
+  }
+  if (size_matches && static_cast<uint32_t>(crc) != shard.crc32) {
+    check.faults.push_back("crc32 is " + HexCrc(static_cast<uint32_t>(crc)) +
+                           ", metadata.json lists " + HexCrc(shard.crc32) + " (damaged bytes)");
+  }
+  if (shard.gzip) {
+    inflater.Finish();
+    CheckGzipContents(inflater, shard, &check);
+  } else {
+    CheckPlainContents(shard, &check);
+  }
+  return check;
+}
+
+}  // namespace actex

@@ -1,0 +1,42 @@
+#ifndef ACTEX_STORAGE_SHARD_CHECK_H_
+#define ACTEX_STORAGE_SHARD_CHECK_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace actex {
+
+// What metadata.json says about one shard, and what every shard of its host folder
+// must hold. An internal part of the output verifier (storage/output_verifier.h).
+struct ListedShard {
+  std::string path;   // the file on disk
+  bool gzip = false;  // listed as .safetensors.gz: the file is one gzip stream
+  int64_t bytes = 0;
+  uint32_t crc32 = 0;
+  int64_t first_doc_id = 0, last_doc_id = 0, docs = 0, tokens = 0;
+  std::vector<std::pair<std::string, int>> sites;  // (hook name, width) from metadata "sites"
+  std::string site_dtype;                          // "F32", "F16" or "BF16"
+};
+
+// What reading the shard found.
+struct ShardCheck {
+  std::vector<std::string> faults;  // each says what is wrong; the caller names the file
+  bool documents_read = false;      // doc ids could be read: `documents` is what the file holds
+  std::vector<int64_t> documents;   // distinct doc ids, in the order the file holds them
+};
+
+// Re-reads the whole shard once: size and CRC-32 of the bytes as stored; the
+// safetensors header (plain files through SafetensorsFile's mapping; gzip'd ones
+// inflated as a stream, so only the header and the doc_ids and positions tensors
+// are ever held in memory); exactly the site tensors [tokens, width] in
+// `site_dtype` plus token_ids I32, doc_ids I64 and positions I32 [tokens], tiling
+// the data section; doc ids in increasing runs (a document is contiguous) whose
+// positions count 0..n-1; and tokens, docs, first and last doc id as listed.
+// Every fault found is reported, not only the first.
+ShardCheck CheckShard(const ListedShard& shard);
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_SHARD_CHECK_H_

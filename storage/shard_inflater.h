@@ -1,0 +1,68 @@
+#ifndef ACTEX_STORAGE_SHARD_INFLATER_H_
+#define ACTEX_STORAGE_SHARD_INFLATER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace actex {
+
+// Inflates a gzip'd safetensors shard as its compressed bytes are fed in and keeps
+// only what the verifier reads: the header, and the bytes of the doc_ids and
+// positions tensors (16 bytes a token however wide the sites are). The activations
+// stream past in a fixed buffer, so a shard of any size costs the same memory.
+// Concatenated gzip members read as one stream, as gunzip does.
+class ShardInflater {
+ public:
+  ShardInflater();
+  ~ShardInflater();
+  ShardInflater(const ShardInflater&) = delete;
+  ShardInflater& operator=(const ShardInflater&) = delete;
+
+  // Compressed bytes in file order. After an error the rest is ignored.
+  void Feed(const uint8_t* data, size_t size);
+  // The compressed input has ended: a stream cut short becomes the error.
+  void Finish();
+
+  // Empty, or what is wrong with the gzip stream ("not gzip data: ...",
+  // "gzip stream ends early (truncated)").
+  const std::string& error() const { return error_; }
+  int64_t inflated_bytes() const { return inflated_bytes_; }
+  // The 8-byte length and the whole JSON header have been inflated.
+  bool header_complete() const { return header_complete_; }
+  const std::string& header_json() const { return header_; }
+  // Bytes after the header.
+  int64_t data_bytes() const;
+  // The captured tensor bytes; shorter than the header says if the stream was.
+  std::span<const uint8_t> doc_ids() const { return doc_ids_.bytes; }
+  std::span<const uint8_t> positions() const { return positions_.bytes; }
+
+ private:
+  struct Capture {
+    int64_t begin = 0, end = 0;  // data_offsets of the tensor
+    std::vector<uint8_t> bytes;
+  };
+  // Takes inflated bytes: the length prefix, the header, then the data section.
+  void Consume(const uint8_t* data, size_t size);
+  // Once the header is complete: where doc_ids and positions lie in the data.
+  void PlanCaptures();
+
+  struct Stream;
+  std::unique_ptr<Stream> stream_;
+  std::vector<uint8_t> output_;
+  std::string error_;
+  bool stream_ended_ = false;  // the last member ended cleanly and no byte followed
+  int64_t inflated_bytes_ = 0;
+  uint8_t length_prefix_[8] = {};
+  uint64_t header_length_ = 0;
+  bool header_complete_ = false;
+  std::string header_;
+  Capture doc_ids_, positions_;
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_SHARD_INFLATER_H_
