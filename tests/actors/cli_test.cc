@@ -1,24 +1,17 @@
 // The actex binary as a user runs it: refused flags, tokenize, inspect, and memory
 // that stays flat when the corpus is much larger than the pipeline's queues.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-
 #include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "actex_process.h"
 #include "extraction_reader.h"
-
-extern char** environ;
 
 namespace actex {
 namespace {
 
-const std::string kActex = ACTEX_BINARY_DIR "/actors/actex";
 const std::string kModel = ACTEX_FIXTURES_DIR "/qwen2-tiny";
 
 struct Outcome {
@@ -27,40 +20,15 @@ struct Outcome {
   long max_rss_kb = 0;
 };
 
-std::string Slurp(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// Runs actex with `args`, stdin from `stdin_path` (or /dev/null).
+// Runs actex with `args` to its end, stdin from `stdin_path`.
 Outcome RunActex(const TempDir& dir, std::vector<std::string> args,
                  const std::string& stdin_path = "/dev/null") {
-  args.insert(args.begin(), kActex);
-  std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  const std::string out = dir.path() + "/stdout", err = dir.path() + "/stderr";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
+  ActexProcess process(dir.path() + "/run", std::move(args), stdin_path);
   Outcome outcome;
-  if (posix_spawn(&pid, kActex.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-    ADD_FAILURE() << "cannot start " << kActex;
-    return outcome;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  outcome.max_rss_kb = usage.ru_maxrss;
-  outcome.out = Slurp(out);
-  outcome.err = Slurp(err);
+  outcome.exit_code = process.Wait(std::chrono::seconds(120));
+  outcome.out = process.out();
+  outcome.err = process.err();
+  outcome.max_rss_kb = process.max_rss_kb();
   return outcome;
 }
 

@@ -1,85 +1,34 @@
 // `actex monitor` as a user runs it: a real process subscribed to a publisher this
 // test binds, printing JSON lines and exiting with the documented codes.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <chrono>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 #include <zmq.hpp>
 
+#include "actex_process.h"
 #include "extraction_reader.h"
 #include "transport/wire.h"
-
-extern char** environ;
 
 namespace actex {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kActex = ACTEX_BINARY_DIR "/actors/actex";
-
-std::string Slurp(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// `actex monitor ARGS...` running in the background, stdout and stderr to files.
-class MonitorProcess {
+// `actex monitor ARGS...` running in the background.
+class MonitorProcess : public ActexProcess {
  public:
   MonitorProcess(const TempDir& dir, std::vector<std::string> args)
-      : out_(dir.path() + "/stdout"), err_(dir.path() + "/stderr") {
-    args.insert(args.begin(), {kActex, "monitor"});
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (posix_spawn(&pid_, kActex.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-      ADD_FAILURE() << "cannot start " << kActex;
-      pid_ = 0;
-    }
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~MonitorProcess() {
-    if (pid_ > 0) Wait(std::chrono::seconds(0));
-  }
-
-  // The exit code once the process ended; after `limit` it is killed and the test fails.
-  int Wait(std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    int status = 0;
-    while (pid_ > 0 && waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() >= deadline) {
-        ADD_FAILURE() << "actex monitor still running after " << limit.count() << " s";
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    pid_ = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  void Signal(int signal) { kill(pid_, signal); }
-  std::string out() const { return Slurp(out_); }
-  std::string err() const { return Slurp(err_); }
+      : ActexProcess(dir.path() + "/monitor", WithCommand(std::move(args))) {}
 
  private:
-  std::string out_, err_;
-  pid_t pid_ = 0;
+  static std::vector<std::string> WithCommand(std::vector<std::string> args) {
+    args.insert(args.begin(), "monitor");
+    return args;
+  }
 };
 
 // What a coordinator looks like to the monitor: an XPUB, which (unlike a PUB) tells

@@ -93,6 +93,7 @@ struct JobShape {
   std::string name;
   int hosts, shards_per_host;
   std::string mesh;
+  friend void PrintTo(const JobShape& shape, std::ostream* os) { *os << shape.name; }
 };
 
 class SimulatedJob : public testing::TestWithParam<JobShape> {};
@@ -236,6 +237,7 @@ struct KillCase {
   std::string name;
   int killed;
   std::string mesh;
+  friend void PrintTo(const KillCase& kill, std::ostream* os) { *os << kill.name; }
 };
 
 class KilledHost : public testing::TestWithParam<KillCase> {};

@@ -84,6 +84,7 @@ struct RefusedOption {
   std::string name;
   std::function<void(ExtractOptions&)> change;
   std::string flag;
+  friend void PrintTo(const RefusedOption& option, std::ostream* os) { *os << option.name; }
 };
 
 class ExtractionRefuses : public testing::TestWithParam<RefusedOption> {};

@@ -62,6 +62,9 @@ ExtractOptions Options(const TempDir& dir, const std::string& model_dir, const s
 struct ParityCase {
   std::string model_dir;
   int shards;
+  friend void PrintTo(const ParityCase& c, std::ostream* os) {
+    *os << c.model_dir.substr(c.model_dir.rfind('/') + 1) << " shards=" << c.shards;
+  }
 };
 
 class ExtractionParity : public testing::TestWithParam<ParityCase> {};

@@ -163,6 +163,7 @@ TEST(Resume, KilledAndRerunSingleHostEqualsUninterruptedRunToTheBit) {
 
 struct MeshCase {
   std::string name, mesh;
+  friend void PrintTo(const MeshCase& mesh_case, std::ostream* os) { *os << mesh_case.name; }
 };
 
 class MultiHostResume : public testing::TestWithParam<MeshCase> {};
