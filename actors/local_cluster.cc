@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,7 +109,8 @@ std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& opti
   std::optional<std::chrono::steady_clock::time_point> kill_at;
   while (!running.empty()) {
     int status = 0;
-    pid_t pid = waitpid(-1, &status, WNOHANG);
+    rusage usage{};
+    pid_t pid = wait4(-1, &status, WNOHANG, &usage);
     if (pid <= 0) {
       if (kill_at && std::chrono::steady_clock::now() > *kill_at) {
         for (const auto& [left, host] : running) {
@@ -124,6 +126,10 @@ std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& opti
     if (found == running.end()) continue;
     const int host = found->second;
     running.erase(found);
+    // Each node's own peak memory (ru_maxrss is in KiB on Linux), for bench/ and users
+    // sizing hosts: a simulated host maps only the weights its shards read.
+    spdlog::info("host {} exited with code {}; peak RSS {:.0f} MB", host,
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss / 1024.0);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
     failures.push_back("host " + std::to_string(host) +
                        (WIFEXITED(status) ? " exited with code " + std::to_string(WEXITSTATUS(status))

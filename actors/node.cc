@@ -317,6 +317,9 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   supervisor.Publish("started", "");
 
   if (auto ran = supervisor.Run(); !ran) return fail(ran.error());
+  // Before the final barrier: once it is released host 0's coordinator, and with it
+  // the relay to the monitors, closes.
+  supervisor.Publish("finished", "");
   if (job) {
     if (auto done = job->FinishTogether(); !done) return fail(done.error());
   }
@@ -328,7 +331,6 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   summary.rejected = last.rejected;
   summary.tokens_per_second =
       summary.extract_seconds > 0 ? summary.tokens / summary.extract_seconds : 0;
-  supervisor.Publish("finished", "");
   return summary;
 }
 

@@ -46,6 +46,9 @@ struct VariantResult {
   double peak_rss_mb = 0;           // the largest process (or node) over all runs
   std::vector<double> node_rss_mb;  // simulate: each node's peak, by host id
   int64_t weight_bytes = 0;         // the model's *.safetensors files
+  // The 2-thread sgemm figure next to this variant: the mean of the measurements taken
+  // just before and just after it, so a change of load on a shared machine hits both.
+  double sgemm_gflops = 0;
 };
 
 // Runs `variant` on the first `short_docs` and then `long_docs` documents of its
@@ -57,8 +60,8 @@ std::expected<VariantResult, std::string> RunVariant(const VariantContext& conte
                                                      const ModelConfig& config,
                                                      int64_t short_docs, int64_t long_docs);
 
-// The results as a table; `sgemm_gflops` is the reference of the ratio column.
-void PrintResultTable(const std::vector<VariantResult>& results, double sgemm_gflops);
+// The results as a table; each row's GFLOPS is compared with its own sgemm_gflops.
+void PrintResultTable(const std::vector<VariantResult>& results);
 
 }  // namespace actex
 

@@ -68,8 +68,8 @@ std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient
     socket.set(zmq::sockopt::immediate, false);
     if (options.security) {
       if (auto secured = options.security->ApplyClient(socket); !secured) {
-        return std::unexpected(
-            fmt::format("cannot connect to the coordinator at {}: {}", coordinator, secured.error()));
+        return std::unexpected(fmt::format("cannot connect to the coordinator at {}: {}",
+                                           coordinator, secured.error()));
       }
     }
     socket.connect("tcp://" + coordinator);

@@ -59,7 +59,8 @@ struct KeyFileReader {
 };
 
 // Checks who may read the file. Others: refused. The group: a warning.
-std::expected<void, std::string> CheckPermissions(const std::string& path, const struct stat& info) {
+std::expected<void, std::string> CheckPermissions(const std::string& path,
+                                                  const struct stat& info) {
   if (!S_ISREG(info.st_mode)) {
     return std::unexpected(fmt::format("job key file {} is not a regular file", path));
   }
@@ -71,9 +72,10 @@ std::expected<void, std::string> CheckPermissions(const std::string& path, const
         path, mode, path));
   }
   if ((mode & (S_IRGRP | S_IWGRP)) != 0) {
-    spdlog::warn("job key file {} is accessible to its group (mode {:04o}): every member of the "
-                 "group can join the job; `chmod 600 {}` unless that is intended",
-                 path, mode, path);
+    spdlog::warn(
+        "job key file {} is accessible to its group (mode {:04o}): every member of the "
+        "group can join the job; `chmod 600 {}` unless that is intended",
+        path, mode, path);
   }
   return {};
 }
@@ -94,12 +96,12 @@ std::expected<std::shared_ptr<const JobSecurity>, std::string> JobSecurity::From
         source));
   }
   if (secret.size() != kSecretBytes) {
-    return std::unexpected(fmt::format("job key {}: {} bytes, expected {}", source, secret.size(),
-                                       kSecretBytes));
+    return std::unexpected(
+        fmt::format("job key {}: {} bytes, expected {}", source, secret.size(), kSecretBytes));
   }
   if (sodium_is_zero(secret.data(), secret.size()) != 0) {
-    return std::unexpected(
-        fmt::format("job key {} is all zeros, which is no secret; {}", source, MakeKeyHint(source)));
+    return std::unexpected(fmt::format("job key {} is all zeros, which is no secret; {}", source,
+                                       MakeKeyHint(source)));
   }
   std::shared_ptr<JobSecurity> security(new JobSecurity());
   security->source_ = source;
@@ -121,8 +123,7 @@ std::expected<std::shared_ptr<const JobSecurity>, std::string> JobSecurity::From
   KeyFileReader reader;
   reader.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (reader.fd < 0) {
-    return std::unexpected(
-        fmt::format("cannot read job key file {}: {}", path, ErrnoText(errno)));
+    return std::unexpected(fmt::format("cannot read job key file {}: {}", path, ErrnoText(errno)));
   }
   struct stat info {};
   if (::fstat(reader.fd, &info) != 0) {
@@ -146,16 +147,16 @@ std::expected<std::shared_ptr<const JobSecurity>, std::string> JobSecurity::From
   const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
   while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  const std::string expected = fmt::format(
-      "a job key is {} hexadecimal digits ({} random bytes) on one line; {}", kSecretBytes * 2,
-      kSecretBytes, MakeKeyHint(path));
+  const std::string expected =
+      fmt::format("a job key is {} hexadecimal digits ({} random bytes) on one line; {}",
+                  kSecretBytes * 2, kSecretBytes, MakeKeyHint(path));
   if (text.empty()) {
     return std::unexpected(fmt::format("job key file {} is empty: {}", path, expected));
   }
   if (length > kMaxKeyFileBytes || text.size() != kSecretBytes * 2) {
-    return std::unexpected(fmt::format("job key file {} holds {} characters: {}", path,
-                                       length > kMaxKeyFileBytes ? "too many" : std::to_string(text.size()),
-                                       expected));
+    return std::unexpected(fmt::format(
+        "job key file {} holds {} characters: {}", path,
+        length > kMaxKeyFileBytes ? "too many" : std::to_string(text.size()), expected));
   }
   const auto not_hex = std::find_if_not(text.begin(), text.end(), [](char c) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -167,8 +168,8 @@ std::expected<std::shared_ptr<const JobSecurity>, std::string> JobSecurity::From
   }
   std::array<uint8_t, kSecretBytes> secret{};
   size_t decoded = 0;
-  const int status = sodium_hex2bin(secret.data(), secret.size(), text.data(), text.size(),
-                                    nullptr, &decoded, nullptr);
+  const int status = sodium_hex2bin(secret.data(), secret.size(), text.data(), text.size(), nullptr,
+                                    &decoded, nullptr);
   std::expected<std::shared_ptr<const JobSecurity>, std::string> security =
       std::unexpected(fmt::format("job key file {}: {}", path, expected));
   if (status == 0 && decoded == kSecretBytes) security = FromSecret(secret, path);
@@ -187,7 +188,8 @@ std::expected<void, std::string> JobSecurity::WriteNewKeyFile(const std::string&
           "same one): remove it first or choose another name",
           path));
     }
-    return std::unexpected(fmt::format("cannot create job key file {}: {}", path, ErrnoText(errno)));
+    return std::unexpected(
+        fmt::format("cannot create job key file {}: {}", path, ErrnoText(errno)));
   }
   std::array<uint8_t, kSecretBytes> secret{};
   randombytes_buf(secret.data(), secret.size());

@@ -36,7 +36,7 @@ struct RingLinks::State {
   // Declared after from_previous, so it is destroyed (and stops watching) first.
   std::unique_ptr<ConnectionWatch> ingress_watch;
   uint64_t refused_connections = 0;
-  zmq::socket_t to_next;        // PUSH, connected to the successor
+  zmq::socket_t to_next;  // PUSH, connected to the successor
   bool connected = false;
   uint64_t next_op_id = 1;
   uint64_t current_op_id = 0;

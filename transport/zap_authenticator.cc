@@ -140,7 +140,7 @@ class Authenticator {
 }  // namespace
 
 std::expected<std::unique_ptr<Actor>, std::string> StartZapAuthenticator(zmq::context_t& context,
-                                                                        ZapPolicy policy) {
+                                                                         ZapPolicy policy) {
   if (!policy.counters) return std::unexpected("authenticator: no counters given");
   return Actor::Start(context, "authenticator", [policy = std::move(policy)](ActorContext& actor) {
     Authenticator authenticator(policy);

@@ -32,7 +32,7 @@ struct ZapPolicy {
 // address and counted; so are acceptances (counted only). It stops when asked.
 // Fails when the context already has a ZAP handler ("Address already in use").
 std::expected<std::unique_ptr<Actor>, std::string> StartZapAuthenticator(zmq::context_t& context,
-                                                                        ZapPolicy policy);
+                                                                         ZapPolicy policy);
 
 }  // namespace actex
 

@@ -1,9 +1,9 @@
 // actex make-job-key FILE: writes a new job key, the secret every host of a job
 // reads with --job-key-file (transport/job_security.h).
+#include <spdlog/spdlog.h>
+
 #include <memory>
 #include <string>
-
-#include <spdlog/spdlog.h>
 
 #include "actors/cli/commands.h"
 #include "transport/job_security.h"

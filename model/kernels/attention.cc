@@ -86,14 +86,50 @@ constexpr int kQueryRows = 4;
 // Keys per score tile (two vectors of eight).
 constexpr int64_t kKeyTile = 16;
 
+// Transposes the 8x8 block at `source` (rows `source_stride` apart) into
+// `destination` (rows `destination_stride` apart).
+void Transpose8x8(const float* source, int64_t source_stride, float* destination,
+                  int64_t destination_stride) {
+  __m256 rows[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) rows[i] = _mm256_loadu_ps(source + i * source_stride);
+  __m256 pairs[8], quads[8];
+#pragma GCC unroll 4
+  for (int i = 0; i < 8; i += 2) {
+    pairs[i] = _mm256_unpacklo_ps(rows[i], rows[i + 1]);
+    pairs[i + 1] = _mm256_unpackhi_ps(rows[i], rows[i + 1]);
+  }
+#pragma GCC unroll 2
+  for (int i = 0; i < 8; i += 4) {
+    quads[i] = _mm256_shuffle_ps(pairs[i], pairs[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    quads[i + 1] = _mm256_shuffle_ps(pairs[i], pairs[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    quads[i + 2] = _mm256_shuffle_ps(pairs[i + 1], pairs[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    quads[i + 3] = _mm256_shuffle_ps(pairs[i + 1], pairs[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(destination + i * destination_stride,
+                     _mm256_permute2f128_ps(quads[i], quads[i + 4], 0x20));
+    _mm256_storeu_ps(destination + (i + 4) * destination_stride,
+                     _mm256_permute2f128_ps(quads[i], quads[i + 4], 0x31));
+  }
+}
+
 // Kᵀ of one key/value head: kt[d * stride + j] = k[j, d] for j < tokens, zero up to
 // `stride` (a multiple of kKeyTile), so score tiles never read past the keys.
 void PackKeysTransposed(const float* k_head, int64_t ld_kv, int64_t tokens, int dim,
                         int64_t stride, float* kt) {
   for (int d = 0; d < dim; ++d) std::fill(kt + d * stride + tokens, kt + (d + 1) * stride, 0.0f);
-  for (int64_t j = 0; j < tokens; ++j) {
+  const int64_t whole_tokens = tokens - tokens % 8;
+  const int whole_dims = dim - dim % 8;
+  for (int64_t j = 0; j < whole_tokens; j += 8) {
+    for (int d = 0; d < whole_dims; d += 8) {
+      Transpose8x8(k_head + j * ld_kv + d, ld_kv, kt + d * stride + j, stride);
+    }
+  }
+  for (int64_t j = 0; j < tokens; ++j) {  // the edges the 8x8 blocks left
     const float* key = k_head + j * ld_kv;
-    for (int d = 0; d < dim; ++d) kt[d * stride + j] = key[d];
+    for (int d = j < whole_tokens ? whole_dims : 0; d < dim; ++d) kt[d * stride + j] = key[d];
   }
 }
 
@@ -132,6 +168,41 @@ void ChunkMasks(int count, __m256i* low, __m256i* high) {
   *high = _mm256_cmpgt_epi32(_mm256_set1_epi32(count - 8), lanes);
 }
 
+// One 16-wide chunk of WeightedValues: columns [0, 16) of `values` and `out` (lanes
+// outside the masks untouched unless kFull).
+template <bool kFull>
+void WeightedValuesChunk(const float* p, int64_t stride, int rows, int64_t keys,
+                         const float* values, int64_t ld_kv, __m256i low_mask, __m256i high_mask,
+                         float* out, int64_t ld_out) {
+  __m256 acc[kQueryRows][2];
+#pragma GCC unroll 4
+  for (auto& row : acc) row[0] = row[1] = _mm256_setzero_ps();
+  for (int64_t j = 0; j < keys; ++j) {
+    const float* value = values + j * ld_kv;
+    const __m256 low = kFull ? _mm256_loadu_ps(value) : _mm256_maskload_ps(value, low_mask);
+    const __m256 high =
+        kFull ? _mm256_loadu_ps(value + 8) : _mm256_maskload_ps(value + 8, high_mask);
+#pragma GCC unroll 4
+    for (int r = 0; r < kQueryRows; ++r) {
+      const __m256 a = _mm256_broadcast_ss(p + r * stride + j);
+      acc[r][0] = _mm256_fmadd_ps(a, low, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(a, high, acc[r][1]);
+    }
+  }
+  // Unrolled with a test rather than looping to `rows`, so acc stays in registers.
+#pragma GCC unroll 4
+  for (int r = 0; r < kQueryRows; ++r) {
+    if (r >= rows) break;
+    if (kFull) {
+      _mm256_storeu_ps(out + r * ld_out, acc[r][0]);
+      _mm256_storeu_ps(out + r * ld_out + 8, acc[r][1]);
+    } else {
+      _mm256_maskstore_ps(out + r * ld_out, low_mask, acc[r][0]);
+      _mm256_maskstore_ps(out + r * ld_out + 8, high_mask, acc[r][1]);
+    }
+  }
+}
+
 // out_r = sum over j < keys of p[r, j] * v_j for kQueryRows rows (`rows` of them
 // stored), summed in order j = 0..keys-1 with one FMA per term. Probabilities of keys
 // a row may not see are zero, which adds exactly nothing.
@@ -141,29 +212,12 @@ void WeightedValues(const float* p, int64_t stride, int rows, int64_t keys, cons
     const int width = std::min(16, dim - first);
     __m256i low_mask, high_mask;
     ChunkMasks(width, &low_mask, &high_mask);
-    __m256 acc[kQueryRows][2];
-#pragma GCC unroll 4
-    for (auto& row : acc) row[0] = row[1] = _mm256_setzero_ps();
-    for (int64_t j = 0; j < keys; ++j) {
-      const float* value = v_head + j * ld_kv + first;
-      __m256 low, high;
-      if (width == 16) {
-        low = _mm256_loadu_ps(value);
-        high = _mm256_loadu_ps(value + 8);
-      } else {
-        low = _mm256_maskload_ps(value, low_mask);
-        high = _mm256_maskload_ps(value + 8, high_mask);
-      }
-#pragma GCC unroll 4
-      for (int r = 0; r < kQueryRows; ++r) {
-        const __m256 a = _mm256_broadcast_ss(p + r * stride + j);
-        acc[r][0] = _mm256_fmadd_ps(a, low, acc[r][0]);
-        acc[r][1] = _mm256_fmadd_ps(a, high, acc[r][1]);
-      }
-    }
-    for (int r = 0; r < rows; ++r) {
-      _mm256_maskstore_ps(out + r * ld_out + first, low_mask, acc[r][0]);
-      _mm256_maskstore_ps(out + r * ld_out + first + 8, high_mask, acc[r][1]);
+    if (width == 16) {
+      WeightedValuesChunk<true>(p, stride, rows, keys, v_head + first, ld_kv, low_mask, high_mask,
+                                out + first, ld_out);
+    } else {
+      WeightedValuesChunk<false>(p, stride, rows, keys, v_head + first, ld_kv, low_mask,
+                                 high_mask, out + first, ld_out);
     }
   }
 }

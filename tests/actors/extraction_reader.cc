@@ -58,6 +58,28 @@ std::map<int64_t, DocumentRows> ReadHostFolder(const std::string& host_dir) {
   return documents;
 }
 
+std::map<int64_t, DocumentRows> ReadJob(const std::string& out) {
+  std::map<int64_t, DocumentRows> documents;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    for (auto& [doc, rows] : ReadHostFolder(entry.path().string())) {
+      EXPECT_FALSE(documents.contains(doc)) << "document " << doc << " written twice";
+      documents[doc] = std::move(rows);
+    }
+  }
+  return documents;
+}
+
+std::multiset<int64_t> RejectedIds(const std::string& out) {
+  std::multiset<int64_t> rejected;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    std::ifstream file(entry.path() / "rejects.jsonl");
+    for (std::string line; std::getline(file, line);) {
+      rejected.insert(nlohmann::json::parse(line)["doc_id"].get<int64_t>());
+    }
+  }
+  return rejected;
+}
+
 TempDir::TempDir() {
   char pattern[] = "/tmp/actex-test-XXXXXX";
   path_ = mkdtemp(pattern);

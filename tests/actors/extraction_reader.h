@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,13 @@ struct DocumentRows {
 // Everything one host folder holds, by document id. Fails the calling test (gtest
 // ADD_FAILURE) when a listed shard is unreadable.
 std::map<int64_t, DocumentRows> ReadHostFolder(const std::string& host_dir);
+
+// Every host folder below OUT merged by document id; fails the calling test on a
+// document written twice.
+std::map<int64_t, DocumentRows> ReadJob(const std::string& out);
+
+// The doc ids listed in every rejects.jsonl below OUT, repeats kept.
+std::multiset<int64_t> RejectedIds(const std::string& out);
 
 // A temporary folder removed when the object goes away.
 class TempDir {

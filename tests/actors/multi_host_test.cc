@@ -66,29 +66,6 @@ ExtractOptions Options(const std::string& corpus, const std::string& out, int sh
   return options;
 }
 
-// Every host folder of OUT merged by document id; fails on a document seen twice.
-std::map<int64_t, DocumentRows> ReadJob(const std::string& out) {
-  std::map<int64_t, DocumentRows> documents;
-  for (const auto& entry : fs::directory_iterator(out)) {
-    for (auto& [doc, rows] : ReadHostFolder(entry.path().string())) {
-      EXPECT_FALSE(documents.contains(doc)) << "document " << doc << " written twice";
-      documents[doc] = std::move(rows);
-    }
-  }
-  return documents;
-}
-
-std::set<int64_t> RejectedIds(const std::string& out) {
-  std::set<int64_t> rejected;
-  for (const auto& entry : fs::directory_iterator(out)) {
-    std::ifstream file(entry.path() / "rejects.jsonl");
-    for (std::string line; std::getline(file, line);) {
-      EXPECT_TRUE(rejected.insert(nlohmann::json::parse(line)["doc_id"].get<int64_t>()).second);
-    }
-  }
-  return rejected;
-}
-
 struct JobShape {
   std::string name;
   int hosts, shards_per_host;
@@ -117,10 +94,11 @@ TEST_P(SimulatedJob, MatchesOneProcessAndWritesEveryDocumentOnce) {
   ASSERT_EQ(simulate.Wait(seconds(120)), 0) << simulate.err();
 
   auto simulated = ReadJob(out);
-  std::set<int64_t> rejected = RejectedIds(out);
+  std::multiset<int64_t> rejected = RejectedIds(out);
   for (int64_t doc = 0; doc < documents; ++doc) {
     EXPECT_NE(simulated.contains(doc), rejected.contains(doc))
         << "document " << doc << " must be written or rejected, exactly once";
+    EXPECT_LE(rejected.count(doc), 1u) << "document " << doc << " listed as rejected twice";
   }
   EXPECT_EQ(rejected, RejectedIds(dir.path() + "/single"));
   ASSERT_EQ(simulated.size(), reference.size());
@@ -272,8 +250,10 @@ TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(3000, 48));
   ManualJob job(dir);
-  ActexProcess& host0 = job.Start(0, 2, corpus, "2d");
-  ActexProcess& host1 = job.Start(1, 2, corpus, "2d");
+  // Larger shards than the kill tests need: fewer fsyncs, a shorter test.
+  auto larger_shards = [](NodeOptions& node) { node.extract.shard_bytes = 256 << 10; };
+  ActexProcess& host0 = job.Start(0, 2, corpus, "2d", larger_shards);
+  ActexProcess& host1 = job.Start(1, 2, corpus, "2d", larger_shards);
   ASSERT_TRUE(WaitForFirstShard(dir.path() + "/out/host_00", seconds(60))) << host0.err();
   ActexProcess monitor(dir.path() + "/monitor",
                        {"monitor", "tcp://127.0.0.1:" + std::to_string(job.port() + 1), "--json",
@@ -295,7 +275,6 @@ TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
   EXPECT_EQ(host0.Wait(seconds(120)), 0) << host0.err();
   EXPECT_EQ(host1.Wait(seconds(120)), 0) << host1.err();
 }
-
 
 // ---- Who may join, and what strangers' bytes do to a running job ----
 
@@ -325,8 +304,8 @@ std::string MakeJobKey(const TempDir& dir, const std::string& name) {
 }
 
 std::vector<std::string> SimulateArgs(const std::string& corpus, const std::string& out) {
-  std::vector<std::string> args = {"simulate", "--hosts", "2", "--mesh", "1d",
-                                   "--heartbeat-timeout", "20"};
+  std::vector<std::string> args = {
+      "simulate", "--hosts", "2", "--mesh", "1d", "--heartbeat-timeout", "20"};
   for (const std::string& arg : ExtractOptionsToArgs(Options(corpus, out, 1))) {
     args.push_back(arg);
   }
@@ -430,8 +409,8 @@ void Attack(zmq::context_t& context, int port, zmq::socket_type type, size_t ove
   greeting[9] = '\x7f';
   greeting[10] = 3;
   greeting.replace(12, 5, "BOGUS");
-  for (const std::string& bytes : {greeting, RandomBytes(random, 4096),
-                                   std::string("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}) {
+  for (const std::string& bytes :
+       {greeting, RandomBytes(random, 4096), std::string("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}) {
     const int fd = ConnectRaw(port);
     if (fd < 0) continue;
     (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -464,9 +443,8 @@ void Attack(zmq::context_t& context, int port, zmq::socket_type type, size_t ove
   for (const auto& frames : messages) {
     for (size_t i = 0; i < frames.size(); ++i) {
       try {
-        (void)stranger.send(zmq::buffer(frames[i]), i + 1 < frames.size()
-                                                        ? zmq::send_flags::sndmore
-                                                        : zmq::send_flags::none);
+        (void)stranger.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore
+                                                                          : zmq::send_flags::none);
       } catch (const zmq::error_t&) {
         break;  // the job may already be over
       }

@@ -68,28 +68,6 @@ std::vector<std::string> ExtractArgs(const ExtractOptions& options) {
   return args;
 }
 
-std::map<int64_t, DocumentRows> ReadJob(const std::string& out) {
-  std::map<int64_t, DocumentRows> documents;
-  for (const auto& entry : fs::directory_iterator(out)) {
-    for (auto& [doc, rows] : ReadHostFolder(entry.path().string())) {
-      EXPECT_FALSE(documents.contains(doc)) << "document " << doc << " written twice";
-      documents[doc] = std::move(rows);
-    }
-  }
-  return documents;
-}
-
-std::multiset<int64_t> Rejected(const std::string& out) {
-  std::multiset<int64_t> rejected;
-  for (const auto& entry : fs::directory_iterator(out)) {
-    std::ifstream file(entry.path() / "rejects.jsonl");
-    for (std::string line; std::getline(file, line);) {
-      rejected.insert(nlohmann::json::parse(line)["doc_id"].get<int64_t>());
-    }
-  }
-  return rejected;
-}
-
 // Same documents, same tokens, and every activation equal to the last bit.
 void ExpectIdentical(const std::string& out, const std::string& reference_out) {
   auto actual = ReadJob(out);
@@ -106,7 +84,7 @@ void ExpectIdentical(const std::string& out, const std::string& reference_out) {
           << "document " << doc << " " << site << " differs from the uninterrupted run";
     }
   }
-  EXPECT_EQ(Rejected(out), Rejected(reference_out));
+  EXPECT_EQ(RejectedIds(out), RejectedIds(reference_out));
 }
 
 // Runs `start` again and again, killing it with SIGKILL after a random moment,

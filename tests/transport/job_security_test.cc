@@ -344,8 +344,8 @@ TEST(JobSecurity, RingOverTcpWithKeyAllReducesExactly) {
   auto authenticator = StartAuthenticator(*security, context);
   const int size = 3;
   const size_t length = 100000;
-  auto ring = ring_test::MakeRing(context, "keyed", size, ring_test::LinkKind::kTcp, 10000ms,
-                                  security);
+  auto ring =
+      ring_test::MakeRing(context, "keyed", size, ring_test::LinkKind::kTcp, 10000ms, security);
   ASSERT_EQ(ring.size(), size_t{size});
   std::vector<std::vector<float>> data(size, std::vector<float>(length));
   std::vector<float> expected(length, 0.f);
@@ -355,8 +355,8 @@ TEST(JobSecurity, RingOverTcpWithKeyAllReducesExactly) {
       expected[i] += data[rank][i];
     }
   }
-  auto results = ring_test::RunMembers(
-      size, [&](int rank) { return RingAllReduce(*ring[rank], data[rank]); });
+  auto results =
+      ring_test::RunMembers(size, [&](int rank) { return RingAllReduce(*ring[rank], data[rank]); });
   for (int rank = 0; rank < size; ++rank) {
     ASSERT_TRUE(results[rank].has_value()) << results[rank].error();
     EXPECT_EQ(data[rank], expected) << "rank " << rank;
@@ -395,7 +395,8 @@ TEST(JobSecurity, RingMemberWithAnotherKeyNeverGetsAChunkAccepted) {
     }
   }
 
-  std::vector<std::vector<float>> data = {{1, 2, 3, 4, 5, 6, 7, 8}, {10, 20, 30, 40, 50, 60, 70, 80}};
+  std::vector<std::vector<float>> data = {{1, 2, 3, 4, 5, 6, 7, 8},
+                                          {10, 20, 30, 40, 50, 60, 70, 80}};
   auto results =
       ring_test::RunMembers(2, [&](int rank) { return RingAllReduce(*ring[rank], data[rank]); });
   for (int rank = 0; rank < 2; ++rank) {

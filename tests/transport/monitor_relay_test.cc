@@ -156,12 +156,12 @@ TEST(MonitorRelay, StrangersGarbageOnEitherPortIsDroppedAndCounted) {
     return !seen.empty() && options.counters->dropped_monitor_messages >= 1;
   }));
   const uint64_t before = options.counters->dropped_monitor_messages;
-  send_frames(stranger, {std::string("\x93\x01\x02", 3)});                   // one random frame
-  send_frames(stranger, {envelope, body, "extra"});                           // three frames
-  send_frames(stranger, {envelope, body.substr(0, body.size() / 2)});         // truncated body
+  send_frames(stranger, {std::string("\x93\x01\x02", 3)});             // one random frame
+  send_frames(stranger, {envelope, body, "extra"});                    // three frames
+  send_frames(stranger, {envelope, body.substr(0, body.size() / 2)});  // truncated body
   send_frames(stranger, {pack(std::map<std::string, uint64_t>{{"t", 10}, {"v", 2}}), body});
   send_frames(stranger, {pack(std::map<std::string, uint64_t>{{"t", 33}, {"v", 1}}),
-                         pack(BarrierMessage{"done"})});                      // another type
+                         pack(BarrierMessage{"done"})});  // another type
   send_frames(stranger, {envelope, pack(std::map<std::string, int>{{"kind", 1}})});
   // A stranger at the feed port sending what no subscriber sends.
   zmq::socket_t feed_stranger(context, zmq::socket_type::xsub);
