@@ -88,6 +88,22 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
   if (options.max_docs == 0 || options.max_docs < -1) {
     return std::unexpected("--max-docs must be positive");
   }
+  if (!options.upload.command.empty()) {
+    if (auto checked = CheckUploadTemplate(options.upload.command); !checked) {
+      return std::unexpected(checked.error());
+    }
+  } else if (options.upload.delete_after_upload) {
+    return std::unexpected(
+        "--delete-after-upload needs --upload-cmd: without an upload the "
+        "shards would only be deleted");
+  }
+  if (options.upload.retries < 0) return std::unexpected("--upload-retries must be >= 0");
+  if (!(options.upload.backoff_seconds >= 0)) {
+    return std::unexpected("--upload-backoff must be >= 0 seconds");
+  }
+  if (!(options.upload.timeout_seconds > 0)) {
+    return std::unexpected("--upload-timeout must be > 0 seconds");
+  }
   if (options.prepend_bos) {
     if (!config.bos_token_id) {
       return std::unexpected("--prepend-bos: the model's config.json has no bos_token_id");
@@ -135,24 +151,44 @@ std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options) {
     }
     return joined;
   };
-  std::vector<std::string> args = {"--model", options.model_dir, "--out", options.out_dir,
-                                   "--layers", join(options.layers), "--sites",
-                                   join(options.sites), "--shards-per-host",
-                                   std::to_string(options.shards), "--max-seq-len",
-                                   std::to_string(options.max_seq_len), "--overflow",
+  std::vector<std::string> args = {"--model",
+                                   options.model_dir,
+                                   "--out",
+                                   options.out_dir,
+                                   "--layers",
+                                   join(options.layers),
+                                   "--sites",
+                                   join(options.sites),
+                                   "--shards-per-host",
+                                   std::to_string(options.shards),
+                                   "--max-seq-len",
+                                   std::to_string(options.max_seq_len),
+                                   "--overflow",
                                    options.overflow == Overflow::kSplit ? "split" : "truncate",
-                                   "--batch-tokens", std::to_string(options.batch_tokens),
-                                   "--shard-size", std::to_string(options.shard_bytes),
-                                   "--compress", options.gzip ? "gzip" : "none",
-                                   "--text-field", options.text_field};
+                                   "--batch-tokens",
+                                   std::to_string(options.batch_tokens),
+                                   "--shard-size",
+                                   std::to_string(options.shard_bytes),
+                                   "--compress",
+                                   options.gzip ? "gzip" : "none",
+                                   "--text-field",
+                                   options.text_field};
   args.push_back("--data");
   for (const std::string& input : options.data) args.push_back(input);
   if (!options.dtype.empty()) args.insert(args.end(), {"--dtype", options.dtype});
   if (options.prepend_bos) args.push_back("--prepend-bos");
   if (options.overwrite) args.push_back("--overwrite");
-  if (options.max_docs > 0) args.insert(args.end(), {"--max-docs", std::to_string(options.max_docs)});
+  if (options.max_docs > 0)
+    args.insert(args.end(), {"--max-docs", std::to_string(options.max_docs)});
   if (options.blas_threads > 0) {
     args.insert(args.end(), {"--blas-threads", std::to_string(options.blas_threads)});
+  }
+  if (!options.upload.command.empty()) {
+    args.insert(args.end(), {"--upload-cmd", options.upload.command, "--upload-retries",
+                             std::to_string(options.upload.retries), "--upload-backoff",
+                             std::to_string(options.upload.backoff_seconds), "--upload-timeout",
+                             std::to_string(options.upload.timeout_seconds)});
+    if (options.upload.delete_after_upload) args.push_back("--delete-after-upload");
   }
   return args;
 }

@@ -3,11 +3,11 @@
 
 #include <cstdint>
 #include <expected>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "actors/upload_command.h"
 #include "model/model_config.h"
 #include "model/sites.h"
 #include "storage/shard_writer.h"
@@ -38,6 +38,7 @@ struct ExtractOptions {
   bool show_progress = false;
   // Replace an earlier run's output instead of resuming it.
   bool overwrite = false;
+  UploadOptions upload;  // --upload-cmd and friends; not compared on resume
   // For tests only: the writer's disk "fills up" after this many bytes (-1: never).
   int64_t fail_after_bytes = -1;
 };

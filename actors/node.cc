@@ -1,5 +1,7 @@
 #include "actors/node.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -7,8 +9,6 @@
 #include <memory>
 #include <thread>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "actors/device_shard_actor.h"
 #include "actors/host_layout.h"
@@ -19,6 +19,7 @@
 #include "actors/replica_start.h"
 #include "actors/run_fingerprint.h"
 #include "actors/tokenizer_actor.h"
+#include "actors/uploader_actor.h"
 #include "actors/writer_actor.h"
 #include "model/model_weights.h"
 #include "model/tokenizer/tokenizer.h"
@@ -145,10 +146,30 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
   }
   writer.shards.continue_from = found.metadata;
   spdlog::info("{}: {}; {} shard(s) kept, {} unfinished file(s) removed", dir,
-               start->complete ? "already complete"
-                               : "resuming after document " + std::to_string(start->written_through),
+               start->complete
+                   ? "already complete"
+                   : "resuming after document " + std::to_string(start->written_through),
                found.metadata["shards"].size(), removed->size());
   return start;
+}
+
+// The uploader of this host's folder, fed by the writer; it first goes through what
+// an earlier run listed, in case its uploads did not all finish.
+UploaderConfig MakeUploaderConfig(const NodeOptions& options, WriterConfig& writer) {
+  UploaderConfig uploader;
+  uploader.upload = options.extract.upload;
+  uploader.host_dir = writer.shards.dir;
+  uploader.host_id = options.host_id;
+  uploader.requests_endpoint = "inproc://uploads";
+  uploader.events_endpoint = writer.events_endpoint;
+  writer.uploads_endpoint = uploader.requests_endpoint;
+  if (writer.shards.continue_from.is_object()) {
+    for (const auto& shard : writer.shards.continue_from["shards"]) {
+      uploader.earlier_shards.push_back(
+          {shard.value("file", ""), shard.value("bytes", int64_t{0}), shard.value("crc32", "")});
+    }
+  }
+  return uploader;
 }
 
 std::string ResumeKey(int replica) { return "resume/" + std::to_string(replica); }
@@ -215,12 +236,12 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     job = std::move(*joined);
   }
   summary.load_seconds = SecondsSince(load_start);
-  spdlog::info("host {} of {}: model {} ({} layers, {} heads) ready in {:.2f} s; mesh {}, {} "
-               "device shard(s) here, {} BLAS thread(s) each; sites {}",
-               options.host_id, options.num_hosts, resources.config.name,
-               resources.config.layers, resources.config.heads, summary.load_seconds,
-               mesh.Describe(), layout.shards().size(), resources.plan.blas_threads,
-               SiteList(resources.plan.sites));
+  spdlog::info(
+      "host {} of {}: model {} ({} layers, {} heads) ready in {:.2f} s; mesh {}, {} "
+      "device shard(s) here, {} BLAS thread(s) each; sites {}",
+      options.host_id, options.num_hosts, resources.config.name, resources.config.layers,
+      resources.config.heads, summary.load_seconds, mesh.Describe(), layout.shards().size(),
+      resources.plan.blas_threads, SiteList(resources.plan.sites));
 
   NodeSupervisor supervisor({options.host_id, extract.show_progress, &events, job.get()});
   auto fail = [&](const std::string& error) -> std::expected<ExtractionSummary, std::string> {
@@ -232,7 +253,11 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
 
   const Clock::time_point extract_start = Clock::now();
   std::expected<void, std::string> started;
-  if (writes) {
+  const bool uploads = writes && !extract.upload.command.empty();
+  if (uploads) {
+    started = supervisor.AddBackground(StartUploader(context, MakeUploaderConfig(options, writer)));
+  }
+  if (writes && started) {
     started = supervisor.Add(StartWriter(context, std::move(writer)));
   }
   for (const LocalShard& local : layout.shards()) {
@@ -284,18 +309,19 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       if (local.replica == replica) shard_endpoints.push_back(BatchesEndpoint(local.global_shard));
     }
     started = supervisor.Add(StartTokenizerActor(
-        context, TokenizerActorConfig{
-                     std::move(tokenizer), extract.model_dir, resources.config.vocab_size,
-                     resources.plan.bos_token_id,
-                     PackerOptions{extract.max_seq_len, extract.overflow, extract.batch_tokens},
-                     DocumentsEndpoint(replica), shard_endpoints,
-                     replica == layout.written_replica() ? "inproc://rejects" : "",
-                     starts[replica]}));
+        context,
+        TokenizerActorConfig{
+            std::move(tokenizer), extract.model_dir, resources.config.vocab_size,
+            resources.plan.bos_token_id,
+            PackerOptions{extract.max_seq_len, extract.overflow, extract.batch_tokens},
+            DocumentsEndpoint(replica), shard_endpoints,
+            replica == layout.written_replica() ? "inproc://rejects" : "", starts[replica]}));
   }
   if (started) {
     LoaderConfig loading;
     loading.corpus = CorpusOptions{extract.data, extract.text_field, extract.max_docs};
-    for (int replica : layout.replicas()) loading.document_endpoints.push_back(DocumentsEndpoint(replica));
+    for (int replica : layout.replicas())
+      loading.document_endpoints.push_back(DocumentsEndpoint(replica));
     const std::vector<int> replicas = layout.replicas();
     loading.route = [mesh, replicas, starts](int64_t doc_id) {
       const int replica = mesh.ReplicaOfDocument(doc_id);
@@ -322,6 +348,15 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   supervisor.Publish("finished", "");
   if (job) {
     if (auto done = job->FinishTogether(); !done) return fail(done.error());
+  }
+  // Uploads finish after the job did: a host's slow uploads hold up no other host.
+  if (auto uploaded = supervisor.FinishBackground(); !uploaded) {
+    return std::unexpected(uploaded.error());
+  }
+  if (uploads) {
+    if (auto whole = ExpectEverythingUploaded(summary.host_dir); !whole) {
+      return std::unexpected(whole.error());
+    }
   }
   const MonitorEventMessage& last = supervisor.last_event();
   summary.extract_seconds = SecondsSince(extract_start);

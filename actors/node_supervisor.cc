@@ -12,8 +12,7 @@ namespace actex {
 namespace {
 
 double UnixSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 void PrintProgress(const MonitorEventMessage& event, bool final_line) {
@@ -44,7 +43,16 @@ std::expected<void, std::string> NodeSupervisor::Add(
     std::expected<std::unique_ptr<Actor>, std::string> actor) {
   if (!actor) return std::unexpected(actor.error());
   actors_.push_back(std::move(*actor));
+  background_.push_back(false);
+  finished_.push_back(false);
   return {};
+}
+
+std::expected<void, std::string> NodeSupervisor::AddBackground(
+    std::expected<std::unique_ptr<Actor>, std::string> actor) {
+  auto added = Add(std::move(actor));
+  if (added) background_.back() = true;
+  return added;
 }
 
 void NodeSupervisor::StopAll() {
@@ -67,6 +75,15 @@ void NodeSupervisor::DrainEvents() {
     if (!received || !*received) return;
     auto event = (*received)->As<MonitorEventMessage>();
     if (!event) continue;
+    if (event->kind == "uploaded" || event->kind == "upload_failed") {
+      // The uploader knows nothing of progress: its events carry the writer's last.
+      MonitorEventMessage relayed = last_event_;
+      relayed.kind = event->kind;
+      relayed.unix_seconds = event->unix_seconds;
+      relayed.message = event->message;
+      PublishEvent(options_.job ? options_.job->monitor() : nullptr, relayed);
+      continue;
+    }
     last_event_ = *event;
     last_event_.host_id = options_.host_id;
     // The node announces "finished" itself, after every host passed the final barrier.
@@ -77,42 +94,54 @@ void NodeSupervisor::DrainEvents() {
 }
 
 std::expected<void, std::string> NodeSupervisor::Run() {
+  return RunUntilFinished(/*include_background=*/false, /*service_job=*/true);
+}
+
+std::expected<void, std::string> NodeSupervisor::FinishBackground() {
+  return RunUntilFinished(/*include_background=*/true, /*service_job=*/false);
+}
+
+std::expected<void, std::string> NodeSupervisor::RunUntilFinished(bool include_background,
+                                                                  bool service_job) {
   std::string first_error;
-  std::vector<bool> finished(actors_.size(), false);
-  size_t running = actors_.size();
   auto fail = [&](const std::string& error) {
     if (first_error.empty()) first_error = error;
     StopAll();
   };
-  while (running > 0) {
+  auto waiting = [&] {
+    for (size_t i = 0; i < actors_.size(); ++i) {
+      if (!finished_[i] && (include_background || !background_[i])) return true;
+    }
+    return false;
+  };
+  while (waiting()) {
     // A finished actor's pipe keeps its last frame (Join does not read it) and stays
     // readable, so only running actors are polled; otherwise this loop spins and takes
     // a core from the device shards for the rest of the run.
     std::vector<zmq::pollitem_t> items;
     std::vector<size_t> polled;  // items[k] is actors_[polled[k]]'s pipe
     for (size_t i = 0; i < actors_.size(); ++i) {
-      if (finished[i]) continue;
+      if (finished_[i]) continue;
       items.push_back({actors_[i]->pipe().handle(), 0, ZMQ_POLLIN, 0});
       polled.push_back(i);
     }
     if (options_.events) items.push_back({options_.events->handle(), 0, ZMQ_POLLIN, 0});
-    zmq::socket_t* job_socket = options_.job ? options_.job->socket() : nullptr;
+    zmq::socket_t* job_socket = service_job && options_.job ? options_.job->socket() : nullptr;
     if (job_socket) items.push_back({job_socket->handle(), 0, ZMQ_POLLIN, 0});
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(250));
     DrainEvents();
-    if (options_.job && first_error.empty()) {
+    if (job_socket && first_error.empty()) {
       if (auto serviced = options_.job->Service(); !serviced) fail(serviced.error());
     }
     for (size_t k = 0; k < polled.size(); ++k) {
       if (!(items[k].revents & ZMQ_POLLIN)) continue;
       const size_t i = polled[k];
-      finished[i] = true;
-      --running;
+      finished_[i] = true;
       if (auto result = actors_[i]->Join(); !result) fail(result.error());
     }
   }
   DrainEvents();
-  if (options_.show_progress) PrintProgress(last_event_, true);
+  if (options_.show_progress && !include_background) PrintProgress(last_event_, true);
   if (!first_error.empty()) return std::unexpected(first_error);
   return {};
 }

@@ -5,7 +5,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "transport/actor.h"
@@ -25,16 +24,24 @@ class NodeSupervisor {
   struct Options {
     int host_id = 0;
     bool show_progress = false;
-    zmq::socket_t* events = nullptr;       // PULL: MonitorEventMessage from the writer
-    JobLink* job = nullptr;                // null for a job of one host
+    zmq::socket_t* events = nullptr;  // PULL: MonitorEventMessage from the writer
+    JobLink* job = nullptr;           // null for a job of one host
   };
 
   explicit NodeSupervisor(Options options);
   ~NodeSupervisor();  // stops and joins whatever still runs
 
   std::expected<void, std::string> Add(std::expected<std::unique_ptr<Actor>, std::string> actor);
-  // Until every actor has finished; the first error (an actor's or the job's).
+  // Like Add, for an actor that may outlive the pipeline (the uploader): Run() does
+  // not wait for it, though its failure stops everything as any actor's does.
+  std::expected<void, std::string> AddBackground(
+      std::expected<std::unique_ptr<Actor>, std::string> actor);
+  // Until every actor added with Add has finished; the first error (an actor's or
+  // the job's).
   std::expected<void, std::string> Run();
+  // After Run: until the background actors have finished too, relaying their events.
+  // The job link is no longer serviced (the job has ended).
+  std::expected<void, std::string> FinishBackground();
   // Stops every actor (they finish without listing their open shard).
   void StopAll();
 
@@ -44,9 +51,11 @@ class NodeSupervisor {
 
  private:
   void DrainEvents();
+  std::expected<void, std::string> RunUntilFinished(bool include_background, bool service_job);
 
   Options options_;
   std::vector<std::unique_ptr<Actor>> actors_;
+  std::vector<bool> background_, finished_;  // per actor
   MonitorEventMessage last_event_;
 };
 

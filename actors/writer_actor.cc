@@ -16,8 +16,7 @@ constexpr int kRejectQueue = 1024;
 constexpr auto kProgressInterval = std::chrono::seconds(1);
 
 double UnixSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 class WriterStage {
@@ -33,8 +32,7 @@ class WriterStage {
     rejects_log_ = std::move(*rejects_log);
     std::vector<int> widths;
     for (const auto& site : config_.shards.sites) widths.push_back(site.second);
-    DocumentAssembler assembler(
-        widths, {config_.start.batch_doc, config_.start.batch_offset});
+    DocumentAssembler assembler(widths, {config_.start.batch_doc, config_.start.batch_offset});
 
     zmq::socket_t activations =
         MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kBatchQueue);
@@ -45,6 +43,12 @@ class WriterStage {
     events_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 1000);
     events_.set(zmq::sockopt::sndtimeo, 0);
     events_.connect(config_.events_endpoint);
+    if (!config_.uploads_endpoint.empty()) {
+      // Unbounded: a request is a few bytes per shard, and the writer never waits for
+      // an upload.
+      uploads_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
+      uploads_.connect(config_.uploads_endpoint);
+    }
     actor_.SignalReady();
     Report("started", "");
 
@@ -71,9 +75,15 @@ class WriterStage {
       }
     }
     if (!assembler.idle()) return std::unexpected("the stream ended inside a split document");
+    const int64_t shards_before = shards_->stats().shards;
     auto finished = shards_->Finish();
     if (!finished) return finished;
     Report("finished", "");
+    if (auto requested = RequestUploads(shards_before); !requested) return requested;
+    if (uploads_) {
+      auto sent = SendUnlessStopped(actor_, uploads_, EndOfStreamMessage{});
+      if (!sent) return std::unexpected(sent.error());
+    }
     return {};
   }
 
@@ -106,15 +116,27 @@ class WriterStage {
         [this](const DocumentActivations& document,
                const DocumentAssembler::RestartPoint& restart) -> std::expected<void, std::string> {
           if (document.doc_id <= config_.start.written_through) return {};
-          shards_->SetResumePoint(ReplicaStart{restart.batch_doc, restart.batch_offset,
-                                               document.doc_id, false}
-                                      .ToJson());
+          shards_->SetResumePoint(
+              ReplicaStart{restart.batch_doc, restart.batch_offset, document.doc_id, false}
+                  .ToJson());
           return shards_->Add(document);
         });
     if (!added) return added;
     tokens_since_report_ += static_cast<int64_t>(batch->token_ids.size());
     for (int64_t shard = shards_before; shard < shards_->stats().shards; ++shard) {
       Report("shard_written", "shard " + std::to_string(shard + 1));
+    }
+    return RequestUploads(shards_before);
+  }
+
+  // Hands the uploader every shard listed since the first `from` were.
+  std::expected<void, std::string> RequestUploads(int64_t from) {
+    for (int64_t shard = from; uploads_ && shard < shards_->stats().shards; ++shard) {
+      const ListedShard listed = shards_->listed_shard(shard);
+      auto sent = SendUnlessStopped(actor_, uploads_,
+                                    UploadRequestMessage{listed.file, listed.bytes, listed.crc32});
+      if (!sent) return std::unexpected(sent.error());
+      if (!*sent) return {};  // stopped: the uploader is gone
     }
     return {};
   }
@@ -168,6 +190,7 @@ class WriterStage {
   std::unique_ptr<ShardWriter> shards_;
   std::unique_ptr<RejectsLog> rejects_log_;
   zmq::socket_t events_;
+  zmq::socket_t uploads_;  // not connected without an uploader
   std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
   int64_t tokens_since_report_ = 0;
 };

@@ -4,7 +4,6 @@
 #include <expected>
 #include <memory>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "actors/replica_start.h"
@@ -19,6 +18,9 @@ struct WriterConfig {
   std::string rejects_endpoint;      // binds a PULL: RejectMessage*, one EndOfStream per sender
   int reject_senders = 2;            // the loader and the tokenizer
   std::string events_endpoint;       // connects a PUSH: MonitorEventMessage*
+  // Not empty: connects a PUSH to the uploader: an UploadRequest per listed shard,
+  // EndOfStream once metadata.json is final.
+  std::string uploads_endpoint;
   int host_id = 0;
   // Documents up to start.written_through were written by an earlier run (whose
   // metadata is shards.continue_from) and are dropped when recomputed.

@@ -50,7 +50,8 @@ struct Flags {
   std::string actex;
   std::string cache = "/tmp/actex-bench";
   std::vector<std::string> variants = {"shards1", "shards2", "sim1d", "sim2d", "early", "text"};
-  int warmup_batches = 2;
+  int warmup_batches = 1;
+  int repeats = 2;
   int measured_batches = 3;
   int batch_tokens = 2048;
   int sgemm_repeats = 5;
@@ -129,6 +130,7 @@ int Run(const Flags& flags) {
   context.document_tokens = kDocumentTokens;
   std::vector<VariantResult> results;
   for (const std::string& name : flags.variants) {
+    if (name.empty() || name == "none") continue;  // `--variants none --with-7b`: 7B only
     auto variant = FindVariant(name);
     if (!variant) {
       std::fprintf(stderr, "%s\n", variant.error().c_str());
@@ -137,7 +139,7 @@ int Run(const Flags& flags) {
     variant->model_dir = model_dir;
     variant->corpus = variant->text_corpus ? text : pretokenized;
     std::fprintf(stderr, "variant %s ...\n", name.c_str());
-    auto result = RunVariant(context, *variant, *config, short_docs, long_docs);
+    auto result = RunVariant(context, *variant, *config, short_docs, long_docs, flags.repeats);
     if (!result) {
       std::fprintf(stderr, "variant %s failed: %s\n", name.c_str(), result.error().c_str());
       return 1;
@@ -159,7 +161,7 @@ int Run(const Flags& flags) {
       variant->model_dir = model_7b;
       variant->corpus = pretokenized;
       std::fprintf(stderr, "variant %s ...\n", name.c_str());
-      auto result = RunVariant(context, *variant, *config_7b, 0, flags.docs_7b);
+      auto result = RunVariant(context, *variant, *config_7b, 0, flags.docs_7b, 1);
       if (!result) {
         std::fprintf(stderr, "variant %s failed: %s\n", name.c_str(), result.error().c_str());
         return 1;
@@ -173,9 +175,9 @@ int Run(const Flags& flags) {
   std::printf("actex extraction throughput, %s; load average before %s, after %s\n",
               Today().c_str(), load_before.c_str(), LoadAverage().c_str());
   std::printf("model %s: %lld-token documents, %d-token batches, steady state over %d batches "
-              "after %d\n",
+              "after %d, median of %d repeat(s)\n",
               model_dir.c_str(), static_cast<long long>(kDocumentTokens), flags.batch_tokens,
-              flags.measured_batches, flags.warmup_batches);
+              flags.measured_batches, flags.warmup_batches, flags.repeats);
   std::vector<double> combined;
   for (const SgemmReference& run : sgemm_runs) combined.push_back(run.combined_gflops);
   std::sort(combined.begin(), combined.end());
@@ -243,7 +245,7 @@ int main(int argc, char** argv) {
   app.add_option("--cache", flags.cache, "folder for models, corpora, logs and outputs (reused)")
       ->capture_default_str();
   app.add_option("--variants", flags.variants,
-                 "any of shards1, shards2, sim1d, sim2d, early, text")
+                 "any of shards1, shards2, sim1d, sim2d, early, text; none")
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--warmup-batches", flags.warmup_batches,
@@ -252,6 +254,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--batches", flags.measured_batches,
                  "batches the longer run adds: the steady-state measurement")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--repeats", flags.repeats,
+                 "pairs of runs per variant; the table shows the median steady-state rate")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--batch-tokens", flags.batch_tokens, "tokens per batch (a multiple of 256)")

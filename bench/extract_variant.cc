@@ -102,6 +102,12 @@ std::expected<RunFigures, std::string> RunOnce(const VariantContext& context,
   return figures;
 }
 
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
 int64_t WeightBytes(const std::string& model_dir) {
   int64_t bytes = 0;
   for (const auto& entry : std::filesystem::directory_iterator(model_dir)) {
@@ -147,30 +153,39 @@ std::expected<ExtractVariant, std::string> FindVariant(const std::string& name) 
 std::expected<VariantResult, std::string> RunVariant(const VariantContext& context,
                                                      const ExtractVariant& variant,
                                                      const ModelConfig& config,
-                                                     int64_t short_docs, int64_t long_docs) {
+                                                     int64_t short_docs, int64_t long_docs,
+                                                     int repeats) {
   VariantResult result;
   result.variant = variant;
   result.layers_computed = variant.last_layer + 1;
   result.weight_bytes = WeightBytes(variant.model_dir);
   std::vector<RunFigures> runs;
-  for (int64_t docs : {short_docs, long_docs}) {
-    if (docs <= 0) continue;
-    auto figures = RunOnce(context, variant, docs);
-    if (!figures) return std::unexpected(figures.error());
-    runs.push_back(*figures);
-  }
-  const RunFigures& longer = runs.back();
-  result.tokens = longer.tokens;
-  result.whole_run_tokens_per_second = longer.tokens / longer.extract_seconds;
-  result.tokens_per_second = result.whole_run_tokens_per_second;
-  if (runs.size() == 2) {
-    const double seconds = longer.extract_seconds - runs[0].extract_seconds;
+  std::vector<double> whole_rates;
+  for (int repeat = 0; repeat < std::max(repeats, 1); ++repeat) {
+    std::vector<RunFigures> pair;
+    for (int64_t docs : {short_docs, long_docs}) {
+      if (docs <= 0) continue;
+      auto figures = RunOnce(context, variant, docs);
+      if (!figures) return std::unexpected(figures.error());
+      pair.push_back(*figures);
+      runs.push_back(*figures);
+    }
+    const RunFigures& longer = pair.back();
+    result.tokens = longer.tokens;
+    whole_rates.push_back(longer.tokens / longer.extract_seconds);
+    if (pair.size() == 1) {
+      result.steady_rates.push_back(whole_rates.back());
+      continue;
+    }
+    const double seconds = longer.extract_seconds - pair[0].extract_seconds;
     if (seconds <= 0) {
       return std::unexpected("the longer run was not slower than the shorter one; the machine "
                              "is too busy to measure");
     }
-    result.tokens_per_second = (longer.tokens - runs[0].tokens) / seconds;
+    result.steady_rates.push_back((longer.tokens - pair[0].tokens) / seconds);
   }
+  result.tokens_per_second = Median(result.steady_rates);
+  result.whole_run_tokens_per_second = Median(whole_rates);
   for (const RunFigures& run : runs) {
     result.load_seconds = std::max(result.load_seconds, run.load_seconds);
     result.peak_rss_mb = std::max(result.peak_rss_mb, run.peak_rss_mb);
@@ -188,9 +203,9 @@ std::expected<VariantResult, std::string> RunVariant(const VariantContext& conte
 }
 
 void PrintResultTable(const std::vector<VariantResult>& results) {
-  std::printf("%-9s %-38s %6s %9s %9s %8s %8s %8s %7s %s\n", "variant", "what", "layers",
+  std::printf("%-9s %-38s %6s %9s %9s %8s %8s %8s %7s %-24s %s\n", "variant", "what", "layers",
               "tok/s", "tok/s all", "GFLOPS", "sgemm", "x sgemm", "load s",
-              "peak RSS MB (per node)");
+              "peak RSS MB (per node)", "tok/s of each repeat");
   for (const VariantResult& r : results) {
     std::string rss = std::to_string(static_cast<int64_t>(r.peak_rss_mb));
     if (!r.node_rss_mb.empty()) {
@@ -201,12 +216,17 @@ void PrintResultTable(const std::vector<VariantResult>& results) {
       rss += ")";
     }
     rss += " / weights " + std::to_string(r.weight_bytes >> 20);
-    std::printf("%-9s %-38s %6s %9.1f %9.1f %8.1f %8.1f %8.3f %7.2f %s\n", r.variant.name.c_str(),
+    std::string rates;
+    for (double rate : r.steady_rates) {
+      rates += (rates.empty() ? "" : " ") + std::to_string(static_cast<int64_t>(rate + 0.5));
+    }
+    std::printf("%-9s %-38s %6s %9.1f %9.1f %8.1f %8.1f %8.3f %7.2f %-24s %s\n",
+                r.variant.name.c_str(),
                 r.variant.description.c_str(),
                 (std::to_string(r.variant.first_layer) + "-" + std::to_string(r.variant.last_layer))
                     .c_str(),
                 r.tokens_per_second, r.whole_run_tokens_per_second, r.gflops, r.sgemm_gflops,
-                r.gflops / r.sgemm_gflops, r.load_seconds, rss.c_str());
+                r.gflops / r.sgemm_gflops, r.load_seconds, rss.c_str(), rates.c_str());
   }
 }
 

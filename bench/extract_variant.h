@@ -39,7 +39,9 @@ struct VariantResult {
   ExtractVariant variant;
   int layers_computed = 0;
   int64_t tokens = 0;               // of the longer run
-  double tokens_per_second = 0;     // steady state (or the whole run when it ran once)
+  double tokens_per_second = 0;     // steady state (or the whole run when it ran once):
+                                    // the median over the repeats
+  std::vector<double> steady_rates;  // each repeat's
   double whole_run_tokens_per_second = 0;  // the longer run, first batch included
   double gflops = 0;                // forward FLOPs per token × tokens_per_second
   double load_seconds = 0;          // the slowest node's "ready in" over all runs
@@ -52,13 +54,15 @@ struct VariantResult {
 };
 
 // Runs `variant` on the first `short_docs` and then `long_docs` documents of its
-// corpus; the steady-state rate is the difference of tokens over the difference of
-// extraction seconds (so the first batch, start-up and shut-down cancel). With
-// `short_docs` 0 it runs once and reports that run's rate.
+// corpus, `repeats` times; the steady-state rate of a repeat is the difference of
+// tokens over the difference of extraction seconds (so the first batch, start-up and
+// shut-down cancel), and the result is the median. With `short_docs` 0 each repeat
+// runs once and reports that run's rate.
 std::expected<VariantResult, std::string> RunVariant(const VariantContext& context,
                                                      const ExtractVariant& variant,
                                                      const ModelConfig& config,
-                                                     int64_t short_docs, int64_t long_docs);
+                                                     int64_t short_docs, int64_t long_docs,
+                                                     int repeats);
 
 // The results as a table; each row's GFLOPS is compared with its own sgemm_gflops.
 void PrintResultTable(const std::vector<VariantResult>& results);

@@ -109,17 +109,20 @@ void BM_SgemmHalvesOnTwoThreads(benchmark::State& state) {
   state.counters["FLOPS"] = Rate(2.0 * kTokens * in * out);
 }
 
-// The gemm wrapper on F32 (in place), BF16 and F16 (widened tile by tile) weights.
+// The gemm wrapper on F32 (in place), BF16 and F16 (widened tile by tile) weights, as
+// the forward pass calls it: a ThreadTeam of `threads`, each member a 1-thread sgemm.
 void BM_Linear(benchmark::State& state) {
   const int64_t in = state.range(0), out = state.range(1);
   const auto dtype = static_cast<WeightDtype>(state.range(2));
-  SetBlasThreads(static_cast<int>(state.range(3)));
+  ThreadTeam team(static_cast<int>(state.range(3)));
+  SetBlasThreads(1);
   const std::vector<uint8_t> storage = RandomWeight(out, in, dtype);
   const WeightView view{storage.data(), dtype, out, in};
   const std::vector<float> x = RandomFloats(kTokens * in, 1);
   std::vector<float> y(static_cast<size_t>(kTokens * out)), scratch;
   for (auto _ : state) {
-    Linear(x.data(), in, kTokens, RowSlice(view, 0, out), nullptr, y.data(), out, &scratch);
+    Linear(x.data(), in, kTokens, RowSlice(view, 0, out), nullptr, y.data(), out, &scratch,
+           &team);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["FLOPS"] = Rate(2.0 * kTokens * in * out);

@@ -140,7 +140,10 @@ std::expected<std::unique_ptr<Qwen2Shard>, std::string> Qwen2Shard::Create(
                             .kv_heads = slice.end_kv_head - slice.first_kv_head,
                             .group = config.heads / config.kv_heads,
                             .head_dim = config.head_dim};
-  state->team = std::make_unique<ThreadTeam>(threads > 0 ? threads : BlasThreads());
+  if (threads < 1) {
+    return std::unexpected("a shard needs at least one thread, not " + std::to_string(threads));
+  }
+  state->team = std::make_unique<ThreadTeam>(threads);
   state->attention_scratch.resize(static_cast<size_t>(state->team->size()));
   std::unique_ptr<Qwen2Shard> result(new Qwen2Shard());
   result->state_ = std::move(state);
@@ -187,6 +190,9 @@ std::expected<void, std::string> Qwen2Shard::Forward(const PackedBatch& batch,
                            std::to_string(s.slice.rank) + " of " + std::to_string(s.slice.shards));
   }
   s.rotary.Reserve(int64_t{max_position} + 1);
+  // The team is the parallelism (see Create): OpenBLAS's own threads would only
+  // contend with it.
+  if (BlasThreads() != 1) SetBlasThreads(1);
 
   captures->resize(s.sites.size());
   for (size_t i = 0; i < s.sites.size(); ++i) {

@@ -35,14 +35,17 @@ struct SiteActivations {
 // can produce every capture; actors/ lets rank 0 forward them.
 class Qwen2Shard {
  public:
-  // `threads` is how many cores the shard owns: the sgemms use OpenBLAS's (process-wide)
-  // threads, and the work between them (element-wise kernels, attention, widening of
-  // 16-bit weights) runs on a team of this many threads, the caller of Forward
-  // included. 0 takes OpenBLAS's thread count at the time of the call, which is what
-  // a shard that called SetBlasThreads(n) before Create wants.
+  // `threads` (>= 1) is how many cores the shard owns. The shard runs everything on a
+  // team of that many threads, the caller of Forward included: each projection is cut
+  // into one share of output features per thread, multiplied by single-threaded sgemms
+  // side by side (no barrier inside a product, no OpenBLAS threads spinning between
+  // products), and so are attention (one task per sequence and head) and the
+  // element-wise kernels. Forward therefore sets OpenBLAS to one thread per call,
+  // process-wide. Results depend on `threads` in the last bits (how products are cut),
+  // never on timing.
   static std::expected<std::unique_ptr<Qwen2Shard>, std::string> Create(
       std::shared_ptr<const ModelWeights> weights, const ShardSlice& slice,
-      const std::vector<Site>& sites, int threads = 0);
+      const std::vector<Site>& sites, int threads = 1);
 
   // Runs the batch and fills `captures` in the order of `sites` given to Create.
   // Every shard of the replica must call Forward with the same batch.

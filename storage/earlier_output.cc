@@ -33,22 +33,40 @@ std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const
                            "or give --overwrite");
   }
   earlier.complete = earlier.metadata.value("complete", false);
+  auto uploads = UploadLedger::Read(dir);
+  if (!uploads) return std::unexpected(uploads.error());
+  earlier.uploads = std::move(*uploads);
   for (const auto& shard : earlier.metadata["shards"]) {
-    const fs::path shard_path = fs::path(dir) / shard.value("file", "");
+    const bool well_formed = shard.is_object() && shard.contains("file") &&
+                             shard["file"].is_string() && shard.contains("bytes") &&
+                             shard["bytes"].is_number_integer() && shard.contains("last_doc_id") &&
+                             shard["last_doc_id"].is_number_integer() &&
+                             (!shard.contains("crc32") || shard["crc32"].is_string());
+    if (!well_formed) {
+      return std::unexpected(path.string() + " lists a malformed shard entry; the output was " +
+                             "damaged after it was written (see actex verify)");
+    }
+    const std::string name = shard.value("file", "");
+    const int64_t bytes = shard.value("bytes", int64_t{-1});
+    const fs::path shard_path = fs::path(dir) / name;
+    earlier.last_doc_id = shard.value("last_doc_id", int64_t{-1});
+    const bool present = fs::exists(shard_path, error);
+    if (!present && UploadedAndDeleted(earlier.uploads, name, bytes, shard.value("crc32", ""))) {
+      continue;
+    }
     const auto size = fs::file_size(shard_path, error);
-    if (error || static_cast<int64_t>(size) != shard.value("bytes", int64_t{-1})) {
+    if (error || static_cast<int64_t>(size) != bytes) {
       return std::unexpected(shard_path.string() +
                              " is listed in metadata.json but is missing or has another size; "
                              "the output was damaged after it was written (see actex verify)");
     }
-    earlier.last_doc_id = shard.value("last_doc_id", int64_t{-1});
   }
   if (earlier.metadata.contains("resume")) earlier.resume = earlier.metadata["resume"];
   return earlier;
 }
 
 std::expected<std::vector<std::string>, std::string> DiscardUnlisted(const std::string& dir,
-                                                                      const EarlierOutput& earlier) {
+                                                                     const EarlierOutput& earlier) {
   std::set<std::string> listed;
   for (const auto& shard : earlier.metadata["shards"]) listed.insert(shard.value("file", ""));
   std::vector<std::string> removed;
@@ -73,7 +91,10 @@ std::expected<void, std::string> TruncateRejects(const std::string& path, int64_
   for (std::string line; std::getline(file, line);) {
     auto reject = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     // A torn last line (the process died while appending) is dropped with the rest.
-    if (reject.is_discarded() || !reject.contains("doc_id")) continue;
+    if (!reject.is_object() || !reject.contains("doc_id") ||
+        !reject["doc_id"].is_number_integer()) {
+      continue;
+    }
     if (reject["doc_id"].get<int64_t>() <= last_doc_id) kept << line << '\n';
   }
   return WriteFileAtomically(path, kept.str(), nullptr);

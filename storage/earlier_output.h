@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <expected>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "storage/upload_ledger.h"
 
 namespace actex {
 
@@ -17,18 +19,20 @@ struct EarlierOutput {
   bool complete = false;
   int64_t last_doc_id = -1;  // of the last listed shard; -1 when none is listed
   nlohmann::json resume;     // the point stored with the last listed shard, or null
+  std::map<std::string, UploadRecord> uploads;  // uploads.jsonl, by file
 };
 
 // Reads `dir`/metadata.json; std::nullopt when the folder has none (a fresh run).
 // Every listed shard must exist with its listed size (a listed shard was fsynced
-// before it was listed, so anything else means the folder was damaged afterwards);
-// errors name the file.
+// before it was listed, so anything else means the folder was damaged afterwards),
+// unless uploads.jsonl says it was uploaded with its listed bytes and crc32 and then
+// deleted; errors name the file.
 std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const std::string& dir);
 
 // Deletes what an interrupted run left that metadata.json does not list: shard files
 // written after the last listed one and temporary files. Returns their names.
 std::expected<std::vector<std::string>, std::string> DiscardUnlisted(const std::string& dir,
-                                                                      const EarlierOutput& earlier);
+                                                                     const EarlierOutput& earlier);
 
 // Keeps only the lines of `path` (rejects.jsonl) whose "doc_id" is at most
 // `last_doc_id`, replacing the file atomically; a missing file is fine.

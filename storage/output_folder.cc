@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "storage/line_reader.h"
+#include "storage/upload_ledger.h"
 
 namespace actex {
 
@@ -49,9 +50,9 @@ std::string SiteDtype(const std::string& dtype) {
 }
 
 // One "shards" entry; nullopt (after adding a finding) when it cannot be checked.
-std::optional<ListedShard> ReadShardEntry(const nlohmann::json& entry, size_t index,
-                                          const std::string& metadata_file,
-                                          std::vector<VerifyFinding>* faults) {
+std::optional<ShardListing> ReadShardEntry(const nlohmann::json& entry, size_t index,
+                                           const std::string& metadata_file,
+                                           std::vector<VerifyFinding>* faults) {
   std::string where = "shards[" + std::to_string(index) + "]";
   auto fault = [&](const std::string& problem) {
     faults->push_back({metadata_file, where + ": " + problem});
@@ -65,7 +66,7 @@ std::optional<ListedShard> ReadShardEntry(const nlohmann::json& entry, size_t in
   if (!std::regex_match(name, ShardFilePattern())) {
     return fault("file name is not shard_NNNNNN.safetensors[.gz]");
   }
-  ListedShard shard;
+  ShardListing shard;
   shard.gzip = name.ends_with(".gz");
   if (!ReadInt(entry, "first_doc_id", 0, &shard.first_doc_id) ||
       !ReadInt(entry, "last_doc_id", shard.first_doc_id, &shard.last_doc_id) ||
@@ -189,7 +190,7 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
 
 std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
   std::set<std::string> known(folder.shard_files.begin(), folder.shard_files.end());
-  known.insert({"metadata.json", "rejects.jsonl"});
+  known.insert({"metadata.json", "rejects.jsonl", UploadLedger::kFileName});
   std::vector<VerifyFinding> warnings;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(folder.path, error)) {

@@ -27,7 +27,7 @@ struct OutputFolder {
   nlohmann::json config;  // metadata.json "config"
   bool complete = false;
   std::vector<std::string> shard_files;     // as listed, in order
-  std::vector<ListedShard> shards;          // same order
+  std::vector<ShardListing> shards;         // same order
   int64_t docs = 0, tokens = 0, bytes = 0;  // sums over the listing
 };
 
@@ -39,9 +39,10 @@ struct OutputFolder {
 std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std::string& label,
                                              std::vector<VerifyFinding>* faults);
 
-// Files of the folder that metadata.json does not list: shard files and *.tmp left
-// by an interrupted run, and anything else. They are not faults: a run that stopped
-// leaves them, and resuming (or deleting them) is safe.
+// Files of the folder that metadata.json does not list, other than rejects.jsonl
+// and uploads.jsonl: shard files and *.tmp left by an interrupted run, and anything
+// else. They are not faults: a run that stopped leaves them, and resuming (or
+// deleting them) is safe.
 std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder);
 
 // Calls `document(doc_id)` for every entry of the folder's rejects.jsonl (absent:

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "storage/shard_check.h"
+#include "storage/uploaded_shards.h"
 
 namespace actex {
 
@@ -64,6 +65,11 @@ class Verifier {
   void GroupJobs();
   void CountCorpus();
   void CheckFolder(Folder& folder);
+  // Records the documents inferred for the folder's listed shard `index`, uploaded
+  // and deleted locally, as seen in tally source `source`; `rejected` (sorted) holds
+  // the folder's rejected ids inside its deleted shards' ranges.
+  void RecordDeletedShard(const Folder& folder, size_t index, int source,
+                          const std::vector<int64_t>& rejected);
   // One occurrence of `doc_id` in `folder`, seen in `place` (tally source `source`).
   void Record(const Folder& folder, int64_t doc_id, int source, const std::string& place);
   void CheckCoverage();
@@ -249,23 +255,82 @@ void Verifier::CheckFolder(Folder& folder) {
                         output.docs,
                         output.tokens,
                         output.bytes,
+                        0,
                         0};
+  const FolderUploads uploads = ReadFolderUploads(output, &report_.faults);
+  // (listing index, tally source) of each shard uploaded and deleted locally: its
+  // documents are inferred once the folder's rejects are known.
+  std::vector<std::pair<size_t, int>> deleted;
+  std::vector<std::pair<int64_t, int64_t>> deleted_ranges;
   for (size_t i = 0; i < output.shards.size(); ++i) {
     const std::string place = output.label + "/" + output.shard_files[i];
     ShardCheck check = CheckShard(output.shards[i]);
+    if (check.missing) {
+      MissingShardVerdict verdict =
+          JudgeMissingShard(uploads, output.shard_files[i], output.shards[i]);
+      if (!verdict.uploaded_deleted) {
+        Fault(place, std::move(verdict.problem));
+        continue;
+      }
+      report_.warnings.push_back({place, std::move(verdict.problem)});
+      ++summary.uploaded_deleted;
+      if (!tally_) continue;
+      deleted.emplace_back(i, tally_->AddSource(place, /*rejected=*/false));
+      deleted_ranges.emplace_back(output.shards[i].first_doc_id, output.shards[i].last_doc_id);
+      continue;
+    }
     for (auto& problem : check.faults) Fault(place, std::move(problem));
     if (!check.documents_read || !tally_) continue;
     const int source = tally_->AddSource(place, /*rejected=*/false);
     for (int64_t doc_id : check.documents) Record(folder, doc_id, source, place);
   }
+  const DocIdRanges in_deleted(std::move(deleted_ranges));
+  std::vector<int64_t> rejected_in_deleted;
   const std::string rejects = output.label + "/rejects.jsonl";
   const int source = tally_ ? tally_->AddSource(rejects, /*rejected=*/true) : -1;
   summary.rejected = ReadRejects(
-      output, [&](int64_t doc_id) { Record(folder, doc_id, source, rejects); }, &report_.faults);
+      output,
+      [&](int64_t doc_id) {
+        Record(folder, doc_id, source, rejects);
+        if (in_deleted.Contains(doc_id)) rejected_in_deleted.push_back(doc_id);
+      },
+      &report_.faults);
+  std::sort(rejected_in_deleted.begin(), rejected_in_deleted.end());
+  for (const auto& [index, shard_source] : deleted) {
+    RecordDeletedShard(folder, index, shard_source, rejected_in_deleted);
+  }
   for (auto& warning : FindUnlistedFiles(output)) report_.warnings.push_back(std::move(warning));
   report_.shards += summary.shards;
   report_.bytes += summary.bytes;
+  report_.uploaded_deleted += summary.uploaded_deleted;
   report_.folders.push_back(summary);
+}
+
+void Verifier::RecordDeletedShard(const Folder& folder, size_t index, int source,
+                                  const std::vector<int64_t>& rejected) {
+  const ShardListing& shard = folder.output.shards[index];
+  const std::string place = folder.output.label + "/" + folder.output.shard_files[index];
+  const std::string range =
+      std::to_string(shard.first_doc_id) + ".." + std::to_string(shard.last_doc_id);
+  if (shard.last_doc_id >= tally_->corpus_documents()) {
+    // Also bounds the walk over the range below.
+    Fault(place, "uploaded and deleted locally, and metadata.json lists doc ids " + range +
+                     ", beyond the corpus's " + std::to_string(tally_->corpus_documents()) +
+                     " documents: its documents cannot be inferred");
+    return;
+  }
+  const std::vector<int64_t> documents =
+      InferDeletedShardDocuments(shard, folder.role.owns, rejected);
+  if (static_cast<int64_t>(documents.size()) != shard.docs) {
+    // The folder's rejects or share do not match what the writer did: no document
+    // of the shard can be vouched for, so none is counted as written.
+    Fault(place, "uploaded and deleted locally: inferred " + std::to_string(documents.size()) +
+                     " documents from its doc ids " + range +
+                     " (the folder's share, less its rejects.jsonl), metadata.json lists " +
+                     std::to_string(shard.docs) + "; none of them is counted as written");
+    return;
+  }
+  for (int64_t doc_id : documents) Record(folder, doc_id, source, place);
 }
 
 void Verifier::CheckCoverage() {
@@ -325,7 +390,11 @@ std::expected<VerifyReport, std::string> Verifier::Run() {
 }  // namespace
 
 std::string VerifyReport::Summary() const {
-  const std::string files = std::to_string(shards) + " shards, " + std::to_string(bytes) + " bytes";
+  std::string files = std::to_string(shards) + " shards, " + std::to_string(bytes) + " bytes";
+  if (uploaded_deleted > 0) {
+    files += " (" + std::to_string(uploaded_deleted) + " shards uploaded and deleted locally, " +
+             "not re-read)";
+  }
   if (!coverage_checked) return "checked " + files + "; document coverage not checked";
   std::string text = "verified " + std::to_string(coverage.documents) +
                      " documents: " + std::to_string(coverage.written) + " written, " +

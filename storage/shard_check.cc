@@ -93,7 +93,7 @@ std::optional<HeaderEntry> ParseEntry(const std::string& name, const nlohmann::j
 // The tensors the shard must hold, against its header. Returns the token count
 // when doc_ids and positions are usable for the document checks.
 std::optional<int64_t> CheckLayout(const std::string& header_json, int64_t data_bytes,
-                                   const ListedShard& shard, std::vector<std::string>* faults) {
+                                   const ShardListing& shard, std::vector<std::string>* faults) {
   nlohmann::json header = nlohmann::json::parse(header_json, nullptr, false);
   if (header.is_discarded() || !header.is_object()) {
     faults->push_back("header is not a JSON object");
@@ -165,7 +165,7 @@ std::optional<int64_t> CheckLayout(const std::string& header_json, int64_t data_
 
 // Doc ids and positions token by token; see CheckShard.
 void CheckDocuments(std::span<const uint8_t> doc_id_bytes, std::span<const uint8_t> position_bytes,
-                    const ListedShard& shard, ShardCheck* check) {
+                    const ShardListing& shard, ShardCheck* check) {
   const size_t tokens = doc_id_bytes.size() / sizeof(int64_t);
   bool order_reported = false, position_reported = false;
   size_t run_start = 0;
@@ -221,7 +221,7 @@ std::string WithoutPath(const std::string& error, const std::string& path) {
   return error.starts_with(prefix) ? error.substr(prefix.size()) : error;
 }
 
-void CheckPlainContents(const ListedShard& shard, ShardCheck* check) {
+void CheckPlainContents(const ShardListing& shard, ShardCheck* check) {
   auto file = SafetensorsFile::Open(shard.path);
   if (!file) {
     check->faults.push_back("not a valid safetensors file: " +
@@ -235,7 +235,8 @@ void CheckPlainContents(const ListedShard& shard, ShardCheck* check) {
   CheckDocuments(tensors.at("doc_ids").bytes, tensors.at("positions").bytes, shard, check);
 }
 
-void CheckGzipContents(const ShardInflater& inflated, const ListedShard& shard, ShardCheck* check) {
+void CheckGzipContents(const ShardInflater& inflated, const ShardListing& shard,
+                       ShardCheck* check) {
   if (!inflated.error().empty()) {
     check->faults.push_back(inflated.error());
     return;
@@ -251,12 +252,13 @@ void CheckGzipContents(const ShardInflater& inflated, const ListedShard& shard, 
 
 }  // namespace
 
-ShardCheck CheckShard(const ListedShard& shard) {
+ShardCheck CheckShard(const ShardListing& shard) {
   ShardCheck check;
   int fd = ::open(shard.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    check.faults.push_back(errno == ENOENT ? "listed in metadata.json but missing"
-                                           : OsError("cannot open", shard.path, errno));
+    check.missing = errno == ENOENT;
+    check.faults.push_back(check.missing ? "listed in metadata.json but missing"
+                                         : OsError("cannot open", shard.path, errno));
     return check;
   }
   ScopedFd guard(fd);

@@ -9,8 +9,9 @@
 namespace actex {
 
 // What metadata.json says about one shard, and what every shard of its host folder
-// must hold. An internal part of the output verifier (storage/output_verifier.h).
-struct ListedShard {
+// must hold. An internal part of the output verifier (storage/output_verifier.h);
+// not ShardWriter's ListedShard (storage/shard_writer.h), which only names a file.
+struct ShardListing {
   std::string path;   // the file on disk
   bool gzip = false;  // listed as .safetensors.gz: the file is one gzip stream
   int64_t bytes = 0;
@@ -23,6 +24,7 @@ struct ListedShard {
 // What reading the shard found.
 struct ShardCheck {
   std::vector<std::string> faults;  // each says what is wrong; the caller names the file
+  bool missing = false;             // the file does not exist (the only fault then)
   bool documents_read = false;      // doc ids could be read: `documents` is what the file holds
   std::vector<int64_t> documents;   // distinct doc ids, in the order the file holds them
 };
@@ -35,7 +37,7 @@ struct ShardCheck {
 // the data section; doc ids in increasing runs (a document is contiguous) whose
 // positions count 0..n-1; and tokens, docs, first and last doc id as listed.
 // Every fault found is reported, not only the first.
-ShardCheck CheckShard(const ListedShard& shard);
+ShardCheck CheckShard(const ShardListing& shard);
 
 }  // namespace actex
 

@@ -378,4 +378,9 @@ void ShardWriter::SetResumePoint(nlohmann::json point) { state_->resume_next = s
 
 const ShardStats& ShardWriter::stats() const { return state_->stats; }
 
+ListedShard ShardWriter::listed_shard(int64_t index) const {
+  const auto& shard = state_->shards.at(static_cast<size_t>(index));
+  return {shard.value("file", ""), shard.value("bytes", int64_t{0}), shard.value("crc32", "")};
+}
+
 }  // namespace actex

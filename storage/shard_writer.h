@@ -45,6 +45,13 @@ struct ShardStats {
   int64_t shards = 0, docs = 0, tokens = 0, bytes = 0;
 };
 
+// A shard as metadata.json lists it.
+struct ListedShard {
+  std::string file;  // name inside the host folder
+  int64_t bytes = 0;
+  std::string crc32;  // 8 lowercase hex digits
+};
+
 // Writes documents into shard_000001.safetensors, shard_000002..., each holding whole
 // documents: tensors per site [tokens, width] in the output dtype, plus token_ids
 // I32, doc_ids I64 and positions I32. Memory stays flat whatever the shard size:
@@ -78,6 +85,8 @@ class ShardWriter {
   std::expected<void, std::string> Finish();
 
   const ShardStats& stats() const;
+  // The index-th listed shard, 0 <= index < stats().shards (an earlier run's included).
+  ListedShard listed_shard(int64_t index) const;
   ~ShardWriter();
 
  private:

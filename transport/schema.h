@@ -11,10 +11,9 @@
 
 #include <cstdint>
 #include <map>
+#include <msgpack.hpp>
 #include <string>
 #include <vector>
-
-#include <msgpack.hpp>
 
 namespace actex {
 
@@ -27,6 +26,7 @@ enum class MessageType : uint16_t {
   kActivationBatch = 3,
   kEndOfStream = 4,
   kReject = 5,
+  kUploadRequest = 6,
   // Node -> monitor subscribers (PUB).
   kMonitorEvent = 10,
   // Collectives between device shards (inproc or tcp).
@@ -110,8 +110,18 @@ struct RejectMessage {
   MSGPACK_DEFINE_MAP(doc_id, file, line, reason);
 };
 
+// writer -> uploader: a shard that was closed and listed in metadata.json. The
+// writer's EndOfStream after its last request means metadata.json is final.
+struct UploadRequestMessage {
+  static constexpr MessageType kType = MessageType::kUploadRequest;
+  std::string file;  // name inside the host folder
+  int64_t bytes = 0;
+  std::string crc32;  // as listed in metadata.json
+  MSGPACK_DEFINE_MAP(file, bytes, crc32);
+};
+
 // What a node tells whoever watches: kind is one of "started", "progress",
-// "shard_written", "warning", "error", "finished".
+// "shard_written", "uploaded", "upload_failed", "warning", "error", "finished".
 struct MonitorEventMessage {
   static constexpr MessageType kType = MessageType::kMonitorEvent;
   std::string kind;
@@ -123,7 +133,7 @@ struct MonitorEventMessage {
   double tokens_per_second = 0;
   int64_t shards_written = 0;
   int64_t rejected = 0;
-  std::string message;      // shard file name, warning or error text
+  std::string message;  // shard file name, warning or error text
   MSGPACK_DEFINE_MAP(kind, host_id, unix_seconds, docs_done, docs_total, tokens_done,
                      tokens_per_second, shards_written, rejected, message);
 };
@@ -149,11 +159,11 @@ struct RingTableMessage {
 // One step of a ring collective. Followed by one raw frame of float32 data.
 struct CollectiveChunkMessage {
   static constexpr MessageType kType = MessageType::kCollectiveChunk;
-  std::string ring;      // which ring (a replica's collective group)
-  uint64_t op_id = 0;    // the operation's sequence number within the ring
-  int32_t step = 0;      // step of the algorithm, 0-based
+  std::string ring;    // which ring (a replica's collective group)
+  uint64_t op_id = 0;  // the operation's sequence number within the ring
+  int32_t step = 0;    // step of the algorithm, 0-based
   int32_t from_rank = 0;
-  int32_t chunk = 0;     // which chunk of the operation's buffer the frame holds
+  int32_t chunk = 0;  // which chunk of the operation's buffer the frame holds
   MSGPACK_DEFINE_MAP(ring, op_id, step, from_rank, chunk);
 };
 

@@ -24,6 +24,7 @@ bool IsKnownType(uint64_t id) {
     case MessageType::kActivationBatch:
     case MessageType::kEndOfStream:
     case MessageType::kReject:
+    case MessageType::kUploadRequest:
     case MessageType::kMonitorEvent:
     case MessageType::kCollectiveChunk:
     case MessageType::kRingBound:
@@ -70,6 +71,8 @@ const std::vector<std::string>& RequiredFields(MessageType type) {
       return FieldNames<EndOfStreamMessage>();
     case MessageType::kReject:
       return FieldNames<RejectMessage>();
+    case MessageType::kUploadRequest:
+      return FieldNames<UploadRequestMessage>();
     case MessageType::kMonitorEvent:
       return FieldNames<MonitorEventMessage>();
     case MessageType::kCollectiveChunk:
@@ -196,6 +199,8 @@ const char* MessageTypeName(MessageType type) {
       return "EndOfStream";
     case MessageType::kReject:
       return "Reject";
+    case MessageType::kUploadRequest:
+      return "UploadRequest";
     case MessageType::kMonitorEvent:
       return "MonitorEvent";
     case MessageType::kCollectiveChunk:

@@ -7,16 +7,17 @@ namespace actex {
 
 void AddExtractFlags(CLI::App& command, ExtractFlags& flags, const std::string& shards_flag) {
   ExtractOptions& options = flags.options;
-  command.add_option("--model", options.model_dir, "HuggingFace model folder")->required()
+  command.add_option("--model", options.model_dir, "HuggingFace model folder")
+      ->required()
       ->check(CLI::ExistingDirectory);
-  command.add_option("--data", options.data, "corpus files or globs (JSONL, JSONL.gz)")
-      ->required();
+  command.add_option("--data", options.data, "corpus files or globs (JSONL, JSONL.gz)")->required();
   command.add_option("--out", options.out_dir, "output folder")->required();
   command.add_option("--layers", flags.layers, "layers to capture: 20,21,22,23 or 20-23")
       ->required();
-  command.add_option("--sites", flags.sites,
-                     "hook names or short forms: resid_pre, resid_mid, resid_post, attn_out, "
-                     "mlp_out, mlp_post, embed, ln_final (default resid_post)")
+  command
+      .add_option("--sites", flags.sites,
+                  "hook names or short forms: resid_pre, resid_mid, resid_post, attn_out, "
+                  "mlp_out, mlp_post, embed, ln_final (default resid_post)")
       ->delimiter(',');
   command.add_option(shards_flag, options.shards, "tensor-parallel device shards")
       ->check(CLI::PositiveNumber);
@@ -37,9 +38,28 @@ void AddExtractFlags(CLI::App& command, ExtractFlags& flags, const std::string& 
                    "replace an earlier run's output in --out instead of resuming it");
   command.add_option("--max-docs", options.max_docs, "stop after this many documents")
       ->check(CLI::PositiveNumber);
-  command.add_option("--blas-threads", options.blas_threads,
-                     "BLAS threads per device shard (default: cores / shards)")
+  command
+      .add_option("--blas-threads", options.blas_threads,
+                  "threads per device shard (default: cores / shards)")
       ->check(CLI::PositiveNumber);
+  UploadOptions& upload = options.upload;
+  command.add_option("--upload-cmd", upload.command,
+                     "shell command run for every closed shard and metadata.json, e.g. "
+                     "'gsutil cp {path} gs://bucket/prefix/{host_dir}/{name}'");
+  command.add_flag("--delete-after-upload", upload.delete_after_upload,
+                   "delete each shard once its upload command succeeded");
+  command
+      .add_option("--upload-retries", upload.retries,
+                  "further attempts after a failed upload (doubling waits)")
+      ->capture_default_str();
+  command
+      .add_option("--upload-backoff", upload.backoff_seconds,
+                  "seconds before the first retry; doubles up to 300")
+      ->capture_default_str();
+  command
+      .add_option("--upload-timeout", upload.timeout_seconds,
+                  "seconds one upload attempt may take before it is killed")
+      ->capture_default_str();
 }
 
 std::expected<ExtractOptions, std::string> ResolveExtractFlags(const ExtractFlags& flags) {
@@ -63,14 +83,16 @@ void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts) {
                      "data=D,model=M");
   command.add_option("--machine-id", node.machine_id, "this job's index among independent jobs")
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--total-machines", node.total_machines,
-                     "independent jobs splitting the corpus first")
+  command
+      .add_option("--total-machines", node.total_machines,
+                  "independent jobs splitting the corpus first")
       ->check(CLI::PositiveNumber);
-  command.add_option("--join-timeout", timeouts.join_seconds,
-                     "seconds to wait for every host to join")
+  command
+      .add_option("--join-timeout", timeouts.join_seconds, "seconds to wait for every host to join")
       ->check(CLI::PositiveNumber);
-  command.add_option("--heartbeat-timeout", timeouts.heartbeat_seconds,
-                     "seconds of silence after which a host counts as lost")
+  command
+      .add_option("--heartbeat-timeout", timeouts.heartbeat_seconds,
+                  "seconds of silence after which a host counts as lost")
       ->check(CLI::PositiveNumber);
   command
       .add_option("--job-key-file", node.job_key_file,

@@ -128,7 +128,12 @@ CommandRunner AddVerifyCommand(CLI::App& command) {
     for (const FolderSummary& folder : report->folders) {
       std::cout << folder.label << ": " << (folder.complete ? "complete" : "incomplete") << ", "
                 << folder.shards << " shards, " << folder.docs << " documents, " << folder.tokens
-                << " tokens, " << folder.bytes << " bytes, " << folder.rejected << " rejected\n";
+                << " tokens, " << folder.bytes << " bytes, " << folder.rejected << " rejected";
+      if (folder.uploaded_deleted > 0) {
+        std::cout << ", " << folder.uploaded_deleted
+                  << " shards uploaded and deleted locally (not re-read)";
+      }
+      std::cout << '\n';
     }
     for (const VerifyFinding& warning : report->warnings) PrintFinding("warning", warning);
     for (const VerifyFinding& fault : report->faults) PrintFinding("fault", fault);

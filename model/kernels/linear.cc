@@ -38,6 +38,53 @@ WidenTile WidenTileShape(int64_t out_features, int64_t in_features) {
   return tile;
 }
 
+namespace {
+
+// Y[:, first_out, end_out) of the product, on the calling thread: one sgemm for float32
+// weights read in place, else one per widened tile in `block` (tile.rows * tile.cols).
+void LinearRows(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
+                int64_t first_out, int64_t end_out, float beta, float* y, int64_t ldy,
+                const WidenTile& tile, float* block) {
+  const int64_t in = weight.in_features();
+  const WeightView& view = weight.weight;
+  const int element_bytes = WeightDtypeBytes(view.dtype);
+  const auto* base = static_cast<const uint8_t*>(view.data);
+  auto element = [&](int64_t row, int64_t col) {
+    return base + (row * view.cols + col) * element_bytes;
+  };
+  if (block == nullptr) {
+    // W's slice is read in place: ldb is the full row length even for a column range.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
+                static_cast<blasint>(end_out - first_out), static_cast<blasint>(in), 1.0f, x,
+                static_cast<blasint>(ldx),
+                reinterpret_cast<const float*>(
+                    element(weight.first_row + first_out, weight.first_col)),
+                static_cast<blasint>(view.cols), beta, y + first_out, static_cast<blasint>(ldy));
+    return;
+  }
+  for (int64_t first_row = first_out; first_row < end_out; first_row += tile.rows) {
+    const int64_t rows = std::min(tile.rows, end_out - first_row);
+    for (int64_t first_col = 0; first_col < in; first_col += tile.cols) {
+      const int64_t cols = std::min(tile.cols, in - first_col);
+      for (int64_t r = 0; r < rows; ++r) {
+        WidenToFloat(element(weight.first_row + first_row + r, weight.first_col + first_col),
+                     view.dtype, cols, block + r * cols);
+      }
+      // The first K tile overwrites (or adds to the bias), the others accumulate.
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
+                  static_cast<blasint>(rows), static_cast<blasint>(cols), 1.0f, x + first_col,
+                  static_cast<blasint>(ldx), block, static_cast<blasint>(cols),
+                  first_col == 0 ? beta : 1.0f, y + first_row, static_cast<blasint>(ldy));
+    }
+  }
+}
+
+// Output features per member's share are a multiple of this, so every sgemm keeps
+// whole register tiles of OpenBLAS's kernel.
+constexpr int64_t kRowAlignment = 32;
+
+}  // namespace
+
 void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
             const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
             ThreadTeam* team) {
@@ -52,52 +99,31 @@ void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weig
     return;
   }
   const float beta = bias != nullptr ? 1.0f : 0.0f;  // without a bias Y is overwritten
-
   const WeightView& view = weight.weight;
-  const int element_bytes = WeightDtypeBytes(view.dtype);
-  const auto* base = static_cast<const uint8_t*>(view.data);
-  auto element = [&](int64_t row, int64_t col) {
-    return base + (row * view.cols + col) * element_bytes;
-  };
-
   const bool float_in_place = view.dtype == WeightDtype::kF32 &&
                               reinterpret_cast<uintptr_t>(view.data) % alignof(float) == 0;
-  if (float_in_place) {
-    // W's slice is read in place: ldb is the full row length even for a column range.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
-                static_cast<blasint>(out), static_cast<blasint>(in), 1.0f, x,
-                static_cast<blasint>(ldx),
-                reinterpret_cast<const float*>(element(weight.first_row, weight.first_col)),
-                static_cast<blasint>(view.cols), beta, y, static_cast<blasint>(ldy));
-    return;
-  }
 
-  const WidenTile tile = WidenTileShape(out, in);
-  if (static_cast<int64_t>(widen_buffer->size()) < tile.rows * tile.cols) {
-    widen_buffer->resize(static_cast<size_t>(tile.rows * tile.cols));
+  // Each member takes a contiguous share of the output features (its own widen tile
+  // buffer, its own sgemms), so the members never wait for one another.
+  const int members = team != nullptr ? team->size() : 1;
+  const int64_t even_share = (out + members - 1) / members;
+  const int64_t share =
+      std::min(out, (even_share + kRowAlignment - 1) / kRowAlignment * kRowAlignment);
+  const int64_t shares = (out + share - 1) / share;
+  const WidenTile tile = WidenTileShape(std::min(share, out), in);
+  const int64_t tile_floats = float_in_place ? 0 : tile.rows * tile.cols;
+  if (static_cast<int64_t>(widen_buffer->size()) < tile_floats * members) {
+    widen_buffer->resize(static_cast<size_t>(tile_floats * members));
   }
-  float* block = widen_buffer->data();  // [rows, cols] of the current tile
-  for (int64_t first_row = 0; first_row < out; first_row += tile.rows) {
-    const int64_t rows = std::min(tile.rows, out - first_row);
-    for (int64_t first_col = 0; first_col < in; first_col += tile.cols) {
-      const int64_t cols = std::min(tile.cols, in - first_col);
-      auto widen_rows = [&](int64_t first, int64_t end, int /*member*/) {
-        for (int64_t r = first; r < end; ++r) {
-          WidenToFloat(element(weight.first_row + first_row + r, weight.first_col + first_col),
-                       view.dtype, cols, block + r * cols);
-        }
-      };
-      if (team != nullptr) {
-        team->ForRanges(rows, 64, widen_rows);
-      } else {
-        widen_rows(0, rows, 0);
-      }
-      // The first K tile overwrites (or adds to the bias), the others accumulate.
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
-                  static_cast<blasint>(rows), static_cast<blasint>(cols), 1.0f, x + first_col,
-                  static_cast<blasint>(ldx), block, static_cast<blasint>(cols),
-                  first_col == 0 ? beta : 1.0f, y + first_row, static_cast<blasint>(ldy));
-    }
+  auto run_share = [&](int64_t index, int member) {
+    float* block = float_in_place ? nullptr : widen_buffer->data() + member * tile_floats;
+    LinearRows(x, ldx, tokens, weight, index * share, std::min(out, (index + 1) * share), beta, y,
+               ldy, tile, block);
+  };
+  if (team != nullptr && shares > 1) {
+    team->Run(shares, run_share);
+  } else {
+    for (int64_t index = 0; index < shares; ++index) run_share(index, 0);
   }
 }
 

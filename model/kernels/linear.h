@@ -26,12 +26,16 @@ WeightSlice RowSlice(const WeightView& weight, int64_t first_row, int64_t end_ro
 WeightSlice ColumnSlice(const WeightView& weight, int64_t first_col, int64_t end_col);
 
 // Y[tokens, out] = X[tokens, in] · Wᵀ (+ bias[out]). Float32 weights are read in
-// place by one OpenBLAS sgemm. 16-bit weights are widened tile by tile (see
+// place by OpenBLAS sgemm. 16-bit weights are widened tile by tile (see
 // WidenTileShape) into `widen_buffer` (reused, grows as needed) with one sgemm per
 // tile, so a model is never widened as a whole. `x` has row stride `ldx` >= in, `y`
-// row stride `ldy` >= out; `bias` may be null. Y must not overlap X. With a `team`,
-// the members share the widening of each tile (the sgemm's own threads idle meanwhile);
-// the sgemm itself uses OpenBLAS's threads.
+// row stride `ldy` >= out; `bias` may be null. Y must not overlap X.
+//
+// With a `team` of N members the output features are cut into N contiguous shares
+// (multiples of 32), one per member, each widened and multiplied on its own thread with
+// its own part of `widen_buffer`; OpenBLAS must then run one thread per call
+// (SetBlasThreads(1)), since the team is the parallelism. Without a team the whole
+// product runs on the caller with whatever threads OpenBLAS has.
 void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
             const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
             ThreadTeam* team = nullptr);

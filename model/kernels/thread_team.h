@@ -10,12 +10,11 @@
 
 namespace actex {
 
-// A fixed team of threads for the work between matrix products (element-wise
-// kernels, attention, widening 16-bit weights), so a shard that owns N cores keeps
-// all of them busy outside OpenBLAS too. The calling thread is member 0 and takes
-// part; members 1..size()-1 are helper threads that sleep on a condition variable
-// between jobs (never spinning, so they leave the cores to OpenBLAS's own threads
-// while an sgemm runs).
+// A fixed team of threads: everything a shard computes (its share of each product,
+// attention, element-wise kernels, widening 16-bit weights) runs as tasks on it, so a
+// shard that owns N cores keeps all of them busy. The calling thread is member 0 and
+// takes part; members 1..size()-1 are helper threads that sleep on a condition
+// variable between jobs.
 //
 // One job at a time, started from one thread (the team's owner); not reentrant.
 class ThreadTeam {

@@ -1,5 +1,6 @@
 // The actex binary as a user runs it: refused flags, tokenize, inspect, and memory
 // that stays flat when the corpus is much larger than the pipeline's queues.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -53,6 +54,25 @@ TEST(Cli, LayerBeyondTheModelIsRefusedNamingTheFlag) {
   Outcome outcome = RunActex(dir, args);
   EXPECT_NE(outcome.exit_code, 0);
   EXPECT_NE(outcome.err.find("--layers 7"), std::string::npos) << outcome.err;
+}
+
+TEST(Cli, UploadFlagsThatCannotWorkAreRefusedBeforeAnyWork) {
+  TempDir dir;
+  const auto base = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--delete-after-upload"}, "--delete-after-upload needs --upload-cmd"},
+      {{"--upload-cmd", "gsutil cp x gs://b/{name}"}, "has no {path}"},
+      {{"--upload-cmd", "cp {path} /r/{hostdir}/{name}"}, "unknown placeholder {hostdir}"},
+      {{"--upload-cmd", "cp {path} /r", "--upload-timeout", "0"}, "--upload-timeout"},
+      {{"--upload-cmd", "cp {path} /r", "--upload-retries", "-1"}, "--upload-retries"}};
+  for (const auto& [flags, message] : cases) {
+    auto args = base;
+    args.insert(args.end(), flags.begin(), flags.end());
+    Outcome outcome = RunActex(dir, args);
+    EXPECT_NE(outcome.exit_code, 0) << message;
+    EXPECT_NE(outcome.err.find(message), std::string::npos) << outcome.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out")) << message;
+  }
 }
 
 TEST(Cli, ExtractThenInspectReportsWhatWasWritten) {

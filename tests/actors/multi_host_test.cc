@@ -493,7 +493,9 @@ TEST_P(HostileBytes, EveryPortShrugsOffStrangersAndTheRunMatchesACleanOne) {
   zmq::socket_t monitor(context, zmq::socket_type::sub);
   monitor.set(zmq::sockopt::linger, 0);
   monitor.set(zmq::sockopt::subscribe, "");
-  if (keyed) ASSERT_TRUE(JobSecurity::FromKeyFile(key).value()->ApplyClient(monitor).has_value());
+  if (keyed) {
+    ASSERT_TRUE(JobSecurity::FromKeyFile(key).value()->ApplyClient(monitor).has_value());
+  }
   monitor.connect("tcp://127.0.0.1:" + std::to_string(job.port() + 1));
   std::this_thread::sleep_for(milliseconds(200));
   // Every port at once, each with a body beyond what it accepts.

@@ -106,6 +106,46 @@ TEST(Qwen2Shard, UnevenSplitsOfFourteenHeadsAgreeWithOneShard) {
   ExpectShardsAgree(weights, counts, MakeBatch({13, 11}, 300, 2));
 }
 
+// A shard's team cuts every product into shares of output features: any team size
+// agrees with one thread, and a team repeats its own results bit for bit.
+TEST(Qwen2Shard, TeamsOfAnySizeAgreeWithOneThreadAndRepeatExactly) {
+  testing::TempDir dir;
+  RandomModelOptions options;
+  options.output_dir = dir.path();
+  options.preset = "qwen2.5-0.5b";
+  options.vocab_size = 300;
+  options.layers = 2;
+  options.dtype = "bfloat16";
+  options.seed = 9;
+  ASSERT_TRUE(MakeRandomModel(options).has_value());
+  auto weights = OpenOrFail(dir.path());
+  ASSERT_NE(weights, nullptr);
+  const std::vector<Site> sites = EverySite(2);
+  const PackedBatch batch = MakeBatch({70, 9, 33}, 300, 3);
+  auto run = [&](int threads) {
+    auto shard = Qwen2Shard::Create(weights, *PlanShard(weights->config(), 0, 1), sites, threads);
+    EXPECT_TRUE(shard.has_value()) << shard.error();
+    std::vector<SiteActivations> captures;
+    SoloCollective solo;
+    if (shard) EXPECT_TRUE((*shard)->Forward(batch, solo, &captures).has_value());
+    return captures;
+  };
+  const auto reference = run(1);
+  ASSERT_EQ(reference.size(), sites.size());
+  for (int threads : {2, 3}) {
+    const auto first = run(threads), second = run(threads);
+    ASSERT_EQ(first.size(), sites.size());
+    ASSERT_EQ(second.size(), sites.size());
+    for (size_t i = 0; i < sites.size(); ++i) {
+      const auto& expected = reference[i].values;
+      EXPECT_LE(MaxAbsDifference(first[i].values, expected), 1e-5f * MaxAbs(expected))
+          << threads << " threads, " << sites[i].HookName();
+      EXPECT_EQ(first[i].values, second[i].values)
+          << threads << " threads, " << sites[i].HookName();
+    }
+  }
+}
+
 // An F16 model runs as the F32 model holding its exactly widened weights.
 TEST(Qwen2Shard, Float16WeightsGiveTheForwardOfTheirWidenedValues) {
   testing::TempDir half_dir, wide_dir;
@@ -334,7 +374,7 @@ TEST(Qwen2Shard, ReportsBadBatchesAndCollectiveFailures) {
   EXPECT_THAT(result.error(), HasSubstr("rank 0 of 2"));
 }
 
-TEST(Qwen2Shard, CreateRefusesSitesOutsideTheModelAndUnplannedSlices) {
+TEST(Qwen2Shard, CreateRefusesSitesOutsideTheModelUnplannedSlicesAndNoThreads) {
   auto weights = OpenOrFail(testing::TinyFixtureDir());
   ASSERT_NE(weights, nullptr);
   auto slice = PlanShard(weights->config(), 0, 2);
@@ -348,6 +388,10 @@ TEST(Qwen2Shard, CreateRefusesSitesOutsideTheModelAndUnplannedSlices) {
   shard = Qwen2Shard::Create(weights, odd, {{SiteKind::kResidPost, 0}});
   ASSERT_FALSE(shard.has_value());
   EXPECT_THAT(shard.error(), HasSubstr("PlanShard"));
+
+  shard = Qwen2Shard::Create(weights, *slice, {{SiteKind::kResidPost, 0}}, 0);
+  ASSERT_FALSE(shard.has_value());
+  EXPECT_THAT(shard.error(), HasSubstr("at least one thread"));
 }
 
 }  // namespace

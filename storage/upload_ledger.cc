@@ -1,0 +1,189 @@
+#include "storage/upload_ledger.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "storage/file_io.h"
+
+namespace actex {
+
+struct UploadLedger::State {
+  std::string path;
+  ScopedFd fd;
+};
+
+namespace {
+
+// A crash while appending can leave a last line without its '\n'. Read ignores it,
+// but an append after it would be glued onto it and lost with it: cut it off. Such
+// a line never vouched for a deletion (a local copy is deleted only once its line
+// was appended whole and synced), so the file is at worst uploaded again.
+std::expected<void, std::string> DropTornLastLine(int fd, const std::string& path) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) return std::unexpected(OsError("cannot stat", path, errno));
+  constexpr off_t kChunkBytes = 4096;
+  char chunk[kChunkBytes];
+  off_t end = info.st_size;
+  while (end > 0) {
+    const off_t begin = std::max<off_t>(end - kChunkBytes, 0);
+    const ssize_t got = ::pread(fd, chunk, static_cast<size_t>(end - begin), begin);
+    if (got < 0 && errno == EINTR) continue;
+    if (got != end - begin) {
+      return std::unexpected(got < 0 ? OsError("cannot read", path, errno)
+                                     : path + " shrank while it was read");
+    }
+    const char* newline =
+        static_cast<const char*>(::memrchr(chunk, '\n', static_cast<size_t>(got)));
+    if (newline != nullptr) {
+      end = begin + (newline - chunk) + 1;
+      break;
+    }
+    end = begin;
+  }
+  if (end == info.st_size) return {};
+  if (::ftruncate(fd, end) != 0) return std::unexpected(OsError("cannot truncate", path, errno));
+  return SyncFile(fd, path);
+}
+
+}  // namespace
+
+UploadLedger::UploadLedger() : state_(std::make_unique<State>()) {}
+UploadLedger::~UploadLedger() = default;
+
+std::expected<std::map<std::string, UploadRecord>, std::string> UploadLedger::Read(
+    const std::string& dir) {
+  const std::string path = dir + "/" + kFileName;
+  std::map<std::string, UploadRecord> records;
+  std::ifstream file(path);
+  if (!file) return records;
+  std::string line, next;
+  int64_t number = 0;
+  bool more = static_cast<bool>(std::getline(file, line));
+  while (more) {
+    ++number;
+    more = static_cast<bool>(std::getline(file, next));
+    const bool last = !more;
+    auto entry = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const bool valid = entry.is_object() && entry.contains("file") && entry["file"].is_string() &&
+                       entry.contains("bytes") && entry["bytes"].is_number_integer() &&
+                       entry.contains("crc32") && entry["crc32"].is_string() &&
+                       (!entry.contains("deleted") || entry["deleted"].is_boolean()) &&
+                       (!entry.contains("unix_seconds") || entry["unix_seconds"].is_number());
+    if (!valid) {
+      if (last) break;  // torn by a crash while appending
+      return std::unexpected(path + " line " + std::to_string(number) +
+                             " is not an upload record; the ledger was damaged (remove the " +
+                             "line to upload that file again)");
+    }
+    UploadRecord record;
+    record.file = entry["file"].get<std::string>();
+    record.bytes = entry["bytes"].get<int64_t>();
+    record.crc32 = entry["crc32"].get<std::string>();
+    record.deleted = entry.value("deleted", false);
+    record.unix_seconds = entry.value("unix_seconds", 0.0);
+    records[record.file] = record;
+    line = std::move(next);
+  }
+  return records;
+}
+
+std::expected<std::unique_ptr<UploadLedger>, std::string> UploadLedger::Open(
+    const std::string& dir) {
+  if (auto made = MakeDirectories(dir); !made) return std::unexpected(made.error());
+  const std::string path = dir + "/" + kFileName;
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return std::unexpected(OsError("cannot open upload ledger", path, errno));
+  ScopedFd guard(fd);
+  if (auto dropped = DropTornLastLine(fd, path); !dropped) return std::unexpected(dropped.error());
+  std::unique_ptr<UploadLedger> ledger(new UploadLedger());
+  ledger->state_->path = path;
+  ledger->state_->fd = std::move(guard);
+  return ledger;
+}
+
+std::expected<void, std::string> UploadLedger::Append(const UploadRecord& record) {
+  nlohmann::ordered_json entry = {{"file", record.file},
+                                  {"bytes", record.bytes},
+                                  {"crc32", record.crc32},
+                                  {"deleted", record.deleted},
+                                  {"unix_seconds", record.unix_seconds}};
+  const std::string text = entry.dump() + "\n";
+  if (auto written = WriteAll(state_->fd.get(), text.data(), text.size(), state_->path, nullptr);
+      !written) {
+    return written;
+  }
+  return SyncFile(state_->fd.get(), state_->path);
+}
+
+bool UploadVouched(const std::map<std::string, UploadRecord>& ledger, const std::string& file,
+                   int64_t bytes, const std::string& crc32) {
+  auto found = ledger.find(file);
+  return found != ledger.end() && found->second.bytes == bytes && found->second.crc32 == crc32;
+}
+
+bool UploadedAndDeleted(const std::map<std::string, UploadRecord>& ledger, const std::string& file,
+                        int64_t bytes, const std::string& crc32) {
+  return UploadVouched(ledger, file, bytes, crc32) && ledger.at(file).deleted;
+}
+
+std::expected<std::vector<std::string>, std::string> FilesNotUploaded(const std::string& dir) {
+  auto ledger = UploadLedger::Read(dir);
+  if (!ledger) return std::unexpected(ledger.error());
+  auto read_whole = [&](const std::string& name) -> std::optional<std::string> {
+    std::ifstream file(dir + "/" + name, std::ios::binary);
+    if (!file) return std::nullopt;
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  };
+  auto vouched = [&](const std::string& name, const std::string& contents) {
+    return UploadVouched(*ledger, name, static_cast<int64_t>(contents.size()), Crc32Hex(contents));
+  };
+  const auto contents = read_whole("metadata.json");
+  const auto metadata = nlohmann::json::parse(contents.value_or(""), nullptr,
+                                              /*allow_exceptions=*/false);
+  if (!metadata.is_object() || !metadata.contains("shards") || !metadata["shards"].is_array()) {
+    return std::unexpected(dir + "/metadata.json is missing or not an actex metadata.json");
+  }
+  std::vector<std::string> missing;
+  for (const auto& shard : metadata["shards"]) {
+    if (!shard.is_object()) return std::unexpected(dir + "/metadata.json lists a non-object shard");
+    const std::string name = shard.value("file", "");
+    if (!UploadVouched(*ledger, name, shard.value("bytes", int64_t{-1}),
+                       shard.value("crc32", ""))) {
+      missing.push_back(name);
+    }
+  }
+  if (auto rejects = read_whole("rejects.jsonl"); rejects && !vouched("rejects.jsonl", *rejects)) {
+    missing.push_back("rejects.jsonl");
+  }
+  if (!vouched("metadata.json", *contents)) missing.push_back("metadata.json");
+  return missing;
+}
+
+std::string Crc32Hex(std::string_view bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes uInt lengths: feed large inputs in pieces.
+  constexpr size_t kPiece = size_t{1} << 30;
+  for (size_t offset = 0; offset < bytes.size(); offset += kPiece) {
+    const size_t piece = std::min(kPiece, bytes.size() - offset);
+    crc =
+        crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + offset), static_cast<uInt>(piece));
+  }
+  char text[9];
+  std::snprintf(text, sizeof(text), "%08lx", crc & 0xffffffffUL);
+  return text;
+}
+
+}  // namespace actex
