@@ -55,14 +55,9 @@ class Uploader {
 
     std::deque<ListedShard> queue(config_.earlier_shards.begin(), config_.earlier_shards.end());
     bool writer_done = false;
+    bool listing_uploaded = true;  // no shard was uploaded since metadata.json last was
     while (true) {
-      if (queue.empty() && !writer_done) {
-        auto message = ReceiveUnlessStopped(actor_, requests);
-        if (!message) return std::unexpected(message.error());
-        if (!*message) return {};
-        if (auto taken = Take(**message, &queue, &writer_done); !taken) return taken;
-      }
-      while (true) {  // everything else already waiting
+      while (true) {  // everything already waiting
         auto message = Receive(requests, std::chrono::milliseconds(0));
         if (!message) return std::unexpected(message.error());
         if (!*message) break;
@@ -74,12 +69,21 @@ class Uploader {
         auto done = UploadShard(shard);
         if (!done) return std::unexpected(done.error());
         if (*done == Attempted::kStopped) return {};
+        listing_uploaded = false;
         continue;
       }
-      // Nothing waits: the remote catches up with the listing.
-      auto done = UploadMetadata(/*final=*/writer_done);
-      if (!done) return std::unexpected(done.error());
-      if (*done == Attempted::kStopped || writer_done) return {};
+      if (!listing_uploaded || writer_done) {
+        // Nothing waits: the remote catches up with the listing.
+        auto done = UploadMetadata(/*final=*/writer_done);
+        if (!done) return std::unexpected(done.error());
+        if (*done == Attempted::kStopped || writer_done) return {};
+        listing_uploaded = true;
+        continue;
+      }
+      auto message = ReceiveUnlessStopped(actor_, requests);
+      if (!message) return std::unexpected(message.error());
+      if (!*message) return {};
+      if (auto taken = Take(**message, &queue, &writer_done); !taken) return taken;
     }
   }
 

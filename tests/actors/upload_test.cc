@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
@@ -41,6 +42,18 @@ std::string ReadFile(const fs::path& path) {
   std::stringstream text;
   text << file.rdbuf();
   return text.str();
+}
+
+// A remote metadata.json (uploaded whenever no shard waits) never lists a shard the
+// remote lacks.
+void ExpectRemoteListsOnlyWhatItHolds(const std::string& remote_host) {
+  if (!fs::exists(remote_host + "/metadata.json")) return;
+  const auto metadata = nlohmann::json::parse(ReadFile(remote_host + "/metadata.json"));
+  for (const auto& shard : metadata["shards"]) {
+    const fs::path path = fs::path(remote_host) / shard["file"].get<std::string>();
+    ASSERT_TRUE(fs::exists(path)) << path;
+    EXPECT_EQ(static_cast<int64_t>(fs::file_size(path)), shard["bytes"].get<int64_t>()) << path;
+  }
 }
 
 int Verify(const TempDir& dir, const std::string& out, const std::string& corpus,
@@ -135,8 +148,7 @@ TEST(Upload, AFileThatKeepsFailingIsKeptAndReportedAndARerunUploadsIt) {
   EXPECT_THAT(first.err(), HasSubstr("not uploaded (shard_000002.safetensors, metadata.json)"));
   const std::string host = failing.out_dir + "/host_00";
   EXPECT_THAT(ShardFiles(host), testing::ElementsAre("shard_000002.safetensors"));
-  // The remote never lists a shard it lacks.
-  EXPECT_FALSE(fs::exists(run.remote + "/host_00/metadata.json"));
+  ExpectRemoteListsOnlyWhatItHolds(run.remote + "/host_00");
 
   ExtractOptions fixed = failing;
   fixed.upload.command = CopyCommand(run.remote);
@@ -158,6 +170,8 @@ TEST(Upload, KilledAnywhereAndRerunLeavesTheRemoteEqualToAnUninterruptedRun) {
   const int kills = KillUntilDone(
       [&] {
         std::vector<std::unique_ptr<ActexProcess>> processes;
+        // Whatever the last run left: a remote listing only of what the remote holds.
+        ExpectRemoteListsOnlyWhatItHolds(run.remote + "/host_00");
         processes.push_back(std::make_unique<ActexProcess>(
             run.dir.path() + "/run" + std::to_string(attempt++), ExtractArgs(run.uploading)));
         return processes;
