@@ -12,6 +12,7 @@
 
 #include "actors/device_shard_actor.h"
 #include "actors/host_layout.h"
+#include "actors/host_output.h"
 #include "actors/job_link.h"
 #include "actors/loader_actor.h"
 #include "actors/mesh_plan.h"
@@ -24,7 +25,6 @@
 #include "model/model_weights.h"
 #include "model/tokenizer/tokenizer.h"
 #include "storage/corpus_reader.h"
-#include "storage/earlier_output.h"
 
 namespace actex {
 namespace {
@@ -121,57 +121,6 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   return writer;
 }
 
-// This host's output folder: a fresh one, or an earlier run's to resume (checked
-// against this run's options, with what it left unlisted removed). Returns where the
-// written replica starts; `writer` learns what to continue from.
-std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& extract,
-                                                       WriterConfig& writer) {
-  const std::string& dir = writer.shards.dir;
-  if (std::error_code error; extract.overwrite && std::filesystem::exists(dir, error)) {
-    std::filesystem::remove_all(dir, error);
-    if (error) return std::unexpected("--overwrite: cannot remove " + dir + ": " + error.message());
-  }
-  auto earlier = ReadEarlierOutput(dir);
-  if (!earlier) return std::unexpected(earlier.error());
-  auto start = StartAfter(*earlier);
-  if (!start || !*earlier) return start;
-  const EarlierOutput& found = **earlier;
-  if (auto same = CheckSameRun(dir, found.metadata["config"], writer.shards.run_config); !same) {
-    return std::unexpected(same.error());
-  }
-  auto removed = DiscardUnlisted(dir, found);
-  if (!removed) return std::unexpected(removed.error());
-  if (auto kept = TruncateRejects(dir + "/rejects.jsonl", start->written_through); !kept) {
-    return std::unexpected(kept.error());
-  }
-  writer.shards.continue_from = found.metadata;
-  spdlog::info("{}: {}; {} shard(s) kept, {} unfinished file(s) removed", dir,
-               start->complete
-                   ? "already complete"
-                   : "resuming after document " + std::to_string(start->written_through),
-               found.metadata["shards"].size(), removed->size());
-  return start;
-}
-
-// The uploader of this host's folder, fed by the writer; it first goes through what
-// an earlier run listed, in case its uploads did not all finish.
-UploaderConfig MakeUploaderConfig(const NodeOptions& options, WriterConfig& writer) {
-  UploaderConfig uploader;
-  uploader.upload = options.extract.upload;
-  uploader.host_dir = writer.shards.dir;
-  uploader.host_id = options.host_id;
-  uploader.requests_endpoint = "inproc://uploads";
-  uploader.events_endpoint = writer.events_endpoint;
-  writer.uploads_endpoint = uploader.requests_endpoint;
-  if (writer.shards.continue_from.is_object()) {
-    for (const auto& shard : writer.shards.continue_from["shards"]) {
-      uploader.earlier_shards.push_back(
-          {shard.value("file", ""), shard.value("bytes", int64_t{0}), shard.value("crc32", "")});
-    }
-  }
-  return uploader;
-}
-
 std::string ResumeKey(int replica) { return "resume/" + std::to_string(replica); }
 
 // A replica written on another host resumes where that host said at the rendezvous.
@@ -255,7 +204,8 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   std::expected<void, std::string> started;
   const bool uploads = writes && !extract.upload.command.empty();
   if (uploads) {
-    started = supervisor.AddBackground(StartUploader(context, MakeUploaderConfig(options, writer)));
+    started = supervisor.AddBackground(
+        StartUploader(context, MakeUploaderConfig(extract.upload, options.host_id, writer)));
   }
   if (writes && started) {
     started = supervisor.Add(StartWriter(context, std::move(writer)));
