@@ -3,13 +3,13 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "storage/file_io.h"
+#include "storage/gzip_decoder.h"
 
 namespace actex {
 
@@ -20,7 +20,13 @@ constexpr size_t kChunkBytes = size_t{1} << 20;
 // done, so a single outlier does not pin its size for the rest of the run.
 constexpr size_t kKeptLineCapacity = size_t{16} << 20;
 
-gzFile AsGz(void* handle) { return static_cast<gzFile>(handle); }
+// Reads up to `size` bytes, retrying EINTR; 0 at the end of the file.
+ssize_t ReadSome(int fd, void* data, size_t size) {
+  while (true) {
+    const ssize_t got = ::read(fd, data, size);
+    if (got >= 0 || errno != EINTR) return got;
+  }
+}
 
 }  // namespace
 
@@ -32,42 +38,53 @@ std::expected<std::unique_ptr<LineReader>, std::string> LineReader::Open(const s
   struct stat info {};
   if (::fstat(fd, &info) != 0) return std::unexpected(OsError("cannot stat input", path, errno));
   if (S_ISDIR(info.st_mode)) return std::unexpected("input " + path + " is a directory");
-  // gzdopen reads plain files transparently and recognizes gzip by its magic bytes.
-  gzFile gz = ::gzdopen(fd, "rb");
-  if (gz == nullptr) return std::unexpected(OsError("cannot open input", path, ENOMEM));
-  guard.Release();  // gzclose closes the descriptor
-  ::gzbuffer(gz, static_cast<unsigned>(kChunkBytes));
+  // gzip is told by its magic bytes, whatever the file is called.
+  uint8_t magic[2] = {};
+  const bool gzip = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   std::unique_ptr<LineReader> reader(new LineReader());
   reader->path_ = path;
   reader->max_line_bytes_ = max_line_bytes;
-  reader->gz_ = gz;
+  reader->fd_ = guard.Release();
   reader->chunk_.resize(kChunkBytes);
+  if (gzip) {
+    reader->decoder_ = std::make_unique<GzipDecoder>();
+    reader->compressed_.resize(kChunkBytes);
+  }
   return reader;
 }
 
 LineReader::~LineReader() {
-  if (gz_ != nullptr) ::gzclose(AsGz(gz_));
+  if (fd_ >= 0) ::close(fd_);
 }
 
 std::expected<bool, std::string> LineReader::Refill() {
   const std::string where = path_ + " at line " + std::to_string(lines_ + 1);
-  int n = ::gzread(AsGz(gz_), chunk_.data(), static_cast<unsigned>(chunk_.size()));
-  int error = Z_OK;
-  const char* message = ::gzerror(AsGz(gz_), &error);
-  if (n < 0 || (error != Z_OK && error != Z_BUF_ERROR)) {
-    if (error == Z_ERRNO) return std::unexpected(OsError("cannot read", where, errno));
-    return std::unexpected("cannot read " + where + ": corrupt gzip data (" + message + ")");
+  chunk_begin_ = chunk_end_ = 0;
+  if (decoder_ == nullptr) {
+    const ssize_t got = ReadSome(fd_, chunk_.data(), chunk_.size());
+    if (got < 0) return std::unexpected(OsError("cannot read", where, errno));
+    chunk_end_ = static_cast<size_t>(got);
+    return got > 0;
   }
-  if (n == 0) {
-    // Z_BUF_ERROR at the end means the input stopped inside a gzip stream.
-    if (error == Z_BUF_ERROR) {
-      return std::unexpected("cannot read " + where + ": gzip stream ends early (truncated file)");
+  while (true) {
+    if (decoder_->NeedsInput()) {
+      const ssize_t got = ReadSome(fd_, compressed_.data(), compressed_.size());
+      if (got < 0) return std::unexpected(OsError("cannot read", where, errno));
+      if (got == 0) {
+        if (auto finished = decoder_->Finish(); !finished) {
+          return std::unexpected("cannot read " + where + ": " + finished.error());
+        }
+        return false;
+      }
+      decoder_->SetInput(compressed_.data(), static_cast<size_t>(got));
     }
-    return false;
+    auto inflated = decoder_->Inflate(reinterpret_cast<uint8_t*>(chunk_.data()), chunk_.size());
+    if (!inflated) return std::unexpected("cannot read " + where + ": " + inflated.error());
+    if (*inflated > 0) {
+      chunk_end_ = *inflated;
+      return true;
+    }
   }
-  chunk_begin_ = 0;
-  chunk_end_ = static_cast<size_t>(n);
-  return true;
 }
 
 void LineReader::Append(std::string_view piece) {

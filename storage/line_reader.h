@@ -11,8 +11,11 @@
 
 namespace actex {
 
+class GzipDecoder;
+
 // Reads one file line by line, plain or gzip (told apart by the gzip magic bytes
-// 1f 8b, not by the file name; concatenated gzip members are read as one stream).
+// 1f 8b, not by the file name; concatenated gzip members are read as one stream,
+// and bytes after the last member that are not another member are an error).
 // Memory is one read chunk plus the longest line kept, never the file.
 class LineReader {
  public:
@@ -27,8 +30,8 @@ class LineReader {
 
   // The next line, std::nullopt at the end of the file. The last line counts even
   // without a final '\n'; nothing after a final '\n' is a line. A gzip stream that
-  // is truncated or corrupt, or a read error, is an error naming the file and the
-  // line it was reached in.
+  // is truncated or corrupt or followed by other bytes, or a read error, is an error
+  // naming the file and the line it was reached in.
   std::expected<std::optional<Line>, std::string> Next();
 
   // Lines returned so far (the 1-based number of the last one).
@@ -47,7 +50,9 @@ class LineReader {
 
   std::string path_;
   int64_t max_line_bytes_ = 0;
-  void* gz_ = nullptr;  // gzFile, kept opaque so zlib.h stays out of this header
+  int fd_ = -1;
+  std::unique_ptr<GzipDecoder> decoder_;  // null for a plain file
+  std::vector<uint8_t> compressed_;       // gzip bytes read, not yet inflated
   std::vector<char> chunk_;
   size_t chunk_begin_ = 0, chunk_end_ = 0;
   std::string line_;

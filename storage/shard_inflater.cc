@@ -1,7 +1,5 @@
 #include "storage/shard_inflater.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -15,68 +13,30 @@ constexpr size_t kLengthPrefixBytes = 8;
 // The safetensors format caps its header at 100 MB; a larger length means damage,
 // and believing it would make the verifier buffer whatever follows.
 constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
-// zlib's windowBits: 15 plus 16 accepts the gzip wrapper only, as the writer uses.
-constexpr int kGzipWindowBits = 15 + 16;
 
 }  // namespace
 
-struct ShardInflater::Stream {
-  z_stream z{};
-  bool initialized = false;
-  int members_ended = 0;
-};
+ShardInflater::ShardInflater() : output_(kOutputChunkBytes) {}
 
-ShardInflater::ShardInflater() : stream_(std::make_unique<Stream>()), output_(kOutputChunkBytes) {
-  if (inflateInit2(&stream_->z, kGzipWindowBits) != Z_OK) {
-    error_ = "cannot start a gzip decoder: out of memory";
-    return;
-  }
-  stream_->initialized = true;
-}
-
-ShardInflater::~ShardInflater() {
-  if (stream_->initialized) inflateEnd(&stream_->z);
-}
+ShardInflater::~ShardInflater() = default;
 
 void ShardInflater::Feed(const uint8_t* data, size_t size) {
   if (!error_.empty() || size == 0) return;
-  z_stream& z = stream_->z;
-  z.next_in = const_cast<Bytef*>(data);
-  z.avail_in = static_cast<uInt>(size);
+  decoder_.SetInput(data, size);
   while (error_.empty()) {
-    if (stream_ended_) {
-      if (z.avail_in == 0) break;
-      inflateReset(&z);  // another gzip member follows
-      stream_ended_ = false;
+    auto inflated = decoder_.Inflate(output_.data(), output_.size());
+    if (!inflated) {
+      error_ = inflated.error();
+      break;
     }
-    z.next_out = output_.data();
-    z.avail_out = static_cast<uInt>(output_.size());
-    const int status = inflate(&z, Z_NO_FLUSH);
-    Consume(output_.data(), output_.size() - z.avail_out);
-    if (status == Z_STREAM_END) {
-      stream_ended_ = true;
-      ++stream_->members_ended;
-      continue;
-    }
-    if (status == Z_BUF_ERROR || (status == Z_OK && z.avail_in == 0 && z.avail_out != 0)) break;
-    if (status != Z_OK) {
-      const std::string message = z.msg != nullptr ? z.msg : "error " + std::to_string(status);
-      error_ = stream_->members_ended > 0
-                   ? "bytes after the end of the gzip stream are not gzip data (" + message + ")"
-                   : "not valid gzip data: " + message;
-    }
+    Consume(output_.data(), *inflated);
+    if (*inflated < output_.size()) break;  // every byte fed is consumed
   }
-  z.next_in = nullptr;
-  z.avail_in = 0;
 }
 
 void ShardInflater::Finish() {
   if (!error_.empty()) return;
-  if (stream_->members_ended == 0 && inflated_bytes_ == 0 && stream_->z.total_in == 0) {
-    error_ = "empty file, not gzip data";
-  } else if (!stream_ended_) {
-    error_ = "gzip stream ends early (truncated file)";
-  }
+  if (auto finished = decoder_.Finish(); !finished) error_ = finished.error();
 }
 
 int64_t ShardInflater::data_bytes() const {

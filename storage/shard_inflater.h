@@ -3,10 +3,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "storage/gzip_decoder.h"
 
 namespace actex {
 
@@ -50,11 +51,9 @@ class ShardInflater {
   // Once the header is complete: where doc_ids and positions lie in the data.
   void PlanCaptures();
 
-  struct Stream;
-  std::unique_ptr<Stream> stream_;
+  GzipDecoder decoder_;
   std::vector<uint8_t> output_;
   std::string error_;
-  bool stream_ended_ = false;  // the last member ended cleanly and no byte followed
   int64_t inflated_bytes_ = 0;
   uint8_t length_prefix_[8] = {};
   uint64_t header_length_ = 0;

@@ -347,7 +347,29 @@ TEST(CorpusReader, CorruptGzipIsAnError) {
     if (!record.has_value()) error = record.error();
   }
   EXPECT_THAT(error, HasSubstr(dir.File("bad.gz")));
-  EXPECT_THAT(error, HasSubstr("corrupt gzip data"));
+  EXPECT_THAT(error, HasSubstr("not valid gzip data"));
+}
+
+// `cat a.jsonl.gz b.jsonl > c.jsonl.gz` must not lose b silently.
+TEST(CorpusReader, BytesAfterTheLastGzipMemberAreAnErrorNamingFileAndLine) {
+  TempDir dir;
+  WriteGzip(dir.File("a.gz"), "{\"text\":\"one\"}\n{\"text\":\"two\"}\n");
+  WriteBytes(dir.File("mixed.gz"), ReadBytes(dir.File("a.gz")) + "{\"text\":\"three\"}\n");
+  auto reader = OpenOrDie({.inputs = {dir.File("mixed.gz")}});
+  int good = 0;
+  std::string error;
+  while (error.empty()) {
+    auto record = reader->Next();
+    if (!record.has_value()) {
+      error = record.error();
+    } else {
+      ASSERT_TRUE(record->has_value()) << "reached the end without noticing the plain tail";
+      ++good;
+    }
+  }
+  EXPECT_EQ(good, 2);
+  EXPECT_THAT(error, HasSubstr(dir.File("mixed.gz") + " at line 3"));
+  EXPECT_THAT(error, HasSubstr("bytes after the end of the gzip stream are not gzip data"));
 }
 
 TEST(CorpusReader, MaxDocsStopsBeforeThatDocId) {
