@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "actors/actor_io.h"
+#include "storage/file_io.h"
 #include "storage/upload_ledger.h"
 #include "transport/schema.h"
 
@@ -189,7 +190,12 @@ class Uploader {
     const int64_t bytes = static_cast<int64_t>(contents.size());
     if (Vouched(name, bytes, crc)) return Attempted::kUploaded;
     const fs::path snapshot = fs::path(config_.host_dir) / (name + kSnapshotSuffix);
-    std::ofstream(snapshot, std::ios::binary | std::ios::trunc) << contents;
+    // A short snapshot (disk full) must never be uploaded as if it were the file.
+    if (auto written = WriteFileAtomically(snapshot.string(), contents, nullptr); !written) {
+      spdlog::error("{}", written.error());
+      if (final) Report("upload_failed", name + ": " + written.error());
+      return Attempted::kFailed;
+    }
     // Mid-run snapshots get one attempt: the next shard brings another chance.
     const Attempted attempted =
         Attempt(name, snapshot.string(), final ? config_.upload.retries : 0);
