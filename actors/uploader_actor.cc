@@ -4,16 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "actors/actor_io.h"
+#include "storage/crc32.h"
 #include "storage/file_io.h"
 #include "storage/upload_ledger.h"
 #include "transport/schema.h"
@@ -151,35 +149,30 @@ class Uploader {
   // already vouch for exactly these bytes. metadata.json goes last and only when every
   // shard it lists is uploaded.
   std::expected<Attempted, std::string> UploadMetadata(bool final) {
+    const fs::path folder(config_.host_dir);
     std::error_code error;
-    if (fs::exists(fs::path(config_.host_dir) / kRejectsFile, error)) {
-      auto rejects = UploadSnapshot(kRejectsFile, ReadWhole(kRejectsFile), final);
-      if (!rejects || *rejects != Attempted::kUploaded) return rejects;
+    if (fs::exists(folder / kRejectsFile, error)) {
+      auto rejects = ReadWholeFile((folder / kRejectsFile).string());
+      if (!rejects) return Failed(final, kRejectsFile, rejects.error());
+      auto uploaded = UploadSnapshot(kRejectsFile, *rejects, final);
+      if (!uploaded || *uploaded != Attempted::kUploaded) return uploaded;
     }
-    const std::string contents = ReadWhole(kMetadataFile);
-    const auto metadata = nlohmann::json::parse(contents, nullptr, /*allow_exceptions=*/false);
-    if (!metadata.is_object() || !metadata.contains("shards") || !metadata["shards"].is_array()) {
-      if (final) Report("upload_failed", std::string(kMetadataFile) + ": cannot be read");
-      return Attempted::kFailed;
+    auto contents = ReadWholeFile((folder / kMetadataFile).string());
+    if (!contents) return Failed(final, kMetadataFile, contents.error());
+    auto pending = ListedShardsNotUploaded(
+        nlohmann::json::parse(*contents, nullptr, /*allow_exceptions=*/false), records_);
+    if (!pending) return Failed(final, kMetadataFile, "cannot be read: " + pending.error());
+    if (!pending->empty()) {
+      return Failed(final, kMetadataFile, "not uploaded while " + pending->front() + " is not");
     }
-    for (const auto& shard : metadata["shards"]) {
-      if (!Vouched(shard.value("file", ""), shard.value("bytes", int64_t{-1}),
-                   shard.value("crc32", ""))) {
-        if (final) {
-          Report("upload_failed", std::string(kMetadataFile) + ": not uploaded while " +
-                                      shard.value("file", "") + " is not");
-        }
-        return Attempted::kFailed;
-      }
-    }
-    return UploadSnapshot(kMetadataFile, contents, final);
+    return UploadSnapshot(kMetadataFile, *contents, final);
   }
 
-  std::string ReadWhole(const std::string& name) const {
-    std::ifstream file(fs::path(config_.host_dir) / name, std::ios::binary);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
+  // Only the end of the run reports a listing that cannot go up yet: mid-run, the
+  // next shard brings another chance.
+  Attempted Failed(bool final, const std::string& name, const std::string& why) {
+    if (final) Report("upload_failed", name + ": " + why);
+    return Attempted::kFailed;
   }
 
   // Uploads `contents` (what `name` held when read) from a snapshot file, since the
@@ -193,8 +186,7 @@ class Uploader {
     // A short snapshot (disk full) must never be uploaded as if it were the file.
     if (auto written = WriteFileAtomically(snapshot.string(), contents, nullptr); !written) {
       spdlog::error("{}", written.error());
-      if (final) Report("upload_failed", name + ": " + written.error());
-      return Attempted::kFailed;
+      return Failed(final, name, written.error());
     }
     // Mid-run snapshots get one attempt: the next shard brings another chance.
     const Attempted attempted =

@@ -3,10 +3,9 @@
 // child `actex extract` / `actex simulate` processes (see bench/README.md for the
 // figures, their definitions and the targets).
 
-#include <CLI/CLI.hpp>
-
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -129,6 +128,24 @@ int Run(const Flags& flags) {
   context.batch_tokens = flags.batch_tokens;
   context.document_tokens = kDocumentTokens;
   std::vector<VariantResult> results;
+  // Runs one variant on `model_dir` and measures sgemm after it, so its ratio uses the
+  // measurements on either side.
+  auto run = [&](ExtractVariant variant, const std::string& model_dir, const ModelConfig& config,
+                 const std::string& corpus, int64_t short_docs, int64_t long_docs,
+                 int repeats) -> bool {
+    variant.model_dir = model_dir;
+    variant.corpus = corpus;
+    std::fprintf(stderr, "variant %s ...\n", variant.name.c_str());
+    auto result = RunVariant(context, variant, config, short_docs, long_docs, repeats);
+    if (!result) {
+      std::fprintf(stderr, "variant %s failed: %s\n", variant.name.c_str(), result.error().c_str());
+      return false;
+    }
+    measure_sgemm();
+    result->sgemm_gflops = neighbour_sgemm();
+    results.push_back(*result);
+    return true;
+  };
   for (const std::string& name : flags.variants) {
     if (name.empty() || name == "none") continue;  // `--variants none --with-7b`: 7B only
     auto variant = FindVariant(name);
@@ -136,17 +153,10 @@ int Run(const Flags& flags) {
       std::fprintf(stderr, "%s\n", variant.error().c_str());
       return 2;
     }
-    variant->model_dir = model_dir;
-    variant->corpus = variant->text_corpus ? text : pretokenized;
-    std::fprintf(stderr, "variant %s ...\n", name.c_str());
-    auto result = RunVariant(context, *variant, *config, short_docs, long_docs, flags.repeats);
-    if (!result) {
-      std::fprintf(stderr, "variant %s failed: %s\n", name.c_str(), result.error().c_str());
+    if (!run(*variant, model_dir, *config, variant->text_corpus ? text : pretokenized, short_docs,
+             long_docs, flags.repeats)) {
       return 1;
     }
-    measure_sgemm();
-    result->sgemm_gflops = neighbour_sgemm();
-    results.push_back(*result);
   }
   if (flags.with_7b) {
     const std::string model_7b = (cache / "qwen2.5-7b-bf16").string();
@@ -157,38 +167,31 @@ int Run(const Flags& flags) {
       return 1;
     }
     for (const std::string name : {"7b", "7b-sim1d"}) {
-      auto variant = FindVariant(name);
-      variant->model_dir = model_7b;
-      variant->corpus = pretokenized;
-      std::fprintf(stderr, "variant %s ...\n", name.c_str());
-      auto result = RunVariant(context, *variant, *config_7b, 0, flags.docs_7b, 1);
-      if (!result) {
-        std::fprintf(stderr, "variant %s failed: %s\n", name.c_str(), result.error().c_str());
+      if (!run(*FindVariant(name), model_7b, *config_7b, pretokenized, 0, flags.docs_7b, 1)) {
         return 1;
       }
-      measure_sgemm();
-      result->sgemm_gflops = neighbour_sgemm();
-      results.push_back(*result);
     }
   }
 
   std::printf("actex extraction throughput, %s; load average before %s, after %s\n",
               Today().c_str(), load_before.c_str(), LoadAverage().c_str());
-  std::printf("model %s: %lld-token documents, %d-token batches, steady state over %d batches "
-              "after %d, median of %d repeat(s)\n",
-              model_dir.c_str(), static_cast<long long>(kDocumentTokens), flags.batch_tokens,
-              flags.measured_batches, flags.warmup_batches, flags.repeats);
+  std::printf(
+      "model %s: %lld-token documents, %d-token batches, steady state over %d batches "
+      "after %d, median of %d repeat(s)\n",
+      model_dir.c_str(), static_cast<long long>(kDocumentTokens), flags.batch_tokens,
+      flags.measured_batches, flags.warmup_batches, flags.repeats);
   std::vector<double> combined;
   for (const SgemmReference& run : sgemm_runs) combined.push_back(run.combined_gflops);
   std::sort(combined.begin(), combined.end());
   const SgemmReference& first = sgemm_runs.front();
-  std::printf("sgemm, 2 threads, float32, first measurement: [%d x %d]·[%d x %d] %.1f GFLOPS, "
-              "[%d x %d]·[%d x %d] %.1f GFLOPS, both %.1f GFLOPS; all %zu measurements of both: "
-              "min %.1f, median %.1f, max %.1f\n\n",
-              flags.batch_tokens, config->hidden, config->hidden, config->intermediate,
-              first.up_gflops, flags.batch_tokens, config->intermediate, config->intermediate,
-              config->hidden, first.down_gflops, first.combined_gflops, combined.size(),
-              combined.front(), combined[combined.size() / 2], combined.back());
+  std::printf(
+      "sgemm, 2 threads, float32, first measurement: [%d x %d]·[%d x %d] %.1f GFLOPS, "
+      "[%d x %d]·[%d x %d] %.1f GFLOPS, both %.1f GFLOPS; all %zu measurements of both: "
+      "min %.1f, median %.1f, max %.1f\n\n",
+      flags.batch_tokens, config->hidden, config->hidden, config->intermediate, first.up_gflops,
+      flags.batch_tokens, config->intermediate, config->intermediate, config->hidden,
+      first.down_gflops, first.combined_gflops, combined.size(), combined.front(),
+      combined[combined.size() / 2], combined.back());
   PrintResultTable(results);
 
   auto find = [&](const std::string& name) -> const VariantResult* {

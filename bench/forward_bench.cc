@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 
-#include "model/blas_threads.h"
 #include "model/collective.h"
 #include "model/qwen2_forward.h"
 #include "model/random_model.h"
@@ -66,7 +65,7 @@ const RandomModelFolder& ModelFor(const std::string& dtype) {
 
 void BM_Forward(benchmark::State& state) {
   const std::string dtype = state.range(0) == 0 ? "float32" : "bfloat16";
-  SetBlasThreads(static_cast<int>(state.range(1)));
+  const int threads = static_cast<int>(state.range(1));
   const RandomModelFolder& model = ModelFor(dtype);
   if (!model.weights()) {
     state.SkipWithError(model.error().c_str());
@@ -74,7 +73,9 @@ void BM_Forward(benchmark::State& state) {
   }
   const ModelConfig& config = model.weights()->config();
   auto slice = PlanShard(config, 0, 1);
-  auto shard = Qwen2Shard::Create(model.weights(), *slice, {{SiteKind::kResidPost, kLayers - 1}});
+  // The shard's own team is its parallelism; Forward keeps OpenBLAS at one thread.
+  auto shard =
+      Qwen2Shard::Create(model.weights(), *slice, {{SiteKind::kResidPost, kLayers - 1}}, threads);
   if (!shard) {
     state.SkipWithError(shard.error().c_str());
     return;
@@ -103,14 +104,15 @@ void BM_Forward(benchmark::State& state) {
       break;
     }
   }
-  const double q_width = config.heads * config.head_dim, kv_width = config.kv_heads * config.head_dim;
+  const double q_width = config.heads * config.head_dim,
+               kv_width = config.kv_heads * config.head_dim;
   const double weights_per_layer = 2 * config.hidden * q_width + 2 * config.hidden * kv_width +
                                    3.0 * config.hidden * config.intermediate;
   const double per_token =
       kLayers * (2 * weights_per_layer + 4 * q_width * (kDocumentTokens + 1) / 2.0);
-  state.counters["FLOPS"] =
-      benchmark::Counter(per_token * batch.token_ids.size(),
-                         benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.counters["FLOPS"] = benchmark::Counter(per_token * batch.token_ids.size(),
+                                               benchmark::Counter::kIsIterationInvariantRate,
+                                               benchmark::Counter::kIs1000);
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(batch.token_ids.size()),
                                                   benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(dtype);

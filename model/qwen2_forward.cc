@@ -55,8 +55,8 @@ struct Qwen2Shard::State {
   std::vector<int> capture_slot;  // [(layer + 1) * kSiteKinds + kind] -> index in sites, or -1
   int layers_computed = 0;
 
-  // Runs the work between sgemms (element-wise kernels, attention, widening) on as many
-  // threads as the shard owns cores.
+  // The shard's cores: every projection's shares, attention and the element-wise
+  // kernels run on it (see Create).
   std::unique_ptr<ThreadTeam> team;
 
   // Activations, reused across batches.
@@ -268,12 +268,12 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
 
     // Self-attention on input_layernorm(resid).
     Normalize(resid_stream, w.input_norm.data(), normed_stream);  // [tokens, hidden]
-    Linear(normed_stream, hidden, tokens, w.q, w.q_bias.data(), queries, q_width,
-           &widen_scratch, team.get());  // [tokens, heads*dim]
-    Linear(normed_stream, hidden, tokens, w.k, w.k_bias.data(), keys, kv_width,
-           &widen_scratch, team.get());  // [tokens, kv_heads*dim]
-    Linear(normed_stream, hidden, tokens, w.v, w.v_bias.data(), values, kv_width,
-           &widen_scratch, team.get());  // [tokens, kv_heads*dim]
+    Linear(normed_stream, hidden, tokens, w.q, w.q_bias.data(), queries, q_width, &widen_scratch,
+           team.get());  // [tokens, heads*dim]
+    Linear(normed_stream, hidden, tokens, w.k, w.k_bias.data(), keys, kv_width, &widen_scratch,
+           team.get());  // [tokens, kv_heads*dim]
+    Linear(normed_stream, hidden, tokens, w.v, w.v_bias.data(), values, kv_width, &widen_scratch,
+           team.get());  // [tokens, kv_heads*dim]
     team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
       ApplyRotary(queries + first * q_width, end - first, q_width, attention_heads.heads,
                   static_cast<int>(dim), batch.positions.data() + first, rotary);
@@ -297,8 +297,8 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
                                 &attention_scratch[member]);  // [length, dim] of head `local`
               });
     // o_proj over this shard's heads is a partial sum; the all-reduce completes it.
-    Linear(attention, q_width, tokens, w.o, nullptr, shard_sum, hidden,
-           &widen_scratch, team.get());  // [tokens, hidden]
+    Linear(attention, q_width, tokens, w.o, nullptr, shard_sum, hidden, &widen_scratch,
+           team.get());  // [tokens, hidden]
     if (auto reduced = reduce("o_proj"); !reduced) return reduced;
     Tap(SiteKind::kAttnOut, layer, shard_sum);
     Accumulate(resid_stream, shard_sum);  // [tokens, hidden]
@@ -306,10 +306,10 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
 
     // MLP on post_attention_layernorm(resid): down(silu(gate(n)) * up(n)).
     Normalize(resid_stream, w.post_attention_norm.data(), normed_stream);  // [tokens, hidden]
-    Linear(normed_stream, hidden, tokens, w.gate, nullptr, gate_act, columns,
-           &widen_scratch, team.get());  // [tokens, columns]
-    Linear(normed_stream, hidden, tokens, w.up, nullptr, up_act, columns,
-           &widen_scratch, team.get());                                // [tokens, columns]
+    Linear(normed_stream, hidden, tokens, w.gate, nullptr, gate_act, columns, &widen_scratch,
+           team.get());  // [tokens, columns]
+    Linear(normed_stream, hidden, tokens, w.up, nullptr, up_act, columns, &widen_scratch,
+           team.get());  // [tokens, columns]
     team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
       SwiGlu(gate_act + first, up_act + first, end - first, gate_act + first);
     });  // [tokens, columns]
@@ -317,8 +317,8 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
       auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, gate_act, collective);
       if (!tapped) return tapped;
     }
-    Linear(gate_act, columns, tokens, w.down, nullptr, shard_sum, hidden,
-           &widen_scratch, team.get());  // [tokens, hidden]
+    Linear(gate_act, columns, tokens, w.down, nullptr, shard_sum, hidden, &widen_scratch,
+           team.get());  // [tokens, hidden]
     if (auto reduced = reduce("down_proj"); !reduced) return reduced;
     Tap(SiteKind::kMlpOut, layer, shard_sum);
     Accumulate(resid_stream, shard_sum);  // [tokens, hidden]

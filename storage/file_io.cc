@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 namespace actex {
@@ -130,6 +132,15 @@ std::expected<void, std::string> WriteFileAtomically(const std::string& path,
   }();
   if (!result) ::unlink(tmp_path.c_str());
   return result;
+}
+
+std::expected<std::string, std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return std::unexpected(OsError("cannot open", path, errno));
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad()) return std::unexpected(OsError("cannot read", path, errno));
+  return text.str();
 }
 
 std::expected<void, std::string> MakeDirectories(const std::string& path) {

@@ -70,6 +70,9 @@ std::expected<void, std::string> WriteFileAtomically(const std::string& path,
                                                      const std::string& contents,
                                                      WriteBudget* budget);
 
+// The whole of `path`; errors name it and the OS error.
+std::expected<std::string, std::string> ReadWholeFile(const std::string& path);
+
 // mkdir -p.
 std::expected<void, std::string> MakeDirectories(const std::string& path);
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 
+#include "storage/crc32.h"
 #include "storage/file_io.h"
 #include "storage/safetensors.h"
 #include "storage/shard_inflater.h"
@@ -35,12 +36,6 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
-}
-
-std::string HexCrc(uint32_t crc) {
-  char text[9];
-  std::snprintf(text, sizeof(text), "%08x", crc);
-  return text;
 }
 
 bool ReadCount(const nlohmann::json& value, int64_t* out) {
@@ -274,7 +269,7 @@ ShardCheck CheckShard(const ShardListing& shard) {
   }
   // One pass over the stored bytes: the CRC, and for gzip the inflated stream.
   ShardInflater inflater;
-  uLong crc = ::crc32(0L, Z_NULL, 0);
+  uint32_t crc = 0;
   std::vector<uint8_t> chunk(kReadChunkBytes);
   for (int64_t offset = 0; offset < info.st_size;) {
     const ssize_t got = ::pread(fd, chunk.data(), chunk.size(), offset);
@@ -284,13 +279,13 @@ ShardCheck CheckShard(const ShardListing& shard) {
                                      : "shrank while it was read");
       return check;
     }
-    crc = ::crc32(crc, chunk.data(), static_cast<uInt>(got));
+    crc = Crc32Update(crc, chunk.data(), static_cast<size_t>(got));
     if (shard.gzip) inflater.Feed(chunk.data(), static_cast<size_t>(got));
     offset += got;
   }
-  if (size_matches && static_cast<uint32_t>(crc) != shard.crc32) {
-    check.faults.push_back("crc32 is " + HexCrc(static_cast<uint32_t>(crc)) +
-                           ", metadata.json lists " + HexCrc(shard.crc32) + " (damaged bytes)");
+  if (size_matches && crc != shard.crc32) {
+    check.faults.push_back("crc32 is " + FormatCrc32(crc) + ", metadata.json lists " +
+                           FormatCrc32(shard.crc32) + " (damaged bytes)");
   }
   if (shard.gzip) {
     inflater.Finish();

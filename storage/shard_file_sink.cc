@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "storage/crc32.h"
+
 namespace actex {
 
 namespace {
@@ -33,7 +35,6 @@ std::expected<std::unique_ptr<ShardFileSink>, std::string> ShardFileSink::Create
   std::unique_ptr<ShardFileSink> sink(new ShardFileSink());
   sink->path_ = path;
   sink->budget_ = budget;
-  sink->crc32_ = static_cast<uint32_t>(::crc32(0L, Z_NULL, 0));
   auto fd = CreateFileForWrite(path);
   if (!fd) return std::unexpected(fd.error());
   sink->fd_ = std::move(*fd);
@@ -53,12 +54,7 @@ ShardFileSink::~ShardFileSink() = default;
 
 std::expected<void, std::string> ShardFileSink::WriteToFile(const uint8_t* data, size_t size) {
   if (auto written = WriteAll(fd_.get(), data, size, path_, budget_); !written) return written;
-  // zlib's crc32 takes a uInt length; feed it in pieces that fit.
-  for (size_t done = 0; done < size;) {
-    const size_t piece = std::min<size_t>(size - done, std::numeric_limits<uInt>::max());
-    crc32_ = static_cast<uint32_t>(::crc32(crc32_, data + done, static_cast<uInt>(piece)));
-    done += piece;
-  }
+  crc32_ = Crc32Update(crc32_, data, size);
   bytes_written_ += static_cast<int64_t>(size);
   return {};
 }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <set>
 
+#include "storage/crc32.h"
 #include "storage/file_io.h"
 #include "storage/float_convert.h"
 #include "storage/safetensors.h"
@@ -52,12 +53,6 @@ std::string ShardFileName(int number, bool gzip) {
   char name[64];
   std::snprintf(name, sizeof(name), "shard_%06d.safetensors%s", number, gzip ? ".gz" : "");
   return name;
-}
-
-std::string HexCrc(uint32_t crc) {
-  char text[9];
-  std::snprintf(text, sizeof(text), "%08x", crc);
-  return text;
 }
 
 // One tensor's rows for the open shard, in the output dtype, in a file that was
@@ -234,7 +229,7 @@ std::expected<void, std::string> ShardWriter::State::CloseShard() {
                     {"docs", shard_docs},
                     {"tokens", shard_tokens},
                     {"bytes", written->second},
-                    {"crc32", HexCrc(written->first)}});
+                    {"crc32", FormatCrc32(written->first)}});
   spdlog::debug("wrote {}: docs {}..{} ({} docs, {} tokens, {} bytes)", path, first_doc_id,
                 last_doc_id, shard_docs, shard_tokens, written->second);
   ++stats.shards;

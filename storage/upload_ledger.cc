@@ -3,17 +3,14 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <sstream>
 
+#include "storage/crc32.h"
 #include "storage/file_io.h"
 
 namespace actex {
@@ -137,53 +134,39 @@ bool UploadedAndDeleted(const std::map<std::string, UploadRecord>& ledger, const
   return UploadVouched(ledger, file, bytes, crc32) && ledger.at(file).deleted;
 }
 
-std::expected<std::vector<std::string>, std::string> FilesNotUploaded(const std::string& dir) {
-  auto ledger = UploadLedger::Read(dir);
-  if (!ledger) return std::unexpected(ledger.error());
-  auto read_whole = [&](const std::string& name) -> std::optional<std::string> {
-    std::ifstream file(dir + "/" + name, std::ios::binary);
-    if (!file) return std::nullopt;
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-  };
-  auto vouched = [&](const std::string& name, const std::string& contents) {
-    return UploadVouched(*ledger, name, static_cast<int64_t>(contents.size()), Crc32Hex(contents));
-  };
-  const auto contents = read_whole("metadata.json");
-  const auto metadata = nlohmann::json::parse(contents.value_or(""), nullptr,
-                                              /*allow_exceptions=*/false);
+std::expected<std::vector<std::string>, std::string> ListedShardsNotUploaded(
+    const nlohmann::json& metadata, const std::map<std::string, UploadRecord>& ledger) {
   if (!metadata.is_object() || !metadata.contains("shards") || !metadata["shards"].is_array()) {
-    return std::unexpected(dir + "/metadata.json is missing or not an actex metadata.json");
+    return std::unexpected("not an actex metadata.json");
   }
   std::vector<std::string> missing;
   for (const auto& shard : metadata["shards"]) {
-    if (!shard.is_object()) return std::unexpected(dir + "/metadata.json lists a non-object shard");
+    if (!shard.is_object()) return std::unexpected("metadata.json lists a non-object shard");
     const std::string name = shard.value("file", "");
-    if (!UploadVouched(*ledger, name, shard.value("bytes", int64_t{-1}),
-                       shard.value("crc32", ""))) {
+    if (!UploadVouched(ledger, name, shard.value("bytes", int64_t{-1}), shard.value("crc32", ""))) {
       missing.push_back(name);
     }
   }
-  if (auto rejects = read_whole("rejects.jsonl"); rejects && !vouched("rejects.jsonl", *rejects)) {
-    missing.push_back("rejects.jsonl");
-  }
-  if (!vouched("metadata.json", *contents)) missing.push_back("metadata.json");
   return missing;
 }
 
-std::string Crc32Hex(std::string_view bytes) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  // zlib takes uInt lengths: feed large inputs in pieces.
-  constexpr size_t kPiece = size_t{1} << 30;
-  for (size_t offset = 0; offset < bytes.size(); offset += kPiece) {
-    const size_t piece = std::min(kPiece, bytes.size() - offset);
-    crc =
-        crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + offset), static_cast<uInt>(piece));
+std::expected<std::vector<std::string>, std::string> FilesNotUploaded(const std::string& dir) {
+  auto ledger = UploadLedger::Read(dir);
+  if (!ledger) return std::unexpected(ledger.error());
+  auto vouched = [&](const std::string& name, const std::string& contents) {
+    return UploadVouched(*ledger, name, static_cast<int64_t>(contents.size()), Crc32Hex(contents));
+  };
+  const auto contents = ReadWholeFile(dir + "/metadata.json");
+  const auto missing = ListedShardsNotUploaded(
+      nlohmann::json::parse(contents.value_or(""), nullptr, /*allow_exceptions=*/false), *ledger);
+  if (!missing) return std::unexpected(dir + "/metadata.json: " + missing.error());
+  std::vector<std::string> files = *missing;
+  if (auto rejects = ReadWholeFile(dir + "/rejects.jsonl");
+      rejects && !vouched("rejects.jsonl", *rejects)) {
+    files.push_back("rejects.jsonl");
   }
-  char text[9];
-  std::snprintf(text, sizeof(text), "%08lx", crc & 0xffffffffUL);
-  return text;
+  if (!vouched("metadata.json", *contents)) files.push_back("metadata.json");
+  return files;
 }
 
 }  // namespace actex

@@ -5,8 +5,8 @@
 #include <expected>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace actex {
@@ -63,8 +63,10 @@ bool UploadVouched(const std::map<std::string, UploadRecord>& ledger, const std:
 bool UploadedAndDeleted(const std::map<std::string, UploadRecord>& ledger, const std::string& file,
                         int64_t bytes, const std::string& crc32);
 
-// zlib's CRC-32 of `bytes` as 8 lowercase hex digits (metadata.json's convention).
-std::string Crc32Hex(std::string_view bytes);
+// The shards a parsed metadata.json lists whose listed bytes and crc32 the ledger
+// does not vouch for, in listing order; an error when the listing is malformed.
+std::expected<std::vector<std::string>, std::string> ListedShardsNotUploaded(
+    const nlohmann::json& metadata, const std::map<std::string, UploadRecord>& ledger);
 
 // The files of host folder `dir` that are not uploaded as they are now: each shard
 // metadata.json lists whose listed bytes and crc32 the ledger does not vouch for,

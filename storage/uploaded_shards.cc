@@ -4,15 +4,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "storage/crc32.h"
+
 namespace actex {
 
 namespace {
-
-std::string HexCrc(uint32_t crc) {
-  char text[9];
-  std::snprintf(text, sizeof(text), "%08x", crc);
-  return text;
-}
 
 std::string BytesAndCrc(int64_t bytes, const std::string& crc32) {
   return std::to_string(bytes) + " bytes, crc32 " + crc32;
@@ -41,7 +37,7 @@ FolderUploads ReadFolderUploads(const OutputFolder& folder, std::vector<VerifyFi
 
 MissingShardVerdict JudgeMissingShard(const FolderUploads& uploads, const std::string& file,
                                       const ShardListing& shard) {
-  const std::string listed_crc = HexCrc(shard.crc32);
+  const std::string listed_crc = FormatCrc32(shard.crc32);
   MissingShardVerdict verdict;
   if (UploadedAndDeleted(uploads.records, file, shard.bytes, listed_crc)) {
     verdict.uploaded_deleted = true;

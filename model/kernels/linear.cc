@@ -18,34 +18,17 @@ void FillWithBias(const float* bias, int64_t tokens, int64_t out, float* y, int6
   }
 }
 
-}  // namespace
-
-WeightSlice RowSlice(const WeightView& weight, int64_t first_row, int64_t end_row) {
-  return {weight, first_row, end_row, 0, weight.cols};
-}
-
-WeightSlice ColumnSlice(const WeightView& weight, int64_t first_col, int64_t end_col) {
-  return {weight, 0, weight.rows, first_col, end_col};
-}
-
-WidenTile WidenTileShape(int64_t out_features, int64_t in_features) {
-  constexpr int64_t kMaxCols = 512;
-  constexpr int64_t kTileBytes = int64_t{4} << 20;
-  WidenTile tile;
-  tile.cols = std::clamp<int64_t>(in_features, 1, kMaxCols);
-  tile.rows =
-      std::clamp<int64_t>(kTileBytes / (tile.cols * 4), 1, std::max<int64_t>(out_features, 1));
-  return tile;
-}
-
-namespace {
-
-// Y[:, first_out, end_out) of the product, on the calling thread: one sgemm for float32
-// weights read in place, else one per widened tile in `block` (tile.rows * tile.cols).
+// Y[:, first_out, end_out) of the product (+ its part of the bias), on the calling
+// thread: one sgemm for float32 weights read in place, else one per widened tile in
+// `block` (tile.rows * tile.cols).
 void LinearRows(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
-                int64_t first_out, int64_t end_out, float beta, float* y, int64_t ldy,
+                const float* bias, int64_t first_out, int64_t end_out, float* y, int64_t ldy,
                 const WidenTile& tile, float* block) {
   const int64_t in = weight.in_features();
+  if (bias != nullptr) {
+    FillWithBias(bias + first_out, tokens, end_out - first_out, y + first_out, ldy);
+  }
+  const float beta = bias != nullptr ? 1.0f : 0.0f;  // without a bias Y is overwritten
   const WeightView& view = weight.weight;
   const int element_bytes = WeightDtypeBytes(view.dtype);
   const auto* base = static_cast<const uint8_t*>(view.data);
@@ -54,12 +37,12 @@ void LinearRows(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& 
   };
   if (block == nullptr) {
     // W's slice is read in place: ldb is the full row length even for a column range.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
-                static_cast<blasint>(end_out - first_out), static_cast<blasint>(in), 1.0f, x,
-                static_cast<blasint>(ldx),
-                reinterpret_cast<const float*>(
-                    element(weight.first_row + first_out, weight.first_col)),
-                static_cast<blasint>(view.cols), beta, y + first_out, static_cast<blasint>(ldy));
+    cblas_sgemm(
+        CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
+        static_cast<blasint>(end_out - first_out), static_cast<blasint>(in), 1.0f, x,
+        static_cast<blasint>(ldx),
+        reinterpret_cast<const float*>(element(weight.first_row + first_out, weight.first_col)),
+        static_cast<blasint>(view.cols), beta, y + first_out, static_cast<blasint>(ldy));
     return;
   }
   for (int64_t first_row = first_out; first_row < end_out; first_row += tile.rows) {
@@ -85,20 +68,38 @@ constexpr int64_t kRowAlignment = 32;
 
 }  // namespace
 
+WeightSlice RowSlice(const WeightView& weight, int64_t first_row, int64_t end_row) {
+  return {weight, first_row, end_row, 0, weight.cols};
+}
+
+WeightSlice ColumnSlice(const WeightView& weight, int64_t first_col, int64_t end_col) {
+  return {weight, 0, weight.rows, first_col, end_col};
+}
+
+WidenTile WidenTileShape(int64_t out_features, int64_t in_features) {
+  constexpr int64_t kMaxCols = 512;
+  constexpr int64_t kTileBytes = int64_t{4} << 20;
+  WidenTile tile;
+  tile.cols = std::clamp<int64_t>(in_features, 1, kMaxCols);
+  tile.rows =
+      std::clamp<int64_t>(kTileBytes / (tile.cols * 4), 1, std::max<int64_t>(out_features, 1));
+  return tile;
+}
+
 void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
             const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
             ThreadTeam* team) {
   const int64_t out = weight.out_features();
   const int64_t in = weight.in_features();
   if (tokens <= 0 || out <= 0) return;
-  if (bias != nullptr) FillWithBias(bias, tokens, out, y, ldy);
-  if (in <= 0) {
-    if (bias == nullptr) {
+  if (in <= 0) {  // an empty product: Y is the bias, or zero
+    if (bias != nullptr) {
+      FillWithBias(bias, tokens, out, y, ldy);
+    } else {
       for (int64_t t = 0; t < tokens; ++t) std::fill(y + t * ldy, y + t * ldy + out, 0.0f);
     }
     return;
   }
-  const float beta = bias != nullptr ? 1.0f : 0.0f;  // without a bias Y is overwritten
   const WeightView& view = weight.weight;
   const bool float_in_place = view.dtype == WeightDtype::kF32 &&
                               reinterpret_cast<uintptr_t>(view.data) % alignof(float) == 0;
@@ -110,14 +111,14 @@ void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weig
   const int64_t share =
       std::min(out, (even_share + kRowAlignment - 1) / kRowAlignment * kRowAlignment);
   const int64_t shares = (out + share - 1) / share;
-  const WidenTile tile = WidenTileShape(std::min(share, out), in);
+  const WidenTile tile = WidenTileShape(share, in);
   const int64_t tile_floats = float_in_place ? 0 : tile.rows * tile.cols;
   if (static_cast<int64_t>(widen_buffer->size()) < tile_floats * members) {
     widen_buffer->resize(static_cast<size_t>(tile_floats * members));
   }
   auto run_share = [&](int64_t index, int member) {
     float* block = float_in_place ? nullptr : widen_buffer->data() + member * tile_floats;
-    LinearRows(x, ldx, tokens, weight, index * share, std::min(out, (index + 1) * share), beta, y,
+    LinearRows(x, ldx, tokens, weight, bias, index * share, std::min(out, (index + 1) * share), y,
                ldy, tile, block);
   };
   if (team != nullptr && shares > 1) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "storage/crc32.h"
 #include "storage/rejects_log.h"
 #include "storage/safetensors.h"
 #include "storage/shard_writer.h"

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "storage/crc32.h"
 #include "storage/shard_writer.h"
 #include "tests/storage/shard_test_util.h"
 #include "tests/storage/temp_dir.h"
