@@ -22,6 +22,8 @@
 #include "actors/tokenizer_actor.h"
 #include "actors/uploader_actor.h"
 #include "actors/writer_actor.h"
+#include "model/kernels/cpu_isa.h"
+#include "model/kernels/gemm.h"
 #include "model/model_weights.h"
 #include "model/tokenizer/tokenizer.h"
 #include "storage/corpus_reader.h"
@@ -187,10 +189,11 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   summary.load_seconds = SecondsSince(load_start);
   spdlog::info(
       "host {} of {}: model {} ({} layers, {} heads) ready in {:.2f} s; mesh {}, {} "
-      "device shard(s) here, {} BLAS thread(s) each; sites {}",
+      "device shard(s) here, {} thread(s) each, {} kernels, products by {}; sites {}",
       options.host_id, options.num_hosts, resources.config.name, resources.config.layers,
       resources.config.heads, summary.load_seconds, mesh.Describe(), layout.shards().size(),
-      resources.plan.blas_threads, SiteList(resources.plan.sites));
+      resources.plan.blas_threads, IsaName(ActiveIsa()),
+      GemmBackendName(PreferredGemmBackend(ActiveIsa())), SiteList(resources.plan.sites));
 
   NodeSupervisor supervisor({options.host_id, extract.show_progress, &events, job.get()});
   auto fail = [&](const std::string& error) -> std::expected<ExtractionSummary, std::string> {

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
-  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libopenblas-dev libspdlog-dev zlib1g-dev
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libopenblas-dev libdnnl-dev libspdlog-dev zlib1g-dev
   libsentencepiece-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libutf8proc-dev
   libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev python3-numpy
   # The fuzz tests (tests/fuzz): libFuzzer comes with clang; clang-16 rather than
