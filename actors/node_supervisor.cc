@@ -36,6 +36,7 @@ void PublishEvent(zmq::socket_t* monitor, const MonitorEventMessage& event) {
 NodeSupervisor::NodeSupervisor(Options options) : options_(std::move(options)) {
   options_.show_progress = options_.show_progress && isatty(STDERR_FILENO);
   last_event_.host_id = options_.host_id;
+  last_event_.num_hosts = options_.num_hosts;
 }
 
 NodeSupervisor::~NodeSupervisor() { StopAll(); }
@@ -87,6 +88,7 @@ void NodeSupervisor::DrainEvents() {
     }
     last_event_ = *event;
     last_event_.host_id = options_.host_id;
+    last_event_.num_hosts = options_.num_hosts;
     // The node announces "finished" itself, after every host passed the final barrier.
     if (last_event_.kind == "finished") last_event_.kind = "progress";
     if (options_.show_progress) PrintProgress(last_event_, false);
