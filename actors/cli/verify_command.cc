@@ -91,8 +91,8 @@ CommandRunner AddVerifyCommand(CLI::App& command) {
   // Required, so that a greedy --data list leaves OUT to it ("--data a.jsonl OUT").
   command.add_option("OUT", flags->out_dir, "an extraction's output folder (or one host folder)")
       ->required();
-  // Unknown arguments are refused by the runner rather than by CLI11, so that they
-  // exit with 2 like every other usage error of verify (CLI11 has its own codes).
+  // Unknown arguments are refused by the runner rather than by CLI11, so that the
+  // message names the argument and points at `actex verify --help`.
   command.allow_extras();
   command.add_option("--data", flags->data,
                      "the corpus files or globs, in the run's order, when they are no longer "

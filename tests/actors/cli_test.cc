@@ -47,6 +47,30 @@ TEST(Cli, UnknownFlagIsRefusedNamingIt) {
   EXPECT_NE((outcome.err + outcome.out).find("--frobnicate"), std::string::npos) << outcome.err;
 }
 
+TEST(Cli, EveryParseErrorExitsWithTheUsageCodeTwo) {
+  TempDir dir;
+  const auto base = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
+  const std::vector<std::vector<std::string>> cases = {
+      {"--frobnicate"},           // unknown flag
+      {"--max-seq-len", "0"},     // fails a check
+      {"--max-seq-len", "many"},  // not a number
+      {"--overflow", "wrap"},     // not one of the choices
+      {"--shards"},               // flag without its value
+  };
+  for (const auto& extra : cases) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    Outcome outcome = RunActex(dir, args);
+    EXPECT_EQ(outcome.exit_code, 2) << extra.front() << ": " << outcome.err;
+    EXPECT_NE((outcome.err + outcome.out).find(extra.front()), std::string::npos) << outcome.err;
+  }
+  EXPECT_EQ(RunActex(dir, {"extract", "--out", dir.path() + "/out"}).exit_code, 2)
+      << "required flags missing";
+  EXPECT_EQ(RunActex(dir, {"frobnicate"}).exit_code, 2) << "unknown command";
+  EXPECT_EQ(RunActex(dir, {"extract", "--help"}).exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out"));
+}
+
 TEST(Cli, LayerBeyondTheModelIsRefusedNamingTheFlag) {
   TempDir dir;
   auto args = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
@@ -84,6 +108,22 @@ TEST(Cli, ExtractThenInspectReportsWhatWasWritten) {
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_NE(inspect.out.find("2 docs, 4 tokens"), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("blocks.1.hook_resid_post[64]"), std::string::npos) << inspect.out;
+}
+
+TEST(Cli, RerunOverAFinishedOutputSaysSoInsteadOfATokenRate) {
+  TempDir dir;
+  const auto args =
+      ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1,2,3]}\n{\"input_ids\":[4]}\n"));
+  Outcome first = RunActex(dir, args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("tokens/s"), std::string::npos) << first.err;
+  Outcome again = RunActex(dir, args);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("was already complete: 2 documents (4 tokens) in 1 shard(s); nothing "
+                           "left to compute"),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(again.err.find("tokens/s"), std::string::npos) << again.err;
 }
 
 TEST(Cli, TokenizePrintsFixtureIdsForTextAndForStdin) {
