@@ -17,33 +17,27 @@ constexpr int64_t kTrailerBytes = 8;  // footer length + magic
 
 }  // namespace
 
-std::expected<std::unique_ptr<ParquetFileReader>, std::string> ParquetFileReader::Open(
-    const std::string& path, const std::string& text_field) {
-  std::unique_ptr<ParquetFileReader> reader(new ParquetFileReader());
-  reader->fd_ = ScopedFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (reader->fd_.get() < 0) return std::unexpected(OsError("cannot open", path, errno));
+std::expected<ParquetFooter, std::string> ReadParquetFooter(int fd, const std::string& path) {
   struct stat info {};
-  if (::fstat(reader->fd_.get(), &info) != 0)
-    return std::unexpected(OsError("cannot stat", path, errno));
+  if (::fstat(fd, &info) != 0) return std::unexpected(OsError("cannot stat", path, errno));
   const int64_t size = info.st_size;
   if (size == 0) return std::unexpected(std::string("empty file, not Parquet"));
   if (size < kMagicBytes + kTrailerBytes) {
     return std::unexpected("too small to be a Parquet file (" + std::to_string(size) + " bytes)");
   }
   uint8_t head[4], trailer[8];
-  if (auto read = PreadAll(reader->fd_.get(), head, 4, 0, path); !read)
-    return std::unexpected(read.error());
-  if (auto read = PreadAll(reader->fd_.get(), trailer, 8, size - 8, path); !read) {
+  if (auto read = PreadAll(fd, head, 4, 0, path); !read) return std::unexpected(read.error());
+  if (auto read = PreadAll(fd, trailer, 8, size - 8, path); !read) {
     return std::unexpected(read.error());
   }
   if (std::memcmp(trailer + 4, kMagic, 4) != 0) {
-    return std::unexpected(
-        std::memcmp(head, kMagic, 4) == 0
-            ? std::string("truncated or not a Parquet file: no PAR1 footer magic")
-            : std::string("not a Parquet file: bad magic"));
+    return std::unexpected(std::memcmp(head, kMagic, 4) == 0
+                               ? std::string("truncated or not a Parquet file: no PAR1 footer magic")
+                               : std::string("not a Parquet file: bad magic"));
   }
-  if (std::memcmp(head, kMagic, 4) != 0)
+  if (std::memcmp(head, kMagic, 4) != 0) {
     return std::unexpected(std::string("not a Parquet file: bad magic"));
+  }
   uint32_t footer_length;
   std::memcpy(&footer_length, trailer, 4);
   if (footer_length == 0) return std::unexpected(std::string("footer length 0: no metadata"));
@@ -51,27 +45,53 @@ std::expected<std::unique_ptr<ParquetFileReader>, std::string> ParquetFileReader
     return std::unexpected("footer length " + std::to_string(footer_length) +
                            " exceeds the file size " + std::to_string(size));
   }
-  reader->data_end_ = size - kTrailerBytes - footer_length;
-  std::vector<uint8_t> footer(footer_length);
-  if (auto read =
-          PreadAll(reader->fd_.get(), footer.data(), footer.size(), reader->data_end_, path);
-      !read) {
+  ParquetFooter footer;
+  footer.data_end = size - kTrailerBytes - footer_length;
+  std::vector<uint8_t> bytes(footer_length);
+  if (auto read = PreadAll(fd, bytes.data(), bytes.size(), footer.data_end, path); !read) {
     return std::unexpected(read.error());
   }
-  auto meta = DecodeFileMetaData(footer.data(), footer.size());
+  auto meta = DecodeFileMetaData(bytes.data(), bytes.size());
   if (!meta) return std::unexpected(meta.error());
-  reader->meta_ = std::move(*meta);
+  footer.meta = std::move(*meta);
+  int64_t rows = 0;
+  for (size_t g = 0; g < footer.meta.row_groups.size(); ++g) {
+    const int64_t group_rows = footer.meta.row_groups[g].num_rows;
+    if (group_rows < 0 || group_rows > INT64_MAX - rows) {
+      return std::unexpected("row group " + std::to_string(g) + " has " +
+                             std::to_string(group_rows) + " rows");
+    }
+    rows += group_rows;
+  }
+  if (rows != footer.meta.num_rows) {
+    return std::unexpected("footer says " + std::to_string(footer.meta.num_rows) +
+                           " rows, its row groups hold " + std::to_string(rows));
+  }
+  return footer;
+}
+
+std::expected<int64_t, std::string> CountParquetRows(const std::string& path) {
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return std::unexpected(OsError("cannot open", path, errno));
+  auto footer = ReadParquetFooter(fd.get(), path);
+  if (!footer) return std::unexpected(footer.error());
+  return footer->meta.num_rows;
+}
+
+std::expected<std::unique_ptr<ParquetFileReader>, std::string> ParquetFileReader::Open(
+    const std::string& path, const std::string& text_field) {
+  std::unique_ptr<ParquetFileReader> reader(new ParquetFileReader());
+  reader->fd_ = ScopedFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (reader->fd_.get() < 0) return std::unexpected(OsError("cannot open", path, errno));
+  auto footer = ReadParquetFooter(reader->fd_.get(), path);
+  if (!footer) return std::unexpected(footer.error());
+  reader->data_end_ = footer->data_end;
+  reader->meta_ = std::move(footer->meta);
   auto choice = ChooseColumn(reader->meta_.schema, text_field);
   if (!choice) return std::unexpected(choice.error());
   reader->choice_ = std::move(*choice);
-  int64_t rows = 0;
   for (size_t g = 0; g < reader->meta_.row_groups.size(); ++g) {
     const RowGroupMeta& group = reader->meta_.row_groups[g];
-    if (group.num_rows < 0 || group.num_rows > INT64_MAX - rows) {
-      return std::unexpected("row group " + std::to_string(g) + " has " +
-                             std::to_string(group.num_rows) + " rows");
-    }
-    rows += group.num_rows;
     if (static_cast<size_t>(reader->choice_.leaf.index) >= group.columns.size()) {
       return std::unexpected("row group " + std::to_string(g) + " lacks column \"" +
                              reader->choice_.leaf.path + "\"");
@@ -86,11 +106,7 @@ std::expected<std::unique_ptr<ParquetFileReader>, std::string> ParquetFileReader
       return std::unexpected("column \"" + reader->choice_.leaf.path + "\": " + codec.error());
     }
   }
-  if (rows != reader->meta_.num_rows) {
-    return std::unexpected("footer says " + std::to_string(reader->meta_.num_rows) +
-                           " rows, its row groups hold " + std::to_string(rows));
-  }
-  reader->rows_ = rows;
+  reader->rows_ = reader->meta_.num_rows;
   return reader;
 }
 

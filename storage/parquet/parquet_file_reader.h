@@ -16,6 +16,17 @@
 
 namespace actex::parquet {
 
+// A file's footer, checked: magic at both ends, a length within the file, metadata
+// that decodes, row groups whose rows add up to the file's.
+struct ParquetFooter {
+  FileMetaData meta;
+  int64_t data_end = 0;  // the footer's first byte: no column chunk reaches it
+};
+std::expected<ParquetFooter, std::string> ReadParquetFooter(int fd, const std::string& path);
+
+// The number of rows a Parquet file's footer gives, reading nothing else.
+std::expected<int64_t, std::string> CountParquetRows(const std::string& path);
+
 // One row of the chosen column.
 struct ParquetRow {
   int64_t row = 0;            // 0-based position in the file

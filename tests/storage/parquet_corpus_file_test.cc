@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "storage/corpus_reader.h"
+#include "storage/document_tally.h"
 #include "tests/storage/temp_dir.h"
 
 namespace actex {
@@ -226,6 +227,17 @@ TEST(ParquetCorpusFile, ParquetContentIsReadWhateverTheName) {
   ReadResult read = ReadAll({.inputs = {dir.File("corpus.data")}});
   EXPECT_EQ(read.error, "");
   EXPECT_EQ(read.records.size(), 300u);
+}
+
+TEST(ParquetCorpusFile, VerifierCountsParquetRowsFromTheFooter) {
+  TempDir dir;
+  WriteBytes(dir.File("a.jsonl"), "{\"text\": \"one\"}\n{\"text\": \"two\"}\n");
+  const std::vector<std::string> inputs = {kDir + "content-column.parquet", dir.File("a.jsonl")};
+  EXPECT_EQ(CountCorpusDocuments(inputs, -1), 302);
+  EXPECT_EQ(CountCorpusDocuments(inputs, 100), 100);
+  auto broken = CountCorpusDocuments({kDir + "broken-bad-magic.parquet"}, -1);
+  ASSERT_FALSE(broken.has_value());
+  EXPECT_THAT(broken.error(), HasSubstr("broken-bad-magic.parquet: not a Parquet file: bad magic"));
 }
 
 }  // namespace
