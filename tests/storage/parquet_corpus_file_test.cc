@@ -12,6 +12,7 @@
 
 #include "storage/corpus_reader.h"
 #include "storage/document_tally.h"
+#include "tests/storage/parquet_test_writer.h"
 #include "tests/storage/temp_dir.h"
 
 namespace actex {
@@ -227,6 +228,27 @@ TEST(ParquetCorpusFile, ParquetContentIsReadWhateverTheName) {
   ReadResult read = ReadAll({.inputs = {dir.File("corpus.data")}});
   EXPECT_EQ(read.error, "");
   EXPECT_EQ(read.records.size(), 300u);
+}
+
+TEST(ParquetCorpusFile, ReadsOnlyTheChosenColumnAmongOthersAcrossRowGroups) {
+  TempDir dir;
+  std::vector<std::optional<std::string>> texts = {"a", std::nullopt, "", "d", "e"};
+  std::vector<std::vector<int32_t>> lists = {{1, 2}, {}, {3}, {4, 5, 6}, {7}};
+  testing::ParquetWriteOptions options{.rows_per_group = 2, .snappy = true,
+                                       .other_columns = {"id", "url"}};
+  WriteBytes(dir.File("t.parquet"), testing::ParquetWithText(texts, "text", options));
+  WriteBytes(dir.File("i.parquet"), testing::ParquetWithInputIds(lists, options));
+  ReadResult read = ReadAll({.inputs = {dir.File("t.parquet"), dir.File("i.parquet")}});
+  ASSERT_EQ(read.error, "");
+  ASSERT_EQ(read.records.size(), 10u);
+  EXPECT_EQ(read.records[0].text, "a");
+  EXPECT_EQ(read.records[1].reject_reason, "field \"text\" is null");
+  EXPECT_EQ(read.records[2].reject_reason, "field \"text\" is empty");
+  EXPECT_EQ(read.records[4].text, "e");
+  EXPECT_EQ(read.records[5].input_ids, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(read.records[6].reject_reason, "input_ids is empty");
+  EXPECT_EQ(read.records[8].input_ids, (std::vector<int32_t>{4, 5, 6}));
+  EXPECT_EQ(read.records[9].doc_id, 9);
 }
 
 TEST(ParquetCorpusFile, VerifierCountsParquetRowsFromTheFooter) {
