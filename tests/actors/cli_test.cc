@@ -150,6 +150,10 @@ TEST(Cli, ExtractsFromParquetAndFromParquetMixedWithJsonlGz) {
   ASSERT_EQ(extract.exit_code, 0) << extract.err;
   Outcome inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
   EXPECT_NE(inspect.out.find("3 docs, 6 tokens"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("corpus: 1 Parquet files (4 rows), 0 JSONL files (0 bytes), 4 "
+                             "documents in all"),
+            std::string::npos)
+      << inspect.out;
   std::ifstream rejects(dir.path() + "/out/host_00/rejects.jsonl");
   std::string reject;
   std::getline(rejects, reject);
@@ -169,6 +173,10 @@ TEST(Cli, ExtractsFromParquetAndFromParquetMixedWithJsonlGz) {
   ASSERT_EQ(extract.exit_code, 0) << extract.err;
   inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
   EXPECT_NE(inspect.out.find("5 docs, 9 tokens"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("1 JSONL files (" + std::to_string(std::filesystem::file_size(gz)) +
+                             " bytes), unknown documents"),
+            std::string::npos)
+      << inspect.out;
 }
 
 TEST(Cli, BrokenParquetFailsNamingTheFileAndTheCause) {
