@@ -28,6 +28,7 @@
 #include "model/model_weights.h"
 #include "model/tokenizer/tokenizer.h"
 #include "storage/corpus_reader.h"
+#include "storage/corpus_size.h"
 
 namespace actex {
 namespace {
@@ -63,6 +64,7 @@ struct NodeResources {
   std::shared_ptr<const ModelWeights> weights;
   std::string tokenizer_hash = "none (pre-tokenized corpus)";
   std::vector<std::string> corpus_files;
+  CorpusSize corpus_size;
 };
 
 std::expected<NodeResources, std::string> Prepare(const NodeOptions& options) {
@@ -100,6 +102,10 @@ std::expected<NodeResources, std::string> Prepare(const NodeOptions& options) {
   auto corpus = CorpusReader::Open(CorpusOptions{extract.data, extract.text_field});
   if (!corpus) return std::unexpected(corpus.error());
   resources.corpus_files = (*corpus)->files();
+  // Parquet footers are read (and a bad file refused) before any work starts.
+  auto size = MeasureCorpus(resources.corpus_files, extract.text_field);
+  if (!size) return std::unexpected(size.error());
+  resources.corpus_size = *size;
   return resources;
 }
 
@@ -124,6 +130,7 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.run_config["host_id"] = options.host_id;
   writer.shards.run_config["machine_id"] = options.machine_id;
   writer.shards.run_config["total_machines"] = options.total_machines;
+  writer.shards.run_config["corpus_size"] = resources.corpus_size.ToJson();
   writer.activations_endpoint = kActivationsEndpoint;
   writer.rejects_endpoint = kRejectsEndpoint;
   writer.events_endpoint = kEventsEndpoint;
@@ -181,6 +188,10 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   WriterConfig writer;
   if (writes) {
     writer = MakeWriterConfig(options, resources, summary.host_dir);
+    if (auto documents = resources.corpus_size.documents()) {
+      if (extract.max_docs >= 0) documents = std::min(*documents, extract.max_docs);
+      writer.docs_total = mesh.DocumentsOfReplica(layout.written_replica(), *documents);
+    }
     auto start = PrepareOutput(extract, writer);
     if (!start) return std::unexpected(start.error());
     writer.start = *start;

@@ -170,6 +170,7 @@ class WriterStage {
     event.host_id = config_.host_id;
     event.unix_seconds = UnixSeconds();
     event.docs_done = stats.docs;
+    event.docs_total = config_.docs_total;
     event.tokens_done = stats.tokens;
     event.tokens_per_second = seconds > 0 ? tokens_since_report_ / seconds : 0;
     event.shards_written = stats.shards;

@@ -38,6 +38,17 @@ bool InspectHost(const fs::path& host_dir, nlohmann::json* totals) {
     std::cout << ' ' << site.value("name", "?") << '[' << site.value("width", 0) << ']';
   }
   std::cout << '\n';
+  if (auto config = metadata.find("config"); config != metadata.end() && config->is_object()) {
+    if (auto size = config->find("corpus_size"); size != config->end() && size->is_object()) {
+      const auto& documents = (*size)["documents"];
+      std::cout << "  corpus: " << size->value("parquet_files", 0) << " Parquet files ("
+                << size->value("parquet_rows", 0) << " rows), " << size->value("jsonl_files", 0)
+                << " JSONL files (" << size->value("jsonl_bytes", 0) << " bytes), "
+                << (documents.is_number_integer() ? std::to_string(documents.get<int64_t>())
+                                                  : std::string("unknown"))
+                << " documents in all\n";
+    }
+  }
   for (const auto& shard : metadata["shards"]) {
     fs::path path = host_dir / shard.value("file", "");
     std::error_code error;
