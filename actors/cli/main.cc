@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   add("make-job-key", "write a new job key for --job-key-file", actex::AddMakeJobKeyCommand);
   add("verify", "check an extraction's shards, checksums and document coverage",
       actex::AddVerifyCommand);
+  add("shuffle", "write an extraction's rows in a random order for training",
+      actex::AddShuffleCommand);
   CLI11_PARSE(app, argc, argv);
   for (auto& [command, run] : runners) {
     if (command->parsed()) return run();
