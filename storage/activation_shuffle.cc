@@ -183,6 +183,10 @@ std::expected<void, std::string> Shuffle::Scatter() {
     buffers[b].clear();
     return wrote;
   };
+  // A checkpoint (buckets synced, state saved) after the shard that brings the
+  // bytes scattered since the last one to a quarter of --memory, and after the last:
+  // a resume redoes at most that much.
+  int64_t unsaved_bytes = 0, kept = 0, skipped = 0;
   int64_t row = 0;  // source row numbering
   for (size_t s = 0; s < source_.shards.size(); ++s) {
     const SourceShard& shard = source_.shards[s];
@@ -192,7 +196,6 @@ std::expected<void, std::string> Shuffle::Scatter() {
     }
     auto rows = SourceShardRows::Open(shard, source_, work_ + "/inflated.tmp");
     if (!rows) return std::unexpected(rows.error());
-    int64_t kept = 0, skipped = 0;
     for (int64_t begin = 0; begin < shard.tokens; begin += chunk_rows) {
       const int64_t count = std::min(chunk_rows, shard.tokens - begin);
       records.resize(static_cast<size_t>(count * layout_.record_bytes));
@@ -204,6 +207,7 @@ std::expected<void, std::string> Shuffle::Scatter() {
           continue;
         }
         ++kept;
+        unsaved_bytes += entry_bytes_;
         const uint64_t key = ShuffleKey(options_.seed, row);
         const int b = static_cast<int>((static_cast<unsigned __int128>(key) * buckets) >> 64);
         auto& buffer = buffers[b];
@@ -215,6 +219,7 @@ std::expected<void, std::string> Shuffle::Scatter() {
         }
       }
     }
+    if (unsaved_bytes < quarter && s + 1 < source_.shards.size()) continue;
     for (int b = 0; b < buckets; ++b) {
       if (auto flushed = flush(b); !flushed) return flushed;
       if (auto synced = SyncFile(files[b].get(), Bucket(b)); !synced) return synced;
@@ -224,8 +229,9 @@ std::expected<void, std::string> Shuffle::Scatter() {
     state_["skipped"] = state_["skipped"].get<int64_t>() + skipped;
     state_["scatter_done"] = s + 1;
     if (auto saved = SaveState(); !saved) return saved;
-    Log("scattered " + shard.file + " (" + std::to_string(s + 1) + "/" +
-        std::to_string(source_.shards.size()) + ")");
+    unsaved_bytes = kept = skipped = 0;
+    Log("scattered " + std::to_string(s + 1) + " of " + std::to_string(source_.shards.size()) +
+        " source shards");
   }
   return {};
 }
