@@ -21,6 +21,7 @@ CommandRunner AddMonitorCommand(CLI::App& app);
 CommandRunner AddMakeJobKeyCommand(CLI::App& app);
 CommandRunner AddVerifyCommand(CLI::App& app);
 CommandRunner AddShuffleCommand(CLI::App& app);
+CommandRunner AddExportCommand(CLI::App& app);
 
 }  // namespace actex
 

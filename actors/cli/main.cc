@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
       actex::AddVerifyCommand);
   add("shuffle", "write an extraction's rows in a random order for training",
       actex::AddShuffleCommand);
+  add("export", "write an output in another trainer's layout (lm_saes)", actex::AddExportCommand);
   CLI11_PARSE(app, argc, argv);
   for (auto& [command, run] : runners) {
     if (command->parsed()) return run();

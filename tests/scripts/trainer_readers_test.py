@@ -2,7 +2,8 @@
 """What a trainer reads, checked with numpy on a job of two hosts run by actex simulate:
 the statistics `actex inspect --stats --json` merges equal a numpy computation over the
 same rows; iter_batches yields every row of a folder in order and in full batches; a
-shuffle holds the same rows; ActivationDataset under DataLoader workers reads each row once.
+shuffle holds the same rows; ActivationDataset under DataLoader workers reads each row once; the lm_saes
+export holds the shuffle's rows chunk by chunk.
 
 Usage: trainer_readers_test.py ACTEX SOURCE_DIR
 """
@@ -117,6 +118,28 @@ class TrainerReaders(unittest.TestCase):
                   for r in range(2)]
         self.assertEqual(sorted(halves[0].files + halves[1].files), sorted(dataset.files))
         self.assertFalse(set(halves[0].files) & set(halves[1].files))
+
+    def test_lm_saes_export_holds_the_shuffle_chunk_by_chunk(self):
+        lm = f"{self.tmp.name}/lm_saes"
+        run("export", "--format", "lm_saes", self.shuffled, "--to", lm)
+        files = ra.list_files(self.shuffled)
+        sites = sorted(os.listdir(lm))
+        self.assertEqual(sites, ["blocks.0.hook_mlp_out", "blocks.0.hook_resid_post",
+                                 "blocks.1.hook_mlp_out", "blocks.1.hook_resid_post"])
+        for site in sites:
+            chunks = sorted(os.listdir(f"{lm}/{site}"))
+            self.assertEqual(chunks, [f"chunk-{i:08d}.safetensors" for i in range(len(files))])
+            for chunk, source in zip(chunks, files):
+                got, expected = ra.load_shard(f"{lm}/{site}/{chunk}"), ra.load_shard(source)
+                self.assertEqual(sorted(got), ["activation", "tokens"])
+                self.assertEqual(got["tokens"].dtype, np.int64)
+                np.testing.assert_array_equal(got["activation"], expected[site])
+                np.testing.assert_array_equal(got["tokens"], expected["token_ids"])
+        # A stopped export continues: a missing chunk is written again, the rest kept.
+        os.remove(f"{lm}/{SITE}/chunk-00000001.safetensors")
+        text = run("export", "--format", "lm_saes", self.shuffled, "--to", lm)
+        self.assertIn(f"({len(files) - 1} already there)", text)
+        self.assertTrue(os.path.exists(f"{lm}/{SITE}/chunk-00000001.safetensors"))
 
 
 if __name__ == "__main__":
