@@ -74,7 +74,7 @@ class Shuffle {
   std::expected<void, std::string> Start();
   std::expected<void, std::string> Scatter();
   std::expected<void, std::string> Permute();
-  std::expected<void, std::string> WriteBucket(int b, const std::vector<uint8_t>& entries,
+  std::expected<void, std::string> WriteBucket(const std::vector<uint8_t>& entries,
                                                int64_t first_row);
   std::expected<int, std::string> OpenOutputFile(int64_t file);
   std::expected<void, std::string> CloseFinishedFiles(int64_t rows_done);
@@ -157,6 +157,7 @@ std::expected<void, std::string> Shuffle::Start() {
 }
 
 std::expected<void, std::string> Shuffle::Scatter() {
+  if (state_["scatter_done"].get<size_t>() == source_.shards.size()) return {};
   const int buckets = state_["buckets"].get<int>();
   auto bucket_bytes = state_["bucket_bytes"].get<std::vector<int64_t>>();
   std::vector<ScopedFd> files;
@@ -268,7 +269,7 @@ std::expected<int, std::string> Shuffle::OpenOutputFile(int64_t file) {
   return raw;
 }
 
-std::expected<void, std::string> Shuffle::WriteBucket(int b, const std::vector<uint8_t>& entries,
+std::expected<void, std::string> Shuffle::WriteBucket(const std::vector<uint8_t>& entries,
                                                       int64_t first_row) {
   const int64_t n = static_cast<int64_t>(entries.size()) / entry_bytes_;
   std::vector<std::pair<uint64_t, uint32_t>> order(static_cast<size_t>(n));  // (key, entry)
@@ -315,7 +316,6 @@ std::expected<void, std::string> Shuffle::WriteBucket(int b, const std::vector<u
     }
     begin = end;
   }
-  (void)b;
   return {};
 }
 
@@ -371,7 +371,7 @@ std::expected<void, std::string> Shuffle::Permute() {
         return read;
       }
     }
-    if (auto wrote = WriteBucket(b, entries, first_row); !wrote) return wrote;
+    if (auto wrote = WriteBucket(entries, first_row); !wrote) return wrote;
     first_row += rows;
     if (auto closed = CloseFinishedFiles(first_row); !closed) return closed;
     state_["permute_done"] = b + 1;
@@ -424,6 +424,13 @@ std::expected<ShuffleResult, std::string> ShuffleActivations(const ShuffleOption
   }
   auto source = ReadSourceOutput(options.source_dir);
   if (!source) return std::unexpected(source.error());
+  std::error_code error;
+  const std::string inside = fs::weakly_canonical(options.out_dir, error).string();
+  const std::string outside = fs::weakly_canonical(options.source_dir, error).string() + "/";
+  if (inside.rfind(outside, 0) == 0) {
+    return std::unexpected("--to " + options.out_dir + " is inside " + options.source_dir +
+                           ", where it would be taken for a host folder: choose a folder outside");
+  }
   auto layout = MakeRecordLayout(*source, options.sites, options.dtype);
   if (!layout) return std::unexpected(layout.error());
   if (layout->record_bytes * 64 > options.memory_bytes) {

@@ -46,6 +46,18 @@ std::expected<void, std::string> CheckAndInflate(const SourceShard& shard,
   std::vector<uint8_t> chunk(kReadChunk), inflated(shard.gzip ? kReadChunk : 0);
   uint32_t crc = 0;
   int64_t total = 0;
+  // Inflates into the file until the decoder needs input (or, at the end, has no more).
+  auto drain = [&]() -> std::expected<void, std::string> {
+    for (;;) {
+      auto produced = decoder.Inflate(inflated.data(), inflated.size());
+      if (!produced) return std::unexpected(shard.path + ": " + produced.error());
+      if (*produced == 0) return {};
+      if (auto wrote = WriteAll(out.get(), inflated.data(), *produced, inflated_path, nullptr);
+          !wrote) {
+        return wrote;
+      }
+    }
+  };
   for (;;) {
     const ssize_t got = ::read(in.get(), chunk.data(), chunk.size());
     if (got < 0 && errno == EINTR) continue;
@@ -55,15 +67,7 @@ std::expected<void, std::string> CheckAndInflate(const SourceShard& shard,
     total += got;
     if (!shard.gzip) continue;
     decoder.SetInput(chunk.data(), static_cast<size_t>(got));
-    while (!decoder.NeedsInput()) {
-      auto produced = decoder.Inflate(inflated.data(), inflated.size());
-      if (!produced) return std::unexpected(shard.path + ": " + produced.error());
-      if (*produced == 0) break;
-      if (auto wrote = WriteAll(out.get(), inflated.data(), *produced, inflated_path, nullptr);
-          !wrote) {
-        return std::unexpected(wrote.error());
-      }
-    }
+    if (auto drained = drain(); !drained) return drained;
   }
   if (total != shard.bytes || crc != shard.crc32) {
     return std::unexpected(shard.path + ": " + std::to_string(total) + " bytes with crc32 " +
@@ -72,15 +76,7 @@ std::expected<void, std::string> CheckAndInflate(const SourceShard& shard,
                            FormatCrc32(shard.crc32) + ": the shard is damaged or was replaced");
   }
   if (!shard.gzip) return {};
-  for (;;) {  // what the decoder still holds
-    auto produced = decoder.Inflate(inflated.data(), inflated.size());
-    if (!produced) return std::unexpected(shard.path + ": " + produced.error());
-    if (*produced == 0) break;
-    if (auto wrote = WriteAll(out.get(), inflated.data(), *produced, inflated_path, nullptr);
-        !wrote) {
-      return std::unexpected(wrote.error());
-    }
-  }
+  if (auto drained = drain(); !drained) return drained;  // what the decoder still holds
   if (auto ended = decoder.Finish(); !ended) {
     return std::unexpected(shard.path + ": " + ended.error());
   }

@@ -178,6 +178,10 @@ TEST(Shuffle, MissingOrEmptySourceIsAnError) {
   auto missing = ShuffleActivations(Options(dir.File("nothing"), dir.File("shuffled")));
   ASSERT_FALSE(missing.has_value());
   EXPECT_THAT(missing.error(), HasSubstr("is not a directory"));
+  WriteSyntheticOutput(dir.File("out"), SyntheticOutput{.hosts = 1, .documents = 3});
+  auto inside = ShuffleActivations(Options(dir.File("out"), dir.File("out/shuffled")));
+  ASSERT_FALSE(inside.has_value());
+  EXPECT_THAT(inside.error(), HasSubstr("is inside"));
   fs::create_directories(dir.File("empty"));
   auto empty = ShuffleActivations(Options(dir.File("empty"), dir.File("shuffled")));
   ASSERT_FALSE(empty.has_value());

@@ -82,12 +82,18 @@ nlohmann::json Metadata(const std::string& dir) {
   return nlohmann::json::parse(ReadBytes(dir + "/metadata.json"));
 }
 
-TEST(ShardWriterStatistics, CoverExactlyTheListedShardsAcrossAResume) {
-  TempDir dir;
+// Shards of about 200 bytes in `dir`/host_00.
+ShardWriterOptions SmallShards(const TempDir& dir) {
   ShardWriterOptions options;
   options.dir = dir.File("host_00");
   options.shard_bytes = 200;
   options.sites = kSites;
+  return options;
+}
+
+TEST(ShardWriterStatistics, CoverExactlyTheListedShardsAcrossAResume) {
+  TempDir dir;
+  ShardWriterOptions options = SmallShards(dir);
   {
     auto writer = ShardWriter::Open(options);
     ASSERT_TRUE(writer.has_value());
@@ -121,10 +127,7 @@ TEST(ShardWriterStatistics, CoverExactlyTheListedShardsAcrossAResume) {
 
 TEST(ShardWriterStatistics, ContinuingAnOutputWithoutThemRecordsNone) {
   TempDir dir;
-  ShardWriterOptions options;
-  options.dir = dir.File("host_00");
-  options.shard_bytes = 200;
-  options.sites = kSites;
+  ShardWriterOptions options = SmallShards(dir);
   {
     auto writer = ShardWriter::Open(options);
     ASSERT_TRUE(writer.has_value());
