@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   add("make-job-key", "write a new job key for --job-key-file", actex::AddMakeJobKeyCommand);
   add("verify", "check an extraction's shards, checksums and document coverage",
       actex::AddVerifyCommand);
+  add("shuffle", "write an extraction's rows in a random order for training",
+      actex::AddShuffleCommand);
+  add("export", "write an output in another trainer's layout (lm_saes)", actex::AddExportCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
