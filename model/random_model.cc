@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "model/architecture.h"
 #include "model/kernels/half_float.h"
 #include "storage/safetensors.h"
 
@@ -71,44 +72,12 @@ uint64_t TensorSeed(uint64_t seed, const std::string& name) {
   return SplitMix64(state);
 }
 
-// Values uniform in [center - half_width, center + half_width).
-struct Distribution {
-  float center = 0.0f;
-  float half_width = 0.0f;
-};
-
-Distribution WithStd(double std) { return {0.0f, static_cast<float>(std * std::sqrt(3.0))}; }
-
-struct RandomTensor {
-  std::string name;
-  std::vector<int64_t> shape;
-  Distribution distribution;
-};
-
-std::vector<RandomTensor> TensorList(const ModelConfig& c) {
-  const int64_t hidden = c.hidden, q = int64_t{c.heads} * c.head_dim,
-                kv = int64_t{c.kv_heads} * c.head_dim, inter = c.intermediate;
-  const Distribution norm{1.0f, 0.5f};
-  std::vector<RandomTensor> list;
-  list.push_back({"model.embed_tokens.weight", {c.vocab_size, hidden}, WithStd(1.0)});
-  for (int layer = 0; layer < c.layers; ++layer) {
-    const std::string p = "model.layers." + std::to_string(layer) + ".";
-    list.push_back({p + "self_attn.q_proj.weight", {q, hidden}, WithStd(1.5 / std::sqrt(hidden))});
-    list.push_back({p + "self_attn.q_proj.bias", {q}, WithStd(0.5)});
-    list.push_back({p + "self_attn.k_proj.weight", {kv, hidden}, WithStd(1.5 / std::sqrt(hidden))});
-    list.push_back({p + "self_attn.k_proj.bias", {kv}, WithStd(0.5)});
-    list.push_back({p + "self_attn.v_proj.weight", {kv, hidden}, WithStd(1.0 / std::sqrt(hidden))});
-    list.push_back({p + "self_attn.v_proj.bias", {kv}, WithStd(0.3)});
-    list.push_back({p + "self_attn.o_proj.weight", {hidden, q}, WithStd(1.0 / std::sqrt(q))});
-    list.push_back({p + "mlp.gate_proj.weight", {inter, hidden}, WithStd(1.0 / std::sqrt(hidden))});
-    list.push_back({p + "mlp.up_proj.weight", {inter, hidden}, WithStd(1.0 / std::sqrt(hidden))});
-    list.push_back({p + "mlp.down_proj.weight", {hidden, inter}, WithStd(1.0 / std::sqrt(inter))});
-    list.push_back({p + "input_layernorm.weight", {hidden}, norm});
-    list.push_back({p + "post_attention_layernorm.weight", {hidden}, norm});
-  }
-  list.push_back({"model.norm.weight", {hidden}, norm});
-  if (!c.tie_word_embeddings) {
-    list.push_back({"lm_head.weight", {c.vocab_size, hidden}, WithStd(1.0 / std::sqrt(hidden))});
+// Every tensor of the model's family (architecture.h), the LM head only when untied.
+std::vector<TensorSpec> TensorList(const ModelConfig& c) {
+  std::vector<TensorSpec> list;
+  for (TensorSpec& tensor : ArchitectureTensors(c)) {
+    if (tensor.role == TensorRole::kLmHead && c.tie_word_embeddings) continue;
+    list.push_back(std::move(tensor));
   }
   return list;
 }
@@ -116,7 +85,7 @@ std::vector<RandomTensor> TensorList(const ModelConfig& c) {
 // Fills `bytes` with values of `distribution` in `dtype` ("F32", "BF16" or "F16"),
 // from a generator seeded by the tensor's seed.
 void FillRandom(std::span<uint8_t> bytes, const std::string& dtype, uint64_t seed,
-                Distribution distribution) {
+                TensorInit distribution) {
   uint64_t state = seed;
   constexpr float kToUnit = 1.0f / 2147483648.0f;  // int32 -> [-1, 1)
   auto value = [&](uint32_t bits) {
@@ -245,11 +214,11 @@ std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions
   if (auto cleared = RemoveOldWeights(dir); !cleared) return std::unexpected(cleared.error());
 
   // Group the tensors into files of at most max_file_bytes, in state_dict order.
-  const std::vector<RandomTensor> list = TensorList(config);
+  const std::vector<TensorSpec> list = TensorList(config);
   const int element = SafetensorsDtypeBytes(dtype);
-  std::vector<std::vector<const RandomTensor*>> files(1);
+  std::vector<std::vector<const TensorSpec*>> files(1);
   int64_t file_bytes = 0, total_bytes = 0;
-  for (const RandomTensor& tensor : list) {
+  for (const TensorSpec& tensor : list) {
     int64_t bytes = element;
     for (int64_t extent : tensor.shape) bytes *= extent;
     if (options.max_file_bytes > 0 && !files.back().empty() &&
@@ -269,9 +238,9 @@ std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions
         sharded ? ShardFileName(static_cast<int>(f) + 1, static_cast<int>(files.size()))
                 : "model.safetensors";
     std::vector<TensorToWrite> tensors;
-    for (const RandomTensor* tensor : files[f]) {
+    for (const TensorSpec* tensor : files[f]) {
       const uint64_t seed = TensorSeed(options.seed, tensor->name);
-      const Distribution distribution = tensor->distribution;
+      const TensorInit distribution = tensor->init;
       tensors.push_back({tensor->name, dtype, tensor->shape,
                          [dtype, seed, distribution](std::span<uint8_t> bytes) {
                            FillRandom(bytes, dtype, seed, distribution);
