@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "model/architecture.h"
+#include "model/config_fields.h"
+#include "model/model_presets.h"
 #include "model/kernels/half_float.h"
 #include "storage/safetensors.h"
 
@@ -19,42 +21,6 @@ namespace actex {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Preset {
-  ModelConfig config;
-  int max_position_embeddings = 0;
-};
-
-std::expected<Preset, std::string> FindPreset(const std::string& name) {
-  Preset preset;
-  ModelConfig& c = preset.config;
-  c.model_type = "qwen2";
-  c.rope_theta = 1e6f;
-  c.rms_norm_eps = 1e-6f;
-  if (name == "tiny") {
-    c.vocab_size = 4096;
-    c.hidden = 64, c.intermediate = 176, c.layers = 2, c.heads = 4, c.kv_heads = 2;
-    c.tie_word_embeddings = true;
-    preset.max_position_embeddings = 512;
-  } else if (name == "qwen2.5-0.5b") {
-    c.vocab_size = 151936;
-    c.hidden = 896, c.intermediate = 4864, c.layers = 24, c.heads = 14, c.kv_heads = 2;
-    c.tie_word_embeddings = true;
-    c.bos_token_id = 151643;
-    preset.max_position_embeddings = 32768;
-  } else if (name == "qwen2.5-7b") {
-    c.vocab_size = 152064;
-    c.hidden = 3584, c.intermediate = 18944, c.layers = 28, c.heads = 28, c.kv_heads = 4;
-    c.tie_word_embeddings = false;
-    c.bos_token_id = 151643;
-    preset.max_position_embeddings = 131072;
-  } else {
-    return std::unexpected("unknown random model preset \"" + name +
-                           "\"; use tiny, qwen2.5-0.5b or qwen2.5-7b");
-  }
-  c.head_dim = c.hidden / c.heads;
-  return preset;
-}
 
 // splitmix64: a fast generator with good statistics, used both to derive per-tensor
 // seeds and to produce values.
@@ -116,31 +82,26 @@ void FillRandom(std::span<uint8_t> bytes, const std::string& dtype, uint64_t see
   }
 }
 
-nlohmann::ordered_json ConfigJson(const ModelConfig& c, int max_positions) {
+// The preset's config.json with the options' overrides, `_name_or_path` first.
+std::expected<nlohmann::ordered_json, std::string> OptionsConfigJson(
+    const RandomModelOptions& options) {
+  auto preset = PresetConfigJson(options.preset);
+  if (!preset) return std::unexpected(preset.error());
+  if (options.vocab_size < 0 || options.layers < 0) {
+    return std::unexpected("random model: vocab_size and layers must not be negative");
+  }
+  if (options.dtype != "float32" && options.dtype != "bfloat16" && options.dtype != "float16") {
+    return std::unexpected("random model: dtype \"" + options.dtype +
+                           "\" is not one of float32, bfloat16, float16");
+  }
   nlohmann::ordered_json json;
-  json["_name_or_path"] = c.name;
-  json["architectures"] = {"Qwen2ForCausalLM"};
-  json["attention_dropout"] = 0.0;
-  json["bos_token_id"] = c.bos_token_id ? nlohmann::ordered_json(*c.bos_token_id) : nullptr;
-  json["eos_token_id"] = c.bos_token_id ? nlohmann::ordered_json(*c.bos_token_id) : nullptr;
-  json["hidden_act"] = "silu";
-  json["hidden_size"] = c.hidden;
-  json["initializer_range"] = 0.02;
-  json["intermediate_size"] = c.intermediate;
-  json["max_position_embeddings"] = max_positions;
-  json["max_window_layers"] = c.layers;
-  json["model_type"] = "qwen2";
-  json["num_attention_heads"] = c.heads;
-  json["num_hidden_layers"] = c.layers;
-  json["num_key_value_heads"] = c.kv_heads;
-  json["rms_norm_eps"] = static_cast<double>(c.rms_norm_eps);
-  json["rope_theta"] = static_cast<double>(c.rope_theta);
-  json["sliding_window"] = nullptr;
-  json["tie_word_embeddings"] = c.tie_word_embeddings;
-  json["torch_dtype"] = c.torch_dtype;
-  json["use_cache"] = true;
-  json["use_sliding_window"] = false;
-  json["vocab_size"] = c.vocab_size;
+  json["_name_or_path"] = "actex-random-" + options.preset + "-seed" + std::to_string(options.seed);
+  for (const auto& [key, value] : preset->items()) json[key] = value;
+  const bool gpt2 = json["model_type"] == "gpt2";
+  if (options.vocab_size > 0) json["vocab_size"] = options.vocab_size;
+  if (options.layers > 0) json[gpt2 ? "n_layer" : "num_hidden_layers"] = options.layers;
+  if (options.tie_word_embeddings) json["tie_word_embeddings"] = *options.tie_word_embeddings;
+  json["torch_dtype"] = options.dtype;
   return json;
 }
 
@@ -180,22 +141,10 @@ std::string ShardFileName(int index, int count) {
 }  // namespace
 
 std::expected<ModelConfig, std::string> RandomModelConfig(const RandomModelOptions& options) {
-  auto preset = FindPreset(options.preset);
-  if (!preset) return std::unexpected(preset.error());
-  ModelConfig config = preset->config;
-  if (options.vocab_size < 0 || options.layers < 0) {
-    return std::unexpected("random model: vocab_size and layers must not be negative");
-  }
-  if (options.vocab_size > 0) config.vocab_size = options.vocab_size;
-  if (options.layers > 0) config.layers = options.layers;
-  if (options.tie_word_embeddings) config.tie_word_embeddings = *options.tie_word_embeddings;
-  if (options.dtype != "float32" && options.dtype != "bfloat16" && options.dtype != "float16") {
-    return std::unexpected("random model: dtype \"" + options.dtype +
-                           "\" is not one of float32, bfloat16, float16");
-  }
-  config.torch_dtype = options.dtype;
-  config.name = "actex-random-" + options.preset + "-seed" + std::to_string(options.seed);
-  return config;
+  auto json = OptionsConfigJson(options);
+  if (!json) return std::unexpected(json.error());
+  return ParseModelConfig(nlohmann::json::parse(json->dump()), "preset " + options.preset,
+                          options.output_dir);
 }
 
 std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions& options) {
@@ -205,7 +154,7 @@ std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions
   const std::string dtype = options.dtype == "float32"    ? "F32"
                             : options.dtype == "bfloat16" ? "BF16"
                                                           : "F16";
-  const int max_positions = FindPreset(options.preset)->max_position_embeddings;
+  const nlohmann::ordered_json config_json = *OptionsConfigJson(options);
 
   const fs::path dir(options.output_dir);
   std::error_code error;
@@ -257,7 +206,7 @@ std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions
     auto written = WriteText(dir / "model.safetensors.index.json", index.dump(2) + "\n");
     if (!written) return std::unexpected(written.error());
   }
-  auto written = WriteText(dir / "config.json", ConfigJson(config, max_positions).dump(2) + "\n");
+  auto written = WriteText(dir / "config.json", config_json.dump(2) + "\n");
   if (!written) return std::unexpected(written.error());
 
   if (!options.tokenizer_file.empty()) {
