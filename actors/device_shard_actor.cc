@@ -2,7 +2,7 @@
 
 #include "actors/actor_io.h"
 #include "actors/ring_collective.h"
-#include "model/qwen2_forward.h"
+#include "model/decoder_forward.h"
 #include "transport/schema.h"
 
 namespace actex {
@@ -59,7 +59,7 @@ std::expected<std::unique_ptr<RingLinks>, std::string> ConnectRing(ActorContext&
 std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
                                                 const DeviceShardConfig& config) {
   auto shard =
-      Qwen2Shard::Create(config.weights, config.slice, config.sites, config.blas_threads);
+      DecoderShard::Create(config.weights, config.slice, config.sites, config.blas_threads);
   if (!shard) return std::unexpected(shard.error());
   zmq::socket_t batches = MakePipelineSocket(actor.context(), zmq::socket_type::pull, kBatchQueue);
   batches.bind(config.batches_endpoint);

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "model/collective.h"
-#include "model/qwen2_forward.h"
+#include "model/decoder_forward.h"
 #include "model/random_model.h"
 #include "model/shard_plan.h"
 
@@ -75,7 +75,7 @@ void BM_Forward(benchmark::State& state) {
   auto slice = PlanShard(config, 0, 1);
   // The shard's own team is its parallelism; Forward keeps OpenBLAS at one thread.
   auto shard =
-      Qwen2Shard::Create(model.weights(), *slice, {{SiteKind::kResidPost, kLayers - 1}}, threads);
+      DecoderShard::Create(model.weights(), *slice, {{SiteKind::kResidPost, kLayers - 1}}, threads);
   if (!shard) {
     state.SkipWithError(shard.error().c_str());
     return;

@@ -1,46 +1,17 @@
 #include "model/model_config.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "model/config_fields.h"
+
 namespace actex {
 namespace {
-
-using Json = nlohmann::json;
-
-// Reads a required positive integer field; errors name the file and the field.
-std::expected<int, std::string> RequiredPositiveInt(const Json& config, const std::string& path,
-                                                    const char* field) {
-  auto it = config.find(field);
-  if (it == config.end() || it->is_null()) {
-    return std::unexpected(path + ": missing required field \"" + field + "\"");
-  }
-  if (!it->is_number_integer()) {
-    return std::unexpected(path + ": field \"" + field + "\" must be an integer, got " +
-                           it->dump());
-  }
-  const int64_t value = it->get<int64_t>();
-  if (value <= 0 || value > (int64_t{1} << 30)) {
-    return std::unexpected(path + ": field \"" + field + "\" must be a positive integer, got " +
-                           std::to_string(value));
-  }
-  return static_cast<int>(value);
-}
-
-// Reads an optional float field, keeping `fallback` when it is absent or null.
-std::expected<float, std::string> OptionalFloat(const Json& config, const std::string& path,
-                                                const char* field, float fallback) {
-  auto it = config.find(field);
-  if (it == config.end() || it->is_null()) return fallback;
-  if (!it->is_number()) {
-    return std::unexpected(path + ": field \"" + field + "\" must be a number, got " + it->dump());
-  }
-  return it->get<float>();
-}
 
 std::string FolderName(const std::string& model_dir) {
   std::filesystem::path path = std::filesystem::path(model_dir).lexically_normal();
@@ -52,129 +23,129 @@ std::string FolderName(const std::string& model_dir) {
   return name;
 }
 
-std::expected<ModelConfig, std::string> ParseConfig(const Json& json, const std::string& path,
-                                                    const std::string& model_dir) {
-  if (!json.is_object()) return std::unexpected(path + ": top level is not a JSON object");
-  ModelConfig config;
+// num_key_value_heads: required; an explicit null means one per query head.
+std::expected<int, std::string> KeyValueHeads(const ConfigFields& f, int heads) {
+  if (f.Has("num_key_value_heads")) return f.RequiredInt("num_key_value_heads");
+  if (f.IsNull("num_key_value_heads")) return heads;
+  return f.RequiredInt("num_key_value_heads");  // the error naming the missing field
+}
 
-  auto type = json.find("model_type");
-  if (type == json.end() || !type->is_string()) {
-    return std::unexpected(path + ": missing required string field \"model_type\"");
-  }
-  config.model_type = type->get<std::string>();
-  if (config.model_type != "qwen2") {
-    return std::unexpected("model_type \"" + config.model_type + "\" in " + path +
-                           " is not supported; actex supports: qwen2");
-  }
-
-  auto name = json.find("_name_or_path");
-  if (name != json.end() && name->is_string() && !name->get<std::string>().empty()) {
-    config.name = name->get<std::string>();
-  } else {
-    config.name = FolderName(model_dir);
-  }
-
+// Fields every family has, under their HF names (GPT-2's differ).
+std::expected<void, std::string> ParseCommon(const ConfigFields& f, ModelConfig& config) {
+  const bool gpt2 = config.model_type == "gpt2";
   struct IntField {
     const char* key;
     int* target;
   };
   for (const IntField& field :
-       {IntField{"vocab_size", &config.vocab_size}, IntField{"hidden_size", &config.hidden},
-        IntField{"intermediate_size", &config.intermediate},
-        IntField{"num_hidden_layers", &config.layers},
-        IntField{"num_attention_heads", &config.heads}}) {
-    auto value = RequiredPositiveInt(json, path, field.key);
+       {IntField{"vocab_size", &config.vocab_size},
+        IntField{gpt2 ? "n_embd" : "hidden_size", &config.hidden},
+        IntField{gpt2 ? "n_layer" : "num_hidden_layers", &config.layers},
+        IntField{gpt2 ? "n_head" : "num_attention_heads", &config.heads}}) {
+    auto value = f.RequiredInt(field.key);
     if (!value) return std::unexpected(value.error());
     *field.target = *value;
   }
-  // Qwen2Config turns an explicit null into one KV head per query head (no GQA).
-  auto kv = json.find("num_key_value_heads");
-  if (kv != json.end() && kv->is_null()) {
+  if (gpt2) {
     config.kv_heads = config.heads;
+    auto inner = f.OptionalInt("n_inner", 4 * config.hidden);
+    if (!inner) return std::unexpected(inner.error());
+    config.intermediate = *inner;
   } else {
-    auto value = RequiredPositiveInt(json, path, "num_key_value_heads");
-    if (!value) return std::unexpected(value.error());
-    config.kv_heads = *value;
+    auto inter = f.RequiredInt("intermediate_size");
+    if (!inter) return std::unexpected(inter.error());
+    config.intermediate = *inter;
+    // HF turns an explicit null into one KV head per query head (no GQA); an absent
+    // field takes the config class's default, which differs by family, so it is required.
+    auto kv = KeyValueHeads(f, config.heads);
+    if (!kv) return std::unexpected(kv.error());
+    config.kv_heads = *kv;
   }
-
-  if (config.hidden % config.heads != 0) {
-    return std::unexpected(path + ": hidden_size " + std::to_string(config.hidden) +
-                           " is not divisible by num_attention_heads " +
-                           std::to_string(config.heads));
+  auto head_dim = f.OptionalInt("head_dim", 0);
+  if (!head_dim) return std::unexpected(head_dim.error());
+  config.head_dim = *head_dim;
+  if (config.head_dim == 0) {
+    if (config.hidden % config.heads != 0) {
+      return std::unexpected(f.path() + ": hidden_size " + std::to_string(config.hidden) +
+                             " is not divisible by num_attention_heads " +
+                             std::to_string(config.heads));
+    }
+    config.head_dim = config.hidden / config.heads;
   }
   if (config.heads % config.kv_heads != 0) {
-    return std::unexpected(path + ": num_attention_heads " + std::to_string(config.heads) +
+    return std::unexpected(f.path() + ": num_attention_heads " + std::to_string(config.heads) +
                            " is not divisible by num_key_value_heads " +
                            std::to_string(config.kv_heads));
   }
-  config.head_dim = config.hidden / config.heads;
-  if (config.head_dim % 2 != 0) {
+  if (!gpt2 && config.head_dim % 2 != 0) {
     // rotate_half pairs dimension j with j + head_dim/2.
-    return std::unexpected(path + ": head dimension " + std::to_string(config.head_dim) +
-                           " (hidden_size / num_attention_heads) must be even for rotary "
-                           "embeddings");
+    return std::unexpected(f.path() + ": head dimension " + std::to_string(config.head_dim) +
+                           " must be even for rotary embeddings");
   }
 
-  auto theta = OptionalFloat(json, path, "rope_theta", 10000.0f);
-  if (!theta) return std::unexpected(theta.error());
-  if (!(*theta > 0.0f)) return std::unexpected(path + ": rope_theta must be positive");
-  config.rope_theta = *theta;
-  auto eps = OptionalFloat(json, path, "rms_norm_eps", 1e-6f);
+  auto eps = f.OptionalFloat(gpt2 ? "layer_norm_epsilon" : "rms_norm_eps", gpt2 ? 1e-5f : 1e-6f);
   if (!eps) return std::unexpected(eps.error());
-  if (!(*eps >= 0.0f)) return std::unexpected(path + ": rms_norm_eps must not be negative");
+  if (!(*eps >= 0.0f)) return std::unexpected(f.path() + ": the norm epsilon must not be negative");
   config.rms_norm_eps = *eps;
 
-  auto tie = json.find("tie_word_embeddings");
-  if (tie != json.end() && !tie->is_null()) {
-    if (!tie->is_boolean()) {
-      return std::unexpected(path + ": field \"tie_word_embeddings\" must be true or false");
-    }
-    config.tie_word_embeddings = tie->get<bool>();
-  }
+  // Gemma and GPT-2 tie by default (their HF config classes do).
+  const bool tied_default = gpt2 || config.model_type.starts_with("gemma");
+  auto tie = f.OptionalBool("tie_word_embeddings", tied_default);
+  if (!tie) return std::unexpected(tie.error());
+  config.tie_word_embeddings = *tie;
 
-  config.torch_dtype = "float32";
-  auto dtype = json.find("torch_dtype");
-  if (dtype != json.end() && !dtype->is_null()) {
-    if (!dtype->is_string()) {
-      return std::unexpected(path + ": field \"torch_dtype\" must be a string");
-    }
-    config.torch_dtype = dtype->get<std::string>();
-    if (config.torch_dtype != "float32" && config.torch_dtype != "bfloat16" &&
-        config.torch_dtype != "float16") {
-      return std::unexpected(path + ": torch_dtype \"" + config.torch_dtype +
-                             "\" is not supported; expected float32, bfloat16 or float16");
-    }
+  auto dtype = f.OptionalString("torch_dtype", "float32");
+  if (!dtype) return std::unexpected(dtype.error());
+  config.torch_dtype = *dtype;
+  if (config.torch_dtype != "float32" && config.torch_dtype != "bfloat16" &&
+      config.torch_dtype != "float16") {
+    return std::unexpected(f.path() + ": torch_dtype \"" + config.torch_dtype +
+                           "\" is not supported; expected float32, bfloat16 or float16");
   }
+  auto bos = f.OptionalInt("bos_token_id", -1, /*allow_zero=*/true);
+  if (!bos) return std::unexpected(bos.error());
+  if (*bos >= 0) config.bos_token_id = *bos;
 
-  auto bos = json.find("bos_token_id");
-  if (bos != json.end() && !bos->is_null()) {
-    if (!bos->is_number_integer()) {
-      return std::unexpected(path + ": field \"bos_token_id\" must be an integer or null");
-    }
-    config.bos_token_id = bos->get<int32_t>();
+  // Parallel attention and MLP (GPT-NeoX, GPT-J style) is another network.
+  if (auto refused = f.RefuseUnless("use_parallel_residual", false); !refused) return refused;
+  if (!gpt2) {
+    auto rope = f.Rope();
+    if (!rope) return std::unexpected(rope.error());
+    config.rope = *rope;
+    config.rope_theta = rope->theta;
   }
-
-  // Features that would change the math: refuse rather than compute something else.
-  auto act = json.find("hidden_act");
-  if (act != json.end() && !act->is_null() && *act != "silu") {
-    return std::unexpected(path + ": hidden_act " + act->dump() +
-                           " is not supported; Qwen2 in actex uses silu");
-  }
-  auto sliding = json.find("use_sliding_window");
-  if (sliding != json.end() && sliding->is_boolean() && sliding->get<bool>()) {
-    return std::unexpected(path +
-                           ": use_sliding_window true is not supported (full causal attention "
-                           "only)");
-  }
-  auto scaling = json.find("rope_scaling");
-  if (scaling != json.end() && !scaling->is_null()) {
-    return std::unexpected(path + ": rope_scaling " + scaling->dump() +
-                           " is not supported; actex implements plain rotary embeddings");
-  }
-  return config;
+  return {};
 }
 
 }  // namespace
+
+std::expected<ModelConfig, std::string> ParseModelConfig(const nlohmann::json& json,
+                                                         const std::string& path,
+                                                         const std::string& model_dir) {
+  if (!json.is_object()) return std::unexpected(path + ": top level is not a JSON object");
+  const ConfigFields fields(json, path);
+  ModelConfig config;
+  auto type = fields.OptionalString("model_type", "");
+  if (!type) return std::unexpected(type.error());
+  if (type->empty()) {
+    return std::unexpected(path + ": missing required string field \"model_type\"");
+  }
+  config.model_type = *type;
+  const FamilyParser* family = FindFamily(config.model_type);
+  if (family == nullptr) {
+    return std::unexpected("model_type \"" + config.model_type + "\" in " + path +
+                           " is not supported; actex supports: " + SupportedFamilies());
+  }
+  auto name = fields.OptionalString("_name_or_path", "");
+  if (!name) return std::unexpected(name.error());
+  config.name = name->empty() ? FolderName(model_dir) : *name;
+  if (auto common = ParseCommon(fields, config); !common) return std::unexpected(common.error());
+  config.layer_slides.assign(static_cast<size_t>(config.layers), false);
+  if (auto features = (*family)(fields, config); !features) {
+    return std::unexpected(features.error());
+  }
+  return config;
+}
 
 std::expected<ModelConfig, std::string> LoadModelConfig(const std::string& model_dir) {
   const std::string path = (std::filesystem::path(model_dir) / "config.json").string();
@@ -184,11 +155,11 @@ std::expected<ModelConfig, std::string> LoadModelConfig(const std::string& model
   }
   std::stringstream text;
   text << in.rdbuf();
-  Json json = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  nlohmann::json json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return std::unexpected(path + ": not valid JSON");
   try {
-    return ParseConfig(json, path, model_dir);
-  } catch (const Json::exception& error) {
+    return ParseModelConfig(json, path, model_dir);
+  } catch (const nlohmann::json::exception& error) {
     // get<T>() throws on out-of-range numbers; report it as a config error.
     return std::unexpected(path + ": " + error.what());
   }

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/architecture.h"
 #include "storage/safetensors.h"
 
 namespace actex {
@@ -24,13 +25,6 @@ namespace fs = std::filesystem;
 struct FoundTensor {
   const SafetensorsTensor* tensor = nullptr;
   const std::string* path = nullptr;
-};
-
-// A tensor the config requires, with the shape the config implies.
-struct ExpectedTensor {
-  std::string name;
-  std::vector<int64_t> shape;
-  std::string because;  // the config fields the shape comes from
 };
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
@@ -50,54 +44,11 @@ std::expected<std::string, std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
-std::vector<ExpectedTensor> ExpectedTensors(const ModelConfig& config) {
-  const int64_t hidden = config.hidden;
-  const int64_t q_width = int64_t{config.heads} * config.head_dim;
-  const int64_t kv_width = int64_t{config.kv_heads} * config.head_dim;
-  const int64_t intermediate = config.intermediate;
-  const std::string h = "hidden_size " + std::to_string(hidden);
-  const std::string attention = h + ", num_attention_heads " + std::to_string(config.heads) +
-                                ", num_key_value_heads " + std::to_string(config.kv_heads);
-  const std::string mlp = h + ", intermediate_size " + std::to_string(intermediate);
-
-  std::vector<ExpectedTensor> expected;
-  expected.push_back({"model.embed_tokens.weight",
-                      {config.vocab_size, hidden},
-                      "vocab_size " + std::to_string(config.vocab_size) + ", " + h});
-  for (int layer = 0; layer < config.layers; ++layer) {
-    const std::string prefix = "model.layers." + std::to_string(layer) + ".";
-    expected.push_back({prefix + "input_layernorm.weight", {hidden}, h});
-    expected.push_back({prefix + "self_attn.q_proj.weight", {q_width, hidden}, attention});
-    expected.push_back({prefix + "self_attn.q_proj.bias", {q_width}, attention});
-    expected.push_back({prefix + "self_attn.k_proj.weight", {kv_width, hidden}, attention});
-    expected.push_back({prefix + "self_attn.k_proj.bias", {kv_width}, attention});
-    expected.push_back({prefix + "self_attn.v_proj.weight", {kv_width, hidden}, attention});
-    expected.push_back({prefix + "self_attn.v_proj.bias", {kv_width}, attention});
-    expected.push_back({prefix + "self_attn.o_proj.weight", {hidden, q_width}, attention});
-    expected.push_back({prefix + "post_attention_layernorm.weight", {hidden}, h});
-    expected.push_back({prefix + "mlp.gate_proj.weight", {intermediate, hidden}, mlp});
-    expected.push_back({prefix + "mlp.up_proj.weight", {intermediate, hidden}, mlp});
-    expected.push_back({prefix + "mlp.down_proj.weight", {hidden, intermediate}, mlp});
-  }
-  expected.push_back({"model.norm.weight", {hidden}, h});
-  return expected;
-}
-
 std::optional<WeightDtype> ParseDtype(const std::string& dtype) {
   if (dtype == "F32") return WeightDtype::kF32;
   if (dtype == "BF16") return WeightDtype::kBF16;
   if (dtype == "F16") return WeightDtype::kF16;
   return std::nullopt;
-}
-
-// The layer number of "model.layers.N.…", or -1.
-int LayerOf(const std::string& name) {
-  constexpr std::string_view kPrefix = "model.layers.";
-  if (!name.starts_with(kPrefix)) return -1;
-  int layer = -1;
-  const char* begin = name.data() + kPrefix.size();
-  std::from_chars(begin, name.data() + name.size(), layer);
-  return layer;
 }
 
 }  // namespace
@@ -203,11 +154,13 @@ std::expected<std::shared_ptr<const ModelWeights>, std::string> ModelWeights::Op
   // Every tensor the config implies, with its shape and one dtype for all.
   std::optional<WeightDtype> model_dtype;
   std::string first_dtype, first_name;
-  for (const ExpectedTensor& expected : ExpectedTensors(state.config)) {
+  for (const TensorSpec& expected : ArchitectureTensors(state.config)) {
     auto it = found.find(expected.name);
     if (it == found.end()) {
-      return std::unexpected(where + " has no tensor " + expected.name + ", which a qwen2 model " +
-                             "with config.json's " + expected.because + " needs");
+      if (!expected.required) continue;
+      return std::unexpected(where + " has no tensor " + expected.name + ", which a " +
+                             state.config.model_type + " model with config.json's " +
+                             expected.because + " needs");
     }
     const SafetensorsTensor& tensor = *it->second.tensor;
     const std::string& path = *it->second.path;
@@ -240,21 +193,12 @@ std::expected<std::shared_ptr<const ModelWeights>, std::string> ModelWeights::Op
 
   // A config that says fewer layers or another vocabulary than the weights hold.
   for (const auto& [name, where_found] : found) {
-    const int layer = LayerOf(name);
+    const int layer = LayerOfTensor(name);
     if (layer >= state.config.layers) {
       return std::unexpected(*where_found.path + " has tensor " + name + ", but config.json " +
                              "says num_hidden_layers " + std::to_string(state.config.layers));
     }
   }
-  if (auto head = found.find("lm_head.weight"); head != found.end()) {
-    const std::vector<int64_t> shape = {state.config.vocab_size, state.config.hidden};
-    if (head->second.tensor->shape != shape) {
-      return std::unexpected("tensor lm_head.weight in " + *head->second.path + " has shape " +
-                             ShapeText(head->second.tensor->shape) + ", but config.json " +
-                             "(vocab_size, hidden_size) implies " + ShapeText(shape));
-    }
-  }
-
   if (sodium_init() < 0) return std::unexpected("libsodium failed to initialise");
   unsigned char digest[crypto_hash_sha256_BYTES];
   crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(fingerprint_input.data()),

@@ -11,6 +11,9 @@
 #include <span>
 #include <vector>
 
+#include "model/architecture.h"
+#include "model/config_fields.h"
+#include "model/model_presets.h"
 #include "model/kernels/half_float.h"
 #include "storage/safetensors.h"
 
@@ -18,42 +21,6 @@ namespace actex {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Preset {
-  ModelConfig config;
-  int max_position_embeddings = 0;
-};
-
-std::expected<Preset, std::string> FindPreset(const std::string& name) {
-  Preset preset;
-  ModelConfig& c = preset.config;
-  c.model_type = "qwen2";
-  c.rope_theta = 1e6f;
-  c.rms_norm_eps = 1e-6f;
-  if (name == "tiny") {
-    c.vocab_size = 4096;
-    c.hidden = 64, c.intermediate = 176, c.layers = 2, c.heads = 4, c.kv_heads = 2;
-    c.tie_word_embeddings = true;
-    preset.max_position_embeddings = 512;
-  } else if (name == "qwen2.5-0.5b") {
-    c.vocab_size = 151936;
-    c.hidden = 896, c.intermediate = 4864, c.layers = 24, c.heads = 14, c.kv_heads = 2;
-    c.tie_word_embeddings = true;
-    c.bos_token_id = 151643;
-    preset.max_position_embeddings = 32768;
-  } else if (name == "qwen2.5-7b") {
-    c.vocab_size = 152064;
-    c.hidden = 3584, c.intermediate = 18944, c.layers = 28, c.heads = 28, c.kv_heads = 4;
-    c.tie_word_embeddings = false;
-    c.bos_token_id = 151643;
-    preset.max_position_embeddings = 131072;
-  } else {
-    return std::unexpected("unknown random model preset \"" + name +
-                           "\"; use tiny, qwen2.5-0.5b or qwen2.5-7b");
-  }
-  c.head_dim = c.hidden / c.heads;
-  return preset;
-}
 
 // splitmix64: a fast generator with good statistics, used both to derive per-tensor
 // seeds and to produce values.
@@ -71,44 +38,12 @@ uint64_t TensorSeed(uint64_t seed, const std::string& name) {
   return SplitMix64(state);
 }
 
-// Values uniform in [center - half_width, center + half_width).
-struct Distribution {
-  float center = 0.0f;
-  float half_width = 0.0f;
-};
-
-Distribution WithStd(double std) { return {0.0f, static_cast<float>(std * std::sqrt(3.0))}; }
-
-struct RandomTensor {
-  std::string name;
-  std::vector<int64_t> shape;
-  Distribution distribution;
-};
-
-std::vector<RandomTensor> TensorList(const ModelConfig& c) {
-  const int64_t hidden = c.hidden, q = int64_t{c.heads} * c.head_dim,
-                kv = int64_t{c.kv_heads} * c.head_dim, inter = c.intermediate;
-  const Distribution norm{1.0f, 0.5f};
-  std::vector<RandomTensor> list;
-  list.push_back({"model.embed_tokens.weight", {c.vocab_size, hidden}, WithStd(1.0)});
-  for (int layer = 0; layer < c.layers; ++layer) {
-    const std::string p = "model.layers." + std::to_string(layer) + ".";
-    list.push_back({p + "self_attn.q_proj.weight", {q, hidden}, WithStd(1.5 / std::sqrt(hidden))});
-    list.push_back({p + "self_attn.q_proj.bias", {q}, WithStd(0.5)});
-    list.push_back({p + "self_attn.k_proj.weight", {kv, hidden}, WithStd(1.5 / std::sqrt(hidden))});
-    list.push_back({p + "self_attn.k_proj.bias", {kv}, WithStd(0.5)});
-    list.push_back({p + "self_attn.v_proj.weight", {kv, hidden}, WithStd(1.0 / std::sqrt(hidden))});
-    list.push_back({p + "self_attn.v_proj.bias", {kv}, WithStd(0.3)});
-    list.push_back({p + "self_attn.o_proj.weight", {hidden, q}, WithStd(1.0 / std::sqrt(q))});
-    list.push_back({p + "mlp.gate_proj.weight", {inter, hidden}, WithStd(1.0 / std::sqrt(hidden))});
-    list.push_back({p + "mlp.up_proj.weight", {inter, hidden}, WithStd(1.0 / std::sqrt(hidden))});
-    list.push_back({p + "mlp.down_proj.weight", {hidden, inter}, WithStd(1.0 / std::sqrt(inter))});
-    list.push_back({p + "input_layernorm.weight", {hidden}, norm});
-    list.push_back({p + "post_attention_layernorm.weight", {hidden}, norm});
-  }
-  list.push_back({"model.norm.weight", {hidden}, norm});
-  if (!c.tie_word_embeddings) {
-    list.push_back({"lm_head.weight", {c.vocab_size, hidden}, WithStd(1.0 / std::sqrt(hidden))});
+// Every tensor of the model's family (architecture.h), the LM head only when untied.
+std::vector<TensorSpec> TensorList(const ModelConfig& c) {
+  std::vector<TensorSpec> list;
+  for (TensorSpec& tensor : ArchitectureTensors(c)) {
+    if (tensor.role == TensorRole::kLmHead && c.tie_word_embeddings) continue;
+    list.push_back(std::move(tensor));
   }
   return list;
 }
@@ -116,7 +51,7 @@ std::vector<RandomTensor> TensorList(const ModelConfig& c) {
 // Fills `bytes` with values of `distribution` in `dtype` ("F32", "BF16" or "F16"),
 // from a generator seeded by the tensor's seed.
 void FillRandom(std::span<uint8_t> bytes, const std::string& dtype, uint64_t seed,
-                Distribution distribution) {
+                TensorInit distribution) {
   uint64_t state = seed;
   constexpr float kToUnit = 1.0f / 2147483648.0f;  // int32 -> [-1, 1)
   auto value = [&](uint32_t bits) {
@@ -147,31 +82,26 @@ void FillRandom(std::span<uint8_t> bytes, const std::string& dtype, uint64_t see
   }
 }
 
-nlohmann::ordered_json ConfigJson(const ModelConfig& c, int max_positions) {
+// The preset's config.json with the options' overrides, `_name_or_path` first.
+std::expected<nlohmann::ordered_json, std::string> OptionsConfigJson(
+    const RandomModelOptions& options) {
+  auto preset = PresetConfigJson(options.preset);
+  if (!preset) return std::unexpected(preset.error());
+  if (options.vocab_size < 0 || options.layers < 0) {
+    return std::unexpected("random model: vocab_size and layers must not be negative");
+  }
+  if (options.dtype != "float32" && options.dtype != "bfloat16" && options.dtype != "float16") {
+    return std::unexpected("random model: dtype \"" + options.dtype +
+                           "\" is not one of float32, bfloat16, float16");
+  }
   nlohmann::ordered_json json;
-  json["_name_or_path"] = c.name;
-  json["architectures"] = {"Qwen2ForCausalLM"};
-  json["attention_dropout"] = 0.0;
-  json["bos_token_id"] = c.bos_token_id ? nlohmann::ordered_json(*c.bos_token_id) : nullptr;
-  json["eos_token_id"] = c.bos_token_id ? nlohmann::ordered_json(*c.bos_token_id) : nullptr;
-  json["hidden_act"] = "silu";
-  json["hidden_size"] = c.hidden;
-  json["initializer_range"] = 0.02;
-  json["intermediate_size"] = c.intermediate;
-  json["max_position_embeddings"] = max_positions;
-  json["max_window_layers"] = c.layers;
-  json["model_type"] = "qwen2";
-  json["num_attention_heads"] = c.heads;
-  json["num_hidden_layers"] = c.layers;
-  json["num_key_value_heads"] = c.kv_heads;
-  json["rms_norm_eps"] = static_cast<double>(c.rms_norm_eps);
-  json["rope_theta"] = static_cast<double>(c.rope_theta);
-  json["sliding_window"] = nullptr;
-  json["tie_word_embeddings"] = c.tie_word_embeddings;
-  json["torch_dtype"] = c.torch_dtype;
-  json["use_cache"] = true;
-  json["use_sliding_window"] = false;
-  json["vocab_size"] = c.vocab_size;
+  json["_name_or_path"] = "actex-random-" + options.preset + "-seed" + std::to_string(options.seed);
+  for (const auto& [key, value] : preset->items()) json[key] = value;
+  const bool gpt2 = json["model_type"] == "gpt2";
+  if (options.vocab_size > 0) json["vocab_size"] = options.vocab_size;
+  if (options.layers > 0) json[gpt2 ? "n_layer" : "num_hidden_layers"] = options.layers;
+  if (options.tie_word_embeddings) json["tie_word_embeddings"] = *options.tie_word_embeddings;
+  json["torch_dtype"] = options.dtype;
   return json;
 }
 
@@ -211,22 +141,10 @@ std::string ShardFileName(int index, int count) {
 }  // namespace
 
 std::expected<ModelConfig, std::string> RandomModelConfig(const RandomModelOptions& options) {
-  auto preset = FindPreset(options.preset);
-  if (!preset) return std::unexpected(preset.error());
-  ModelConfig config = preset->config;
-  if (options.vocab_size < 0 || options.layers < 0) {
-    return std::unexpected("random model: vocab_size and layers must not be negative");
-  }
-  if (options.vocab_size > 0) config.vocab_size = options.vocab_size;
-  if (options.layers > 0) config.layers = options.layers;
-  if (options.tie_word_embeddings) config.tie_word_embeddings = *options.tie_word_embeddings;
-  if (options.dtype != "float32" && options.dtype != "bfloat16" && options.dtype != "float16") {
-    return std::unexpected("random model: dtype \"" + options.dtype +
-                           "\" is not one of float32, bfloat16, float16");
-  }
-  config.torch_dtype = options.dtype;
-  config.name = "actex-random-" + options.preset + "-seed" + std::to_string(options.seed);
-  return config;
+  auto json = OptionsConfigJson(options);
+  if (!json) return std::unexpected(json.error());
+  return ParseModelConfig(nlohmann::json::parse(json->dump()), "preset " + options.preset,
+                          options.output_dir);
 }
 
 std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions& options) {
@@ -236,7 +154,7 @@ std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions
   const std::string dtype = options.dtype == "float32"    ? "F32"
                             : options.dtype == "bfloat16" ? "BF16"
                                                           : "F16";
-  const int max_positions = FindPreset(options.preset)->max_position_embeddings;
+  const nlohmann::ordered_json config_json = *OptionsConfigJson(options);
 
   const fs::path dir(options.output_dir);
   std::error_code error;
@@ -245,11 +163,11 @@ std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions
   if (auto cleared = RemoveOldWeights(dir); !cleared) return std::unexpected(cleared.error());
 
   // Group the tensors into files of at most max_file_bytes, in state_dict order.
-  const std::vector<RandomTensor> list = TensorList(config);
+  const std::vector<TensorSpec> list = TensorList(config);
   const int element = SafetensorsDtypeBytes(dtype);
-  std::vector<std::vector<const RandomTensor*>> files(1);
+  std::vector<std::vector<const TensorSpec*>> files(1);
   int64_t file_bytes = 0, total_bytes = 0;
-  for (const RandomTensor& tensor : list) {
+  for (const TensorSpec& tensor : list) {
     int64_t bytes = element;
     for (int64_t extent : tensor.shape) bytes *= extent;
     if (options.max_file_bytes > 0 && !files.back().empty() &&
@@ -269,9 +187,9 @@ std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions
         sharded ? ShardFileName(static_cast<int>(f) + 1, static_cast<int>(files.size()))
                 : "model.safetensors";
     std::vector<TensorToWrite> tensors;
-    for (const RandomTensor* tensor : files[f]) {
+    for (const TensorSpec* tensor : files[f]) {
       const uint64_t seed = TensorSeed(options.seed, tensor->name);
-      const Distribution distribution = tensor->distribution;
+      const TensorInit distribution = tensor->init;
       tensors.push_back({tensor->name, dtype, tensor->shape,
                          [dtype, seed, distribution](std::span<uint8_t> bytes) {
                            FillRandom(bytes, dtype, seed, distribution);
@@ -288,7 +206,7 @@ std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions
     auto written = WriteText(dir / "model.safetensors.index.json", index.dump(2) + "\n");
     if (!written) return std::unexpected(written.error());
   }
-  auto written = WriteText(dir / "config.json", ConfigJson(config, max_positions).dump(2) + "\n");
+  auto written = WriteText(dir / "config.json", config_json.dump(2) + "\n");
   if (!written) return std::unexpected(written.error());
 
   if (!options.tokenizer_file.empty()) {

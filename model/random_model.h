@@ -10,12 +10,14 @@
 
 namespace actex {
 
-// A random Qwen2 model in HF's folder layout, for tests and benchmarks of real
-// shapes without downloading weights.
+// A random model of any supported family in HF's folder layout, for tests, demos and
+// benchmarks of real shapes without downloading weights.
 struct RandomModelOptions {
   std::string output_dir;  // created if missing; earlier weight files in it are replaced
   // "tiny" (the qwen2-tiny fixture's shape: hidden 64, intermediate 176, 2 layers,
-  // 4 heads, 2 KV heads, tied), "qwen2.5-0.5b" or "qwen2.5-7b" (the real models' shapes).
+  // 4 heads, 2 KV heads, tied) or a real model's shapes and features: see
+  // model_presets.h (qwen2.5-0.5b, qwen2.5-7b, gpt2, llama-3.2-1b, gemma-2-2b,
+  // qwen3-0.6b, mistral-7b).
   std::string preset = "tiny";
   int vocab_size = 0;                       // 0: the preset's own (tiny: 4096)
   int layers = 0;                           // 0: the preset's own
@@ -31,9 +33,8 @@ struct RandomModelOptions {
 
 // Writes config.json and the weights, streaming each tensor from a per-tensor
 // generator seeded by (seed, tensor name), so a 7B model never sits in memory and the
-// same options always give the same bytes. Scales keep activations O(1): embeddings
-// std 1, q/k std 1.5/sqrt(hidden), other projections std 1/sqrt(fan_in), norm weights
-// in [0.5, 1.5], q/k biases std 0.5, v biases std 0.3 (uniform distributions).
+// same options always give the same bytes. The tensors and their value ranges come from
+// the architecture table (architecture.h): scales keep activations O(1).
 // Returns the config that was written.
 std::expected<ModelConfig, std::string> MakeRandomModel(const RandomModelOptions& options);
 

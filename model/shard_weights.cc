@@ -1,17 +1,87 @@
 #include "model/shard_weights.h"
 
+#include <cstring>
+
+#include "model/architecture.h"
 #include "model/kernels/half_float.h"
 
 namespace actex {
 namespace {
 
+struct Range {
+  int64_t first = 0, end = 0;
+};
+
 // Elements [first, end) of a 1-D weight, widened to float32.
-std::vector<float> WidenVector(const WeightView& view, int64_t first, int64_t end) {
-  std::vector<float> values(static_cast<size_t>(end - first));
+std::vector<float> WidenVector(const WeightView& view, Range range) {
+  std::vector<float> values(static_cast<size_t>(range.end - range.first));
   const auto* bytes = static_cast<const uint8_t*>(view.data);
-  WidenToFloat(bytes + first * WeightDtypeBytes(view.dtype), view.dtype, end - first,
-               values.data());
+  WidenToFloat(bytes + range.first * WeightDtypeBytes(view.dtype), view.dtype,
+               range.end - range.first, values.data());
   return values;
+}
+
+// Rows `rows` and columns `cols` of a [in, out] Conv1D weight as an [out, in] matrix
+// in `storage` (same dtype), so the Linear kernel reads it like any other weight.
+WeightView TransposedCopy(const WeightView& view, Range rows, Range cols,
+                          std::vector<uint8_t>& storage) {
+  const int64_t element = WeightDtypeBytes(view.dtype);
+  const int64_t out = cols.end - cols.first, in = rows.end - rows.first;
+  storage.resize(static_cast<size_t>(out * in * element));
+  const auto* source = static_cast<const uint8_t*>(view.data);
+  for (int64_t i = 0; i < in; ++i) {
+    const uint8_t* row = source + ((rows.first + i) * view.cols + cols.first) * element;
+    for (int64_t o = 0; o < out; ++o) {
+      std::memcpy(storage.data() + (o * in + i) * element, row + o * element,
+                  static_cast<size_t>(element));
+    }
+  }
+  return {storage.data(), view.dtype, out, in};
+}
+
+std::vector<float>* VectorOf(LayerShardWeights& w, TensorRole role) {
+  switch (role) {
+    case TensorRole::kInputNorm: return &w.input_norm;
+    case TensorRole::kInputNormBias: return &w.input_norm_bias;
+    case TensorRole::kQBias: return &w.q_bias;
+    case TensorRole::kKBias: return &w.k_bias;
+    case TensorRole::kVBias: return &w.v_bias;
+    case TensorRole::kQNorm: return &w.q_norm;
+    case TensorRole::kKNorm: return &w.k_norm;
+    case TensorRole::kOBias: return &w.o_bias;
+    case TensorRole::kPostAttentionNorm: return &w.post_attention_norm;
+    case TensorRole::kPreMlpNorm: return &w.pre_mlp_norm;
+    case TensorRole::kPreMlpNormBias: return &w.pre_mlp_norm_bias;
+    case TensorRole::kPostMlpNorm: return &w.post_mlp_norm;
+    case TensorRole::kGateBias: return &w.gate_bias;
+    case TensorRole::kUpBias: return &w.up_bias;
+    case TensorRole::kDownBias: return &w.down_bias;
+    default: return nullptr;
+  }
+}
+
+WeightSlice* MatrixOf(LayerShardWeights& w, TensorRole role) {
+  switch (role) {
+    case TensorRole::kQ: return &w.q;
+    case TensorRole::kK: return &w.k;
+    case TensorRole::kV: return &w.v;
+    case TensorRole::kO: return &w.o;
+    case TensorRole::kGate: return &w.gate;
+    case TensorRole::kUp: return &w.up;
+    case TensorRole::kDown: return &w.down;
+    default: return nullptr;
+  }
+}
+
+bool IsNormWeight(TensorRole role) {
+  switch (role) {
+    case TensorRole::kInputNorm: case TensorRole::kQNorm: case TensorRole::kKNorm:
+    case TensorRole::kPostAttentionNorm: case TensorRole::kPreMlpNorm:
+    case TensorRole::kPostMlpNorm: case TensorRole::kFinalNorm:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -39,31 +109,83 @@ std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& w
   }
 
   const int64_t dim = config.head_dim;
-  const int64_t first_q = slice.first_head * dim, end_q = slice.end_head * dim;
-  const int64_t first_kv = slice.first_kv_head * dim, end_kv = slice.end_kv_head * dim;
-  const int64_t first_column = slice.first_intermediate, end_column = slice.end_intermediate;
+  const Range heads{slice.first_head * dim, slice.end_head * dim};
+  const Range kv_heads{slice.first_kv_head * dim, slice.end_kv_head * dim};
+  const Range columns{slice.first_intermediate, slice.end_intermediate};
+  const int64_t q_width = int64_t{config.heads} * dim, kv_width = int64_t{config.kv_heads} * dim;
+  const bool one_plus_weight = config.norm == NormKind::kRmsOnePlusWeight;
 
   ShardWeights shard;
-  shard.embed = weights.Get("model.embed_tokens.weight");
-  for (int layer = 0; layer <= last_layer; ++layer) {
-    const std::string prefix = "model.layers." + std::to_string(layer) + ".";
-    auto get = [&](const char* name) { return weights.Get(prefix + name); };
-    LayerShardWeights w;
-    w.input_norm = WidenVector(get("input_layernorm.weight"), 0, config.hidden);
-    w.q = RowSlice(get("self_attn.q_proj.weight"), first_q, end_q);
-    w.k = RowSlice(get("self_attn.k_proj.weight"), first_kv, end_kv);
-    w.v = RowSlice(get("self_attn.v_proj.weight"), first_kv, end_kv);
-    w.q_bias = WidenVector(get("self_attn.q_proj.bias"), first_q, end_q);
-    w.k_bias = WidenVector(get("self_attn.k_proj.bias"), first_kv, end_kv);
-    w.v_bias = WidenVector(get("self_attn.v_proj.bias"), first_kv, end_kv);
-    w.o = ColumnSlice(get("self_attn.o_proj.weight"), first_q, end_q);
-    w.post_attention_norm = WidenVector(get("post_attention_layernorm.weight"), 0, config.hidden);
-    w.gate = RowSlice(get("mlp.gate_proj.weight"), first_column, end_column);
-    w.up = RowSlice(get("mlp.up_proj.weight"), first_column, end_column);
-    w.down = ColumnSlice(get("mlp.down_proj.weight"), first_column, end_column);
-    shard.layers.push_back(std::move(w));
+  shard.layers.resize(static_cast<size_t>(last_layer + 1));
+  shard.transposed.reserve(static_cast<size_t>(6 * (last_layer + 1)));
+  for (const TensorSpec& spec : ArchitectureTensors(config)) {
+    if (spec.layer > last_layer || spec.role == TensorRole::kLmHead) continue;
+    const WeightView view = weights.Get(spec.name);
+    if (view.data == nullptr) {
+      return std::unexpected("tensor " + spec.name + " was not loaded from " + config.name);
+    }
+    // The ranges of output features this shard takes, and of input features.
+    std::vector<Range> outputs;
+    Range inputs{0, spec.layout == TensorLayout::kConv1D ? view.rows : view.cols};
+    const int64_t all_outputs = spec.layout == TensorLayout::kConv1D ? view.cols : view.rows;
+    switch (spec.split) {
+      case TensorSplit::kReplicated: outputs = {{0, view.rows == 1 ? view.cols : all_outputs}}; break;
+      case TensorSplit::kOutputByHeads: outputs = {heads}; break;
+      case TensorSplit::kOutputByKvHeads: outputs = {kv_heads}; break;
+      case TensorSplit::kOutputByIntermediate: outputs = {columns}; break;
+      case TensorSplit::kOutputByFusedQkv:
+        outputs = {heads,
+                   {q_width + kv_heads.first, q_width + kv_heads.end},
+                   {q_width + kv_width + kv_heads.first, q_width + kv_width + kv_heads.end}};
+        break;
+      case TensorSplit::kInputByHeads: outputs = {{0, all_outputs}}, inputs = heads; break;
+      case TensorSplit::kInputByIntermediate: outputs = {{0, all_outputs}}, inputs = columns; break;
+    }
+    if (view.rows == 1) {  // a vector: norm weight or bias
+      std::vector<std::vector<float>*> targets;
+      if (spec.role == TensorRole::kQkvBias) {
+        LayerShardWeights& w = shard.layers[spec.layer];
+        targets = {&w.q_bias, &w.k_bias, &w.v_bias};
+      } else if (spec.layer < 0) {
+        targets = {spec.role == TensorRole::kFinalNorm ? &shard.final_norm : &shard.final_norm_bias};
+      } else {
+        targets = {VectorOf(shard.layers[spec.layer], spec.role)};
+      }
+      for (size_t i = 0; i < targets.size(); ++i) {
+        *targets[i] = WidenVector(view, outputs[i]);
+        if (one_plus_weight && IsNormWeight(spec.role)) {
+          for (float& value : *targets[i]) value = 1.0f + value;  // HF: (1.0 + w.float())
+        }
+      }
+      continue;
+    }
+    if (spec.role == TensorRole::kEmbed) {
+      shard.embed = view;
+      continue;
+    }
+    if (spec.role == TensorRole::kPositionEmbed) {
+      shard.position_embed = view;
+      continue;
+    }
+    std::vector<WeightSlice*> targets;
+    LayerShardWeights& w = shard.layers[spec.layer];
+    if (spec.role == TensorRole::kQkv) {
+      targets = {&w.q, &w.k, &w.v};
+    } else {
+      targets = {MatrixOf(w, spec.role)};
+    }
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (spec.layout == TensorLayout::kConv1D) {
+        shard.transposed.emplace_back();
+        const WeightView copy = TransposedCopy(view, inputs, outputs[i], shard.transposed.back());
+        *targets[i] = RowSlice(copy, 0, copy.rows);
+      } else if (inputs.first != 0 || inputs.end != view.cols) {
+        *targets[i] = ColumnSlice(view, inputs.first, inputs.end);
+      } else {
+        *targets[i] = RowSlice(view, outputs[i].first, outputs[i].end);
+      }
+    }
   }
-  shard.final_norm = WidenVector(weights.Get("model.norm.weight"), 0, config.hidden);
   return shard;
 }
 

@@ -1,6 +1,7 @@
 #ifndef ACTEX_MODEL_SHARD_WEIGHTS_H_
 #define ACTEX_MODEL_SHARD_WEIGHTS_H_
 
+#include <cstdint>
 #include <expected>
 #include <string>
 #include <vector>
@@ -11,26 +12,37 @@
 
 namespace actex {
 
-// One decoder layer as a shard sees it. The large matrices stay views into the
-// mapped files; the small vectors (norm weights, biases) are widened to float32.
+// One decoder layer as a shard sees it, whatever the family (architecture.h names the
+// tensors). Matrices are [out, in] views: into the mapped files, or for GPT-2's Conv1D
+// weights ([in, out] on disk) into this shard's transposed copy of its slice. Small
+// vectors (norm weights, biases) are widened to float32; an empty vector means the
+// family has no such tensor. Gemma's (1 + w) norm weights are stored as 1 + w.
 struct LayerShardWeights {
-  std::vector<float> input_norm;  // [hidden]
-  WeightSlice q, k, v;            // rows of this shard's heads: [heads*dim, hidden]
+  std::vector<float> input_norm, input_norm_bias;  // [hidden]
+  WeightSlice q, k, v;  // rows of this shard's heads: [heads*dim, hidden]
   std::vector<float> q_bias, k_bias, v_bias;
-  WeightSlice o;                           // columns of this shard's heads: [hidden, heads*dim]
-  std::vector<float> post_attention_norm;  // [hidden]
-  WeightSlice gate, up;                    // rows of this shard's columns: [columns, hidden]
-  WeightSlice down;                        // columns of this shard's columns: [hidden, columns]
+  std::vector<float> q_norm, k_norm;  // [head_dim], applied per head
+  WeightSlice o;                      // columns of this shard's heads: [hidden, heads*dim]
+  std::vector<float> o_bias;          // [hidden]: added once, after the all-reduce
+  std::vector<float> post_attention_norm;             // [hidden], sandwich (Gemma)
+  std::vector<float> pre_mlp_norm, pre_mlp_norm_bias;  // [hidden]
+  std::vector<float> post_mlp_norm;                   // [hidden], sandwich (Gemma)
+  WeightSlice gate, up;  // rows of this shard's columns: [columns, hidden]
+  std::vector<float> gate_bias, up_bias;
+  WeightSlice down;             // columns of this shard's columns: [hidden, columns]
+  std::vector<float> down_bias;  // [hidden]: added once, after the all-reduce
 };
 
 struct ShardWeights {
-  WeightView embed;                       // [vocab, hidden], every shard holds all of it
+  WeightView embed;           // [vocab, hidden], every shard holds all of it
+  WeightView position_embed;  // [max_positions, hidden] (GPT-2), else empty
   std::vector<LayerShardWeights> layers;  // layers [0, last_layer]
-  std::vector<float> final_norm;          // [hidden]
+  std::vector<float> final_norm, final_norm_bias;  // [hidden]
+  std::vector<std::vector<uint8_t>> transposed;   // what Conv1D slices point into
 };
 
-// The weights shard `slice` needs for layers [0, last_layer] (-1: none).
-// `weights` must outlive the result, whose views point into its mappings.
+// The weights shard `slice` needs for layers [0, last_layer] (-1: none), as
+// ArchitectureTensors lists and splits them. `weights` must outlive the result.
 std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& weights,
                                                            const ShardSlice& slice, int last_layer);
 

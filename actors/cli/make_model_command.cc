@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/cli/commands.h"
+#include "model/model_presets.h"
 #include "model/random_model.h"
 #include "storage/shard_writer.h"
 
@@ -21,8 +22,8 @@ CommandRunner AddMakeModelCommand(CLI::App& command) {
   auto flags = std::make_shared<MakeModelFlags>();
   RandomModelOptions& options = flags->options;
   command.add_option("--out", options.output_dir, "model folder to write")->required();
-  command.add_option("--preset", options.preset, "tiny, qwen2.5-0.5b or qwen2.5-7b")
-      ->check(CLI::IsMember({"tiny", "qwen2.5-0.5b", "qwen2.5-7b"}));
+  command.add_option("--preset", options.preset, "a real model's shapes (default tiny)")
+      ->check(CLI::IsMember(PresetNames()));
   command.add_option("--dtype", options.dtype, "weight dtype")
       ->check(CLI::IsMember({"float32", "bfloat16", "float16"}));
   command.add_option("--vocab", options.vocab_size, "vocabulary size (default: the preset's)")

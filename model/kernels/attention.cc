@@ -39,47 +39,70 @@ float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// How a row of raw scores becomes logits (see AttentionHeads).
+struct ScoreScaling {
+  float divisor = 1.0f;     // used when multiplier is 0
+  float multiplier = 0.0f;
+  float softcap = 0.0f;
+};
+
 // Turns row `query` of raw scores (keys [0, key_end)) into probabilities, leaving
-// zeros for the keys the causal mask hides (those HF sets to finfo.min, whose exp
-// is 0). As HF: scores / sqrt(head_dim), then exp(s - max) / sum in float32.
-void SoftmaxCausalRow(float* row, int64_t query, int64_t key_end, float scale_divisor) {
-  const int64_t visible = query + 1;
+// zeros for the keys the mask hides (those HF sets to finfo.min, whose exp is 0):
+// keys before `first_visible` (sliding window) and after `query`. As HF: scaled scores
+// (and softcap), then exp(s - max) / sum in float32.
+void SoftmaxCausalRow(float* row, int64_t first_visible, int64_t query, int64_t key_end,
+                      const ScoreScaling& scaling) {
+  std::fill(row, row + first_visible, 0.0f);
+  float* visible_row = row + first_visible;
+  const int64_t visible = query + 1 - first_visible;
   const int64_t whole = visible - visible % 8;
-  const __m256 divisor = _mm256_set1_ps(scale_divisor);
-  __m256 maximum = _mm256_set1_ps(-INFINITY);
+  const __m256 divisor = _mm256_set1_ps(scaling.divisor);
+  const __m256 multiplier = _mm256_set1_ps(scaling.multiplier);
+  auto scale = [&](__m256 scores) {
+    return scaling.multiplier != 0.0f ? _mm256_mul_ps(scores, multiplier)
+                                      : _mm256_div_ps(scores, divisor);
+  };
   for (int64_t j = 0; j < whole; j += 8) {
-    const __m256 scaled = _mm256_div_ps(_mm256_loadu_ps(row + j), divisor);
-    _mm256_storeu_ps(row + j, scaled);
-    maximum = _mm256_max_ps(maximum, scaled);
+    _mm256_storeu_ps(visible_row + j, scale(_mm256_loadu_ps(visible_row + j)));
   }
   if (whole < visible) {
-    const __m256 scaled =
-        _mm256_div_ps(LoadPartial(row + whole, visible - whole, -INFINITY), divisor);
-    StorePartial(row + whole, visible - whole, scaled);
-    maximum = _mm256_max_ps(maximum, scaled);
+    StorePartial(visible_row + whole, visible - whole,
+                 scale(LoadPartial(visible_row + whole, visible - whole, 0.0f)));
+  }
+  if (scaling.softcap > 0.0f) {
+    for (int64_t j = 0; j < visible; ++j) {
+      visible_row[j] = std::tanh(visible_row[j] / scaling.softcap) * scaling.softcap;
+    }
+  }
+  __m256 maximum = _mm256_set1_ps(-INFINITY);
+  for (int64_t j = 0; j < whole; j += 8) {
+    maximum = _mm256_max_ps(maximum, _mm256_loadu_ps(visible_row + j));
+  }
+  if (whole < visible) {
+    maximum = _mm256_max_ps(maximum, LoadPartial(visible_row + whole, visible - whole, -INFINITY));
   }
   const __m256 row_max = _mm256_set1_ps(HorizontalMax(maximum));
 
   __m256 sum = _mm256_setzero_ps();
   for (int64_t j = 0; j < whole; j += 8) {
-    const __m256 e = Exp8(_mm256_sub_ps(_mm256_loadu_ps(row + j), row_max));
-    _mm256_storeu_ps(row + j, e);
+    const __m256 e = Exp8(_mm256_sub_ps(_mm256_loadu_ps(visible_row + j), row_max));
+    _mm256_storeu_ps(visible_row + j, e);
     sum = _mm256_add_ps(sum, e);
   }
   if (whole < visible) {
     // Padding lanes hold -inf, whose exp is 0 and adds nothing to the sum.
-    const __m256 e =
-        Exp8(_mm256_sub_ps(LoadPartial(row + whole, visible - whole, -INFINITY), row_max));
-    StorePartial(row + whole, visible - whole, e);
+    const __m256 e = Exp8(
+        _mm256_sub_ps(LoadPartial(visible_row + whole, visible - whole, -INFINITY), row_max));
+    StorePartial(visible_row + whole, visible - whole, e);
     sum = _mm256_add_ps(sum, e);
   }
   const __m256 inverse_sum = _mm256_set1_ps(1.0f / HorizontalSum(sum));
   for (int64_t j = 0; j < whole; j += 8) {
-    _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), inverse_sum));
+    _mm256_storeu_ps(visible_row + j, _mm256_mul_ps(_mm256_loadu_ps(visible_row + j), inverse_sum));
   }
   for (int64_t j = whole; j < visible; ++j)
-    row[j] *= _mm_cvtss_f32(_mm256_castps256_ps128(inverse_sum));
-  std::fill(row + visible, row + key_end, 0.0f);
+    visible_row[j] *= _mm_cvtss_f32(_mm256_castps256_ps128(inverse_sum));
+  std::fill(row + query + 1, row + key_end, 0.0f);
 }
 
 // Queries handled together: each Kᵀ row loaded feeds this many FMAs.
@@ -286,7 +309,9 @@ void CausalAttention(const float* q, const float* k, const float* v, int64_t ld_
   if (scratch->size() < needed) scratch->resize(needed);
   float* kt = scratch->data();                    // [dim, stride]: Kᵀ of one kv head
   float* scores = scratch->data() + dim * stride;  // [kQueryRows, stride]
-  const float scale_divisor = std::sqrt(static_cast<float>(dim));
+  const ScoreScaling scaling{.divisor = std::sqrt(static_cast<float>(dim)),
+                             .multiplier = heads.scale_multiplier,
+                             .softcap = heads.softcap};
   const bool avx512 = ActiveIsa() == VectorIsa::kAvx512;
   int packed_kv = -1;
   for (int local = 0; local < heads.heads; ++local) {
@@ -312,7 +337,10 @@ void CausalAttention(const float* q, const float* k, const float* v, int64_t ld_
         ScoreTiles(queries, kt, stride, dim, key_tiles, scores);
       }
       for (int r = 0; r < rows; ++r) {
-        SoftmaxCausalRow(scores + r * stride, first + r, key_end, scale_divisor);
+        const int64_t query = first + r;
+        const int64_t first_visible =
+            heads.window > 0 ? std::max<int64_t>(0, query - heads.window + 1) : 0;
+        SoftmaxCausalRow(scores + r * stride, first_visible, query, key_end, scaling);
       }
       if (avx512) {
         WeightedValuesAvx512(scores, stride, rows, key_end, v_head, ld_kv, dim,

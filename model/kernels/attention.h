@@ -14,10 +14,16 @@ struct AttentionHeads {
   int first_kv_head = 0, kv_heads = 0;
   int group = 1;
   int head_dim = 0;
+  // Scores: q·k · scale_multiplier, or q·k / sqrt(head_dim) when it is 0 (HF's Qwen2
+  // and GPT-2 divide); then tanh(s / softcap) · softcap when softcap > 0 (Gemma 2).
+  float scale_multiplier = 0.0f;
+  float softcap = 0.0f;
+  // > 0: query i sees key j iff 0 <= i - j < window (HF's sliding window); 0: all j <= i.
+  int64_t window = 0;
 };
 
 // Causal self-attention of one sequence of `tokens` tokens, as HF's eager attention:
-//   context = softmax(Q Kᵀ / sqrt(head_dim) + causal mask) V
+//   context = softmax(scaled(Q Kᵀ) + causal (and sliding-window) mask) V
 // with the softmax in float32 after subtracting the row maximum. q and context are
 // [tokens, ld_q] with the shard's query heads side by side; k and v are
 // [tokens, ld_kv] with its key/value heads. Q Kᵀ and P V are computed by the

@@ -12,6 +12,9 @@ RotaryTable::RotaryTable(int head_dim, float theta) : half_(head_dim / 2) {
   }
 }
 
+RotaryTable::RotaryTable(std::vector<float> inv_freq)
+    : half_(static_cast<int>(inv_freq.size())), inv_freq_(std::move(inv_freq)) {}
+
 void RotaryTable::Reserve(int64_t end) {
   if (end <= positions_) return;
   cos_.resize(static_cast<size_t>(end * half_));

@@ -14,6 +14,8 @@ namespace actex {
 class RotaryTable {
  public:
   RotaryTable(int head_dim, float theta);
+  // A table over given inverse frequencies ([head_dim / 2]; see rope_frequencies.h).
+  explicit RotaryTable(std::vector<float> inv_freq);
 
   // Makes positions [0, end) available; grows, never shrinks.
   void Reserve(int64_t end);

@@ -52,12 +52,13 @@ TEST(LoadModelConfig, ReadsTheFixtureConfig) {
 TEST(LoadModelConfig, RefusesOtherModelTypesNamingTheFile) {
   testing::TempDir dir;
   auto json = FixtureConfig();
-  json["model_type"] = "llama";
+  json["model_type"] = "falcon";
   WriteConfig(dir.path(), json);
   auto config = LoadModelConfig(dir.path());
   ASSERT_FALSE(config.has_value());
-  EXPECT_EQ(config.error(), "model_type \"llama\" in " + dir.path() +
-                                "/config.json is not supported; actex supports: qwen2");
+  EXPECT_EQ(config.error(), "model_type \"falcon\" in " + dir.path() +
+                                "/config.json is not supported; actex supports: gemma2, "
+                                "gemma3_text, gpt2, llama, mistral, qwen2, qwen3");
 }
 
 TEST(LoadModelConfig, NamesAMissingField) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/model_weights.h"
-#include "model/qwen2_forward.h"
+#include "model/decoder_forward.h"
 #include "storage/safetensors.h"
 
 namespace actex::testing {

@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "model/model_weights.h"
-#include "model/qwen2_forward.h"
+#include "model/decoder_forward.h"
 #include "model/sites.h"
 #include "storage/safetensors.h"
 #include "tests/model/model_test_util.h"

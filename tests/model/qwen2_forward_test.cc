@@ -1,7 +1,7 @@
 // The forward pass apart from HF parity (see qwen2_forward_parity_test.cc): sharding
 // agreement, the meaning of every site, early stopping, buffer reuse and errors.
 
-#include "model/qwen2_forward.h"
+#include "model/decoder_forward.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -81,13 +81,13 @@ void ExpectShardsAgree(const std::shared_ptr<const ModelWeights>& weights,
   }
 }
 
-TEST(Qwen2Shard, EveryShardCountAgreesWithOneShardAtEverySite) {
+TEST(DecoderShard, EveryShardCountAgreesWithOneShardAtEverySite) {
   auto weights = OpenOrFail(testing::TinyFixtureDir());
   ASSERT_NE(weights, nullptr);
   ExpectShardsAgree(weights, {2, 3, 4}, MakeBatch({5, 17, 40}, 512, 1));
 }
 
-TEST(Qwen2Shard, UnevenSplitsOfFourteenHeadsAgreeWithOneShard) {
+TEST(DecoderShard, UnevenSplitsOfFourteenHeadsAgreeWithOneShard) {
   // Qwen2.5-0.5B's layer shapes (14 heads, 2 KV heads, 4864 columns) in BF16.
   testing::TempDir dir;
   RandomModelOptions options;
@@ -108,7 +108,7 @@ TEST(Qwen2Shard, UnevenSplitsOfFourteenHeadsAgreeWithOneShard) {
 
 // A shard's team cuts every product into shares of output features: any team size
 // agrees with one thread, and a team repeats its own results bit for bit.
-TEST(Qwen2Shard, TeamsOfAnySizeAgreeWithOneThreadAndRepeatExactly) {
+TEST(DecoderShard, TeamsOfAnySizeAgreeWithOneThreadAndRepeatExactly) {
   testing::TempDir dir;
   RandomModelOptions options;
   options.output_dir = dir.path();
@@ -123,7 +123,7 @@ TEST(Qwen2Shard, TeamsOfAnySizeAgreeWithOneThreadAndRepeatExactly) {
   const std::vector<Site> sites = EverySite(2);
   const PackedBatch batch = MakeBatch({70, 9, 33}, 300, 3);
   auto run = [&](int threads) {
-    auto shard = Qwen2Shard::Create(weights, *PlanShard(weights->config(), 0, 1), sites, threads);
+    auto shard = DecoderShard::Create(weights, *PlanShard(weights->config(), 0, 1), sites, threads);
     EXPECT_TRUE(shard.has_value()) << shard.error();
     std::vector<SiteActivations> captures;
     SoloCollective solo;
@@ -147,7 +147,7 @@ TEST(Qwen2Shard, TeamsOfAnySizeAgreeWithOneThreadAndRepeatExactly) {
 }
 
 // An F16 model runs as the F32 model holding its exactly widened weights.
-TEST(Qwen2Shard, Float16WeightsGiveTheForwardOfTheirWidenedValues) {
+TEST(DecoderShard, Float16WeightsGiveTheForwardOfTheirWidenedValues) {
   testing::TempDir half_dir, wide_dir;
   RandomModelOptions options;
   options.output_dir = half_dir.path();
@@ -188,7 +188,7 @@ TEST(Qwen2Shard, Float16WeightsGiveTheForwardOfTheirWidenedValues) {
   }
 }
 
-TEST(Qwen2Shard, ResidualSitesAddUpExactly) {
+TEST(DecoderShard, ResidualSitesAddUpExactly) {
   auto weights = OpenOrFail(testing::TinyFixtureDir());
   ASSERT_NE(weights, nullptr);
   const std::vector<Site> sites = EverySite(2);
@@ -218,7 +218,7 @@ TEST(Qwen2Shard, ResidualSitesAddUpExactly) {
 
 // silu(gate(n)) * up(n) with n = post_attention_layernorm(resid_mid), and
 // down_proj of that, evaluated in double from the F32 weights.
-TEST(Qwen2Shard, MlpSitesMatchADirectEvaluation) {
+TEST(DecoderShard, MlpSitesMatchADirectEvaluation) {
   auto weights = OpenOrFail(testing::TinyFixtureDir());
   ASSERT_NE(weights, nullptr);
   const int layer = 1;
@@ -267,7 +267,7 @@ TEST(Qwen2Shard, MlpSitesMatchADirectEvaluation) {
   EXPECT_LT(worst_out, 2e-5 * MaxAbs(out));
 }
 
-TEST(Qwen2Shard, StopsAfterTheDeepestLayerTheSitesNeed) {
+TEST(DecoderShard, StopsAfterTheDeepestLayerTheSitesNeed) {
   auto weights = OpenOrFail(testing::TinyFixtureDir());
   ASSERT_NE(weights, nullptr);
   auto slice = PlanShard(weights->config(), 0, 1);
@@ -283,7 +283,7 @@ TEST(Qwen2Shard, StopsAfterTheDeepestLayerTheSitesNeed) {
       {{{SiteKind::kLnFinal, -1}}, 2},
   };
   for (const auto& [sites, layers] : cases) {
-    auto shard = Qwen2Shard::Create(weights, *slice, sites);
+    auto shard = DecoderShard::Create(weights, *slice, sites);
     ASSERT_TRUE(shard.has_value()) << shard.error();
     SoloCollective solo;
     std::vector<SiteActivations> captures;
@@ -294,12 +294,12 @@ TEST(Qwen2Shard, StopsAfterTheDeepestLayerTheSitesNeed) {
   }
 }
 
-TEST(Qwen2Shard, ReusesBuffersAcrossBatchesOfDifferentSizes) {
+TEST(DecoderShard, ReusesBuffersAcrossBatchesOfDifferentSizes) {
   auto weights = OpenOrFail(testing::TinyBf16FixtureDir());
   ASSERT_NE(weights, nullptr);
   auto slice = PlanShard(weights->config(), 0, 1);
   const std::vector<Site> sites = EverySite(2);
-  auto shard = Qwen2Shard::Create(weights, *slice, sites);
+  auto shard = DecoderShard::Create(weights, *slice, sites);
   ASSERT_TRUE(shard.has_value()) << shard.error();
   SoloCollective solo;
   const PackedBatch small = MakeBatch({3, 2}, 512, 6), large = MakeBatch({30, 50}, 512, 7);
@@ -314,7 +314,7 @@ TEST(Qwen2Shard, ReusesBuffersAcrossBatchesOfDifferentSizes) {
   }
 }
 
-TEST(Qwen2Shard, SequencesInABatchDoNotSeeEachOther) {
+TEST(DecoderShard, SequencesInABatchDoNotSeeEachOther) {
   auto weights = OpenOrFail(testing::TinyFixtureDir());
   ASSERT_NE(weights, nullptr);
   const std::vector<Site> sites = {{SiteKind::kLnFinal, -1}};
@@ -342,11 +342,11 @@ class FailingCollective final : public Collective {
   }
 };
 
-TEST(Qwen2Shard, ReportsBadBatchesAndCollectiveFailures) {
+TEST(DecoderShard, ReportsBadBatchesAndCollectiveFailures) {
   auto weights = OpenOrFail(testing::TinyFixtureDir());
   ASSERT_NE(weights, nullptr);
   auto slice = PlanShard(weights->config(), 0, 1);
-  auto shard = Qwen2Shard::Create(weights, *slice, {{SiteKind::kResidPost, 0}});
+  auto shard = DecoderShard::Create(weights, *slice, {{SiteKind::kResidPost, 0}});
   ASSERT_TRUE(shard.has_value());
   SoloCollective solo;
   std::vector<SiteActivations> captures;
@@ -374,22 +374,22 @@ TEST(Qwen2Shard, ReportsBadBatchesAndCollectiveFailures) {
   EXPECT_THAT(result.error(), HasSubstr("rank 0 of 2"));
 }
 
-TEST(Qwen2Shard, CreateRefusesSitesOutsideTheModelUnplannedSlicesAndNoThreads) {
+TEST(DecoderShard, CreateRefusesSitesOutsideTheModelUnplannedSlicesAndNoThreads) {
   auto weights = OpenOrFail(testing::TinyFixtureDir());
   ASSERT_NE(weights, nullptr);
   auto slice = PlanShard(weights->config(), 0, 2);
   ASSERT_TRUE(slice.has_value());
-  auto shard = Qwen2Shard::Create(weights, *slice, {{SiteKind::kResidPost, 2}});
+  auto shard = DecoderShard::Create(weights, *slice, {{SiteKind::kResidPost, 2}});
   ASSERT_FALSE(shard.has_value());
   EXPECT_THAT(shard.error(), HasSubstr("blocks.2.hook_resid_post"));
 
   ShardSlice odd = *slice;
   odd.end_intermediate -= 1;
-  shard = Qwen2Shard::Create(weights, odd, {{SiteKind::kResidPost, 0}});
+  shard = DecoderShard::Create(weights, odd, {{SiteKind::kResidPost, 0}});
   ASSERT_FALSE(shard.has_value());
   EXPECT_THAT(shard.error(), HasSubstr("PlanShard"));
 
-  shard = Qwen2Shard::Create(weights, *slice, {{SiteKind::kResidPost, 0}}, 0);
+  shard = DecoderShard::Create(weights, *slice, {{SiteKind::kResidPost, 0}}, 0);
   ASSERT_FALSE(shard.has_value());
   EXPECT_THAT(shard.error(), HasSubstr("at least one thread"));
 }

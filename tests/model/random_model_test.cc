@@ -41,6 +41,58 @@ std::vector<SiteActivations> RunOneShard(const std::string& dir, const std::vect
   return captures.empty() ? std::vector<SiteActivations>{} : captures[0];
 }
 
+TEST(RandomModel, FamilyPresetsHaveTheRealModelsShapesAndFeatures) {
+  struct Expected {
+    const char* preset;
+    const char* model_type;
+    int hidden, layers, heads, kv_heads, head_dim;
+  };
+  for (const Expected& e : {Expected{"gpt2", "gpt2", 768, 12, 12, 12, 64},
+                            Expected{"llama-3.2-1b", "llama", 2048, 16, 32, 8, 64},
+                            Expected{"gemma-2-2b", "gemma2", 2304, 26, 8, 4, 256},
+                            Expected{"qwen3-0.6b", "qwen3", 1024, 28, 16, 8, 128},
+                            Expected{"mistral-7b", "mistral", 4096, 32, 32, 8, 128}}) {
+    RandomModelOptions options;
+    options.preset = e.preset;
+    auto config = RandomModelConfig(options);
+    ASSERT_TRUE(config.has_value()) << e.preset << ": " << config.error();
+    EXPECT_EQ(config->model_type, e.model_type);
+    EXPECT_EQ(config->hidden, e.hidden) << e.preset;
+    EXPECT_EQ(config->layers, e.layers) << e.preset;
+    EXPECT_EQ(config->heads, e.heads) << e.preset;
+    EXPECT_EQ(config->kv_heads, e.kv_heads) << e.preset;
+    EXPECT_EQ(config->head_dim, e.head_dim) << e.preset;
+  }
+  RandomModelOptions options;
+  options.preset = "gemma-2-2b";
+  EXPECT_EQ(RandomModelConfig(options)->attn_softcap, 50.0f);
+  options.preset = "llama-3.2-1b";
+  EXPECT_EQ(RandomModelConfig(options)->rope.scaling, RopeScaling::kLlama3);
+}
+
+TEST(RandomModel, Gpt2PresetOpensAndShardsLikeOneShard) {
+  testing::TempDir dir;
+  RandomModelOptions options;
+  options.output_dir = dir.path();
+  options.preset = "gpt2";
+  options.layers = 1;
+  options.vocab_size = 256;
+  options.dtype = "bfloat16";
+  ASSERT_TRUE(MakeRandomModel(options).has_value());
+  auto weights = ModelWeights::Open(dir.path());
+  ASSERT_TRUE(weights.has_value()) << weights.error();
+  const std::vector<Site> sites = {{SiteKind::kAttnOut, 0}, {SiteKind::kMlpPost, 0},
+                                   {SiteKind::kResidPost, 0}};
+  const PackedBatch batch = testing::SingleSequence({1, 50, 200, 40, 7, 7, 2});
+  const auto one = testing::RunShards(*weights, 1, sites, batch);
+  const auto five = testing::RunShards(*weights, 5, sites, batch);  // 12 heads: 3,3,2,2,2
+  for (size_t i = 0; i < sites.size(); ++i) {
+    EXPECT_LE(testing::MaxAbsDifference(five[0][i].values, one[0][i].values),
+              1e-5f * testing::MaxAbs(one[0][i].values))
+        << sites[i].HookName();
+  }
+}
+
 TEST(RandomModel, PresetsHaveTheRealModelsShapes) {
   RandomModelOptions options;
   options.preset = "qwen2.5-0.5b";

@@ -1,5 +1,5 @@
-#ifndef ACTEX_MODEL_QWEN2_FORWARD_H_
-#define ACTEX_MODEL_QWEN2_FORWARD_H_
+#ifndef ACTEX_MODEL_DECODER_FORWARD_H_
+#define ACTEX_MODEL_DECODER_FORWARD_H_
 
 #include <cstdint>
 #include <expected>
@@ -29,11 +29,13 @@ struct SiteActivations {
   std::vector<float> values;  // [tokens, width]
 };
 
-// One tensor-parallel shard of a Qwen2 model: its slice of every layer up to the
-// deepest one the requested sites need, and the forward pass over a PackedBatch.
+// One tensor-parallel shard of a decoder-only model of any supported family (qwen2,
+// llama, mistral, qwen3, gemma2, gemma3_text, gpt2; see model_config.h): its slice of
+// every layer up to the deepest one the requested sites need, and the forward pass
+// over a PackedBatch.
 // After each all-reduce every shard holds the full residual stream, so every shard
 // can produce every capture; actors/ lets rank 0 forward them.
-class Qwen2Shard {
+class DecoderShard {
  public:
   // `threads` (>= 1) is how many cores the shard owns. The shard runs everything on a
   // team of that many threads, the caller of Forward included: each projection is cut
@@ -43,7 +45,7 @@ class Qwen2Shard {
   // element-wise kernels. Forward therefore sets OpenBLAS to one thread per call,
   // process-wide. Results depend on `threads` in the last bits (how products are cut),
   // never on timing.
-  static std::expected<std::unique_ptr<Qwen2Shard>, std::string> Create(
+  static std::expected<std::unique_ptr<DecoderShard>, std::string> Create(
       std::shared_ptr<const ModelWeights> weights, const ShardSlice& slice,
       const std::vector<Site>& sites, int threads = 1);
 
@@ -55,14 +57,14 @@ class Qwen2Shard {
   // Decoder layers the last Forward ran: the deepest layer the sites need, plus one.
   int layers_computed() const;
 
-  ~Qwen2Shard();
+  ~DecoderShard();
 
  private:
-  Qwen2Shard();
+  DecoderShard();
   struct State;
   std::unique_ptr<State> state_;
 };
 
 }  // namespace actex
 
-#endif  // ACTEX_MODEL_QWEN2_FORWARD_H_
+#endif  // ACTEX_MODEL_DECODER_FORWARD_H_

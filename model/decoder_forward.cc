@@ -1,18 +1,24 @@
-// The Qwen2 forward pass of one tensor-parallel shard, as HF transformers computes
-// it (see tests/fixtures/qwen2-tiny/README.md), over a batch of packed sequences.
+// The forward pass of one tensor-parallel shard of every supported family, as HF
+// transformers computes it (tests/fixtures/qwen2-tiny/README.md and
+// tests/fixtures/model-families/README.md), over a batch of packed sequences. One
+// decoder loop; where families differ, the ModelConfig feature that switches is named
+// at the step (the table in model/README.md lists which family has which).
 // Shapes: `tokens` is the packed batch length, `heads`/`kv_heads` this shard's
 // query/key-value heads, `columns` its MLP intermediate columns.
 
-#include "model/qwen2_forward.h"
+#include "model/decoder_forward.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "model/blas_threads.h"
 #include "model/kernels/attention.h"
+#include "model/kernels/gelu.h"
 #include "model/kernels/half_float.h"
+#include "model/kernels/layer_norm.h"
 #include "model/kernels/linear.h"
 #include "model/kernels/rms_norm.h"
+#include "model/kernels/rope_frequencies.h"
 #include "model/kernels/rotary.h"
 #include "model/kernels/swiglu.h"
 #include "model/kernels/cpu_isa.h"
@@ -37,6 +43,11 @@ void AddInPlace(float* target, const float* addend, int64_t count) {
   for (int64_t i = 0; i < count; ++i) target[i] += addend[i];
 }
 
+// A bias vector for Linear: null when the family has none.
+const float* BiasOrNull(const std::vector<float>& bias) {
+  return bias.empty() ? nullptr : bias.data();
+}
+
 // Rows per piece of the element-wise kernels: enough work to outweigh waking a helper.
 constexpr int64_t kRowGrain = 32;
 // Elements per piece of the flat element-wise kernels.
@@ -44,7 +55,7 @@ constexpr int64_t kElementGrain = 32768;
 
 }  // namespace
 
-struct Qwen2Shard::State {
+struct DecoderShard::State {
   std::shared_ptr<const ModelWeights> weights;
   ModelConfig config;
   ShardSlice slice;
@@ -52,7 +63,7 @@ struct Qwen2Shard::State {
   int last_layer = -1;  // the deepest layer any site needs
   ShardWeights shard;
   AttentionHeads attention_heads;
-  RotaryTable rotary;
+  std::vector<RotaryTable> rotary;  // [global] or [global, local] (Gemma 3)
   std::vector<int> capture_slot;  // [(layer + 1) * kSiteKinds + kind] -> index in sites, or -1
   int layers_computed = 0;
 
@@ -70,7 +81,16 @@ struct Qwen2Shard::State {
   std::vector<SiteActivations>* captures = nullptr;
   int64_t tokens = 0;
 
-  State(const ModelConfig& model_config) : rotary(model_config.head_dim, model_config.rope_theta) {}
+  explicit State(const ModelConfig& model_config) {
+    if (!model_config.rotary) return;
+    rotary.emplace_back(RopeInverseFrequencies(model_config.head_dim, model_config.rope));
+    if (model_config.local_rope) {
+      rotary.emplace_back(RopeInverseFrequencies(model_config.head_dim, *model_config.local_rope));
+    }
+  }
+  const RotaryTable& RotaryOf(int layer) const {
+    return config.local_rope && config.Slides(layer) ? rotary[1] : rotary[0];
+  }
 
   int Slot(SiteKind kind, int layer) const {
     const size_t index = static_cast<size_t>((layer + 1) * kSiteKinds + static_cast<int>(kind));
@@ -92,12 +112,12 @@ struct Qwen2Shard::State {
   std::expected<void, std::string> Run(const PackedBatch& batch, Collective& collective);
 };
 
-Qwen2Shard::Qwen2Shard() = default;
-Qwen2Shard::~Qwen2Shard() = default;
+DecoderShard::DecoderShard() = default;
+DecoderShard::~DecoderShard() = default;
 
-int Qwen2Shard::layers_computed() const { return state_->layers_computed; }
+int DecoderShard::layers_computed() const { return state_->layers_computed; }
 
-std::expected<std::unique_ptr<Qwen2Shard>, std::string> Qwen2Shard::Create(
+std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
     std::shared_ptr<const ModelWeights> weights, const ShardSlice& slice,
     const std::vector<Site>& sites, int threads) {
   const ModelConfig& config = weights->config();
@@ -140,19 +160,21 @@ std::expected<std::unique_ptr<Qwen2Shard>, std::string> Qwen2Shard::Create(
                             .first_kv_head = slice.first_kv_head,
                             .kv_heads = slice.end_kv_head - slice.first_kv_head,
                             .group = config.heads / config.kv_heads,
-                            .head_dim = config.head_dim};
+                            .head_dim = config.head_dim,
+                            .scale_multiplier = config.attention_multiplier,
+                            .softcap = config.attn_softcap};
   if (threads < 1) {
     return std::unexpected("a shard needs at least one thread, not " + std::to_string(threads));
   }
   if (auto isa = CheckIsaOverride(); !isa) return std::unexpected(isa.error());
   state->team = std::make_unique<ThreadTeam>(threads);
   state->attention_scratch.resize(static_cast<size_t>(state->team->size()));
-  std::unique_ptr<Qwen2Shard> result(new Qwen2Shard());
+  std::unique_ptr<DecoderShard> result(new DecoderShard());
   result->state_ = std::move(state);
   return result;
 }
 
-std::expected<void, std::string> Qwen2Shard::Forward(const PackedBatch& batch,
+std::expected<void, std::string> DecoderShard::Forward(const PackedBatch& batch,
                                                      Collective& collective,
                                                      std::vector<SiteActivations>* captures) {
   State& s = *state_;
@@ -179,10 +201,12 @@ std::expected<void, std::string> Qwen2Shard::Forward(const PackedBatch& batch,
                              std::to_string(t) + " is outside the vocabulary of " + s.config.name +
                              " (" + std::to_string(s.config.vocab_size) + ")");
     }
-    if (batch.positions[t] < 0 || batch.positions[t] > kMaxPosition) {
+    // Learned positions (GPT-2) end at n_positions; rotary ones at kMaxPosition.
+    const int32_t end_position = s.config.rotary ? kMaxPosition + 1 : s.config.max_positions;
+    if (batch.positions[t] < 0 || batch.positions[t] >= end_position) {
       return std::unexpected("position " + std::to_string(batch.positions[t]) +
                              " at batch position " + std::to_string(t) + " is outside [0, " +
-                             std::to_string(kMaxPosition) + "]");
+                             std::to_string(end_position) + ") of " + s.config.name);
     }
     max_position = std::max(max_position, batch.positions[t]);
   }
@@ -191,7 +215,7 @@ std::expected<void, std::string> Qwen2Shard::Forward(const PackedBatch& batch,
                            std::to_string(collective.size()) + " but this shard is rank " +
                            std::to_string(s.slice.rank) + " of " + std::to_string(s.slice.shards));
   }
-  s.rotary.Reserve(int64_t{max_position} + 1);
+  for (RotaryTable& table : s.rotary) table.Reserve(int64_t{max_position} + 1);
   // The team is the parallelism (see Create): OpenBLAS's own threads would only
   // contend with it.
   if (BlasThreads() != 1) SetBlasThreads(1);
@@ -210,8 +234,8 @@ std::expected<void, std::string> Qwen2Shard::Forward(const PackedBatch& batch,
   return result;
 }
 
-std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch,
-                                                        Collective& collective) {
+std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& batch,
+                                                          Collective& collective) {
   const int64_t hidden = config.hidden;
   const int64_t dim = config.head_dim;
   const int64_t q_width = attention_heads.heads * dim;      // this shard's query heads
@@ -228,14 +252,28 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
   float* shard_sum = Reserve(partial, tokens * hidden);     // [tokens, hidden]
   float* gate_act = Reserve(gate, tokens * columns);        // [tokens, columns]
   float* up_act = Reserve(up, tokens * columns);            // [tokens, columns]
-  auto Normalize = [&](const float* x, const float* weight, float* y) {
+  // config.norm: RMSNorm (the weight already 1 + w for Gemma) or LayerNorm with bias.
+  auto Normalize = [&](const float* x, const std::vector<float>& weight,
+                       const std::vector<float>& bias, float* y) {
     team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
-      RmsNorm(x + first * hidden, end - first, hidden, weight, eps, y + first * hidden);
+      if (config.norm == NormKind::kLayerNorm) {
+        LayerNorm(x + first * hidden, end - first, hidden, weight.data(), bias.data(), eps,
+                  y + first * hidden);
+      } else {
+        RmsNorm(x + first * hidden, end - first, hidden, weight.data(), eps, y + first * hidden);
+      }
     });
   };
   auto Accumulate = [&](float* target, const float* addend) {
     team->ForRanges(tokens * hidden, kElementGrain, [&](int64_t first, int64_t end, int) {
       AddInPlace(target + first, addend + first, end - first);
+    });
+  };
+  // A [hidden] bias of o_proj/down_proj, added once to the all-reduced sum.
+  auto AddBias = [&](float* rows, const std::vector<float>& bias) {
+    if (bias.empty()) return;
+    team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+      for (int64_t t = first; t < end; ++t) AddInPlace(rows + t * hidden, bias.data(), hidden);
     });
   };
   std::vector<int64_t> sequence_starts;  // the first token of every sequence
@@ -244,13 +282,24 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
     start += length;
   }
 
-  // Embedding: the raw rows of embed_tokens (HF hidden_states[0]).
+  // Embedding (HF hidden_states[0]): the rows of embed_tokens, times embed_scale
+  // (Gemma), plus the learned position rows (GPT-2's wte + wpe).
   const auto* embed = static_cast<const uint8_t*>(shard.embed.data);
+  const auto* position_embed = static_cast<const uint8_t*>(shard.position_embed.data);
   const int64_t embed_row_bytes = hidden * WeightDtypeBytes(shard.embed.dtype);
   team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
     for (int64_t t = first; t < end; ++t) {
-      WidenToFloat(embed + batch.token_ids[t] * embed_row_bytes, shard.embed.dtype, hidden,
-                   resid_stream + t * hidden);  // [tokens, hidden]
+      float* row = resid_stream + t * hidden;  // [hidden]
+      WidenToFloat(embed + batch.token_ids[t] * embed_row_bytes, shard.embed.dtype, hidden, row);
+      if (config.embed_scale > 0.0f) {
+        for (int64_t i = 0; i < hidden; ++i) row[i] *= config.embed_scale;
+      }
+      if (position_embed != nullptr) {
+        float* position_row = normed_stream + t * hidden;  // [hidden], scratch
+        WidenToFloat(position_embed + batch.positions[t] * embed_row_bytes,
+                     shard.position_embed.dtype, hidden, position_row);
+        AddInPlace(row, position_row, hidden);
+      }
     }
   });
   Tap(SiteKind::kEmbed, -1, resid_stream);
@@ -268,29 +317,43 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
       return {};
     };
 
-    // Self-attention on input_layernorm(resid).
-    Normalize(resid_stream, w.input_norm.data(), normed_stream);  // [tokens, hidden]
-    Linear(normed_stream, hidden, tokens, w.q, w.q_bias.data(), queries, q_width, &widen_scratch,
-           team.get());  // [tokens, heads*dim]
-    Linear(normed_stream, hidden, tokens, w.k, w.k_bias.data(), keys, kv_width, &widen_scratch,
-           team.get());  // [tokens, kv_heads*dim]
-    Linear(normed_stream, hidden, tokens, w.v, w.v_bias.data(), values, kv_width, &widen_scratch,
-           team.get());  // [tokens, kv_heads*dim]
-    team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
-      ApplyRotary(queries + first * q_width, end - first, q_width, attention_heads.heads,
-                  static_cast<int>(dim), batch.positions.data() + first, rotary);
-      ApplyRotary(keys + first * kv_width, end - first, kv_width, attention_heads.kv_heads,
-                  static_cast<int>(dim), batch.positions.data() + first, rotary);
-    });
-    // One task per (sequence, head): attention never crosses sequences.
+    // Self-attention on input_layernorm(resid) (GPT-2: ln_1).
+    Normalize(resid_stream, w.input_norm, w.input_norm_bias, normed_stream);  // [tokens, hidden]
+    Linear(normed_stream, hidden, tokens, w.q, BiasOrNull(w.q_bias), queries, q_width,
+           &widen_scratch, team.get());  // [tokens, heads*dim]
+    Linear(normed_stream, hidden, tokens, w.k, BiasOrNull(w.k_bias), keys, kv_width,
+           &widen_scratch, team.get());  // [tokens, kv_heads*dim]
+    Linear(normed_stream, hidden, tokens, w.v, BiasOrNull(w.v_bias), values, kv_width,
+           &widen_scratch, team.get());  // [tokens, kv_heads*dim]
+    if (config.qk_norm) {  // Qwen3, Gemma 3: RMSNorm over each head's dim, before rotary
+      team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+        RmsNorm(queries + first * q_width, (end - first) * attention_heads.heads, dim,
+                w.q_norm.data(), eps, queries + first * q_width);  // [tokens, heads*dim]
+        RmsNorm(keys + first * kv_width, (end - first) * attention_heads.kv_heads, dim,
+                w.k_norm.data(), eps, keys + first * kv_width);  // [tokens, kv_heads*dim]
+      });
+    }
+    if (config.rotary) {  // all but GPT-2; Gemma 3's sliding layers have their own table
+      const RotaryTable& table = RotaryOf(layer);
+      team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+        ApplyRotary(queries + first * q_width, end - first, q_width, attention_heads.heads,
+                    static_cast<int>(dim), batch.positions.data() + first, table);
+        ApplyRotary(keys + first * kv_width, end - first, kv_width, attention_heads.kv_heads,
+                    static_cast<int>(dim), batch.positions.data() + first, table);
+      });
+    }
+    // One task per (sequence, head): attention never crosses sequences. Mistral and
+    // Gemma's sliding layers see only the last sliding_window keys.
     const int heads = attention_heads.heads;
+    AttentionHeads layer_heads = attention_heads;
+    layer_heads.window = config.Slides(layer) ? config.sliding_window : 0;
     team->Run(static_cast<int64_t>(batch.sequence_lengths.size()) * heads,
               [&](int64_t task, int member) {
                 const int64_t sequence = task / heads;
                 const int local = static_cast<int>(task % heads);
                 const int64_t first = sequence_starts[sequence];
-                AttentionHeads one_head = attention_heads;
-                one_head.first_head = attention_heads.first_head + local;
+                AttentionHeads one_head = layer_heads;
+                one_head.first_head = layer_heads.first_head + local;
                 one_head.heads = 1;
                 CausalAttention(queries + first * q_width + local * dim, keys + first * kv_width,
                                 values + first * kv_width, q_width, kv_width,
@@ -302,26 +365,50 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
     Linear(attention, q_width, tokens, w.o, nullptr, shard_sum, hidden, &widen_scratch,
            team.get());  // [tokens, hidden]
     if (auto reduced = reduce("o_proj"); !reduced) return reduced;
+    AddBias(shard_sum, w.o_bias);  // [tokens, hidden]
+    if (config.sandwich_norms) {   // Gemma: attn_out is post_attention_layernorm's output
+      Normalize(shard_sum, w.post_attention_norm, {}, shard_sum);  // [tokens, hidden]
+    }
     Tap(SiteKind::kAttnOut, layer, shard_sum);
     Accumulate(resid_stream, shard_sum);  // [tokens, hidden]
     Tap(SiteKind::kResidMid, layer, resid_stream);
 
-    // MLP on post_attention_layernorm(resid): down(silu(gate(n)) * up(n)).
-    Normalize(resid_stream, w.post_attention_norm.data(), normed_stream);  // [tokens, hidden]
-    Linear(normed_stream, hidden, tokens, w.gate, nullptr, gate_act, columns, &widen_scratch,
-           team.get());  // [tokens, columns]
-    Linear(normed_stream, hidden, tokens, w.up, nullptr, up_act, columns, &widen_scratch,
-           team.get());  // [tokens, columns]
-    team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
-      SwiGlu(gate_act + first, up_act + first, end - first, gate_act + first);
-    });  // [tokens, columns]
+    // MLP on the pre-MLP norm (post_attention_layernorm; Gemma: pre_feedforward_layernorm;
+    // GPT-2: ln_2).
+    Normalize(resid_stream, w.pre_mlp_norm, w.pre_mlp_norm_bias, normed_stream);
+    float* mlp_hidden = gate_act;  // [tokens, columns]: the input of down_proj
+    if (config.mlp == MlpKind::kGeluTanh) {  // GPT-2: gelu_new(c_fc(n))
+      Linear(normed_stream, hidden, tokens, w.up, BiasOrNull(w.up_bias), up_act, columns,
+             &widen_scratch, team.get());  // [tokens, columns]
+      team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
+        GeluTanh(up_act + first, end - first, up_act + first);
+      });  // [tokens, columns]
+      mlp_hidden = up_act;
+    } else {  // act(gate(n)) * up(n): silu (SwiGLU) or gelu_tanh (Gemma's GeGLU)
+      Linear(normed_stream, hidden, tokens, w.gate, BiasOrNull(w.gate_bias), gate_act, columns,
+             &widen_scratch, team.get());  // [tokens, columns]
+      Linear(normed_stream, hidden, tokens, w.up, BiasOrNull(w.up_bias), up_act, columns,
+             &widen_scratch, team.get());  // [tokens, columns]
+      const bool silu = config.mlp == MlpKind::kGatedSilu;
+      team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
+        if (silu) {
+          SwiGlu(gate_act + first, up_act + first, end - first, gate_act + first);
+        } else {
+          GeGlu(gate_act + first, up_act + first, end - first, gate_act + first);
+        }
+      });  // [tokens, columns]
+    }
     if (Wants(SiteKind::kMlpPost, layer)) {
-      auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, gate_act, collective);
+      auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, mlp_hidden, collective);
       if (!tapped) return tapped;
     }
-    Linear(gate_act, columns, tokens, w.down, nullptr, shard_sum, hidden, &widen_scratch,
+    Linear(mlp_hidden, columns, tokens, w.down, nullptr, shard_sum, hidden, &widen_scratch,
            team.get());  // [tokens, hidden]
     if (auto reduced = reduce("down_proj"); !reduced) return reduced;
+    AddBias(shard_sum, w.down_bias);  // [tokens, hidden]
+    if (config.sandwich_norms) {      // Gemma: mlp_out is post_feedforward_layernorm's output
+      Normalize(shard_sum, w.post_mlp_norm, {}, shard_sum);  // [tokens, hidden]
+    }
     Tap(SiteKind::kMlpOut, layer, shard_sum);
     Accumulate(resid_stream, shard_sum);  // [tokens, hidden]
     Tap(SiteKind::kResidPost, layer, resid_stream);
@@ -331,7 +418,7 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
 
   // The final norm, with its weight: HF's last hidden_states entry.
   if (Wants(SiteKind::kLnFinal, -1)) {
-    Normalize(resid_stream, shard.final_norm.data(), normed_stream);  // [tokens, hidden]
+    Normalize(resid_stream, shard.final_norm, shard.final_norm_bias, normed_stream);
     Tap(SiteKind::kLnFinal, -1, normed_stream);
   }
   return {};
@@ -339,7 +426,7 @@ std::expected<void, std::string> Qwen2Shard::State::Run(const PackedBatch& batch
 
 // Every shard holds its own columns of a [tokens, intermediate] activation; the
 // capture is the whole of it, assembled in rank (= column) order.
-std::expected<void, std::string> Qwen2Shard::State::TapGatheredColumns(SiteKind kind, int layer,
+std::expected<void, std::string> DecoderShard::State::TapGatheredColumns(SiteKind kind, int layer,
                                                                        const float* local,
                                                                        Collective& collective) {
   const int64_t columns = slice.end_intermediate - slice.first_intermediate;

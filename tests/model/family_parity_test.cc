@@ -1,0 +1,228 @@
+// Parity of the forward pass with HF transformers 4.51 for every family in
+// tests/fixtures/model-families (llama, mistral, qwen3, gemma2, gpt2, gemma3_text), at
+// every site of every layer, for 1 to heads shards (uneven splits, key/value heads
+// replicated past kv_heads), single sequences and the packed batch. Tolerance from the
+// fixture README: per tensor max|Δ| <= 2e-5 · max|ref|. 16-bit weights: the fixtures
+// are F32 only, so BF16 and F16 copies of each model must give the forward of their
+// widened values, which the F32 parity then covers. Measured errors are printed.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <tuple>
+
+#include "model/decoder_forward.h"
+#include "model/kernels/half_float.h"
+#include "model/model_weights.h"
+#include "model/sites.h"
+#include "storage/safetensors.h"
+#include "tests/model/model_test_util.h"
+
+namespace actex {
+namespace {
+
+using testing::MaxAbs;
+using testing::MaxAbsDifference;
+using testing::ReadFloats;
+using testing::ReadInts;
+
+std::string FamilyDir(const std::string& family) {
+  return std::string(ACTEX_FIXTURES_DIR) + "/model-families/" + family;
+}
+
+// Every site of a 4-layer model and the fixture tensor (after "<case>.") it equals.
+std::vector<std::pair<Site, std::string>> Comparisons(int layers) {
+  std::vector<std::pair<Site, std::string>> comparisons = {{{SiteKind::kEmbed, -1},
+                                                            "hidden_states.0"}};
+  for (int l = 0; l < layers; ++l) {
+    const std::string n = std::to_string(l);
+    comparisons.push_back({{SiteKind::kResidPre, l}, "hidden_states." + n});
+    comparisons.push_back({{SiteKind::kAttnOut, l}, "attn_out." + n});
+    comparisons.push_back({{SiteKind::kResidMid, l}, "resid_mid." + n});
+    comparisons.push_back({{SiteKind::kMlpPost, l}, "mlp_post." + n});
+    comparisons.push_back({{SiteKind::kMlpOut, l}, "mlp_out." + n});
+    comparisons.push_back({{SiteKind::kResidPost, l},
+                           l + 1 < layers ? "hidden_states." + std::to_string(l + 1)
+                                          : std::string("last_layer_pre_norm")});
+  }
+  comparisons.push_back({{SiteKind::kLnFinal, -1}, "hidden_states." + std::to_string(layers)});
+  return comparisons;
+}
+
+std::vector<Site> SitesOf(const std::vector<std::pair<Site, std::string>>& comparisons) {
+  std::vector<Site> sites;
+  for (const auto& [site, name] : comparisons) sites.push_back(site);
+  return sites;
+}
+
+// The worst relative error per site kind over a whole test, printed at its end.
+using WorstErrors = std::map<std::string, float>;
+
+std::string KindName(const Site& site) {
+  const std::string hook = site.HookName();
+  const size_t dot = hook.find('.', hook.starts_with("blocks.") ? 7 : 0);
+  return hook.starts_with("blocks.") ? hook.substr(dot + 1) : hook;
+}
+
+void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
+                          const std::vector<std::pair<Site, std::string>>& comparisons,
+                          const SafetensorsFile& expected, const std::string& prefix,
+                          int64_t first_row, int64_t rows, const std::string& label,
+                          WorstErrors& worst) {
+  ASSERT_EQ(captures.size(), comparisons.size());
+  for (size_t i = 0; i < captures.size(); ++i) {
+    const SiteActivations& capture = captures[i];
+    const std::vector<float> reference = ReadFloats(expected, prefix + "." + comparisons[i].second);
+    ASSERT_EQ(static_cast<int64_t>(reference.size()), rows * capture.width)
+        << prefix << "." << comparisons[i].second;
+    const std::span<const float> ours(capture.values.data() + first_row * capture.width,
+                                      rows * capture.width);
+    const float difference = MaxAbsDifference(ours, reference);
+    const float scale = MaxAbs(reference);
+    float& kind_worst = worst[KindName(capture.site)];
+    kind_worst = std::max(kind_worst, difference / scale);
+    EXPECT_LE(difference, 2e-5f * scale)
+        << label << " " << prefix << " " << capture.site.HookName() << " max|d| " << difference;
+  }
+}
+
+void PrintWorst(const std::string& label, const WorstErrors& worst) {
+  std::string line = "parity " + label + " max|d|/max|ref|:";
+  for (const auto& [kind, error] : worst) {
+    char cell[96];
+    std::snprintf(cell, sizeof(cell), " %s %.2g", kind.c_str(), error);
+    line += cell;
+  }
+  std::printf("%s\n", line.c_str());
+}
+
+class FamilyParityTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
+  const std::string dir = FamilyDir(GetParam());
+  auto weights = ModelWeights::Open(dir);
+  ASSERT_TRUE(weights.has_value()) << weights.error();
+  auto expected = SafetensorsFile::Open(dir + "/expected.safetensors");
+  ASSERT_TRUE(expected.has_value()) << expected.error();
+  const ModelConfig& config = (*weights)->config();
+  const auto comparisons = Comparisons(config.layers);
+  const std::vector<Site> sites = SitesOf(comparisons);
+
+  // The padded batch's rows end to end, without their padding.
+  const std::vector<int32_t> padded = ReadInts(**expected, "padbatch.input_ids");
+  const std::vector<int32_t> lengths = ReadInts(**expected, "padbatch.lengths");
+  const int64_t width = static_cast<int64_t>(padded.size() / lengths.size());
+  PackedBatch packed;
+  for (size_t row = 0; row < lengths.size(); ++row) {
+    for (int32_t t = 0; t < lengths[row]; ++t) {
+      packed.token_ids.push_back(padded[row * width + t]);
+      packed.positions.push_back(t);
+    }
+    packed.sequence_lengths.push_back(lengths[row]);
+  }
+
+  WorstErrors worst;
+  for (int shards = 1; shards <= config.heads; ++shards) {
+    const std::string label = GetParam() + " S=" + std::to_string(shards);
+    for (const std::string name : {"len1", "len7", "len33", "len128"}) {
+      const PackedBatch batch = testing::SingleSequence(ReadInts(**expected, name + ".input_ids"));
+      auto captures = testing::RunShards(*weights, shards, sites, batch);
+      ASSERT_EQ(static_cast<int>(captures.size()), shards);
+      for (int rank = 0; rank < shards; ++rank) {
+        ExpectMatchesFixture(captures[rank], comparisons, **expected, name, 0,
+                             static_cast<int64_t>(batch.token_ids.size()),
+                             label + " rank " + std::to_string(rank), worst);
+      }
+    }
+    auto captures = testing::RunShards(*weights, shards, sites, packed);
+    ASSERT_EQ(static_cast<int>(captures.size()), shards);
+    int64_t first = 0;
+    for (size_t row = 0; row < lengths.size(); ++row) {
+      ExpectMatchesFixture(captures[0], comparisons, **expected,
+                           "padbatch.row" + std::to_string(row), first, lengths[row], label,
+                           worst);
+      first += lengths[row];
+    }
+  }
+  PrintWorst(GetParam() + " F32 S=1.." + std::to_string(config.heads), worst);
+}
+
+// Writes the fixture's weights as `dtype` ("BF16" or "F16") into `half_dir` and their
+// exactly widened values as F32 into `wide_dir`, each with the config.
+void WriteHalfAndWidened(const std::string& family, const std::string& dtype,
+                         const std::string& half_dir, const std::string& wide_dir) {
+  auto source = SafetensorsFile::Open(FamilyDir(family) + "/model.safetensors");
+  ASSERT_TRUE(source.has_value()) << source.error();
+  const bool bf16 = dtype == "BF16";
+  std::vector<TensorToWrite> half, wide;
+  std::vector<std::vector<uint16_t>> halves;
+  halves.reserve((*source)->tensors().size());
+  for (const auto& [name, tensor] : (*source)->tensors()) {
+    ASSERT_EQ(tensor.dtype, "F32");
+    const size_t count = tensor.bytes.size() / 4;
+    std::vector<uint16_t>& bits = halves.emplace_back(count);
+    for (size_t i = 0; i < count; ++i) {
+      float value;
+      std::memcpy(&value, tensor.bytes.data() + 4 * i, 4);
+      bits[i] = bf16 ? FloatToBFloat16(value) : FloatToFloat16(value);
+    }
+    const uint16_t* data = bits.data();
+    half.push_back({name, dtype, tensor.shape, [data, count](std::span<uint8_t> out) {
+                      std::memcpy(out.data(), data, count * 2);
+                    }});
+    const WeightDtype kind = bf16 ? WeightDtype::kBF16 : WeightDtype::kF16;
+    wide.push_back({name, "F32", tensor.shape, [data, count, kind](std::span<uint8_t> out) {
+                      WidenToFloat(data, kind, static_cast<int64_t>(count),
+                                   reinterpret_cast<float*>(out.data()));
+                    }});
+  }
+  ASSERT_TRUE(WriteSafetensors(half_dir + "/model.safetensors", half, {}).has_value());
+  ASSERT_TRUE(WriteSafetensors(wide_dir + "/model.safetensors", wide, {}).has_value());
+  for (const std::string& dir : {half_dir, wide_dir}) {
+    std::filesystem::copy_file(FamilyDir(family) + "/config.json", dir + "/config.json");
+  }
+}
+
+TEST_P(FamilyParityTest, SixteenBitWeightsGiveTheForwardOfTheirWidenedValues) {
+  for (const std::string dtype : {"BF16", "F16"}) {
+    testing::TempDir half_dir, wide_dir;
+    WriteHalfAndWidened(GetParam(), dtype, half_dir.path(), wide_dir.path());
+    auto half = ModelWeights::Open(half_dir.path());
+    ASSERT_TRUE(half.has_value()) << half.error();
+    auto wide = ModelWeights::Open(wide_dir.path());
+    ASSERT_TRUE(wide.has_value()) << wide.error();
+    const ModelConfig& config = (*half)->config();
+    const std::vector<Site> sites = SitesOf(Comparisons(config.layers));
+    auto expected = SafetensorsFile::Open(FamilyDir(GetParam()) + "/expected.safetensors");
+    ASSERT_TRUE(expected.has_value());
+    const PackedBatch batch = testing::SingleSequence(ReadInts(**expected, "len33.input_ids"));
+    float worst = 0.0f;
+    for (int shards : {1, config.heads}) {
+      const auto reference = testing::RunShards(*wide, shards, sites, batch);
+      const auto actual = testing::RunShards(*half, shards, sites, batch);
+      for (size_t i = 0; i < sites.size(); ++i) {
+        const float difference = MaxAbsDifference(actual[0][i].values, reference[0][i].values);
+        const float scale = MaxAbs(reference[0][i].values);
+        worst = std::max(worst, difference / scale);
+        EXPECT_LE(difference, 2e-5f * scale) << dtype << " S=" << shards << " "
+                                              << sites[i].HookName();
+      }
+    }
+    std::printf("parity %s %s vs widened F32: max|d|/max|ref| %.2g\n", GetParam().c_str(),
+                dtype.c_str(), worst);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ModelFamilies, FamilyParityTest,
+                         ::testing::Values("llama", "mistral", "qwen3", "gemma2", "gpt2",
+                                           "gemma3_text"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace actex
