@@ -3,6 +3,7 @@
 // kill -9 and the same command again, and bad arguments named.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -109,7 +110,10 @@ TEST(ShuffleCommand, KilledShuffleRunAgainGivesTheSameFiles) {
     return std::vector<std::string>{"shuffle", dir.path() + "/out", "--to", to, "--memory",
                                     "1MB", "--rows-per-file", "1000", "--seed", "3"};
   };
+  const auto started = std::chrono::steady_clock::now();
   ASSERT_EQ(RunToEnd(dir.path() + "/reference", args(dir.path() + "/reference_out")), 0);
+  const auto reference_time = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
   std::mt19937 random(20261123);
   int run = 0;
   const int kills = KillUntilDone(
@@ -119,7 +123,7 @@ TEST(ShuffleCommand, KilledShuffleRunAgainGivesTheSameFiles) {
             dir.path() + "/run" + std::to_string(run++), args(dir.path() + "/shuffled")));
         return processes;
       },
-      random, 12);
+      reference_time, random, 12);
   RecordProperty("kills", kills);
   EXPECT_GE(kills, 2) << "the shuffle finished too fast to be interrupted";
   EXPECT_EQ(FilesBytes(dir.path() + "/shuffled"), FilesBytes(dir.path() + "/reference_out"));
