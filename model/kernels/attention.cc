@@ -7,6 +7,7 @@
 
 #include "model/kernels/cpu_isa.h"
 #include "model/kernels/vector_exp.h"
+#include "model/kernels/vector_tanh.h"
 
 namespace actex {
 namespace {
@@ -69,9 +70,17 @@ void SoftmaxCausalRow(float* row, int64_t first_visible, int64_t query, int64_t 
     StorePartial(visible_row + whole, visible - whole,
                  scale(LoadPartial(visible_row + whole, visible - whole, 0.0f)));
   }
-  if (scaling.softcap > 0.0f) {
-    for (int64_t j = 0; j < visible; ++j) {
-      visible_row[j] = std::tanh(visible_row[j] / scaling.softcap) * scaling.softcap;
+  if (scaling.softcap > 0.0f) {  // cap · tanh(s / cap), as HF's Gemma 2 and 3
+    const __m256 cap = _mm256_set1_ps(scaling.softcap);
+    auto soften = [&](__m256 scores) {
+      return _mm256_mul_ps(Tanh8(_mm256_div_ps(scores, cap)), cap);
+    };
+    for (int64_t j = 0; j < whole; j += 8) {
+      _mm256_storeu_ps(visible_row + j, soften(_mm256_loadu_ps(visible_row + j)));
+    }
+    if (whole < visible) {
+      StorePartial(visible_row + whole, visible - whole,
+                   soften(LoadPartial(visible_row + whole, visible - whole, 0.0f)));
     }
   }
   __m256 maximum = _mm256_set1_ps(-INFINITY);
