@@ -72,10 +72,10 @@ WeightSlice ColumnSlice(const WeightView& weight, int64_t first_col, int64_t end
 }
 
 WidenTile WidenTileShape(int64_t out_features, int64_t in_features) {
-  constexpr int64_t kMaxCols = 512;
+  constexpr int64_t kWholeUpTo = 1024, kSplitCols = 512;
   constexpr int64_t kTileBytes = int64_t{4} << 20;
   WidenTile tile;
-  tile.cols = std::clamp<int64_t>(in_features, 1, kMaxCols);
+  tile.cols = in_features <= kWholeUpTo ? std::max<int64_t>(in_features, 1) : kSplitCols;
   tile.rows =
       std::clamp<int64_t>(kTileBytes / (tile.cols * 4), 1, std::max<int64_t>(out_features, 1));
   return tile;

@@ -42,10 +42,11 @@ void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weig
             const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
             ThreadTeam* team = nullptr);
 
-// The tile of a 16-bit weight widened at a time: up to 512 input features (one
-// sgemm's K, about OpenBLAS's own K blocking, so splitting K adds little traffic on Y)
-// by as many output rows as fit in 4 MiB of float32 (L2/L3 sized, and wide enough
-// that re-packing X once per row tile costs under 1% of the multiply).
+// The tile of a 16-bit weight widened at a time: every input feature when there are
+// at most 1024 (the hidden size of small models: one product, one pass over Y),
+// else 512 (about the libraries' own K blocking, so splitting K adds little traffic
+// on Y), by as many output rows as fit in 4 MiB of float32 (L2/L3 sized, and wide
+// enough that re-packing X once per row tile costs under 1% of the multiply).
 struct WidenTile {
   int64_t rows = 0, cols = 0;
 };

@@ -69,11 +69,14 @@ void CheckLinear(const TestWeight& weight, const WeightSlice& slice, bool with_b
   EXPECT_LT(worst, 1e-5 * std::sqrt(static_cast<double>(in)));
 }
 
-TEST(Linear, WidensTilesOfAtMost512ColumnsAndFourMebibytes) {
-  EXPECT_EQ(WidenTileShape(4864, 896).cols, 512);
-  EXPECT_EQ(WidenTileShape(4864, 896).rows, 2048);
+TEST(Linear, WidensWholeRowsUpTo1024ColumnsElse512AndFourMebibytes) {
+  EXPECT_EQ(WidenTileShape(4864, 896).cols, 896);
+  EXPECT_EQ(WidenTileShape(4864, 896).rows, 1170);
   EXPECT_EQ(WidenTileShape(100, 896).rows, 100);
   EXPECT_EQ(WidenTileShape(64, 40).cols, 40);
+  EXPECT_EQ(WidenTileShape(896, 4864).cols, 512);
+  EXPECT_EQ(WidenTileShape(896, 4864).rows, 896);
+  EXPECT_EQ(WidenTileShape(18944, 3584).rows, 2048);
 }
 
 TEST(Linear, RowSliceMatchesDoubleForEveryDtype) {
