@@ -155,5 +155,33 @@ TEST(ShuffleCommand, BadArgumentsAreNamed) {
       << site.err();
 }
 
+TEST(ExportCommand, GzipShardsAndUnknownSitesAreNamed) {
+  TempDir dir;
+  SyntheticOutput spec;
+  spec.documents = 10;
+  spec.gzip_odd_hosts = true;
+  WriteSyntheticOutput(dir.path() + "/out", spec);
+  ActexProcess gzipped(dir.path() + "/gz", {"export", "--format", "lm_saes", dir.path() + "/out",
+                                            "--to", dir.path() + "/lm"});
+  EXPECT_EQ(gzipped.Wait(seconds(60)), 1);
+  EXPECT_NE(gzipped.err().find("is gzip'd: export from `actex shuffle`'s output"),
+            std::string::npos)
+      << gzipped.err();
+  ActexProcess shuffle(dir.path() + "/shuffle",
+                       {"shuffle", dir.path() + "/out", "--to", dir.path() + "/shuffled"});
+  ASSERT_EQ(shuffle.Wait(seconds(60)), 0) << shuffle.err();
+  ActexProcess site(dir.path() + "/site",
+                    {"export", "--format", "lm_saes", dir.path() + "/shuffled", "--to",
+                     dir.path() + "/lm", "--sites", "blocks.7.hook_resid_post"});
+  EXPECT_EQ(site.Wait(seconds(60)), 1);
+  EXPECT_NE(site.err().find("site blocks.7.hook_resid_post is not in"), std::string::npos)
+      << site.err();
+  ActexProcess exported(dir.path() + "/export", {"export", "--format", "lm_saes",
+                                                 dir.path() + "/shuffled", "--to",
+                                                 dir.path() + "/lm"});
+  EXPECT_EQ(exported.Wait(seconds(60)), 0) << exported.err();
+  EXPECT_TRUE(fs::exists(dir.path() + "/lm/blocks.0.hook_resid_post/chunk-00000000.safetensors"));
+}
+
 }  // namespace
 }  // namespace actex
