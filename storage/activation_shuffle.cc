@@ -39,15 +39,21 @@ json Parameters(const ShuffleOptions& options, const SourceOutput& source,
                 const RecordLayout& layout) {
   json shards = json::array();
   for (const SourceShard& shard : source.shards) {
-    shards.push_back({{"file", shard.file}, {"bytes", shard.bytes},
-                      {"crc32", FormatCrc32(shard.crc32)}, {"tokens", shard.tokens}});
+    shards.push_back({{"file", shard.file},
+                      {"bytes", shard.bytes},
+                      {"crc32", FormatCrc32(shard.crc32)},
+                      {"tokens", shard.tokens}});
   }
   json sites = json::array();
-  for (const auto& [name, width] : layout.sites) sites.push_back({{"name", name}, {"width", width}});
+  for (const auto& [name, width] : layout.sites)
+    sites.push_back({{"name", name}, {"width", width}});
   std::set<int32_t> skip(options.skip_token_ids.begin(), options.skip_token_ids.end());
-  return {{"source_shards", shards}, {"seed", options.seed},
-          {"rows_per_file", options.rows_per_file}, {"sites", sites},
-          {"dtype", DtypeName(layout.dtype)}, {"skip_token_ids", skip}};
+  return {{"source_shards", shards},
+          {"seed", options.seed},
+          {"rows_per_file", options.rows_per_file},
+          {"sites", sites},
+          {"dtype", DtypeName(layout.dtype)},
+          {"skip_token_ids", skip}};
 }
 
 class Shuffle {
@@ -128,13 +134,21 @@ std::expected<void, std::string> Shuffle::Start() {
                            " bytes of rows: give at least " +
                            std::to_string(estimate / kMaxBuckets * 4) + " bytes");
   }
-  state_ = {{"buckets", buckets}, {"scatter_done", 0},
+  state_ = {{"buckets", buckets},
+            {"scatter_done", 0},
             {"bucket_bytes", std::vector<int64_t>(static_cast<size_t>(buckets), 0)},
-            {"rows", 0}, {"skipped", 0}, {"permute_done", 0}};
-  metadata_ = {{"format", kShuffledFormat}, {"version", 1}, {"complete", false},
+            {"rows", 0},
+            {"skipped", 0},
+            {"permute_done", 0}};
+  metadata_ = {{"format", kShuffledFormat},
+               {"version", 1},
+               {"complete", false},
                {"source", fs::absolute(source_.dir).lexically_normal().string()},
-               {"parameters", parameters}, {"rows", nullptr}, {"skipped", nullptr},
-               {"files", json::array()}, {"totals", {{"rows", 0}, {"files", 0}, {"bytes", 0}}}};
+               {"parameters", parameters},
+               {"rows", nullptr},
+               {"skipped", nullptr},
+               {"files", json::array()},
+               {"totals", {{"rows", 0}, {"files", 0}, {"bytes", 0}}}};
   if (auto saved = SaveState(); !saved) return saved;
   return SaveMetadata();
 }
@@ -155,14 +169,15 @@ std::expected<void, std::string> Shuffle::Scatter() {
     files.push_back(std::move(fd));
   }
   const int64_t quarter = options_.memory_bytes / 4;
-  const int64_t buffer_entries = std::max<int64_t>(1, std::min<int64_t>(
-      (int64_t{1} << 20) / entry_bytes_, quarter / buckets / entry_bytes_));
+  const int64_t buffer_entries = std::max<int64_t>(
+      1, std::min<int64_t>((int64_t{1} << 20) / entry_bytes_, quarter / buckets / entry_bytes_));
   std::vector<std::vector<uint8_t>> buffers(static_cast<size_t>(buckets));
   const int64_t chunk_rows = std::max<int64_t>(1, quarter / 2 / (layout_.record_bytes * 2));
   std::vector<uint8_t> records;
   const std::set<int32_t> skip(options_.skip_token_ids.begin(), options_.skip_token_ids.end());
   auto flush = [&](int b) -> std::expected<void, std::string> {
-    auto wrote = WriteAll(files[b].get(), buffers[b].data(), buffers[b].size(), Bucket(b), &budget_);
+    auto wrote =
+        WriteAll(files[b].get(), buffers[b].data(), buffers[b].size(), Bucket(b), &budget_);
     bucket_bytes[b] += static_cast<int64_t>(buffers[b].size());
     buffers[b].clear();
     return wrote;
@@ -225,8 +240,10 @@ std::expected<void, std::string> Shuffle::ListFinished(ShuffledFileWriter& files
   auto finished = files.Sync(rows_done);
   if (!finished) return std::unexpected(finished.error());
   for (const ShuffledFileWriter::Finished& file : *finished) {
-    metadata_["files"].push_back({{"index", file.index}, {"file", file.name},
-                                  {"rows", file.rows}, {"bytes", file.bytes},
+    metadata_["files"].push_back({{"index", file.index},
+                                  {"file", file.name},
+                                  {"rows", file.rows},
+                                  {"bytes", file.bytes},
                                   {"crc32", FormatCrc32(file.crc32)}});
     json& totals = metadata_["totals"];
     totals["rows"] = totals["rows"].get<int64_t>() + file.rows;
@@ -240,8 +257,8 @@ std::expected<void, std::string> Shuffle::ListFinished(ShuffledFileWriter& files
 std::expected<void, std::string> Shuffle::Permute() {
   const int buckets = state_["buckets"].get<int>();
   const auto bucket_bytes = state_["bucket_bytes"].get<std::vector<int64_t>>();
-  ShuffledFileWriter files(options_.out_dir, layout_, rows_, options_.rows_per_file,
-                           options_.seed, options_.memory_bytes / 16, &budget_, listed_files_);
+  ShuffledFileWriter files(options_.out_dir, layout_, rows_, options_.rows_per_file, options_.seed,
+                           options_.memory_bytes / 16, &budget_, listed_files_);
   std::vector<uint8_t> entries;
   std::vector<std::pair<uint64_t, uint32_t>> order;  // (key, entry)
   int64_t first_row = 0;
@@ -316,7 +333,8 @@ uint64_t ShuffleKey(uint64_t seed, int64_t row) {
 }
 
 std::expected<ShuffleResult, std::string> ShuffleActivations(const ShuffleOptions& options) {
-  if (options.rows_per_file < 1) return std::unexpected(std::string("--rows-per-file must be >= 1"));
+  if (options.rows_per_file < 1)
+    return std::unexpected(std::string("--rows-per-file must be >= 1"));
   if (options.memory_bytes < (int64_t{1} << 20)) {
     return std::unexpected(std::string("--memory must be at least 1MB"));
   }

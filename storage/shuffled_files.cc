@@ -13,9 +13,8 @@
 namespace actex {
 
 ShuffledFileWriter::ShuffledFileWriter(std::string dir, const RecordLayout& layout, int64_t rows,
-                                       int64_t rows_per_file, uint64_t seed,
-                                       int64_t staging_bytes, WriteBudget* budget,
-                                       std::set<int64_t> listed)
+                                       int64_t rows_per_file, uint64_t seed, int64_t staging_bytes,
+                                       WriteBudget* budget, std::set<int64_t> listed)
     : dir_(std::move(dir)),
       layout_(layout),
       rows_(rows),
@@ -49,8 +48,8 @@ std::expected<int, std::string> ShuffledFileWriter::Open(int64_t file) {
   tensors.push_back({"token_ids", "I32", {FileRows(file)}, {}});
   tensors.push_back({"doc_ids", "I64", {FileRows(file)}, {}});
   tensors.push_back({"positions", "I32", {FileRows(file)}, {}});
-  auto header = EncodeSafetensorsHeader(
-      tensors, {{"format", "pt"}, {"shuffle_seed", std::to_string(seed_)}});
+  auto header =
+      EncodeSafetensorsHeader(tensors, {{"format", "pt"}, {"shuffle_seed", std::to_string(seed_)}});
   if (!header) return std::unexpected(header.error());
   const int64_t size = static_cast<int64_t>(header->size()) + FileRows(file) * layout_.record_bytes;
   // Renamed but not yet listed when a run stopped: it holds every row, take it back.
@@ -69,7 +68,8 @@ std::expected<int, std::string> ShuffledFileWriter::Open(int64_t file) {
     if (auto wrote = WriteAll(fd.get(), header->data(), header->size(), tmp, budget_); !wrote) {
       return std::unexpected(wrote.error());
     }
-    if (::ftruncate(fd.get(), size) != 0) return std::unexpected(OsError("cannot size", tmp, errno));
+    if (::ftruncate(fd.get(), size) != 0)
+      return std::unexpected(OsError("cannot size", tmp, errno));
   }
   const int raw = fd.get();
   open_.emplace(file, std::move(fd));
@@ -127,7 +127,8 @@ std::expected<std::vector<ShuffledFileWriter::Finished>, std::string> ShuffledFi
   for (auto it = open_.begin(); it != open_.end();) {
     const int64_t file = it->first;
     const std::string tmp = TmpPath(file);
-    if (auto synced = SyncFile(it->second.get(), tmp); !synced) return std::unexpected(synced.error());
+    if (auto synced = SyncFile(it->second.get(), tmp); !synced)
+      return std::unexpected(synced.error());
     if (file * rows_per_file_ + FileRows(file) > rows_done) {
       ++it;
       continue;

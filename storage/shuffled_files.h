@@ -56,8 +56,8 @@ class ShuffledFileWriter {
   int64_t staging_bytes_;
   WriteBudget* budget_;
   std::set<int64_t> listed_;
-  std::map<int64_t, ScopedFd> open_;            // file index -> its .tmp
-  std::map<int64_t, int64_t> data_start_;       // file index -> its header's size
+  std::map<int64_t, ScopedFd> open_;       // file index -> its .tmp
+  std::map<int64_t, int64_t> data_start_;  // file index -> its header's size
   // Where each output tensor's bytes sit in a record, and their size: sites, then ids.
   std::vector<std::pair<int64_t, int64_t>> tensor_parts_;
 };
