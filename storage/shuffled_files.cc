@@ -7,6 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include <zlib.h>
+
+#include "storage/crc32.h"
 #include "storage/safetensors.h"
 #include "storage/shuffled_output.h"
 
@@ -39,7 +42,7 @@ std::string ShuffledFileWriter::TmpPath(int64_t file) const {
 }
 
 std::expected<int, std::string> ShuffledFileWriter::Open(int64_t file) {
-  if (auto open = open_.find(file); open != open_.end()) return open->second.get();
+  if (auto open = open_.find(file); open != open_.end()) return open->second.fd.get();
   const std::string tmp = TmpPath(file);
   std::vector<TensorToWrite> tensors;
   for (const auto& [name, width] : layout_.sites) {
@@ -60,8 +63,14 @@ std::expected<int, std::string> ShuffledFileWriter::Open(int64_t file) {
   }
   ScopedFd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
   if (fd.get() < 0) return std::unexpected(OsError("cannot open", tmp, errno));
+  OpenFile open;
+  open.data_start = static_cast<int64_t>(header->size());
   // A resumed file keeps the rows earlier buckets wrote; a new one gets its header.
   if (::lseek(fd.get(), 0, SEEK_END) != size) {
+    open.crc_known = true;
+    open.header_crc = Crc32Update(0, header->data(), header->size());
+    open.part_crc.assign(tensor_parts_.size(), 0);
+    open.part_written.assign(tensor_parts_.size(), 0);
     if (::ftruncate(fd.get(), 0) != 0 || ::lseek(fd.get(), 0, SEEK_SET) != 0) {
       return std::unexpected(OsError("cannot truncate", tmp, errno));
     }
@@ -72,8 +81,8 @@ std::expected<int, std::string> ShuffledFileWriter::Open(int64_t file) {
       return std::unexpected(OsError("cannot size", tmp, errno));
   }
   const int raw = fd.get();
-  open_.emplace(file, std::move(fd));
-  data_start_[file] = static_cast<int64_t>(header->size());
+  open.fd = std::move(fd);
+  open_.emplace(file, std::move(open));
   return raw;
 }
 
@@ -96,9 +105,11 @@ std::expected<void, std::string> ShuffledFileWriter::Write(
     auto fd = Open(file);
     if (!fd) return std::unexpected(fd.error());
     const std::string tmp = TmpPath(file);
-    int64_t tensor_start = data_start_[file];
+    OpenFile& open = open_.at(file);
+    int64_t tensor_start = open.data_start;
     const int64_t row_in_file = first_row + begin - file * rows_per_file_;
-    for (const auto& [at, bytes] : tensor_parts_) {
+    for (size_t part = 0; part < tensor_parts_.size(); ++part) {
+      const auto [at, bytes] = tensor_parts_[part];
       for (int64_t chunk = begin; chunk < end; chunk += staging_rows) {
         const int64_t count = std::min(staging_rows, end - chunk);
         staging.resize(static_cast<size_t>(count * bytes));
@@ -112,6 +123,12 @@ std::expected<void, std::string> ShuffledFileWriter::Write(
         }
         if (auto wrote = WriteAll(*fd, staging.data(), staging.size(), tmp, budget_); !wrote) {
           return wrote;
+        }
+        if (open.crc_known && offset - tensor_start == open.part_written[part]) {
+          open.part_crc[part] = Crc32Update(open.part_crc[part], staging.data(), staging.size());
+          open.part_written[part] += static_cast<int64_t>(staging.size());
+        } else {
+          open.crc_known = false;  // not in file order: read the file back at the end
         }
       }
       tensor_start += FileRows(file) * bytes;
@@ -127,15 +144,27 @@ std::expected<std::vector<ShuffledFileWriter::Finished>, std::string> ShuffledFi
   for (auto it = open_.begin(); it != open_.end();) {
     const int64_t file = it->first;
     const std::string tmp = TmpPath(file);
-    if (auto synced = SyncFile(it->second.get(), tmp); !synced)
+    OpenFile& open = it->second;
+    if (auto synced = SyncFile(open.fd.get(), tmp); !synced) {
       return std::unexpected(synced.error());
+    }
     if (file * rows_per_file_ + FileRows(file) > rows_done) {
       ++it;
       continue;
     }
-    if (auto closed = it->second.Close(tmp); !closed) return std::unexpected(closed.error());
+    if (auto closed = open.fd.Close(tmp); !closed) return std::unexpected(closed.error());
+    std::expected<std::pair<int64_t, uint32_t>, std::string> crc;
+    if (open.crc_known) {
+      crc = std::make_pair(open.data_start, open.header_crc);
+      for (size_t part = 0; part < tensor_parts_.size(); ++part) {
+        crc->second = static_cast<uint32_t>(
+            crc32_combine(crc->second, open.part_crc[part], open.part_written[part]));
+        crc->first += open.part_written[part];
+      }
+    } else {
+      crc = FileCrc32(tmp);  // begun by an earlier run: read back, from the page cache
+    }
     it = open_.erase(it);
-    auto crc = FileCrc32(tmp);  // just written: from the page cache
     if (!crc) return std::unexpected(crc.error());
     const std::string name = ShuffledFileName(file);
     if (auto renamed = CommitRename(tmp, dir_ + "/" + name); !renamed) {

@@ -56,8 +56,18 @@ class ShuffledFileWriter {
   int64_t staging_bytes_;
   WriteBudget* budget_;
   std::set<int64_t> listed_;
-  std::map<int64_t, ScopedFd> open_;       // file index -> its .tmp
-  std::map<int64_t, int64_t> data_start_;  // file index -> its header's size
+  // A file being written. Each tensor's bytes arrive in file order (buckets in row
+  // order), so the file's CRC-32 is built as they are written, and the finished file
+  // need not be read back, unless the file was begun by an earlier run.
+  struct OpenFile {
+    ScopedFd fd;
+    int64_t data_start = 0;  // the header's size
+    bool crc_known = false;
+    uint32_t header_crc = 0;
+    std::vector<uint32_t> part_crc;      // per tensor, over its bytes written so far
+    std::vector<int64_t> part_written;   // per tensor
+  };
+  std::map<int64_t, OpenFile> open_;  // file index -> its .tmp
   // Where each output tensor's bytes sit in a record, and their size: sites, then ids.
   std::vector<std::pair<int64_t, int64_t>> tensor_parts_;
 };
