@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,8 +16,6 @@
 #include <iostream>
 #include <random>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "storage/activation_shuffle.h"
 #include "storage/shard_writer.h"
@@ -113,7 +112,8 @@ int main(int argc, char** argv) {
     options.out_dir = dir + "/shuffled";
     options.memory_bytes = actex::ParseByteSize(memory).value();
     options.log = [start](const std::string& line) {
-      std::fprintf(stderr, "%7.2f s  %s\n", std::chrono::duration<double>(Clock::now() - start).count(), line.c_str());
+      std::fprintf(stderr, "%7.2f s  %s\n",
+                   std::chrono::duration<double>(Clock::now() - start).count(), line.c_str());
     };
     auto result = actex::ShuffleActivations(options);
     if (!result) std::cerr << result.error() << '\n';

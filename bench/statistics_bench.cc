@@ -24,8 +24,8 @@ void BM_SiteStatistics(benchmark::State& state) {
     statistics.AddRows(rows.data(), tokens);
     benchmark::DoNotOptimize(statistics);
   }
-  state.counters["tokens/s"] =
-      benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens),
+                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
 BENCHMARK(BM_SiteStatistics)->ArgName("width")->Arg(896)->Arg(3584)->UseRealTime();

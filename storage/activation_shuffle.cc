@@ -17,6 +17,7 @@
 #include "storage/file_io.h"
 #include "storage/safetensors.h"
 #include "storage/shuffle_rows.h"
+#include "storage/shuffled_files.h"
 #include "storage/shuffled_output.h"
 
 namespace actex {
@@ -38,15 +39,21 @@ json Parameters(const ShuffleOptions& options, const SourceOutput& source,
                 const RecordLayout& layout) {
   json shards = json::array();
   for (const SourceShard& shard : source.shards) {
-    shards.push_back({{"file", shard.file}, {"bytes", shard.bytes},
-                      {"crc32", FormatCrc32(shard.crc32)}, {"tokens", shard.tokens}});
+    shards.push_back({{"file", shard.file},
+                      {"bytes", shard.bytes},
+                      {"crc32", FormatCrc32(shard.crc32)},
+                      {"tokens", shard.tokens}});
   }
   json sites = json::array();
-  for (const auto& [name, width] : layout.sites) sites.push_back({{"name", name}, {"width", width}});
+  for (const auto& [name, width] : layout.sites)
+    sites.push_back({{"name", name}, {"width", width}});
   std::set<int32_t> skip(options.skip_token_ids.begin(), options.skip_token_ids.end());
-  return {{"source_shards", shards}, {"seed", options.seed},
-          {"rows_per_file", options.rows_per_file}, {"sites", sites},
-          {"dtype", DtypeName(layout.dtype)}, {"skip_token_ids", skip}};
+  return {{"source_shards", shards},
+          {"seed", options.seed},
+          {"rows_per_file", options.rows_per_file},
+          {"sites", sites},
+          {"dtype", DtypeName(layout.dtype)},
+          {"skip_token_ids", skip}};
 }
 
 class Shuffle {
@@ -56,15 +63,6 @@ class Shuffle {
     budget_.remaining = options.fail_after_bytes;
     work_ = (fs::path(options.out_dir) / ".shuffle_work").string();
     entry_bytes_ = layout_.record_bytes + 8;
-    int64_t at = 0;
-    for (const auto& site : layout_.sites) {
-      tensor_parts_.emplace_back(at, int64_t{site.second} * layout_.dtype_bytes);
-      at += tensor_parts_.back().second;
-    }
-    for (int64_t bytes : {4, 8, 4}) {
-      tensor_parts_.emplace_back(at, bytes);
-      at += bytes;
-    }
   }
 
   std::expected<ShuffleResult, std::string> Run();
@@ -74,10 +72,8 @@ class Shuffle {
   std::expected<void, std::string> Start();
   std::expected<void, std::string> Scatter();
   std::expected<void, std::string> Permute();
-  std::expected<void, std::string> WriteBucket(const std::vector<uint8_t>& entries,
-                                               int64_t first_row);
-  std::expected<int, std::string> OpenOutputFile(int64_t file);
-  std::expected<void, std::string> CloseFinishedFiles(int64_t rows_done);
+  // Lists files the writer finished in metadata.json.
+  std::expected<void, std::string> ListFinished(ShuffledFileWriter& files, int64_t rows_done);
   std::expected<void, std::string> SaveState() {
     return WriteFileAtomically(work_ + "/state.json", state_.dump(), &budget_);
   }
@@ -86,9 +82,6 @@ class Shuffle {
   }
   void Log(const std::string& line) const {
     if (options_.log) options_.log(line);
-  }
-  int64_t FileRows(int64_t file) const {
-    return std::min(options_.rows_per_file, rows_ - file * options_.rows_per_file);
   }
 
   const ShuffleOptions& options_;
@@ -100,11 +93,7 @@ class Shuffle {
   json metadata_, state_;
   ShuffleResult result_;
   int64_t rows_ = 0;
-  std::map<int64_t, ScopedFd> open_files_;  // output file index -> its .tmp
-  std::map<int64_t, int64_t> file_data_start_;  // output file index -> its header's size
-  // Where each output tensor's bytes sit in a record, and their size: sites, then ids.
-  std::vector<std::pair<int64_t, int64_t>> tensor_parts_;
-  std::set<int64_t> listed_files_;
+  std::set<int64_t> listed_files_;  // by an earlier, stopped run
 };
 
 std::expected<void, std::string> Shuffle::Start() {
@@ -145,13 +134,21 @@ std::expected<void, std::string> Shuffle::Start() {
                            " bytes of rows: give at least " +
                            std::to_string(estimate / kMaxBuckets * 4) + " bytes");
   }
-  state_ = {{"buckets", buckets}, {"scatter_done", 0},
+  state_ = {{"buckets", buckets},
+            {"scatter_done", 0},
             {"bucket_bytes", std::vector<int64_t>(static_cast<size_t>(buckets), 0)},
-            {"rows", 0}, {"skipped", 0}, {"permute_done", 0}};
-  metadata_ = {{"format", kShuffledFormat}, {"version", 1}, {"complete", false},
+            {"rows", 0},
+            {"skipped", 0},
+            {"permute_done", 0}};
+  metadata_ = {{"format", kShuffledFormat},
+               {"version", 1},
+               {"complete", false},
                {"source", fs::absolute(source_.dir).lexically_normal().string()},
-               {"parameters", parameters}, {"rows", nullptr}, {"skipped", nullptr},
-               {"files", json::array()}, {"totals", {{"rows", 0}, {"files", 0}, {"bytes", 0}}}};
+               {"parameters", parameters},
+               {"rows", nullptr},
+               {"skipped", nullptr},
+               {"files", json::array()},
+               {"totals", {{"rows", 0}, {"files", 0}, {"bytes", 0}}}};
   if (auto saved = SaveState(); !saved) return saved;
   return SaveMetadata();
 }
@@ -172,14 +169,15 @@ std::expected<void, std::string> Shuffle::Scatter() {
     files.push_back(std::move(fd));
   }
   const int64_t quarter = options_.memory_bytes / 4;
-  const int64_t buffer_entries = std::max<int64_t>(1, std::min<int64_t>(
-      (int64_t{1} << 20) / entry_bytes_, quarter / buckets / entry_bytes_));
+  const int64_t buffer_entries = std::max<int64_t>(
+      1, std::min<int64_t>((int64_t{1} << 20) / entry_bytes_, quarter / buckets / entry_bytes_));
   std::vector<std::vector<uint8_t>> buffers(static_cast<size_t>(buckets));
   const int64_t chunk_rows = std::max<int64_t>(1, quarter / 2 / (layout_.record_bytes * 2));
   std::vector<uint8_t> records;
   const std::set<int32_t> skip(options_.skip_token_ids.begin(), options_.skip_token_ids.end());
   auto flush = [&](int b) -> std::expected<void, std::string> {
-    auto wrote = WriteAll(files[b].get(), buffers[b].data(), buffers[b].size(), Bucket(b), &budget_);
+    auto wrote =
+        WriteAll(files[b].get(), buffers[b].data(), buffers[b].size(), Bucket(b), &budget_);
     bucket_bytes[b] += static_cast<int64_t>(buffers[b].size());
     buffers[b].clear();
     return wrote;
@@ -237,112 +235,20 @@ std::expected<void, std::string> Shuffle::Scatter() {
   return {};
 }
 
-std::expected<int, std::string> Shuffle::OpenOutputFile(int64_t file) {
-  if (auto open = open_files_.find(file); open != open_files_.end()) return open->second.get();
-  const std::string tmp = options_.out_dir + "/" + ShuffledFileName(file) + ".tmp";
-  std::vector<TensorToWrite> tensors;
-  for (const auto& [name, width] : layout_.sites) {
-    tensors.push_back({name, layout_.dtype, {FileRows(file), width}, {}});
-  }
-  tensors.push_back({"token_ids", "I32", {FileRows(file)}, {}});
-  tensors.push_back({"doc_ids", "I64", {FileRows(file)}, {}});
-  tensors.push_back({"positions", "I32", {FileRows(file)}, {}});
-  auto header = EncodeSafetensorsHeader(
-      tensors, {{"format", "pt"}, {"shuffle_seed", std::to_string(options_.seed)}});
-  if (!header) return std::unexpected(header.error());
-  const int64_t size = static_cast<int64_t>(header->size()) + FileRows(file) * layout_.record_bytes;
-  ScopedFd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-  if (fd.get() < 0) return std::unexpected(OsError("cannot open", tmp, errno));
-  // A resumed file keeps the rows earlier buckets wrote; a new one gets its header.
-  if (::lseek(fd.get(), 0, SEEK_END) != size) {
-    if (::ftruncate(fd.get(), 0) != 0 || ::lseek(fd.get(), 0, SEEK_SET) != 0) {
-      return std::unexpected(OsError("cannot truncate", tmp, errno));
-    }
-    if (auto wrote = WriteAll(fd.get(), header->data(), header->size(), tmp, &budget_); !wrote) {
-      return std::unexpected(wrote.error());
-    }
-    if (::ftruncate(fd.get(), size) != 0) return std::unexpected(OsError("cannot size", tmp, errno));
-  }
-  const int raw = fd.get();
-  open_files_.emplace(file, std::move(fd));
-  file_data_start_[file] = static_cast<int64_t>(header->size());
-  return raw;
-}
-
-std::expected<void, std::string> Shuffle::WriteBucket(const std::vector<uint8_t>& entries,
-                                                      int64_t first_row) {
-  const int64_t n = static_cast<int64_t>(entries.size()) / entry_bytes_;
-  std::vector<std::pair<uint64_t, uint32_t>> order(static_cast<size_t>(n));  // (key, entry)
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t key;
-    std::memcpy(&key, entries.data() + i * entry_bytes_, 8);
-    order[i] = {key, static_cast<uint32_t>(i)};
-  }
-  std::sort(order.begin(), order.end());  // entries arrived in source row order: ties by row
-  int64_t widest = 8;
-  for (const auto& part : tensor_parts_) widest = std::max(widest, part.second);
-  const int64_t staging_rows = std::max<int64_t>(1, options_.memory_bytes / 16 / widest);
-  std::vector<uint8_t> staging;
-  const int64_t per_file = options_.rows_per_file;
-  for (int64_t begin = 0; begin < n;) {
-    const int64_t file = (first_row + begin) / per_file;
-    const int64_t end = std::min(n, (file + 1) * per_file - first_row);
-    if (listed_files_.count(file)) {  // written and listed before a resume
-      begin = end;
-      continue;
-    }
-    auto fd = OpenOutputFile(file);
-    if (!fd) return std::unexpected(fd.error());
-    const std::string tmp = options_.out_dir + "/" + ShuffledFileName(file) + ".tmp";
-    int64_t tensor_start = file_data_start_[file];
-    const int64_t row_in_file = first_row + begin - file * per_file;
-    for (const auto& [at, bytes] : tensor_parts_) {
-      for (int64_t chunk = begin; chunk < end; chunk += staging_rows) {
-        const int64_t count = std::min(staging_rows, end - chunk);
-        staging.resize(static_cast<size_t>(count * bytes));
-        for (int64_t i = 0; i < count; ++i) {
-          const uint8_t* entry = entries.data() + order[chunk + i].second * entry_bytes_;
-          std::memcpy(staging.data() + i * bytes, entry + 8 + at, static_cast<size_t>(bytes));
-        }
-        const int64_t offset = tensor_start + (row_in_file + chunk - begin) * bytes;
-        if (::lseek(*fd, offset, SEEK_SET) != offset) {
-          return std::unexpected(OsError("cannot seek in", tmp, errno));
-        }
-        if (auto wrote = WriteAll(*fd, staging.data(), staging.size(), tmp, &budget_); !wrote) {
-          return wrote;
-        }
-      }
-      tensor_start += FileRows(file) * bytes;
-    }
-    begin = end;
-  }
-  return {};
-}
-
-std::expected<void, std::string> Shuffle::CloseFinishedFiles(int64_t rows_done) {
-  for (auto it = open_files_.begin(); it != open_files_.end();) {
-    const int64_t file = it->first;
-    const std::string name = ShuffledFileName(file);
-    const std::string path = options_.out_dir + "/" + name, tmp = path + ".tmp";
-    if (file * options_.rows_per_file + FileRows(file) > rows_done) {
-      if (auto synced = SyncFile(it->second.get(), tmp); !synced) return synced;
-      ++it;
-      continue;
-    }
-    if (auto synced = SyncFile(it->second.get(), tmp); !synced) return synced;
-    if (auto closed = it->second.Close(tmp); !closed) return closed;
-    it = open_files_.erase(it);
-    auto crc = FileCrc32(tmp);  // just written: from the page cache
-    if (!crc) return std::unexpected(crc.error());
-    if (auto renamed = CommitRename(tmp, path); !renamed) return renamed;
-    const int64_t size = crc->first;
-    metadata_["files"].push_back({{"index", file}, {"file", name}, {"rows", FileRows(file)},
-                                  {"bytes", size}, {"crc32", FormatCrc32(crc->second)}});
+std::expected<void, std::string> Shuffle::ListFinished(ShuffledFileWriter& files,
+                                                       int64_t rows_done) {
+  auto finished = files.Sync(rows_done);
+  if (!finished) return std::unexpected(finished.error());
+  for (const ShuffledFileWriter::Finished& file : *finished) {
+    metadata_["files"].push_back({{"index", file.index},
+                                  {"file", file.name},
+                                  {"rows", file.rows},
+                                  {"bytes", file.bytes},
+                                  {"crc32", FormatCrc32(file.crc32)}});
     json& totals = metadata_["totals"];
-    totals["rows"] = totals["rows"].get<int64_t>() + FileRows(file);
+    totals["rows"] = totals["rows"].get<int64_t>() + file.rows;
     totals["files"] = totals["files"].get<int64_t>() + 1;
-    totals["bytes"] = totals["bytes"].get<int64_t>() + size;
-    listed_files_.insert(file);
+    totals["bytes"] = totals["bytes"].get<int64_t>() + file.bytes;
     if (auto saved = SaveMetadata(); !saved) return saved;
   }
   return {};
@@ -351,7 +257,10 @@ std::expected<void, std::string> Shuffle::CloseFinishedFiles(int64_t rows_done) 
 std::expected<void, std::string> Shuffle::Permute() {
   const int buckets = state_["buckets"].get<int>();
   const auto bucket_bytes = state_["bucket_bytes"].get<std::vector<int64_t>>();
+  ShuffledFileWriter files(options_.out_dir, layout_, rows_, options_.rows_per_file, options_.seed,
+                           options_.memory_bytes / 16, &budget_, listed_files_);
   std::vector<uint8_t> entries;
+  std::vector<std::pair<uint64_t, uint32_t>> order;  // (key, entry)
   int64_t first_row = 0;
   for (int b = 0; b < buckets; ++b) {
     const int64_t rows = bucket_bytes[b] / entry_bytes_;
@@ -371,9 +280,15 @@ std::expected<void, std::string> Shuffle::Permute() {
         return read;
       }
     }
-    if (auto wrote = WriteBucket(entries, first_row); !wrote) return wrote;
+    order.resize(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) {
+      std::memcpy(&order[i].first, entries.data() + i * entry_bytes_, 8);
+      order[i].second = static_cast<uint32_t>(i);
+    }
+    std::sort(order.begin(), order.end());  // entries arrived in source row order: ties by row
+    if (auto wrote = files.Write(entries, order, first_row); !wrote) return wrote;
     first_row += rows;
-    if (auto closed = CloseFinishedFiles(first_row); !closed) return closed;
+    if (auto listed = ListFinished(files, first_row); !listed) return listed;
     state_["permute_done"] = b + 1;
     if (auto saved = SaveState(); !saved) return saved;
     ::unlink(Bucket(b).c_str());
@@ -418,7 +333,8 @@ uint64_t ShuffleKey(uint64_t seed, int64_t row) {
 }
 
 std::expected<ShuffleResult, std::string> ShuffleActivations(const ShuffleOptions& options) {
-  if (options.rows_per_file < 1) return std::unexpected(std::string("--rows-per-file must be >= 1"));
+  if (options.rows_per_file < 1)
+    return std::unexpected(std::string("--rows-per-file must be >= 1"));
   if (options.memory_bytes < (int64_t{1} << 20)) {
     return std::unexpected(std::string("--memory must be at least 1MB"));
   }

@@ -15,10 +15,10 @@ struct ShuffleOptions {
   int64_t rows_per_file = 65536;
   uint64_t seed = 0;
   int64_t memory_bytes = int64_t{4} << 30;
-  std::vector<std::string> sites;        // empty: every site of the source
-  std::string dtype;                     // "F32", "F16", "BF16"; empty: the source's
-  std::vector<int32_t> skip_token_ids;   // rows of these tokens are left out
-  int64_t fail_after_bytes = -1;         // tests only: writes fail with ENOSPC after this
+  std::vector<std::string> sites;               // empty: every site of the source
+  std::string dtype;                            // "F32", "F16", "BF16"; empty: the source's
+  std::vector<int32_t> skip_token_ids;          // rows of these tokens are left out
+  int64_t fail_after_bytes = -1;                // tests only: writes fail with ENOSPC after this
   std::function<void(const std::string&)> log;  // progress lines; may be empty
 };
 

@@ -41,7 +41,8 @@ std::expected<SourceFiles, std::string> ListSource(const std::string& dir) {
   if (!source) return std::unexpected(source.error());
   for (const SourceShard& shard : source->shards) {
     if (shard.gzip) {
-      return std::unexpected(shard.path + " is gzip'd: export from `actex shuffle`'s output "
+      return std::unexpected(shard.path +
+                             " is gzip'd: export from `actex shuffle`'s output "
                              "(which reads gzip'd shards) or gunzip the shards first");
     }
     files.paths.push_back(shard.path);
@@ -99,22 +100,24 @@ std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExpor
       }
       if (all_there) continue;
       const SafetensorsTensor& activation = tensor->second;
-      auto written = WriteSafetensors(
-          path,
-          {{"activation", activation.dtype, activation.shape,
-            [&](std::span<uint8_t> out) {
-              std::memcpy(out.data(), activation.bytes.data(), out.size());
-            }},
-           {"tokens", "I64", {rows},
-            [&](std::span<uint8_t> out) {
-              for (int64_t r = 0; r < rows; ++r) {
-                int32_t token;
-                std::memcpy(&token, token_bytes.data() + 4 * r, 4);
-                const int64_t wide = token;
-                std::memcpy(out.data() + 8 * r, &wide, 8);
-              }
-            }}},
-          {{"format", "pt"}, {"source", source->paths[index]}});
+      auto written =
+          WriteSafetensors(path,
+                           {{"activation", activation.dtype, activation.shape,
+                             [&](std::span<uint8_t> out) {
+                               std::memcpy(out.data(), activation.bytes.data(), out.size());
+                             }},
+                            {"tokens",
+                             "I64",
+                             {rows},
+                             [&](std::span<uint8_t> out) {
+                               for (int64_t r = 0; r < rows; ++r) {
+                                 int32_t token;
+                                 std::memcpy(&token, token_bytes.data() + 4 * r, 4);
+                                 const int64_t wide = token;
+                                 std::memcpy(out.data() + 8 * r, &wide, 8);
+                               }
+                             }}},
+                           {{"format", "pt"}, {"source", source->paths[index]}});
       if (!written) return std::unexpected(written.error());
       result.bytes += static_cast<int64_t>(activation.bytes.size()) + 8 * rows;
     }

@@ -15,8 +15,8 @@
 #include "storage/file_io.h"
 #include "storage/float_convert.h"
 #include "storage/safetensors.h"
-#include "storage/site_statistics.h"
 #include "storage/shard_file_sink.h"
+#include "storage/site_statistics.h"
 
 namespace actex {
 

@@ -100,8 +100,9 @@ std::expected<SourceOutput, std::string> ReadSourceOutput(const std::string& dir
     if (error) return std::unexpected("cannot list " + dir + ": " + error.message());
   }
   if (folders.empty()) {
-    return std::unexpected(dir + " holds no host folder with a metadata.json: is it an "
-                                 "extraction's --out?");
+    return std::unexpected(dir +
+                           " holds no host folder with a metadata.json: is it an "
+                           "extraction's --out?");
   }
   std::sort(folders.begin(), folders.end());
   SourceOutput source;
@@ -118,8 +119,9 @@ std::expected<SourceOutput, std::string> ReadSourceOutput(const std::string& dir
                                                 : ""));
     }
     if (!folder->complete) {
-      return std::unexpected(name + "/metadata.json: the run has not finished (\"complete\": "
-                                    "false); finish or resume it first");
+      return std::unexpected(name +
+                             "/metadata.json: the run has not finished (\"complete\": "
+                             "false); finish or resume it first");
     }
     for (const ShardListing& listing : folder->shards) {
       if (source.shards.empty()) {

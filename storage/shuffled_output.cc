@@ -114,8 +114,8 @@ std::string ShuffledCheck::Summary() const {
   return "verified " + std::to_string(rows) + " rows in " + std::to_string(files) + " files (" +
          std::to_string(bytes) + " bytes) against " + std::to_string(source_rows) +
          " source rows (" + std::to_string(skipped) + " skipped tokens): " +
-         (faults.empty() ? "every kept row exactly once, values equal" :
-                           std::to_string(faults.size()) + " faults");
+         (faults.empty() ? "every kept row exactly once, values equal"
+                         : std::to_string(faults.size()) + " faults");
 }
 
 std::expected<ShuffledCheck, std::string> VerifyShuffled(const std::string& dir,
@@ -146,11 +146,14 @@ std::expected<ShuffledCheck, std::string> VerifyShuffled(const std::string& dir,
     if (!layout) return std::unexpected("the source: " + layout.error());
     json listed = json::array();
     for (const SourceShard& shard : source->shards) {
-      listed.push_back({{"file", shard.file}, {"bytes", shard.bytes},
-                        {"crc32", FormatCrc32(shard.crc32)}, {"tokens", shard.tokens}});
+      listed.push_back({{"file", shard.file},
+                        {"bytes", shard.bytes},
+                        {"crc32", FormatCrc32(shard.crc32)},
+                        {"tokens", shard.tokens}});
     }
     if (listed != parameters.at("source_shards")) {
-      return std::unexpected(source_path + " lists other shards than the shuffle read: it "
+      return std::unexpected(source_path +
+                             " lists other shards than the shuffle read: it "
                              "changed since (give the source with --source)");
     }
     const auto skip_ids = parameters.at("skip_token_ids").get<std::set<int32_t>>();
@@ -197,8 +200,10 @@ std::expected<ShuffledCheck, std::string> VerifyShuffled(const std::string& dir,
 
     // The shuffled rows, file by file.
     FaultClass foreign("rows that are no source row"), skipped("rows of skipped tokens"),
-        duplicated("rows written more than once"), differing("rows whose values differ from "
-                                                             "their source row"),
+        duplicated("rows written more than once"),
+        differing(
+            "rows whose values differ from "
+            "their source row"),
         missing("source rows missing");
     std::vector<uint8_t> record(static_cast<size_t>(layout->record_bytes));
     const int64_t rows_per_file = parameters.at("rows_per_file").get<int64_t>();
@@ -230,8 +235,8 @@ std::expected<ShuffledCheck, std::string> VerifyShuffled(const std::string& dir,
       std::vector<std::pair<const SafetensorsTensor*, int64_t>> parts;
       std::vector<std::pair<std::string, std::string>> expected;  // (name, dtype)
       for (const auto& site : layout->sites) expected.emplace_back(site.first, layout->dtype);
-      expected.insert(expected.end(), {{"token_ids", "I32"}, {"doc_ids", "I64"},
-                                       {"positions", "I32"}});
+      expected.insert(expected.end(),
+                      {{"token_ids", "I32"}, {"doc_ids", "I64"}, {"positions", "I32"}});
       bool usable = true;
       for (size_t t = 0; t < expected.size(); ++t) {
         auto found = (*file)->tensors().find(expected[t].first);

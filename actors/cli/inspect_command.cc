@@ -1,12 +1,12 @@
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
+#include <string>
 
 #include "actors/cli/commands.h"
 #include "storage/site_statistics.h"
@@ -82,11 +82,13 @@ bool PrintStatistics(const std::vector<fs::path>& hosts, bool as_json) {
   for (const fs::path& host : hosts) {
     std::ifstream file(host / "metadata.json");
     const auto metadata = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-    const auto statistics = metadata.is_object() ? metadata.value("statistics", nlohmann::json())
-                                                 : nlohmann::json();
+    const auto statistics =
+        metadata.is_object() ? metadata.value("statistics", nlohmann::json()) : nlohmann::json();
     if (!statistics.is_object()) {
-      spdlog::error("{}: metadata.json records no statistics (written by an older actex, or "
-                    "resumed from such an output)", host.string());
+      spdlog::error(
+          "{}: metadata.json records no statistics (written by an older actex, or "
+          "resumed from such an output)",
+          host.string());
       return false;
     }
     for (const auto& [name, json] : statistics.items()) {

@@ -1,5 +1,7 @@
 // actex shuffle OUT --to SHUFFLED: every row of an extraction in a random order
 // fixed by a seed, in files of a fixed number of rows, for training.
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -9,8 +11,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "actors/cli/commands.h"
 #include "model/model_config.h"
@@ -101,7 +101,8 @@ CommandRunner AddShuffleCommand(CLI::App& command) {
   command.add_option("--sites", flags->sites, "sites to keep (default: all)")->delimiter(',');
   command.add_option("--skip-tokens", flags->skip_tokens,
                      "leave out rows of these tokens: bos, special, token ids (comma-separated)");
-  command.add_option("--dtype", flags->dtype, "float32, float16 or bfloat16 (default: the source's)");
+  command.add_option("--dtype", flags->dtype,
+                     "float32, float16 or bfloat16 (default: the source's)");
   command.footer(
       "Writes SHUFFLED/shuffled_NNNNNN.safetensors in a uniformly random order of all rows, "
       "and SHUFFLED/metadata.json. Check the result with actex verify SHUFFLED.\n"

@@ -47,8 +47,8 @@ TEST(ShuffleCommand, JobOfTwoHostsShufflesAndVerifiesEveryRowOnce) {
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(30));
   ExtractOptions options = SmallShardOptions(corpus, dir.path() + "/out");
-  std::vector<std::string> args = {"simulate", "--hosts", "2", "--mesh", "2d",
-                                   "--heartbeat-timeout", "20"};
+  std::vector<std::string> args = {
+      "simulate", "--hosts", "2", "--mesh", "2d", "--heartbeat-timeout", "20"};
   for (const std::string& arg : ExtractOptionsToArgs(options)) args.push_back(arg);
   ASSERT_EQ(RunToEnd(dir.path() + "/simulate", args), 0);
   ASSERT_TRUE(fs::exists(dir.path() + "/out/host_01/metadata.json"));
@@ -93,8 +93,8 @@ TEST(ShuffleCommand, PeakMemoryStaysWithinTheBudgetOnALargerOutput) {
   RecordProperty("source_bytes", std::to_string(source_bytes));
   RecordProperty("peak_rss_kb", std::to_string(shuffle.max_rss_kb()));
   RecordProperty("idle_rss_kb", std::to_string(idle.max_rss_kb()));
-  EXPECT_LT(extra_kb * 1024, memory) << "peak " << shuffle.max_rss_kb() << " kB, idle "
-                                     << idle.max_rss_kb() << " kB";
+  EXPECT_LT(extra_kb * 1024, memory)
+      << "peak " << shuffle.max_rss_kb() << " kB, idle " << idle.max_rss_kb() << " kB";
   ActexProcess verify(dir.path() + "/verify", {"verify", dir.path() + "/shuffled"});
   EXPECT_EQ(verify.Wait(seconds(120)), 0) << verify.out();
 }
@@ -107,8 +107,8 @@ TEST(ShuffleCommand, KilledShuffleRunAgainGivesTheSameFiles) {
   spec.shard_bytes = 256 << 10;
   WriteSyntheticOutput(dir.path() + "/out", spec);
   auto args = [&](const std::string& to) {
-    return std::vector<std::string>{"shuffle", dir.path() + "/out", "--to", to, "--memory",
-                                    "1MB", "--rows-per-file", "1000", "--seed", "3"};
+    return std::vector<std::string>{"shuffle", dir.path() + "/out", "--to", to,       "--memory",
+                                    "1MB",     "--rows-per-file",   "1000", "--seed", "3"};
   };
   const auto started = std::chrono::steady_clock::now();
   ASSERT_EQ(RunToEnd(dir.path() + "/reference", args(dir.path() + "/reference_out")), 0);
@@ -141,22 +141,50 @@ TEST(ShuffleCommand, BadArgumentsAreNamed) {
   spec.hosts = 1;
   spec.documents = 10;
   WriteSyntheticOutput(dir.path() + "/out", spec);
-  for (const auto& [flag, value, expected] : std::vector<std::tuple<std::string, std::string,
-                                                                   std::string>>{
+  for (const auto& [flag, value, expected] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
            {"--skip-tokens", "bos,x", "names no model_dir"},
            {"--skip-tokens", "-4", "is not bos, special or a token id"},
            {"--dtype", "int8", "is not float32, float16 or bfloat16"},
            {"--memory", "lots", "--memory"}}) {
-    ActexProcess shuffle(dir.path() + "/bad", {"shuffle", dir.path() + "/out", "--to",
-                                                dir.path() + "/x", flag, value});
+    ActexProcess shuffle(dir.path() + "/bad",
+                         {"shuffle", dir.path() + "/out", "--to", dir.path() + "/x", flag, value});
     EXPECT_EQ(shuffle.Wait(seconds(60)), 2) << flag << " " << value;
     EXPECT_NE(shuffle.err().find(expected), std::string::npos) << shuffle.err();
   }
   ActexProcess site(dir.path() + "/site", {"shuffle", dir.path() + "/out", "--to",
-                                            dir.path() + "/x", "--sites", "blocks.9.hook_mlp_out"});
+                                           dir.path() + "/x", "--sites", "blocks.9.hook_mlp_out"});
   EXPECT_EQ(site.Wait(seconds(60)), 1);
   EXPECT_NE(site.err().find("site blocks.9.hook_mlp_out is not in the output"), std::string::npos)
       << site.err();
+}
+
+TEST(ExportCommand, GzipShardsAndUnknownSitesAreNamed) {
+  TempDir dir;
+  SyntheticOutput spec;
+  spec.documents = 10;
+  spec.gzip_odd_hosts = true;
+  WriteSyntheticOutput(dir.path() + "/out", spec);
+  ActexProcess gzipped(dir.path() + "/gz", {"export", "--format", "lm_saes", dir.path() + "/out",
+                                            "--to", dir.path() + "/lm"});
+  EXPECT_EQ(gzipped.Wait(seconds(60)), 1);
+  EXPECT_NE(gzipped.err().find("is gzip'd: export from `actex shuffle`'s output"),
+            std::string::npos)
+      << gzipped.err();
+  ActexProcess shuffle(dir.path() + "/shuffle",
+                       {"shuffle", dir.path() + "/out", "--to", dir.path() + "/shuffled"});
+  ASSERT_EQ(shuffle.Wait(seconds(60)), 0) << shuffle.err();
+  ActexProcess site(dir.path() + "/site",
+                    {"export", "--format", "lm_saes", dir.path() + "/shuffled", "--to",
+                     dir.path() + "/lm", "--sites", "blocks.7.hook_resid_post"});
+  EXPECT_EQ(site.Wait(seconds(60)), 1);
+  EXPECT_NE(site.err().find("site blocks.7.hook_resid_post is not in"), std::string::npos)
+      << site.err();
+  ActexProcess exported(
+      dir.path() + "/export",
+      {"export", "--format", "lm_saes", dir.path() + "/shuffled", "--to", dir.path() + "/lm"});
+  EXPECT_EQ(exported.Wait(seconds(60)), 0) << exported.err();
+  EXPECT_TRUE(fs::exists(dir.path() + "/lm/blocks.0.hook_resid_post/chunk-00000000.safetensors"));
 }
 
 }  // namespace
