@@ -262,7 +262,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
         context,
         TokenizerActorConfig{
             std::move(tokenizer), extract.model_dir, resources.config.vocab_size,
-            resources.plan.bos_token_id,
+            resources.plan.bos_token_id, resources.plan.bos_on_pretokenized,
             PackerOptions{extract.max_seq_len, extract.overflow, extract.batch_tokens},
             DocumentsEndpoint(replica), shard_endpoints,
             replica == layout.written_replica() ? "inproc://rejects" : "", starts[replica]}));
