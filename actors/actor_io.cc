@@ -1,5 +1,7 @@
 #include "actors/actor_io.h"
 
+#include "transport/interrupted.h"
+
 namespace actex {
 namespace {
 
@@ -19,7 +21,7 @@ std::expected<std::optional<size_t>, std::string> WaitForAnyUnlessStopped(
   while (true) {
     if (actor.StopRequested()) return std::nullopt;
     try {
-      zmq::poll(items.data(), items.size(), kPollSlice);
+      RetryInterrupted([&] { return zmq::poll(items.data(), items.size(), kPollSlice); });
     } catch (const zmq::error_t& error) {
       return std::unexpected(std::string("waiting for a message: ") + error.what());
     }
@@ -35,7 +37,7 @@ std::expected<std::optional<ReceivedMessage>, std::string> ReceiveUnlessStopped(
   if (!ready) return std::unexpected(ready.error());
   if (!*ready) return std::nullopt;
   auto message = Receive(socket);
-  if (!message) return std::unexpected(message.error());
+  if (!message) return std::unexpected(message.error().message);
   return std::move(*message);
 }
 
@@ -46,7 +48,7 @@ std::expected<bool, std::string> WaitWritableUnlessStopped(ActorContext& actor,
   while (true) {
     if (actor.StopRequested()) return false;
     try {
-      zmq::poll(items, 2, kPollSlice);
+      RetryInterrupted([&] { return zmq::poll(items, 2, kPollSlice); });
     } catch (const zmq::error_t& error) {
       return std::unexpected(std::string("waiting to send: ") + error.what());
     }

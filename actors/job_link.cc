@@ -8,6 +8,7 @@
 #include "actors/run_fingerprint.h"
 #include "transport/coordinator.h"
 #include "transport/coordinator_client.h"
+#include "transport/interrupted.h"
 #include "transport/wire.h"
 
 namespace actex {
@@ -148,9 +149,11 @@ std::expected<void, std::string> JobLink::ConnectRings(
     zmq::message_t who;
     state.setup.set(zmq::sockopt::rcvtimeo, static_cast<int>(
                                                std::chrono::milliseconds(kShardSetupWait).count()));
-    if (!state.setup.recv(who)) return std::unexpected("a device shard never reported its ring");
+    if (!RetryInterrupted([&] { return state.setup.recv(who); })) {
+      return std::unexpected("a device shard never reported its ring");
+    }
     auto message = Receive(state.setup);
-    if (!message) return std::unexpected("ring set-up: " + message.error());
+    if (!message) return std::unexpected("ring set-up: " + message.error().message);
     auto announced = message->As<RingBoundMessage>();
     if (!announced) return std::unexpected("ring set-up: " + announced.error());
     const int replica = std::stoi(announced->ring.substr(announced->ring.find('-') + 1));
@@ -187,7 +190,7 @@ std::expected<void, std::string> JobLink::ConnectRings(
     const int replica = replica_of[key];
     RingTableMessage table{HostLayout::RingName(replica),
                            layout.FinalEndpoints(replica, bound, state.client->endpoints())};
-    state.setup.send(zmq::buffer(who), zmq::send_flags::sndmore);
+    RetryInterrupted([&] { return state.setup.send(zmq::buffer(who), zmq::send_flags::sndmore); });
     if (auto sent = Send(state.setup, table); !sent) return std::unexpected(sent.error());
   }
   return state.client->Barrier("ready", state.options.join_timeout);

@@ -11,7 +11,16 @@ namespace {
 constexpr int kDocumentQueue = 256;
 
 std::expected<void, std::string> RunLoader(ActorContext& actor, const LoaderConfig& config) {
-  auto reader = CorpusReader::Open(config.corpus);
+  CorpusOptions corpus = config.corpus;
+  // Documents no pipeline here computes are read past; a Parquet row group holding
+  // only such documents (already written before a resume) is not read at all.
+  corpus.wants_docs = [&config](int64_t first_doc_id, int64_t last_doc_id) {
+    for (int64_t doc_id = first_doc_id; doc_id <= last_doc_id; ++doc_id) {
+      if (config.route(doc_id) >= 0) return true;
+    }
+    return false;
+  };
+  auto reader = CorpusReader::Open(corpus);
   if (!reader) return std::unexpected(reader.error());
   std::vector<zmq::socket_t> pipelines;
   for (const std::string& endpoint : config.document_endpoints) {

@@ -12,6 +12,12 @@ int MeshPlan::ReplicaOfDocument(int64_t doc_id) const {
   return static_cast<int>(slot % data);
 }
 
+int64_t MeshPlan::DocumentsOfReplica(int replica, int64_t documents) const {
+  const int64_t slots = int64_t{total_machines} * data;
+  const int64_t slot = int64_t{machine_id} * data + replica;
+  return documents > slot ? (documents - slot - 1) / slots + 1 : 0;
+}
+
 std::vector<int> MeshPlan::ReplicasOnHost(int host) const {
   std::vector<int> replicas;
   const int first = host * shards_per_host, end = first + shards_per_host;

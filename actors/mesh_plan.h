@@ -29,6 +29,8 @@ struct MeshPlan {
   // The replica that computes `doc_id` on this machine, or -1 when another machine
   // (another job of the same corpus) owns it.
   int ReplicaOfDocument(int64_t doc_id) const;
+  // How many of the first `documents` doc ids ReplicaOfDocument gives `replica`.
+  int64_t DocumentsOfReplica(int replica, int64_t documents) const;
   // Replicas with at least one shard on `host`, ascending.
   std::vector<int> ReplicasOnHost(int host) const;
   // Output folder of `host` below OUT: host_NN, or machine_MMM_host_NN with machines.

@@ -156,6 +156,7 @@ void MonitorView::Apply(const MonitorEventMessage& event, double received_unix_s
     found = hosts_.emplace(event.host_id, HostState{}).first;
   }
   ++events_;
+  expected_hosts_ = std::max(expected_hosts_, event.num_hosts);
   HostState& host = found->second;
   if (event.kind == "started") host = HostState{};
   host.state = event.kind;
@@ -195,8 +196,9 @@ void MonitorView::RecordSkipped(std::string reason) {
 }
 
 bool MonitorView::AllFinished() const {
-  return !hosts_.empty() && std::all_of(hosts_.begin(), hosts_.end(),
-                                        [](const auto& host) { return host.second.finished; });
+  return !hosts_.empty() && hosts_.size() >= static_cast<size_t>(expected_hosts_) &&
+         std::all_of(hosts_.begin(), hosts_.end(),
+                     [](const auto& host) { return host.second.finished; });
 }
 
 double MonitorView::EtaSeconds(const HostState& host) {
@@ -292,6 +294,7 @@ std::string MonitorView::JsonLine(const MonitorEventMessage& event) {
   line["shards_written"] = event.shards_written;
   line["rejected"] = event.rejected;
   line["message"] = event.message;
+  line["num_hosts"] = event.num_hosts;
   return line.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -50,8 +50,8 @@ class MonitorView {
   // schema order. Bytes that are not UTF-8 are replaced, so this never fails.
   static std::string JsonLine(const MonitorEventMessage& event);
 
-  // True once at least one host was seen and every host seen sent "finished" after its
-  // last "started".
+  // True once every host of the job (the largest num_hosts any event named) was seen
+  // and each sent "finished" after its last "started".
   bool AllFinished() const;
   size_t hosts() const { return hosts_.size(); }
   int64_t events() const { return events_; }
@@ -81,6 +81,7 @@ class MonitorView {
   static double EtaSeconds(const HostState& host);
 
   std::map<int32_t, HostState> hosts_;
+  int32_t expected_hosts_ = 1;
   int64_t events_ = 0;
   int64_t errors_ = 0;
   int64_t skipped_ = 0;

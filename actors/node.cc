@@ -1,5 +1,6 @@
 #include "actors/node.h"
 
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -22,12 +23,22 @@
 #include "actors/tokenizer_actor.h"
 #include "actors/uploader_actor.h"
 #include "actors/writer_actor.h"
+#include "model/kernels/cpu_isa.h"
+#include "model/kernels/gemm.h"
 #include "model/model_weights.h"
 #include "model/tokenizer/tokenizer.h"
 #include "storage/corpus_reader.h"
+#include "storage/corpus_size.h"
 
 namespace actex {
 namespace {
+
+// The node's inproc endpoints, each named once. The consumer binds (PULL), the
+// producers connect (PUSH): device shards -> writer; loader and tokenizers -> writer;
+// writer and uploader -> the supervisor.
+constexpr const char* kActivationsEndpoint = "inproc://activations";
+constexpr const char* kRejectsEndpoint = "inproc://rejects";
+constexpr const char* kEventsEndpoint = "inproc://events";
 
 using Clock = std::chrono::steady_clock;
 
@@ -53,6 +64,7 @@ struct NodeResources {
   std::shared_ptr<const ModelWeights> weights;
   std::string tokenizer_hash = "none (pre-tokenized corpus)";
   std::vector<std::string> corpus_files;
+  CorpusSize corpus_size;
 };
 
 std::expected<NodeResources, std::string> Prepare(const NodeOptions& options) {
@@ -90,6 +102,10 @@ std::expected<NodeResources, std::string> Prepare(const NodeOptions& options) {
   auto corpus = CorpusReader::Open(CorpusOptions{extract.data, extract.text_field});
   if (!corpus) return std::unexpected(corpus.error());
   resources.corpus_files = (*corpus)->files();
+  // Parquet footers are read (and a bad file refused) before any work starts.
+  auto size = MeasureCorpus(resources.corpus_files, extract.text_field);
+  if (!size) return std::unexpected(size.error());
+  resources.corpus_size = *size;
   return resources;
 }
 
@@ -114,9 +130,10 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.run_config["host_id"] = options.host_id;
   writer.shards.run_config["machine_id"] = options.machine_id;
   writer.shards.run_config["total_machines"] = options.total_machines;
-  writer.activations_endpoint = "inproc://activations";
-  writer.rejects_endpoint = "inproc://rejects";
-  writer.events_endpoint = "inproc://events";
+  writer.shards.run_config["corpus_size"] = resources.corpus_size.ToJson();
+  writer.activations_endpoint = kActivationsEndpoint;
+  writer.rejects_endpoint = kRejectsEndpoint;
+  writer.events_endpoint = kEventsEndpoint;
   writer.shards.fail_after_bytes = options.extract.fail_after_bytes;
   return writer;
 }
@@ -136,10 +153,12 @@ std::expected<void, std::string> LearnStart(const std::map<std::string, std::str
   return {};
 }
 
+// tokenizer -> one device shard (every shard of a replica gets every batch)
 std::string BatchesEndpoint(int global_shard) {
   return "inproc://batches/" + std::to_string(global_shard);
 }
 
+// loader -> the tokenizer of one replica
 std::string DocumentsEndpoint(int replica) {
   return "inproc://documents/" + std::to_string(replica);
 }
@@ -169,15 +188,24 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   WriterConfig writer;
   if (writes) {
     writer = MakeWriterConfig(options, resources, summary.host_dir);
+    if (auto documents = resources.corpus_size.documents()) {
+      if (extract.max_docs >= 0) documents = std::min(*documents, extract.max_docs);
+      writer.docs_total = mesh.DocumentsOfReplica(layout.written_replica(), *documents);
+    }
     auto start = PrepareOutput(extract, writer);
     if (!start) return std::unexpected(start.error());
     writer.start = *start;
     starts[layout.written_replica()] = *start;
+    if (writer.shards.continue_from.is_object()) {
+      for (const auto& shard : writer.shards.continue_from["shards"]) {
+        summary.tokens_resumed += shard.value("tokens", int64_t{0});
+      }
+    }
   }
   zmq::context_t context;
   zmq::socket_t events(context, zmq::socket_type::pull);
   events.set(zmq::sockopt::linger, 0);
-  events.bind("inproc://events");
+  events.bind(kEventsEndpoint);
   std::unique_ptr<JobLink> job;
   if (multi_host) {
     auto joined = JobLink::Open(context, options, mesh);
@@ -187,12 +215,17 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   summary.load_seconds = SecondsSince(load_start);
   spdlog::info(
       "host {} of {}: model {} ({} layers, {} heads) ready in {:.2f} s; mesh {}, {} "
-      "device shard(s) here, {} BLAS thread(s) each; sites {}",
+      "device shard(s) here, {} thread(s) each, {} kernels, products by {}; sites {}",
       options.host_id, options.num_hosts, resources.config.name, resources.config.layers,
       resources.config.heads, summary.load_seconds, mesh.Describe(), layout.shards().size(),
-      resources.plan.blas_threads, SiteList(resources.plan.sites));
+      resources.plan.blas_threads, IsaName(ActiveIsa()),
+      GemmBackendName(PreferredGemmBackend(ActiveIsa())), SiteList(resources.plan.sites));
 
-  NodeSupervisor supervisor({options.host_id, extract.show_progress, &events, job.get()});
+  NodeSupervisor supervisor({.host_id = options.host_id,
+                             .num_hosts = options.num_hosts,
+                             .show_progress = extract.show_progress,
+                             .events = &events,
+                             .job = job.get()});
   auto fail = [&](const std::string& error) -> std::expected<ExtractionSummary, std::string> {
     supervisor.StopAll();
     if (job) job->ReportFailure(error);
@@ -200,6 +233,14 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     return std::unexpected(error);
   };
 
+  // The actors start against the flow of data: uploader, writer, device shards,
+  // tokenizers, loader. Each binds its inbound endpoints before it reports ready
+  // (Actor::Start waits for that), so when a producer starts, whatever it connects to
+  // is already listening; and the loader, the source of all work, starts only once the
+  // whole pipeline stands, so no document waits on a half-built node. Between shards
+  // and tokenizers, a job of several hosts connects the rings: every shard must have
+  // announced its ring ingress first, and no batch may reach a shard before its ring
+  // is whole.
   const Clock::time_point extract_start = Clock::now();
   std::expected<void, std::string> started;
   const bool uploads = writes && !extract.upload.command.empty();
@@ -227,7 +268,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     shard.blas_threads = resources.plan.blas_threads;
     shard.batches_endpoint = BatchesEndpoint(local.global_shard);
     shard.ring = ring;
-    shard.activations_endpoint = "inproc://activations";
+    shard.activations_endpoint = kActivationsEndpoint;
     if (job) shard.setup_endpoint = JobLink::kSetupEndpoint;
     started = supervisor.Add(StartDeviceShard(context, std::move(shard)));
   }
@@ -261,11 +302,18 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     started = supervisor.Add(StartTokenizerActor(
         context,
         TokenizerActorConfig{
-            std::move(tokenizer), extract.model_dir, resources.config.vocab_size,
-            resources.plan.bos_token_id, resources.plan.bos_on_pretokenized,
-            PackerOptions{extract.max_seq_len, extract.overflow, extract.batch_tokens},
-            DocumentsEndpoint(replica), shard_endpoints,
-            replica == layout.written_replica() ? "inproc://rejects" : "", starts[replica]}));
+            .tokenizer = std::move(tokenizer),
+            .model_dir = extract.model_dir,
+            .vocab_size = resources.config.vocab_size,
+            .bos_token_id = resources.plan.bos_token_id,
+            .bos_on_pretokenized = resources.plan.bos_on_pretokenized,
+            .packing = PackerOptions{.max_seq_len = extract.max_seq_len,
+                                     .overflow = extract.overflow,
+                                     .batch_tokens = extract.batch_tokens},
+            .documents_endpoint = DocumentsEndpoint(replica),
+            .shard_endpoints = shard_endpoints,
+            .rejects_endpoint = replica == layout.written_replica() ? kRejectsEndpoint : "",
+            .start = starts[replica]}));
   }
   if (started) {
     LoaderConfig loading;
@@ -281,7 +329,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       if (start.complete || doc_id < start.batch_doc) return -1;
       return static_cast<int>(found - replicas.begin());
     };
-    if (writes) loading.rejects_endpoint = "inproc://rejects";
+    if (writes) loading.rejects_endpoint = kRejectsEndpoint;
     const int written = layout.written_replica();
     const int64_t written_through = writes ? starts[written].written_through : -1;
     loading.lists_reject = [mesh, written, written_through](int64_t doc_id) {
@@ -314,9 +362,25 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   summary.tokens = last.tokens_done;
   summary.shards = last.shards_written;
   summary.rejected = last.rejected;
+  // Only what this run computed: the kept shards' tokens took no time now.
+  const int64_t computed = summary.tokens - summary.tokens_resumed;
   summary.tokens_per_second =
-      summary.extract_seconds > 0 ? summary.tokens / summary.extract_seconds : 0;
+      summary.extract_seconds > 0 && computed > 0 ? computed / summary.extract_seconds : 0;
   return summary;
+}
+
+std::string SummaryLine(const ExtractionSummary& summary) {
+  const std::string held = fmt::format("{} documents ({} tokens) in {} shard(s)", summary.docs,
+                                       summary.tokens, summary.shards);
+  const std::string rejected = fmt::format("{} line(s) rejected{}", summary.rejected,
+                                           summary.rejected > 0 ? " (see rejects.jsonl)" : "");
+  if (summary.tokens == summary.tokens_resumed && summary.tokens_resumed > 0) {
+    return fmt::format("{} was already complete: {}; nothing left to compute; {}", summary.host_dir,
+                       held, rejected);
+  }
+  return fmt::format(
+      "wrote {} to {}: {:.1f} tokens/s{}; {}", held, summary.host_dir, summary.tokens_per_second,
+      summary.tokens_resumed > 0 ? " over the part this run computed" : "", rejected);
 }
 
 std::expected<ExtractionSummary, std::string> RunExtraction(const ExtractOptions& options) {

@@ -30,11 +30,16 @@ struct NodeOptions {
 
 struct ExtractionSummary {
   std::string host_dir;  // OUT/host_NN; empty when this host writes nothing
-  int64_t docs = 0, tokens = 0, shards = 0, rejected = 0;
-  double load_seconds = 0;     // config, weights and tokenizer, before any document
-  double extract_seconds = 0;  // first document to the end of the run
-  double tokens_per_second = 0;
+  int64_t docs = 0, tokens = 0, shards = 0, rejected = 0;  // in the folder, earlier runs' too
+  int64_t tokens_resumed = 0;    // of `tokens`, those an earlier run had written (kept)
+  double load_seconds = 0;       // config, weights and tokenizer, before any document
+  double extract_seconds = 0;    // first document to the end of the run
+  double tokens_per_second = 0;  // tokens this run computed, per extract second
 };
+
+// The line the extract and node commands end with: what the folder holds, and this
+// run's tokens/s, or that an earlier run had already done everything.
+std::string SummaryLine(const ExtractionSummary& summary);
 
 // One host's node: loader -> tokenizer(s) -> device shards -> writer, each an actor
 // with its own thread and sockets, joined by inproc ZeroMQ links with bounded

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "actors/job_link.h"
+#include "transport/interrupted.h"
 #include "transport/wire.h"
 
 namespace actex {
@@ -35,6 +36,7 @@ void PublishEvent(zmq::socket_t* monitor, const MonitorEventMessage& event) {
 NodeSupervisor::NodeSupervisor(Options options) : options_(std::move(options)) {
   options_.show_progress = options_.show_progress && isatty(STDERR_FILENO);
   last_event_.host_id = options_.host_id;
+  last_event_.num_hosts = options_.num_hosts;
 }
 
 NodeSupervisor::~NodeSupervisor() { StopAll(); }
@@ -86,6 +88,7 @@ void NodeSupervisor::DrainEvents() {
     }
     last_event_ = *event;
     last_event_.host_id = options_.host_id;
+    last_event_.num_hosts = options_.num_hosts;
     // The node announces "finished" itself, after every host passed the final barrier.
     if (last_event_.kind == "finished") last_event_.kind = "progress";
     if (options_.show_progress) PrintProgress(last_event_, false);
@@ -128,7 +131,13 @@ std::expected<void, std::string> NodeSupervisor::RunUntilFinished(bool include_b
     if (options_.events) items.push_back({options_.events->handle(), 0, ZMQ_POLLIN, 0});
     zmq::socket_t* job_socket = service_job && options_.job ? options_.job->socket() : nullptr;
     if (job_socket) items.push_back({job_socket->handle(), 0, ZMQ_POLLIN, 0});
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(250));
+    try {
+      RetryInterrupted(
+          [&] { return zmq::poll(items.data(), items.size(), std::chrono::milliseconds(250)); });
+    } catch (const zmq::error_t& e) {
+      fail(std::string("watching the actors failed: ") + e.what());
+      break;  // the destructor joins what still runs
+    }
     DrainEvents();
     if (job_socket && first_error.empty()) {
       if (auto serviced = options_.job->Service(); !serviced) fail(serviced.error());

@@ -23,6 +23,7 @@ class NodeSupervisor {
  public:
   struct Options {
     int host_id = 0;
+    int num_hosts = 1;  // stamped on every event, so monitors know whom to wait for
     bool show_progress = false;
     zmq::socket_t* events = nullptr;  // PULL: MonitorEventMessage from the writer
     JobLink* job = nullptr;           // null for a job of one host

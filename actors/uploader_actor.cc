@@ -58,7 +58,7 @@ class Uploader {
     while (true) {
       while (true) {  // everything already waiting
         auto message = Receive(requests, std::chrono::milliseconds(0));
-        if (!message) return std::unexpected(message.error());
+        if (!message) return std::unexpected(message.error().message);
         if (!*message) break;
         if (auto taken = Take(**message, &queue, &writer_done); !taken) return taken;
       }

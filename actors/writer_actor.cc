@@ -64,7 +64,7 @@ class WriterStage {
       if (auto drained = DrainRejects(rejects, &reject_streams_ended); !drained) return drained;
       if (**ready == 0) continue;
       auto message = Receive(activations);
-      if (!message) return std::unexpected(message.error());
+      if (!message) return std::unexpected(message.error().message);
       if (message->type == MessageType::kEndOfStream) {
         activations_ended = true;
         continue;
@@ -145,7 +145,7 @@ class WriterStage {
   std::expected<void, std::string> DrainRejects(zmq::socket_t& rejects, int* streams_ended) {
     while (true) {
       auto message = Receive(rejects, std::chrono::milliseconds(0));
-      if (!message) return std::unexpected(message.error());
+      if (!message) return std::unexpected(message.error().message);
       if (!*message) return {};
       if ((*message)->type == MessageType::kEndOfStream) {
         ++*streams_ended;
@@ -170,6 +170,7 @@ class WriterStage {
     event.host_id = config_.host_id;
     event.unix_seconds = UnixSeconds();
     event.docs_done = stats.docs;
+    event.docs_total = config_.docs_total;
     event.tokens_done = stats.tokens;
     event.tokens_per_second = seconds > 0 ? tokens_since_report_ / seconds : 0;
     event.shards_written = stats.shards;

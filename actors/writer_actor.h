@@ -22,6 +22,10 @@ struct WriterConfig {
   // EndOfStream once metadata.json is final.
   std::string uploads_endpoint;
   int host_id = 0;
+  // Documents this host's output answers for (written or rejected), when the corpus
+  // size is known up front (all Parquet); -1 otherwise. Reported as docs_total, so
+  // the monitor shows done / total and an ETA (which rejects make a little long).
+  int64_t docs_total = -1;
   // Documents up to start.written_through were written by an earlier run (whose
   // metadata is shards.continue_from) and are dropped when recomputed.
   ReplicaStart start;

@@ -203,8 +203,8 @@ std::expected<VariantResult, std::string> RunVariant(const VariantContext& conte
 }
 
 void PrintResultTable(const std::vector<VariantResult>& results) {
-  std::printf("%-9s %-38s %6s %9s %9s %8s %8s %8s %7s %-24s %s\n", "variant", "what", "layers",
-              "tok/s", "tok/s all", "GFLOPS", "sgemm", "x sgemm", "load s",
+  std::printf("%-9s %-38s %6s %9s %9s %8s %8s %8s %7s %7s %-24s %s\n", "variant", "what",
+              "layers", "tok/s", "tok/s all", "GFLOPS", "sgemm", "x sgemm", "x peak", "load s",
               "peak RSS MB (per node)", "tok/s of each repeat");
   for (const VariantResult& r : results) {
     std::string rss = std::to_string(static_cast<int64_t>(r.peak_rss_mb));
@@ -220,13 +220,14 @@ void PrintResultTable(const std::vector<VariantResult>& results) {
     for (double rate : r.steady_rates) {
       rates += (rates.empty() ? "" : " ") + std::to_string(static_cast<int64_t>(rate + 0.5));
     }
-    std::printf("%-9s %-38s %6s %9.1f %9.1f %8.1f %8.1f %8.3f %7.2f %-24s %s\n",
+    std::printf("%-9s %-38s %6s %9.1f %9.1f %8.1f %8.1f %8.3f %7.3f %7.2f %-24s %s\n",
                 r.variant.name.c_str(),
                 r.variant.description.c_str(),
                 (std::to_string(r.variant.first_layer) + "-" + std::to_string(r.variant.last_layer))
                     .c_str(),
                 r.tokens_per_second, r.whole_run_tokens_per_second, r.gflops, r.sgemm_gflops,
-                r.gflops / r.sgemm_gflops, r.load_seconds, rss.c_str(), rates.c_str());
+                r.gflops / r.sgemm_gflops, r.gflops / r.peak_gflops, r.load_seconds, rss.c_str(),
+                rates.c_str());
   }
 }
 

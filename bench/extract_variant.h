@@ -51,6 +51,8 @@ struct VariantResult {
   // The 2-thread sgemm figure next to this variant: the mean of the measurements taken
   // just before and just after it, so a change of load on a shared machine hits both.
   double sgemm_gflops = 0;
+  // The float32 FMA peak of the ISA the kernels use (fma_peak.h), measured once per run.
+  double peak_gflops = 0;
 };
 
 // Runs `variant` on the first `short_docs` and then `long_docs` documents of its
@@ -64,7 +66,8 @@ std::expected<VariantResult, std::string> RunVariant(const VariantContext& conte
                                                      int64_t short_docs, int64_t long_docs,
                                                      int repeats);
 
-// The results as a table; each row's GFLOPS is compared with its own sgemm_gflops.
+// The results as a table; each row's GFLOPS is compared with its own sgemm_gflops and
+// with the FMA peak.
 void PrintResultTable(const std::vector<VariantResult>& results);
 
 }  // namespace actex

@@ -15,6 +15,7 @@
 
 #include "model/blas_threads.h"
 #include "model/kernels/attention.h"
+#include "model/kernels/gemm.h"
 #include "model/kernels/half_float.h"
 #include "model/kernels/linear.h"
 #include "model/kernels/rms_norm.h"
@@ -89,16 +90,17 @@ void BM_Sgemm(benchmark::State& state) {
 }
 
 // The same product split in two halves of the output features, each computed by its
-// own thread with a 1-thread sgemm: what two device shards of one thread each do,
-// against BM_Sgemm's one product on two BLAS threads.
-void BM_SgemmHalvesOnTwoThreads(benchmark::State& state) {
+// own thread with a 1-thread call of the backend (0 OpenBLAS, 1 oneDNN): what the
+// forward pass does on a team of two, against BM_Sgemm's one product on two BLAS threads.
+void BM_GemmHalvesOnTwoThreads(benchmark::State& state) {
   const int64_t in = state.range(0), out = state.range(1), half = out / 2;
+  const GemmBackend backend = state.range(2) ? GemmBackend::kOneDnn : GemmBackend::kOpenBlas;
   SetBlasThreads(1);
   const std::vector<float> x = RandomFloats(kTokens * in, 1), w = RandomFloats(out * in, 2);
   std::vector<float> y(static_cast<size_t>(kTokens * out));
   auto product = [&](int64_t first, int64_t count) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, kTokens, count, in, 1.0f, x.data(), in,
-                w.data() + first * in, in, 0.0f, y.data() + first, out);
+    GemmOnThisThread(backend, kTokens, count, in, x.data(), in, w.data() + first * in, in, 0.0f,
+                     y.data() + first, out);
   };
   for (auto _ : state) {
     std::thread other([&] { product(half, out - half); });
@@ -234,10 +236,10 @@ BENCHMARK(BM_Sgemm)
     ->Apply([](auto* b) { ProjectionShapes(b, false); })
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_SgemmHalvesOnTwoThreads)
-    ->ArgNames({"in", "out"})
-    ->Args({kHidden, kIntermediate})
-    ->Args({kIntermediate, kHidden})
+BENCHMARK(BM_GemmHalvesOnTwoThreads)
+    ->ArgNames({"in", "out", "onednn"})
+    ->ArgsProduct({{kHidden}, {kIntermediate}, {0, 1}})
+    ->ArgsProduct({{kIntermediate}, {kHidden}, {0, 1}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Linear)

@@ -1,7 +1,5 @@
 #include "bench/throughput_setup.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -9,10 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "bench/child_process.h"
 #include "model/blas_threads.h"
+#include "model/kernels/gemm.h"
 
 namespace actex {
 namespace {
@@ -31,8 +31,32 @@ double Median(std::vector<double> values) {
   return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
-// Median seconds of one sgemm of X[tokens, in] · W[out, in]ᵀ.
-double TimeSgemm(int64_t tokens, int64_t in, int64_t out, int repeats) {
+// One product X[tokens, in] · W[out, in]ᵀ on `threads` cores. OpenBLAS runs it as one
+// call on that many of its own threads (how this figure has always been taken); oneDNN
+// as the forward pass runs it: a share of the output features per thread, each share
+// a one-thread call.
+void Product(GemmBackend backend, int threads, int64_t tokens, int64_t in, int64_t out,
+             const float* x, const float* w, float* y) {
+  if (backend == GemmBackend::kOpenBlas) {
+    GemmOnThisThread(backend, tokens, out, in, x, in, w, in, 0.0f, y, out);
+    return;
+  }
+  const int64_t share = (out + threads - 1) / threads;
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; ++t) {
+    const int64_t first = std::min(out, t * share), count = std::min(out, first + share) - first;
+    helpers.emplace_back([=] {
+      GemmOnThisThread(backend, tokens, count, in, x, in, w + first * in, in, 0.0f, y + first,
+                       out);
+    });
+  }
+  GemmOnThisThread(backend, tokens, std::min(out, share), in, x, in, w, in, 0.0f, y, out);
+  for (std::thread& helper : helpers) helper.join();
+}
+
+// Median seconds of Product.
+double TimeProduct(GemmBackend backend, int threads, int64_t tokens, int64_t in, int64_t out,
+                   int repeats) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(tokens * in)), w(static_cast<size_t>(out * in)),
@@ -40,12 +64,9 @@ double TimeSgemm(int64_t tokens, int64_t in, int64_t out, int repeats) {
   for (float& value : x) value = uniform(rng);
   for (float& value : w) value = uniform(rng);
   std::vector<double> seconds;
-  for (int i = -1; i < repeats; ++i) {  // i = -1 warms up caches, pages and BLAS threads
+  for (int i = -1; i < repeats; ++i) {  // i = -1 warms up caches, pages, threads and JIT
     const auto start = std::chrono::steady_clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
-                static_cast<blasint>(out), static_cast<blasint>(in), 1.0f, x.data(),
-                static_cast<blasint>(in), w.data(), static_cast<blasint>(in), 0.0f, y.data(),
-                static_cast<blasint>(out));
+    Product(backend, threads, tokens, in, out, x.data(), w.data(), y.data());
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (i >= 0) seconds.push_back(elapsed);
@@ -130,13 +151,13 @@ FlopsPerToken ForwardFlopsPerToken(const ModelConfig& config, int layers_compute
   return flops;
 }
 
-SgemmReference MeasureSgemm(int64_t tokens, int64_t hidden, int64_t intermediate, int threads,
-                            int repeats) {
+SgemmReference MeasureSgemm(GemmBackend backend, int64_t tokens, int64_t hidden,
+                            int64_t intermediate, int threads, int repeats) {
   const int previous = BlasThreads();
-  SetBlasThreads(threads);
+  SetBlasThreads(backend == GemmBackend::kOpenBlas ? threads : 1);
   const double flops = 2.0 * tokens * hidden * intermediate;  // the same for both shapes
-  const double up_seconds = TimeSgemm(tokens, hidden, intermediate, repeats);
-  const double down_seconds = TimeSgemm(tokens, intermediate, hidden, repeats);
+  const double up_seconds = TimeProduct(backend, threads, tokens, hidden, intermediate, repeats);
+  const double down_seconds = TimeProduct(backend, threads, tokens, intermediate, hidden, repeats);
   SetBlasThreads(previous);
   SgemmReference reference;
   reference.up_gflops = flops / up_seconds / 1e9;

@@ -5,6 +5,7 @@
 #include <expected>
 #include <string>
 
+#include "model/kernels/gemm.h"
 #include "model/model_config.h"
 
 namespace actex {
@@ -39,8 +40,8 @@ struct FlopsPerToken {
 FlopsPerToken ForwardFlopsPerToken(const ModelConfig& config, int layers_computed,
                                    int document_tokens);
 
-// Bare OpenBLAS sgemm, float32, with `threads` BLAS threads: Y[tokens, out] =
-// X[tokens, in] · W[out, in]ᵀ, as the forward pass calls it, for the MLP's two
+// Bare float32 products by `backend` on `threads` cores (see Product in the .cc): Y[tokens,
+// out] = X[tokens, in] · W[out, in]ᵀ, as the forward pass calls it, for the MLP's two
 // shapes (in, out) = (hidden, intermediate) and (intermediate, hidden). Each shape is
 // timed `repeats` times after a warm-up; the figures are medians.
 struct SgemmReference {
@@ -49,8 +50,8 @@ struct SgemmReference {
   // Both shapes' FLOPs over both median times: the figure the forward pass is held to.
   double combined_gflops = 0;
 };
-SgemmReference MeasureSgemm(int64_t tokens, int64_t hidden, int64_t intermediate, int threads,
-                            int repeats);
+SgemmReference MeasureSgemm(GemmBackend backend, int64_t tokens, int64_t hidden,
+                            int64_t intermediate, int threads, int repeats);
 
 }  // namespace actex
 

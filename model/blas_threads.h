@@ -5,7 +5,9 @@ namespace actex {
 
 // Sets how many threads OpenBLAS uses for each sgemm (n >= 1). OpenBLAS keeps this in
 // one process-wide setting shared by every caller thread, so all shards of a process
-// see the same value; call it once at start-up, before any forward pass.
+// see the same value. The forward pass sets it to 1 before each batch (a shard's
+// ThreadTeam is the parallelism; OpenBLAS's own threads would only contend with it);
+// benchmarks set it around a measurement and restore it.
 void SetBlasThreads(int n);
 
 // The current process-wide OpenBLAS thread count.

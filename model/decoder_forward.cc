@@ -21,6 +21,7 @@
 #include "model/kernels/rope_frequencies.h"
 #include "model/kernels/rotary.h"
 #include "model/kernels/swiglu.h"
+#include "model/kernels/cpu_isa.h"
 #include "model/kernels/thread_team.h"
 #include "model/shard_weights.h"
 
@@ -165,6 +166,7 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
   if (threads < 1) {
     return std::unexpected("a shard needs at least one thread, not " + std::to_string(threads));
   }
+  if (auto isa = CheckIsaOverride(); !isa) return std::unexpected(isa.error());
   state->team = std::make_unique<ThreadTeam>(threads);
   state->attention_scratch.resize(static_cast<size_t>(state->team->size()));
   std::unique_ptr<DecoderShard> result(new DecoderShard());

@@ -4,9 +4,11 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
-  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libopenblas-dev libspdlog-dev zlib1g-dev
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libopenblas-dev libdnnl-dev libspdlog-dev zlib1g-dev
   libsentencepiece-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libutf8proc-dev
-  libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev python3-numpy
+  libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev python3-numpy python3-torch
+  # The Parquet corpus reader (storage/parquet): footer and page headers, codecs.
+  libthrift-dev libsnappy-dev libzstd-dev liblz4-dev libbrotli-dev
   # The fuzz tests (tests/fuzz): libFuzzer comes with clang; clang-16 rather than
   # Debian's default clang-14, which cannot compile std::expected from libstdc++ 12.
   clang-16 libclang-rt-16-dev

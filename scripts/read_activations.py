@@ -7,6 +7,17 @@ As a library:
 
 bfloat16 tensors are widened exactly to float32 (bits << 16); float16 stays float16.
 
+Rows of one site across a whole output, in batches (an extraction's folder, whose host
+folders are read in name order and their listed shards in order, or a shuffle's):
+    from read_activations import iter_batches, list_files
+    for batch in iter_batches("shuffled", "blocks.20.hook_resid_post", batch_size=4096):
+        ...                                      # float32 [batch_size, width]; last may be short
+
+With torch installed, ActivationDataset(folder, site, batch_size) is an IterableDataset of
+such batches as tensors; DataLoader workers (and ranks, given rank and world_size) read
+disjoint files, so no row is seen twice:
+    loader = DataLoader(ActivationDataset("shuffled", site, 4096), batch_size=None, num_workers=4)
+
 As a command:
     read_activations.py SHARD                 summary: tensors, docs, tokens, site stats
     read_activations.py SHARD --dump NAME     one tensor as JSON on stdout
@@ -72,33 +83,125 @@ def read_header(data, path):
     return header, 8 + length
 
 
+def _stored_tensor(data, header, start, name, path):
+    """A tensor as stored (BF16 as uint16 bits), a view into `data`."""
+    info = header[name]
+    dtype = info["dtype"]
+    if dtype not in _NUMPY_DTYPES:
+        raise ShardError(f"{path}: tensor {name!r} has unsupported dtype {dtype}")
+    begin, end = info["data_offsets"]
+    shape = tuple(info["shape"])
+    if start + end > len(data) or begin > end:
+        raise ShardError(f"{path}: tensor {name!r} data_offsets {begin, end} out of range")
+    if end == begin:
+        array = np.zeros(0, dtype=_NUMPY_DTYPES[dtype])
+    else:
+        raw = np.frombuffer(data, dtype=np.uint8, count=end - begin, offset=start + begin)
+        array = raw.view(_NUMPY_DTYPES[dtype])
+    if array.size != math.prod(shape):
+        raise ShardError(f"{path}: tensor {name!r} shape {shape} does not match its bytes")
+    return array.reshape(shape)
+
+
+def _widen(array, dtype):
+    return (array.astype(np.uint32) << 16).view(np.float32) if dtype == "BF16" else array
+
+
 def load_shard(path):
     """Loads every tensor of a shard (or any safetensors file) into numpy arrays."""
     data = _read_bytes(path)
     header, start = read_header(data, path)
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        dtype = info["dtype"]
-        if dtype not in _NUMPY_DTYPES:
-            raise ShardError(f"{path}: tensor {name!r} has unsupported dtype {dtype}")
-        begin, end = info["data_offsets"]
-        shape = tuple(info["shape"])
-        if start + end > len(data) or begin > end:
-            raise ShardError(f"{path}: tensor {name!r} data_offsets {begin, end} out of range")
-        if end == begin:
-            array = np.zeros(0, dtype=_NUMPY_DTYPES[dtype])
-        else:
-            raw = np.frombuffer(data, dtype=np.uint8, count=end - begin, offset=start + begin)
-            array = raw.view(_NUMPY_DTYPES[dtype])
-        if array.size != math.prod(shape):
-            raise ShardError(f"{path}: tensor {name!r} shape {shape} does not match its bytes")
-        array = array.reshape(shape)
-        if dtype == "BF16":
-            array = (array.astype(np.uint32) << 16).view(np.float32)
-        tensors[name] = array
-    return tensors
+    return {
+        name: _widen(_stored_tensor(data, header, start, name, path), info["dtype"])
+        for name, info in header.items()
+        if name != "__metadata__"
+    }
+
+
+def list_files(folder):
+    """The activation files of an output folder, in order: a shuffle's files as its
+    metadata.json lists them, or every listed shard of an extraction's host folders
+    (host folders in name order; a host folder itself also works)."""
+    def listed(directory):
+        with open(os.path.join(directory, "metadata.json")) as f:
+            metadata = json.load(f)
+        entries = metadata.get("files" if metadata.get("format") == "actex-shuffled" else "shards")
+        if entries is None:
+            raise ShardError(f"{directory}/metadata.json lists no files")
+        return [os.path.join(directory, entry["file"]) for entry in entries]
+
+    if os.path.exists(os.path.join(folder, "metadata.json")):
+        return listed(folder)
+    hosts = sorted(
+        entry.path
+        for entry in os.scandir(folder)
+        if entry.is_dir() and os.path.exists(os.path.join(entry.path, "metadata.json"))
+    )
+    if not hosts:
+        raise ShardError(f"{folder} holds no metadata.json and no host folder with one")
+    return [path for host in hosts for path in listed(host)]
+
+
+def iter_batches(folder, site, batch_size=4096, files=None, with_ids=False):
+    """Yields float32 arrays [batch_size, width] of `site`'s rows (the last batch may be
+    short), over the folder's files in order (or the given `files`). One file is mapped
+    at a time and rows are widened a batch at a time. with_ids=True yields
+    (rows, token_ids, doc_ids, positions) instead."""
+    names = (site,) + (_ID_TENSORS if with_ids else ())
+    pending = []  # per name, pieces not yet yielded
+    pending_rows = 0
+    for path in files if files is not None else list_files(folder):
+        data = _read_bytes(path)
+        header, start = read_header(data, path)
+        if site not in header:
+            raise ShardError(f"{path}: no tensor {site!r}")
+        stored = [_stored_tensor(data, header, start, name, path) for name in names]
+        rows = stored[0].shape[0]
+        begin = 0
+        while begin < rows:
+            take = min(batch_size - pending_rows, rows - begin)
+            piece = [array[begin : begin + take] for array in stored]
+            piece[0] = _widen(piece[0], header[site]["dtype"]).astype(np.float32, copy=False)
+            pending.append(piece)
+            pending_rows += take
+            begin += take
+            if pending_rows == batch_size:
+                yield _join(pending, with_ids)
+                pending, pending_rows = [], 0
+    if pending_rows:
+        yield _join(pending, with_ids)
+
+
+def _join(pieces, with_ids):
+    columns = [np.concatenate([piece[i] for piece in pieces]) for i in range(len(pieces[0]))]
+    return tuple(columns) if with_ids else columns[0]
+
+
+try:
+    import torch
+    from torch.utils.data import IterableDataset, get_worker_info
+except ImportError:  # numpy only
+    torch = None
+
+if torch is not None:
+
+    class ActivationDataset(IterableDataset):
+        """Batches [batch_size, width] of one site's rows as float32 tensors (use
+        DataLoader(..., batch_size=None)). Files are dealt round-robin to ranks
+        (rank, world_size) and then to DataLoader workers, so every row is read by
+        exactly one of them; a batch never mixes files of two workers."""
+
+        def __init__(self, folder, site, batch_size=4096, rank=0, world_size=1):
+            super().__init__()
+            self.files = list_files(folder)[rank::world_size]
+            self.site = site
+            self.batch_size = batch_size
+
+        def __iter__(self):
+            worker = get_worker_info()
+            files = self.files if worker is None else self.files[worker.id :: worker.num_workers]
+            for batch in iter_batches(None, self.site, self.batch_size, files=files):
+                yield torch.from_numpy(np.ascontiguousarray(batch))
 
 
 def shard_metadata(path):

@@ -11,6 +11,7 @@
 
 #include "storage/file_io.h"
 #include "storage/line_reader.h"
+#include "storage/parquet_corpus_file.h"
 #include "storage/utf8.h"
 
 namespace actex {
@@ -57,7 +58,7 @@ std::expected<std::vector<std::string>, std::string> ExpandInput(const std::stri
   for (const auto& path : matches) {
     struct stat info {};
     if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-      return std::unexpected("input " + path + " is a directory, not a JSONL file");
+      return std::unexpected("input " + path + " is a directory, not a corpus file");
     }
   }
   return matches;
@@ -163,12 +164,30 @@ struct CorpusReader::State {
   CorpusOptions options;
   std::vector<std::string> files;
   size_t next_file = 0;
-  std::unique_ptr<LineReader> reader;  // the file being read
+  std::unique_ptr<LineReader> reader;  // the file being read, JSONL
+  std::unique_ptr<ParquetCorpusFile> parquet;  // or Parquet
   std::string reader_path;
   int64_t next_doc_id = 0;
   bool finished = false;
   std::string error;  // sticky: once reading failed, it keeps failing
+  int64_t file_first_doc_id = 0;  // the doc id of the current file's first record
 };
+
+std::expected<void, std::string> CorpusReader::OpenFile(State& state) {
+  state.file_first_doc_id = state.next_doc_id;
+  auto parquet = IsParquetInput(state.reader_path);
+  if (!parquet) return std::unexpected(parquet.error());
+  if (*parquet) {
+    auto file = ParquetCorpusFile::Open(state.reader_path, state.options, state.next_doc_id);
+    if (!file) return std::unexpected(file.error());
+    state.parquet = std::move(*file);
+    return {};
+  }
+  auto reader = LineReader::Open(state.reader_path, state.options.max_line_bytes);
+  if (!reader) return std::unexpected(reader.error());
+  state.reader = std::move(*reader);
+  return {};
+}
 
 CorpusReader::CorpusReader() : state_(std::make_unique<State>()) {}
 CorpusReader::~CorpusReader() = default;
@@ -201,18 +220,37 @@ std::expected<std::optional<CorpusRecord>, std::string> CorpusReader::Next() {
     return std::nullopt;
   }
   while (true) {
-    if (state.reader == nullptr) {
+    if (state.reader == nullptr && state.parquet == nullptr) {
       if (state.next_file == state.files.size()) {
         state.finished = true;
         return std::nullopt;
       }
       state.reader_path = state.files[state.next_file++];
-      auto reader = LineReader::Open(state.reader_path, state.options.max_line_bytes);
-      if (!reader) {
-        state.error = reader.error();
+      auto opened = OpenFile(state);
+      if (!opened) {
+        state.error = opened.error();
         return std::unexpected(state.error);
       }
-      state.reader = std::move(*reader);
+    }
+    if (state.parquet != nullptr) {
+      auto record = state.parquet->Next();
+      if (!record) {
+        state.error = record.error();
+        state.parquet.reset();
+        return std::unexpected(state.error);
+      }
+      if (!record->has_value()) {
+        state.next_doc_id = state.file_first_doc_id + state.parquet->rows();
+        state.parquet.reset();
+        continue;
+      }
+      state.next_doc_id = (*record)->doc_id + 1;
+      if (state.options.max_docs >= 0 && (*record)->doc_id >= state.options.max_docs) {
+        state.finished = true;
+        state.parquet.reset();
+        return std::nullopt;
+      }
+      return std::move(*record);
     }
     auto line = state.reader->Next();
     if (!line) {

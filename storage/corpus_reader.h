@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,9 @@ struct CorpusOptions {
   std::string text_field = "text";
   int64_t max_docs = -1;               // stop before doc id max_docs; -1: all
   int64_t max_line_bytes = 256 << 20;  // longer lines are rejected, never buffered whole
+  // When set, a Parquet row group none of whose doc ids [first, last] it wants is
+  // passed over without being read (resume, --machine-id): no records for them.
+  std::function<bool(int64_t first_doc_id, int64_t last_doc_id)> wants_docs = nullptr;
 };
 
 // One line of the corpus. Its doc_id is its 0-based position in the concatenation
@@ -22,16 +26,20 @@ struct CorpusOptions {
 struct CorpusRecord {
   int64_t doc_id = 0;
   std::string file;
-  int64_t line = 0;  // 1-based
+  int64_t line = 0;  // 1-based; a Parquet file's 1-based row
   bool pretokenized = false;
   std::string text;                // when !pretokenized
   std::vector<int32_t> input_ids;  // when pretokenized ("input_ids": [...])
   std::string reject_reason;       // non-empty: the line is skipped, for this reason
 };
 
-// Streams JSONL and JSONL.gz files (by content, not by name) one record at a time.
+// Streams JSONL, JSONL.gz and Parquet files one record at a time. The format is told
+// by content (Parquet magic "PAR1", gzip magic, else JSONL), except that a file
+// named *.parquet must be Parquet. A Parquet file gives one record per row of its
+// text column (or its `input_ids` list column; see storage/parquet/column_choice.h).
 // Only an unreadable input (missing file, glob matching nothing, truncated gzip
-// stream) is an error; a bad line becomes a record with reject_reason set.
+// stream, a file that is not valid Parquet or lacks the column, a damaged Parquet
+// page) is an error; a bad line or row becomes a record with reject_reason set.
 // A truncated or corrupt gzip stream is an error rather than a reject because
 // nothing after the damage can be read and doc ids past it would be guesses; the
 // records before it have been delivered, the partial line at the cut is not.
@@ -39,7 +47,9 @@ struct CorpusRecord {
 // reasons: "blank line", "line longer than N bytes (M)", "not valid UTF-8 at byte
 // K", "invalid JSON: <parser message>", "line is not a JSON object", "missing
 // field \"text\"", "field \"text\" is not a string", "field \"text\" is empty",
-// "input_ids must be an array of non-negative integers", "input_ids is empty".
+// "input_ids must be an array of non-negative integers", "input_ids is empty"; and
+// for Parquet rows "field \"text\" is null", "input_ids is null", "text longer
+// than N bytes (M)".
 class CorpusReader {
  public:
   static std::expected<std::unique_ptr<CorpusReader>, std::string> Open(
@@ -56,6 +66,8 @@ class CorpusReader {
  private:
   CorpusReader();
   struct State;
+  // Opens the next file as Parquet or JSONL.
+  static std::expected<void, std::string> OpenFile(State& state);
   std::unique_ptr<State> state_;
 };
 

@@ -5,6 +5,7 @@
 
 #include "storage/corpus_reader.h"
 #include "storage/line_reader.h"
+#include "storage/parquet_corpus_file.h"
 
 namespace actex {
 
@@ -24,6 +25,15 @@ std::expected<int64_t, std::string> CountCorpusDocuments(const std::vector<std::
   if (!corpus) return std::unexpected(corpus.error());
   int64_t documents = 0;
   for (const std::string& file : (*corpus)->files()) {
+    auto parquet = IsParquetInput(file);
+    if (!parquet) return std::unexpected(parquet.error());
+    if (*parquet) {  // one document per row, as the footer counts them
+      auto rows = parquet::CountParquetRows(file);
+      if (!rows) return std::unexpected("parquet file " + file + ": " + rows.error());
+      documents += *rows;
+      if (limit >= 0 && documents >= limit) return limit;
+      continue;
+    }
     // A line limit of 0 keeps no line text: every line is only counted.
     auto lines = LineReader::Open(file, /*max_line_bytes=*/0);
     if (!lines) return std::unexpected(lines.error());

@@ -17,7 +17,8 @@ namespace actex {
 // The number of documents (lines) of the corpus `inputs` names, numbered exactly as
 // CorpusReader numbers them (glob expansion, gzip by magic bytes, a last line
 // without '\n' counts), without parsing any line; counting stops at `limit` when it
-// is >= 0. Errors are CorpusReader's: a missing file, a pattern matching nothing,
+// is >= 0 (a Parquet file counts the rows its footer gives). Errors are
+// CorpusReader's: a missing file, a pattern matching nothing,
 // a truncated gzip stream.
 std::expected<int64_t, std::string> CountCorpusDocuments(const std::vector<std::string>& inputs,
                                                          int64_t limit);

@@ -15,6 +15,7 @@
 #include "storage/file_io.h"
 #include "storage/float_convert.h"
 #include "storage/safetensors.h"
+#include "storage/site_statistics.h"
 #include "storage/shard_file_sink.h"
 
 namespace actex {
@@ -79,6 +80,10 @@ struct ShardWriter::State {
   nlohmann::ordered_json shards = nlohmann::ordered_json::array();
   nlohmann::json resume_next, resume_listed;  // the pending point; the one stored
   ShardStats stats;
+  // Per site: over the listed shards (stored in metadata.json with them, so a resume
+  // continues from exactly what is listed), and over the open shard.
+  std::vector<SiteStatistics> listed_statistics, open_statistics;
+  bool statistics_known = true;  // false when continuing an output written without them
   bool finished = false;
   std::string failure;  // set by the first error; every later call reports it
 
@@ -114,6 +119,11 @@ std::expected<void, std::string> ShardWriter::State::WriteMetadata(bool complete
         {"shards", stats.shards},
         {"bytes", stats.bytes}}}};
   if (!resume_listed.is_null()) metadata["resume"] = resume_listed;
+  nlohmann::ordered_json statistics;  // null when not known
+  for (size_t i = 0; statistics_known && i < options.sites.size(); ++i) {
+    statistics[options.sites[i].first] = listed_statistics[i].ToJson();
+  }
+  metadata["statistics"] = statistics;
   std::string text =
       metadata.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   return WriteFileAtomically(PathOf(kMetadataFile), text, &budget);
@@ -130,6 +140,17 @@ void ShardWriter::State::ContinueFrom(const nlohmann::json& earlier) {
   }
   shard_number = static_cast<int>(stats.shards);
   if (earlier.contains("resume")) resume_listed = earlier["resume"];
+  const nlohmann::json& statistics = earlier.value("statistics", nlohmann::json());
+  for (size_t i = 0; i < options.sites.size(); ++i) {
+    auto earlier_site = statistics.is_object() && statistics.contains(options.sites[i].first)
+                            ? SiteStatistics::FromJson(statistics[options.sites[i].first])
+                            : std::unexpected(std::string("absent"));
+    if (earlier_site && earlier_site->width() == options.sites[i].second) {
+      listed_statistics[i] = *earlier_site;
+    } else if (!earlier["shards"].empty()) {
+      statistics_known = false;  // the listed shards' rows cannot be read back here
+    }
+  }
 }
 
 std::expected<void, std::string> ShardWriter::State::OpenSpills() {
@@ -236,6 +257,10 @@ std::expected<void, std::string> ShardWriter::State::CloseShard() {
   stats.docs += shard_docs;
   stats.tokens += shard_tokens;
   stats.bytes += written->second;
+  for (size_t i = 0; i < open_statistics.size(); ++i) {
+    listed_statistics[i].Merge(open_statistics[i]);
+    open_statistics[i] = SiteStatistics(options.sites[i].second);
+  }
   resume_listed = resume_next;
   return WriteMetadata(/*complete=*/false);
 }
@@ -276,6 +301,10 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
   state.budget.remaining = state.options.fail_after_bytes;
   state.scratch.resize(kCopyChunkBytes);
   state.converted.resize(kCopyChunkBytes / sizeof(uint16_t));
+  for (const auto& site : state.options.sites) {
+    state.listed_statistics.emplace_back(site.second);
+    state.open_statistics.emplace_back(site.second);
+  }
   if (continues) state.ContinueFrom(state.options.continue_from);
   // Written now so an unwritable directory fails before any work, and so a run
   // that dies early still leaves a metadata.json saying it is incomplete.
@@ -328,6 +357,7 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
     if (auto spilled = state.SpillRows(state.spills[i], document, i); !spilled) {
       return state.Fail(spilled.error());
     }
+    state.open_statistics[i].AddRows(document.sites[i].data(), static_cast<int64_t>(tokens));
   }
   const std::vector<int64_t> doc_ids(tokens, document.doc_id);
   const std::pair<const void*, size_t> id_bytes[] = {

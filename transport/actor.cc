@@ -10,6 +10,8 @@
 #include <system_error>
 #include <utility>
 
+#include "transport/interrupted.h"
+
 namespace actex {
 namespace {
 
@@ -22,7 +24,8 @@ constexpr std::string_view kFailPrefix = "$FAIL ";
 // terminating, or the peer closed and the frame could not be queued).
 bool SendControl(zmq::socket_t& pipe, std::string_view text, zmq::send_flags flags) {
   try {
-    return pipe.send(zmq::buffer(text.data(), text.size()), flags).has_value();
+    return RetryInterrupted(
+        [&] { return pipe.send(zmq::buffer(text.data(), text.size()), flags).has_value(); });
   } catch (const zmq::error_t& e) {
     spdlog::warn("actor pipe: could not send {}: {}", text.substr(0, 6), e.what());
     return false;
@@ -69,7 +72,7 @@ bool ActorContext::StopRequested() {
   if (stop_seen_) return true;
   try {
     zmq::message_t message;
-    while (pipe_.recv(message, zmq::recv_flags::dontwait)) {
+    while (RetryInterrupted([&] { return pipe_.recv(message, zmq::recv_flags::dontwait); })) {
       if (message.to_string_view() == kStop) {
         stop_seen_ = true;
       } else {
@@ -130,7 +133,9 @@ std::expected<std::unique_ptr<Actor>, std::string> Actor::Start(zmq::context_t& 
   try {
     zmq::message_t message;
     while (true) {
-      if (!actor->pipe_.recv(message, zmq::recv_flags::none)) continue;
+      if (!RetryInterrupted([&] { return actor->pipe_.recv(message, zmq::recv_flags::none); })) {
+        continue;
+      }
       const std::string_view text = message.to_string_view();
       if (text == kReady) return actor;
       if (text == kDone || text.starts_with(kFailPrefix)) break;

@@ -17,6 +17,7 @@
 
 #include "transport/connection_watch.h"
 #include "transport/coordinator_session.h"
+#include "transport/interrupted.h"
 #include "transport/monitor_relay.h"
 #include "transport/wire.h"
 
@@ -92,7 +93,7 @@ struct ControlMessage {
   std::string identity;
   int fd = -1;
   std::string address;
-  std::expected<ReceivedMessage, std::string> message;
+  std::expected<ReceivedMessage, WireError> message;
 };
 
 // Reads the routing id frame the ROUTER puts first, then the sender's message.
@@ -100,22 +101,25 @@ struct ControlMessage {
 std::expected<std::optional<ControlMessage>, std::string> ReceiveControl(zmq::socket_t& socket) {
   zmq::message_t identity;
   try {
-    if ((socket.get(zmq::sockopt::events) & ZMQ_POLLIN) == 0) return std::nullopt;
-    if (!socket.recv(identity, zmq::recv_flags::dontwait)) return std::nullopt;
+    const int events = RetryInterrupted([&] { return socket.get(zmq::sockopt::events); });
+    if ((events & ZMQ_POLLIN) == 0) return std::nullopt;
+    if (!RetryInterrupted([&] { return socket.recv(identity, zmq::recv_flags::dontwait); })) {
+      return std::nullopt;
+    }
   } catch (const zmq::error_t& e) {
-    if (e.num() == EINTR) return std::nullopt;
     return std::unexpected(std::string("receive failed: ") + e.what());
   }
   ControlMessage control{identity.to_string(), -1, "an unknown address",
-                         std::unexpected(std::string())};
+                         std::unexpected(WireError())};
   if (!identity.more()) {
-    control.message =
-        std::unexpected("malformed message: 0 frame(s), expected an envelope and a body");
+    control.message = std::unexpected(
+        WireError{WireError::Kind::kMalformed,
+                  "malformed message: 0 frame(s), expected an envelope and a body"});
     return control;
   }
   control.message = Receive(socket);
-  if (!control.message && !control.message.error().starts_with("malformed message")) {
-    return std::unexpected(control.message.error());
+  if (!control.message && !control.message.error().malformed()) {
+    return std::unexpected(control.message.error().message);
   }
   // The routing id frame carries no connection metadata when poll prefetched the
   // message, so the connection is learned from the envelope frame.

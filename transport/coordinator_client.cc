@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "transport/interrupted.h"
 #include "transport/rendezvous.h"
 
 namespace actex {
@@ -169,7 +170,8 @@ std::expected<void, std::string> CoordinatorClient::Service() {
   if (finished_) return {};
   for (size_t taken = 0; taken < kMaxBatch && !failure_ && !finished_; ++taken) {
     try {
-      if ((socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) == 0) break;
+      const int events = RetryInterrupted([&] { return socket_.get(zmq::sockopt::events); });
+      if ((events & ZMQ_POLLIN) == 0) break;
     } catch (const zmq::error_t& e) {
       failure_ = fmt::format("the connection to the coordinator at {} failed: {}",
                              CoordinatorName(), e.what());
@@ -181,11 +183,11 @@ std::expected<void, std::string> CoordinatorClient::Service() {
     disconnected_at_.reset();
     if (received) {
       Handle(*received);
-    } else if (received.error().starts_with("malformed message")) {
-      Drop(received.error());
+    } else if (received.error().malformed()) {
+      Drop(received.error().message);
     } else {
       failure_ = fmt::format("the connection to the coordinator at {} failed: {}",
-                             CoordinatorName(), received.error());
+                             CoordinatorName(), received.error().message);
     }
   }
   if (failure_) return std::unexpected(*failure_);

@@ -59,7 +59,7 @@ void CoordinatorSession::DropUnexpected(const std::string& why) {
 }
 
 void CoordinatorSession::Handle(const std::string& identity, int fd, const std::string& address,
-                                const std::expected<ReceivedMessage, std::string>& message,
+                                const std::expected<ReceivedMessage, WireError>& message,
                                 Clock::time_point now) {
   const int host_id = HostOf(identity);
   if (host_id >= 0) {
@@ -71,7 +71,7 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
   }
   const std::string sender =
       host_id >= 0 ? fmt::format("host {}", host_id) : fmt::format("a stranger at {}", address);
-  if (!message) return DropMalformed(sender, message.error());
+  if (!message) return DropMalformed(sender, message.error().message);
   const MessageType type = message->type;
 
   if (phase_ == Phase::kEnding) {

@@ -43,7 +43,7 @@ class CoordinatorSession {
   // One message from the ROUTER peer `identity`, received over connection `fd`
   // (ZMQ_SRCFD) from `address`; an error is what Receive refused.
   void Handle(const std::string& identity, int fd, const std::string& address,
-              const std::expected<ReceivedMessage, std::string>& message, Clock::time_point now);
+              const std::expected<ReceivedMessage, WireError>& message, Clock::time_point now);
   void OnConnectionEvent(const ConnectionEvent& event, Clock::time_point now);
   // Sends heartbeats that are due and enforces the join, heartbeat and disconnect
   // deadlines.

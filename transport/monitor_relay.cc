@@ -48,7 +48,7 @@ std::string RefuseEvent(const std::vector<zmq::message_t>& frames, size_t count)
   std::vector<zmq::message_t> copies;
   for (const zmq::message_t& frame : frames) copies.emplace_back(frame.data(), frame.size());
   auto message = DecodeMessage(std::move(copies));
-  if (!message) return message.error();
+  if (!message) return message.error().message;
   auto event = message->As<MonitorEventMessage>();
   return event ? "" : event.error();
 }

@@ -13,6 +13,28 @@ std::string ValueText(const std::map<std::string, std::string>& fields, const st
   return found == fields.end() ? std::string("(not set)") : found->second;
 }
 
+// `endpoint` as the other hosts must dial it. A node bound to every interface
+// (--bind 0.0.0.0) announces tcp://0.0.0.0:PORT, which would send each peer to itself:
+// the wildcard becomes the address the coordinator saw the node's Hello come from
+// (`peer`, "HOST:PORT"), an address of that node on the job's network.
+std::expected<std::string, std::string> Reachable(const std::string& endpoint,
+                                                  const std::string& peer) {
+  constexpr std::string_view kTcp = "tcp://";
+  if (!endpoint.starts_with(kTcp)) return endpoint;
+  const size_t colon = endpoint.rfind(':');
+  if (colon == std::string::npos || colon < kTcp.size()) return endpoint;
+  const std::string host = endpoint.substr(kTcp.size(), colon - kTcp.size());
+  if (host != "0.0.0.0" && host != "*" && host != "[::]" && host != "::") return endpoint;
+  const size_t peer_colon = peer.rfind(':');
+  if (peer_colon == std::string::npos || peer_colon == 0) {
+    return std::unexpected(fmt::format(
+        "announces {}, a wildcard, and the coordinator does not know its address ({}): give "
+        "that node a --bind address the other hosts reach",
+        endpoint, peer));
+  }
+  return std::string(kTcp) + peer.substr(0, peer_colon) + endpoint.substr(colon);
+}
+
 }  // namespace
 
 std::string SecondsText(std::chrono::milliseconds duration) {
@@ -82,6 +104,7 @@ std::expected<void, std::string> Rendezvous::Admit(const HelloMessage& hello,
         id == 0 ? Disagreement(hello, reference) : Disagreement(reference, hello);
     if (disagreement) return std::unexpected(*disagreement);
   }
+  std::map<std::string, std::string> announced;
   for (const auto& [name, endpoint] : hello.endpoints) {
     const auto owner = endpoint_owners_.find(name);
     if (owner != endpoint_owners_.end()) {
@@ -89,10 +112,15 @@ std::expected<void, std::string> Rendezvous::Admit(const HelloMessage& hello,
           fmt::format("host {}: endpoint '{}' is also published by host {} ({} there, {} here)", id,
                       name, owner->second, endpoints_.at(name), endpoint));
     }
+    auto reachable = Reachable(endpoint, peer);
+    if (!reachable) {
+      return std::unexpected(fmt::format("host {}: '{}' {}", id, name, reachable.error()));
+    }
+    announced.emplace(name, std::move(*reachable));
   }
 
-  for (const auto& [name, endpoint] : hello.endpoints) {
-    endpoints_.emplace(name, endpoint);
+  for (auto& [name, endpoint] : announced) {
+    endpoints_.emplace(name, std::move(endpoint));
     endpoint_owners_.emplace(name, id);
   }
   hosts_[id] = Joined{hello, peer};

@@ -30,7 +30,8 @@ class Rendezvous {
   // why the job must end: num_hosts differs from the job's, host id out of range or
   // already taken, software version or a fingerprint field differs from the
   // reference, or an endpoint name is already published by another host with
-  // another value. A refused Hello leaves the book unchanged.
+  // another value. A refused Hello leaves the book unchanged. A tcp endpoint bound
+  // to every interface (tcp://0.0.0.0:P) is published with `peer`'s host instead.
   std::expected<void, std::string> Admit(const HelloMessage& hello, const std::string& peer);
 
   int num_hosts() const { return static_cast<int>(hosts_.size()); }

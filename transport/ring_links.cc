@@ -22,9 +22,6 @@ using ChunkKey = std::tuple<uint64_t, int, int>;  // (op_id, step, chunk)
 // A flood of strangers' messages must not flood the log as well.
 bool ShouldLogDrop(uint64_t dropped) { return dropped <= 10 || dropped % 1000 == 0; }
 
-// What ReceiveOrInterrupt returns when the interrupt socket became readable.
-constexpr std::string_view kInterrupted = "interrupted";
-
 }  // namespace
 
 struct RingLinks::State {
@@ -61,9 +58,9 @@ struct RingLinks::State {
   }
 
   // Like Receive(from_previous, timeout), but also wakes up when the interrupt
-  // socket becomes readable, then returns the error kInterrupted (an interrupt wins
+  // socket becomes readable, then fails with kind kInterrupted (an interrupt wins
   // over a chunk arriving at the same time: the owner wants to stop).
-  std::expected<std::optional<ReceivedMessage>, std::string> ReceiveOrInterrupt(
+  std::expected<std::optional<ReceivedMessage>, WireError> ReceiveOrInterrupt(
       std::chrono::milliseconds timeout) {
     zmq::pollitem_t items[] = {{options.interrupt->handle(), 0, ZMQ_POLLIN, 0},
                                {from_previous.handle(), 0, ZMQ_POLLIN, 0}};
@@ -75,9 +72,12 @@ struct RingLinks::State {
         zmq::poll(items, 2, std::max(left, std::chrono::milliseconds(0)));
       } catch (const zmq::error_t& e) {
         if (e.num() == EINTR) continue;  // a signal; wait for the time that is left
-        return std::unexpected(std::string("poll failed: ") + e.what());
+        return std::unexpected(
+            WireError{WireError::Kind::kSocket, std::string("poll failed: ") + e.what()});
       }
-      if ((items[0].revents & ZMQ_POLLIN) != 0) return std::unexpected(std::string(kInterrupted));
+      if ((items[0].revents & ZMQ_POLLIN) != 0) {
+        return std::unexpected(WireError{WireError::Kind::kInterrupted, "interrupted"});
+      }
       if ((items[1].revents & ZMQ_POLLIN) != 0) break;
       if (left <= std::chrono::milliseconds(0)) return std::optional<ReceivedMessage>();
     }
@@ -293,19 +293,19 @@ std::expected<zmq::message_t, std::string> RingLinks::ReceiveFrameFromPrevious(u
                         ? Receive(state.from_previous, std::max(left, std::chrono::milliseconds(0)))
                         : state.ReceiveOrInterrupt(std::max(left, std::chrono::milliseconds(0)));
     if (!received) {
-      if (received.error() == kInterrupted) {
+      if (received.error().kind == WireError::Kind::kInterrupted) {
         return std::unexpected(
             fmt::format("{}: interrupted while waiting for op {} step {} chunk "
                         "{} from rank {}",
                         state.Who(), op_id, step, chunk, state.previous_rank()));
       }
       // A stranger's garbage is dropped; only the socket itself failing is fatal.
-      if (received.error().starts_with("malformed message")) {
-        state.Drop(received.error());
+      if (received.error().malformed()) {
+        state.Drop(received.error().message);
         continue;
       }
       return std::unexpected(fmt::format("{}: receiving op {} step {} chunk {}: {}", state.Who(),
-                                         op_id, step, chunk, received.error()));
+                                         op_id, step, chunk, received.error().message));
     }
     if (!*received) return timed_out();
     ReceivedMessage& message = **received;

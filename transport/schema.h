@@ -134,8 +134,11 @@ struct MonitorEventMessage {
   int64_t shards_written = 0;
   int64_t rejected = 0;
   std::string message;  // shard file name, warning or error text
+  // Hosts in the job, so a monitor knows whom to wait for before it calls the job
+  // finished (a slow host may not have sent its first event yet).
+  int32_t num_hosts = 1;
   MSGPACK_DEFINE_MAP(kind, host_id, unix_seconds, docs_done, docs_total, tokens_done,
-                     tokens_per_second, shards_written, rejected, message);
+                     tokens_per_second, shards_written, rejected, message, num_hosts);
 };
 
 // device shard -> its node: the endpoint its ring ingress is bound to (a tcp port

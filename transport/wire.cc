@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "transport/interrupted.h"
 #include "transport/msgpack_frame.h"
 
 namespace actex {
@@ -158,30 +159,29 @@ std::expected<void, std::string> CheckBodyFields(MessageType type, const msgpack
   return {};
 }
 
+std::unexpected<WireError> Malformed(std::string detail) {
+  return std::unexpected(WireError{WireError::Kind::kMalformed, "malformed message: " + detail});
+}
+
 // Sends one frame, retrying when a signal interrupts the call.
 std::expected<void, std::string> SendFrame(zmq::socket_t& socket, zmq::message_t& frame,
                                            zmq::send_flags flags) {
-  while (true) {
-    try {
-      if (socket.send(frame, flags)) return {};
-      return std::unexpected("send timed out: the peer is not reading (queue full) or absent");
-    } catch (const zmq::error_t& e) {
-      if (e.num() == EINTR) continue;
-      return std::unexpected(std::string("send failed: ") + e.what());
-    }
+  try {
+    if (RetryInterrupted([&] { return socket.send(frame, flags); })) return {};
+    return std::unexpected("send timed out: the peer is not reading (queue full) or absent");
+  } catch (const zmq::error_t& e) {
+    return std::unexpected(std::string("send failed: ") + e.what());
   }
 }
 
 // Receives one frame (blocking), retrying when a signal interrupts the call.
-std::expected<void, std::string> ReceiveFrame(zmq::socket_t& socket, zmq::message_t& frame) {
-  while (true) {
-    try {
-      if (socket.recv(frame, zmq::recv_flags::none)) return {};
-      return std::unexpected("receive timed out");
-    } catch (const zmq::error_t& e) {
-      if (e.num() == EINTR) continue;
-      return std::unexpected(std::string("receive failed: ") + e.what());
-    }
+std::expected<void, WireError> ReceiveFrame(zmq::socket_t& socket, zmq::message_t& frame) {
+  try {
+    if (RetryInterrupted([&] { return socket.recv(frame, zmq::recv_flags::none); })) return {};
+    return std::unexpected(WireError{WireError::Kind::kTimedOut, "receive timed out"});
+  } catch (const zmq::error_t& e) {
+    return std::unexpected(
+        WireError{WireError::Kind::kSocket, std::string("receive failed: ") + e.what()});
   }
 }
 
@@ -273,7 +273,7 @@ std::expected<void, std::string> SendEncoded(zmq::socket_t& socket, MessageType 
   return {};
 }
 
-std::expected<ReceivedMessage, std::string> Receive(zmq::socket_t& socket) {
+std::expected<ReceivedMessage, WireError> Receive(zmq::socket_t& socket) {
   // Drain the whole multipart message first, keeping at most what the limits allow,
   // so that a refusal below never leaves frames behind for the next Receive.
   constexpr size_t kMaxFrames = 2 + kMaxPayloadFrames;
@@ -294,40 +294,37 @@ std::expected<ReceivedMessage, std::string> Receive(zmq::socket_t& socket) {
     if (++frame_count <= kMaxFrames) frames.push_back(std::move(frame));
   }
   if (frame_count < 2) {
-    return std::unexpected(fmt::format(
-        "malformed message: {} frame(s), expected an envelope and a body", frame_count));
+    return Malformed(fmt::format("{} frame(s), expected an envelope and a body", frame_count));
   }
   if (frame_count > kMaxFrames) {
-    return std::unexpected(fmt::format("malformed message: {} payload frames, limit {}",
-                                       frame_count - 2, kMaxPayloadFrames));
+    return Malformed(
+        fmt::format("{} payload frames, limit {}", frame_count - 2, kMaxPayloadFrames));
   }
-  if (!oversized.empty()) return std::unexpected("malformed message: " + oversized);
+  if (!oversized.empty()) return Malformed(oversized);
   return DecodeMessage(std::move(frames));
 }
 
-std::expected<ReceivedMessage, std::string> DecodeMessage(std::vector<zmq::message_t> frames) {
+std::expected<ReceivedMessage, WireError> DecodeMessage(std::vector<zmq::message_t> frames) {
   if (frames.size() < 2) {
-    return std::unexpected(fmt::format(
-        "malformed message: {} frame(s), expected an envelope and a body", frames.size()));
+    return Malformed(fmt::format("{} frame(s), expected an envelope and a body", frames.size()));
   }
   if (frames.size() > 2 + kMaxPayloadFrames) {
-    return std::unexpected(fmt::format("malformed message: {} payload frames, limit {}",
-                                       frames.size() - 2, kMaxPayloadFrames));
+    return Malformed(
+        fmt::format("{} payload frames, limit {}", frames.size() - 2, kMaxPayloadFrames));
   }
   for (size_t i = 2; i < frames.size(); ++i) {
     if (frames[i].size() > kMaxPayloadFrameBytes) {
-      return std::unexpected(
-          fmt::format("malformed message: payload frame {} has {} bytes, more than the limit of {}",
-                      i - 2, frames[i].size(), kMaxPayloadFrameBytes));
+      return Malformed(fmt::format("payload frame {} has {} bytes, more than the limit of {}",
+                                   i - 2, frames[i].size(), kMaxPayloadFrameBytes));
     }
   }
   auto type = DecodeEnvelope(frames[0]);
-  if (!type) return std::unexpected("malformed message: " + type.error());
+  if (!type) return Malformed(type.error());
   auto body =
       DecodeMsgpackFrame(frames[1], fmt::format("{} body", MessageTypeName(*type)), kMaxBodyBytes);
-  if (!body) return std::unexpected("malformed message: " + body.error());
+  if (!body) return Malformed(body.error());
   if (auto fields = CheckBodyFields(*type, body->get()); !fields) {
-    return std::unexpected("malformed message: " + fields.error());
+    return Malformed(fields.error());
   }
   ReceivedMessage message;
   message.type = *type;
@@ -338,7 +335,7 @@ std::expected<ReceivedMessage, std::string> DecodeMessage(std::vector<zmq::messa
   return message;
 }
 
-std::expected<std::optional<ReceivedMessage>, std::string> Receive(
+std::expected<std::optional<ReceivedMessage>, WireError> Receive(
     zmq::socket_t& socket, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
@@ -350,7 +347,8 @@ std::expected<std::optional<ReceivedMessage>, std::string> Receive(
       if (left <= std::chrono::milliseconds(0)) return std::optional<ReceivedMessage>();
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;  // a signal; wait for the time that is left
-      return std::unexpected(std::string("poll failed: ") + e.what());
+      return std::unexpected(
+          WireError{WireError::Kind::kSocket, std::string("poll failed: ") + e.what()});
     }
   }
   auto message = Receive(socket);

@@ -34,6 +34,22 @@ inline constexpr size_t kMaxPayloadFrameBytes = size_t{1} << 30;
 inline constexpr size_t kMaxMsgpackDepth = 16;
 inline constexpr size_t kMaxMsgpackObjects = size_t{16} << 20;
 
+// Why a message could not be received. Callers act on the kind: a peer's bad message
+// is dropped and the receiver goes on, a failed socket ends the conversation. The
+// message says what happened, for people, and never steers the code.
+struct WireError {
+  enum class Kind {
+    kMalformed,    // the message broke the format or a limit; it was consumed whole
+    kTimedOut,     // the socket's own receive timeout passed mid-message
+    kSocket,       // the socket failed (its context is ending, ...)
+    kInterrupted,  // the owner asked the wait to end (RingLinks' interrupt socket)
+  };
+  Kind kind = Kind::kSocket;
+  std::string message;  // "malformed message: ...", "receive failed: ..."
+
+  bool malformed() const { return kind == Kind::kMalformed; }
+};
+
 // "Document", "TokenBatch", ...; "unknown" for any other value.
 const char* MessageTypeName(MessageType type);
 
@@ -79,13 +95,13 @@ std::expected<void, std::string> Send(zmq::socket_t& socket, const T& message,
 // Decodes one whole multipart message already taken off a socket, every frame in
 // order, with the checks (and errors) of Receive. For a relay that forwards only
 // what a receiver would accept.
-std::expected<ReceivedMessage, std::string> DecodeMessage(std::vector<zmq::message_t> frames);
+std::expected<ReceivedMessage, WireError> DecodeMessage(std::vector<zmq::message_t> frames);
 
 // Receives one whole multipart message. With a timeout, returns std::nullopt when
 // nothing arrived in time.
-std::expected<ReceivedMessage, std::string> Receive(zmq::socket_t& socket);
-std::expected<std::optional<ReceivedMessage>, std::string> Receive(
-    zmq::socket_t& socket, std::chrono::milliseconds timeout);
+std::expected<ReceivedMessage, WireError> Receive(zmq::socket_t& socket);
+std::expected<std::optional<ReceivedMessage>, WireError> Receive(zmq::socket_t& socket,
+                                                                 std::chrono::milliseconds timeout);
 
 // A zero-copy frame that takes ownership of `data` (freed when ZeroMQ is done with it).
 zmq::message_t PayloadFrame(std::vector<float>&& data);

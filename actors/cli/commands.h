@@ -20,6 +20,8 @@ CommandRunner AddSimulateCommand(CLI::App& app);
 CommandRunner AddMonitorCommand(CLI::App& app);
 CommandRunner AddMakeJobKeyCommand(CLI::App& app);
 CommandRunner AddVerifyCommand(CLI::App& app);
+CommandRunner AddShuffleCommand(CLI::App& app);
+CommandRunner AddExportCommand(CLI::App& app);
 
 }  // namespace actex
 

@@ -23,11 +23,7 @@ CommandRunner AddExtractCommand(CLI::App& command) {
       spdlog::error("{}", summary.error());
       return 1;
     }
-    spdlog::info("wrote {} documents ({} tokens) in {} shard(s) to {}: {:.1f} tokens/s; {} "
-                 "line(s) rejected{}",
-                 summary->docs, summary->tokens, summary->shards, summary->host_dir,
-                 summary->tokens_per_second, summary->rejected,
-                 summary->rejected > 0 ? " (see rejects.jsonl)" : "");
+    spdlog::info("{}", SummaryLine(*summary));
     return 0;
   };
 }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/cli/commands.h"
+#include "storage/site_statistics.h"
 
 namespace actex {
 namespace {
@@ -38,6 +40,17 @@ bool InspectHost(const fs::path& host_dir, nlohmann::json* totals) {
     std::cout << ' ' << site.value("name", "?") << '[' << site.value("width", 0) << ']';
   }
   std::cout << '\n';
+  if (auto config = metadata.find("config"); config != metadata.end() && config->is_object()) {
+    if (auto size = config->find("corpus_size"); size != config->end() && size->is_object()) {
+      const auto& documents = (*size)["documents"];
+      std::cout << "  corpus: " << size->value("parquet_files", 0) << " Parquet files ("
+                << size->value("parquet_rows", 0) << " rows), " << size->value("jsonl_files", 0)
+                << " JSONL files (" << size->value("jsonl_bytes", 0) << " bytes), "
+                << (documents.is_number_integer() ? std::to_string(documents.get<int64_t>())
+                                                  : std::string("unknown"))
+                << " documents in all\n";
+    }
+  }
   for (const auto& shard : metadata["shards"]) {
     fs::path path = host_dir / shard.value("file", "");
     std::error_code error;
@@ -62,14 +75,76 @@ bool InspectHost(const fs::path& host_dir, nlohmann::json* totals) {
   return healthy;
 }
 
+// Each site's statistics merged over the host folders, printed as a table or as JSON
+// (with the mean and variance vectors); false when a folder has none.
+bool PrintStatistics(const std::vector<fs::path>& hosts, bool as_json) {
+  std::vector<std::pair<std::string, SiteStatistics>> sites;
+  for (const fs::path& host : hosts) {
+    std::ifstream file(host / "metadata.json");
+    const auto metadata = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+    const auto statistics = metadata.is_object() ? metadata.value("statistics", nlohmann::json())
+                                                 : nlohmann::json();
+    if (!statistics.is_object()) {
+      spdlog::error("{}: metadata.json records no statistics (written by an older actex, or "
+                    "resumed from such an output)", host.string());
+      return false;
+    }
+    for (const auto& [name, json] : statistics.items()) {
+      auto site = SiteStatistics::FromJson(json);
+      if (!site) {
+        spdlog::error("{}: {}: {}", host.string(), name, site.error());
+        return false;
+      }
+      auto known = std::find_if(sites.begin(), sites.end(),
+                                [&](const auto& entry) { return entry.first == name; });
+      if (known == sites.end()) {
+        sites.emplace_back(name, *site);
+      } else {
+        known->second.Merge(*site);
+      }
+    }
+  }
+  nlohmann::ordered_json merged = nlohmann::ordered_json::object();
+  for (const auto& [name, site] : sites) {
+    if (as_json) {
+      merged[name] = {{"width", site.width()},
+                      {"count", site.count()},
+                      {"mean", site.Mean()},
+                      {"variance", site.Variance()},
+                      {"mean_norm", site.MeanNorm()},
+                      {"mean_squared_norm", site.MeanSquaredNorm()},
+                      {"max_abs", site.max_abs()},
+                      {"threshold", site.threshold()},
+                      {"rows_over_threshold", site.rows_over_threshold()},
+                      {"normalization_factor", site.NormalizationFactor()}};
+      continue;
+    }
+    double variance = 0;
+    for (double v : site.Variance()) variance += v / site.width();
+    std::cout << name << " [" << site.width() << "]: " << site.count() << " rows, mean norm "
+              << site.MeanNorm() << ", mean squared norm " << site.MeanSquaredNorm()
+              << ", mean variance " << variance << ", max |value| " << site.max_abs() << ", "
+              << site.rows_over_threshold() << " rows with |value| > " << site.threshold()
+              << "\n  normalization factor sqrt(" << site.width()
+              << ") / mean norm = " << site.NormalizationFactor() << '\n';
+  }
+  if (as_json) std::cout << merged.dump(1) << '\n';
+  return true;
+}
+
 }  // namespace
 
 CommandRunner AddInspectCommand(CLI::App& command) {
   auto out_dir = std::make_shared<std::string>();
+  auto stats = std::make_shared<bool>(false), json = std::make_shared<bool>(false);
   command.add_option("OUT", *out_dir, "an extraction's output folder")
       ->required()
       ->check(CLI::ExistingDirectory);
-  return [out_dir] {
+  command.add_flag("--stats", *stats,
+                   "print each site's statistics over all host folders: rows, mean norm, "
+                   "variance, max |value|, the normalization factor sqrt(width) / mean norm");
+  command.add_flag("--json", *json, "with --stats: as JSON, with the mean and variance vectors");
+  return [out_dir, stats, json] {
     std::vector<fs::path> hosts;
     for (const auto& entry : fs::directory_iterator(*out_dir)) {
       if (entry.is_directory() && fs::exists(entry.path() / "metadata.json")) {
@@ -81,6 +156,7 @@ CommandRunner AddInspectCommand(CLI::App& command) {
       spdlog::error("{} holds no host folder with a metadata.json", *out_dir);
       return 1;
     }
+    if (*stats) return PrintStatistics(hosts, *json) ? 0 : 1;
     nlohmann::json totals = nlohmann::json::object();
     bool healthy = true;
     for (const fs::path& host : hosts) healthy = InspectHost(host, &totals) && healthy;

@@ -29,7 +29,17 @@ int main(int argc, char** argv) {
   add("make-job-key", "write a new job key for --job-key-file", actex::AddMakeJobKeyCommand);
   add("verify", "check an extraction's shards, checksums and document coverage",
       actex::AddVerifyCommand);
-  CLI11_PARSE(app, argc, argv);
+  add("shuffle", "write an extraction's rows in a random order for training",
+      actex::AddShuffleCommand);
+  add("export", "write an output in another trainer's layout (lm_saes)", actex::AddExportCommand);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help ends well (0); every other parse error (unknown flag, missing or invalid
+    // value) is a usage error and exits with 2 like the commands' own usage errors,
+    // not with CLI11's private codes.
+    return app.exit(error) == 0 ? 0 : 2;
+  }
   for (auto& [command, run] : runners) {
     if (command->parsed()) return run();
   }

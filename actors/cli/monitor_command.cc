@@ -133,10 +133,9 @@ class Monitor {
       }
       // A whole message is queued now, so what Receive refuses is about the message.
       auto message = Receive(socket);
-      auto event =
-          message
-              ? message->As<MonitorEventMessage>()
-              : std::expected<MonitorEventMessage, std::string>(std::unexpected(message.error()));
+      auto event = message ? message->As<MonitorEventMessage>()
+                           : std::expected<MonitorEventMessage, std::string>(
+                                 std::unexpected(message.error().message));
       if (!event) {
         Skip(event.error());
         continue;

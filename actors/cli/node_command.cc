@@ -73,10 +73,7 @@ CommandRunner AddNodeCommand(CLI::App& command) {
     if (summary->host_dir.empty()) {
       spdlog::info("done; this host computed its shards of other hosts' replicas");
     } else {
-      spdlog::info("wrote {} documents ({} tokens) in {} shard(s) to {}: {:.1f} tokens/s; {} "
-                   "line(s) rejected",
-                   summary->docs, summary->tokens, summary->shards, summary->host_dir,
-                   summary->tokens_per_second, summary->rejected);
+      spdlog::info("{}", SummaryLine(*summary));
     }
     return 0;
   };

@@ -10,6 +10,7 @@
 #include "actors/cli/commands.h"
 #include "actors/mesh_plan.h"
 #include "storage/output_verifier.h"
+#include "storage/shuffled_output.h"
 
 namespace actex {
 namespace {
@@ -17,6 +18,7 @@ namespace {
 struct VerifyFlags {
   std::string out_dir;
   std::vector<std::string> data;
+  std::string source;  // of a shuffle
   bool allow_incomplete = false;
 };
 
@@ -84,6 +86,23 @@ void PrintFinding(const char* kind, const VerifyFinding& finding) {
             << '\n';
 }
 
+// `actex verify SHUFFLED`: every source row exactly once, values equal.
+int VerifyShuffledCommand(const VerifyFlags& flags) {
+  auto check = VerifyShuffled(flags.out_dir, flags.source);
+  if (!check) {
+    std::cerr << "actex verify: " << check.error() << '\n';
+    return 2;
+  }
+  for (const std::string& fault : check->faults) std::cout << "fault: " << fault << '\n';
+  std::cout << check->Summary() << '\n';
+  if (check->faults.empty()) {
+    std::cout << "OK\n";
+    return 0;
+  }
+  std::cout << "FAILED: " << check->faults.size() << " faults\n";
+  return 1;
+}
+
 }  // namespace
 
 CommandRunner AddVerifyCommand(CLI::App& command) {
@@ -91,12 +110,14 @@ CommandRunner AddVerifyCommand(CLI::App& command) {
   // Required, so that a greedy --data list leaves OUT to it ("--data a.jsonl OUT").
   command.add_option("OUT", flags->out_dir, "an extraction's output folder (or one host folder)")
       ->required();
-  // Unknown arguments are refused by the runner rather than by CLI11, so that they
-  // exit with 2 like every other usage error of verify (CLI11 has its own codes).
+  // Unknown arguments are refused by the runner rather than by CLI11, so that the
+  // message names the argument and points at `actex verify --help`.
   command.allow_extras();
   command.add_option("--data", flags->data,
                      "the corpus files or globs, in the run's order, when they are no longer "
                      "where the run's metadata.json says");
+  command.add_option("--source", flags->source,
+                     "for a shuffle's output: its source folder, when it moved since");
   command.add_flag("--allow-incomplete", flags->allow_incomplete,
                    "check an unfinished run: \"complete\": false is not a fault and documents it "
                    "has not reached are counted as not yet written");
@@ -115,6 +136,7 @@ CommandRunner AddVerifyCommand(CLI::App& command) {
       std::cerr << "actex verify: OUT " << flags->out_dir << " is not a directory\n";
       return 2;
     }
+    if (IsShuffledOutput(flags->out_dir)) return VerifyShuffledCommand(*flags);
     VerifyOptions options;
     options.out_dir = flags->out_dir;
     options.data = flags->data;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/kernels/cpu_isa.h"
 #include "model/kernels/vector_exp.h"
 
 namespace actex {
@@ -184,6 +185,31 @@ void ScoreTiles(const float* const* queries, const float* kt, int64_t stride, in
   }
 }
 
+// ScoreTiles with AVX-512: a key tile is one vector of sixteen instead of two of
+// eight, each lane summed in the same order, so the scores are the same bits.
+ACTEX_TARGET_AVX512 void ScoreTilesAvx512(const float* const* queries, const float* kt,
+                                          int64_t stride, int dim, int64_t key_tiles,
+                                          float* scores) {
+  static_assert(kKeyTile == 16);
+  for (int64_t tile = 0; tile < key_tiles; ++tile) {
+    const float* column = kt + tile * kKeyTile;
+    __m512 acc[kQueryRows];
+#pragma GCC unroll 4
+    for (auto& row : acc) row = _mm512_setzero_ps();
+    for (int d = 0; d < dim; ++d) {
+      const __m512 keys = _mm512_loadu_ps(column + d * stride);
+#pragma GCC unroll 4
+      for (int r = 0; r < kQueryRows; ++r) {
+        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(queries[r][d]), keys, acc[r]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < kQueryRows; ++r) {
+      _mm512_storeu_ps(scores + r * stride + tile * kKeyTile, acc[r]);
+    }
+  }
+}
+
 // Lanes [0, count) of a 16-wide chunk, as two masks of eight.
 void ChunkMasks(int count, __m256i* low, __m256i* high) {
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -245,6 +271,32 @@ void WeightedValues(const float* p, int64_t stride, int rows, int64_t keys, cons
   }
 }
 
+// WeightedValues with AVX-512: each 16-wide chunk is one (masked) vector, each lane
+// summed in the same order as the AVX2 chunks, so the context is the same bits.
+ACTEX_TARGET_AVX512 void WeightedValuesAvx512(const float* p, int64_t stride, int rows,
+                                              int64_t keys, const float* v_head, int64_t ld_kv,
+                                              int dim, float* out, int64_t ld_out) {
+  for (int first = 0; first < dim; first += 16) {
+    const int width = std::min(16, dim - first);
+    const __mmask16 lanes = static_cast<__mmask16>((1u << width) - 1);
+    __m512 acc[kQueryRows];
+#pragma GCC unroll 4
+    for (auto& row : acc) row = _mm512_setzero_ps();
+    for (int64_t j = 0; j < keys; ++j) {
+      const __m512 value = _mm512_maskz_loadu_ps(lanes, v_head + j * ld_kv + first);
+#pragma GCC unroll 4
+      for (int r = 0; r < kQueryRows; ++r) {
+        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(p[r * stride + j]), value, acc[r]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < kQueryRows; ++r) {
+      if (r >= rows) break;
+      _mm512_mask_storeu_ps(out + r * ld_out + first, lanes, acc[r]);
+    }
+  }
+}
+
 }  // namespace
 
 void CausalAttention(const float* q, const float* k, const float* v, int64_t ld_q, int64_t ld_kv,
@@ -260,6 +312,7 @@ void CausalAttention(const float* q, const float* k, const float* v, int64_t ld_
   const ScoreScaling scaling{.divisor = std::sqrt(static_cast<float>(dim)),
                              .multiplier = heads.scale_multiplier,
                              .softcap = heads.softcap};
+  const bool avx512 = ActiveIsa() == VectorIsa::kAvx512;
   int packed_kv = -1;
   for (int local = 0; local < heads.heads; ++local) {
     const int kv_local = (heads.first_head + local) / heads.group - heads.first_kv_head;
@@ -277,15 +330,25 @@ void CausalAttention(const float* q, const float* k, const float* v, int64_t ld_
       for (int r = 0; r < kQueryRows; ++r) {
         queries[r] = q_head + (first + std::min(r, rows - 1)) * ld_q;  // repeats fill the block
       }
-      ScoreTiles(queries, kt, stride, dim, (key_end + kKeyTile - 1) / kKeyTile, scores);
+      const int64_t key_tiles = (key_end + kKeyTile - 1) / kKeyTile;
+      if (avx512) {
+        ScoreTilesAvx512(queries, kt, stride, dim, key_tiles, scores);
+      } else {
+        ScoreTiles(queries, kt, stride, dim, key_tiles, scores);
+      }
       for (int r = 0; r < rows; ++r) {
         const int64_t query = first + r;
         const int64_t first_visible =
             heads.window > 0 ? std::max<int64_t>(0, query - heads.window + 1) : 0;
         SoftmaxCausalRow(scores + r * stride, first_visible, query, key_end, scaling);
       }
-      WeightedValues(scores, stride, rows, key_end, v_head, ld_kv, dim, context_head + first * ld_q,
-                     ld_q);
+      if (avx512) {
+        WeightedValuesAvx512(scores, stride, rows, key_end, v_head, ld_kv, dim,
+                             context_head + first * ld_q, ld_q);
+      } else {
+        WeightedValues(scores, stride, rows, key_end, v_head, ld_kv, dim,
+                       context_head + first * ld_q, ld_q);
+      }
     }
   }
 }

@@ -27,10 +27,12 @@ struct AttentionHeads {
 // with the softmax in float32 after subtracting the row maximum. q and context are
 // [tokens, ld_q] with the shard's query heads side by side; k and v are
 // [tokens, ld_kv] with its key/value heads. Q Kᵀ and P V are computed by the
-// kernel's own AVX2 tiles (four queries at a time, each reading only the keys its
-// causal window can see), every dot product summed in order with one FMA per term
-// as an sgemm would; no BLAS call, so several threads may run it at once (on
-// different heads or sequences). `scratch` is reused across calls (one per thread).
+// kernel's own tiles of sixteen lanes (four queries at a time, each reading only the
+// keys its causal window can see; two AVX2 vectors or one AVX-512 vector, as
+// ActiveIsa() says, with the same bits either way), every dot product summed in order
+// with one FMA per term as an sgemm would; no BLAS call, so several threads may run
+// it at once (on different heads or sequences). `scratch` is reused across calls (one
+// per thread).
 void CausalAttention(const float* q, const float* k, const float* v, int64_t ld_q, int64_t ld_kv,
                      int64_t tokens, const AttentionHeads& heads, float* context,
                      std::vector<float>* scratch);

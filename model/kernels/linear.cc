@@ -1,10 +1,9 @@
 #include "model/kernels/linear.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cstring>
 
+#include "model/kernels/gemm.h"
 #include "model/kernels/half_float.h"
 
 namespace actex {
@@ -23,7 +22,7 @@ void FillWithBias(const float* bias, int64_t tokens, int64_t out, float* y, int6
 // `block` (tile.rows * tile.cols).
 void LinearRows(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
                 const float* bias, int64_t first_out, int64_t end_out, float* y, int64_t ldy,
-                const WidenTile& tile, float* block) {
+                const WidenTile& tile, GemmBackend backend, float* block) {
   const int64_t in = weight.in_features();
   if (bias != nullptr) {
     FillWithBias(bias + first_out, tokens, end_out - first_out, y + first_out, ldy);
@@ -37,12 +36,10 @@ void LinearRows(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& 
   };
   if (block == nullptr) {
     // W's slice is read in place: ldb is the full row length even for a column range.
-    cblas_sgemm(
-        CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
-        static_cast<blasint>(end_out - first_out), static_cast<blasint>(in), 1.0f, x,
-        static_cast<blasint>(ldx),
+    GemmOnThisThread(
+        backend, tokens, end_out - first_out, in, x, ldx,
         reinterpret_cast<const float*>(element(weight.first_row + first_out, weight.first_col)),
-        static_cast<blasint>(view.cols), beta, y + first_out, static_cast<blasint>(ldy));
+        view.cols, beta, y + first_out, ldy);
     return;
   }
   for (int64_t first_row = first_out; first_row < end_out; first_row += tile.rows) {
@@ -54,10 +51,8 @@ void LinearRows(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& 
                      view.dtype, cols, block + r * cols);
       }
       // The first K tile overwrites (or adds to the bias), the others accumulate.
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(tokens),
-                  static_cast<blasint>(rows), static_cast<blasint>(cols), 1.0f, x + first_col,
-                  static_cast<blasint>(ldx), block, static_cast<blasint>(cols),
-                  first_col == 0 ? beta : 1.0f, y + first_row, static_cast<blasint>(ldy));
+      GemmOnThisThread(backend, tokens, rows, cols, x + first_col, ldx, block, cols,
+                       first_col == 0 ? beta : 1.0f, y + first_row, ldy);
     }
   }
 }
@@ -116,10 +111,11 @@ void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weig
   if (static_cast<int64_t>(widen_buffer->size()) < tile_floats * members) {
     widen_buffer->resize(static_cast<size_t>(tile_floats * members));
   }
+  const GemmBackend backend = PreferredGemmBackend(ActiveIsa());
   auto run_share = [&](int64_t index, int member) {
     float* block = float_in_place ? nullptr : widen_buffer->data() + member * tile_floats;
     LinearRows(x, ldx, tokens, weight, bias, index * share, std::min(out, (index + 1) * share), y,
-               ldy, tile, block);
+               ldy, tile, backend, block);
   };
   if (team != nullptr && shares > 1) {
     team->Run(shares, run_share);

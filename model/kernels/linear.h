@@ -25,17 +25,19 @@ struct WeightSlice {
 WeightSlice RowSlice(const WeightView& weight, int64_t first_row, int64_t end_row);
 WeightSlice ColumnSlice(const WeightView& weight, int64_t first_col, int64_t end_col);
 
-// Y[tokens, out] = X[tokens, in] · Wᵀ (+ bias[out]). Float32 weights are read in
-// place by OpenBLAS sgemm. 16-bit weights are widened tile by tile (see
-// WidenTileShape) into `widen_buffer` (reused, grows as needed) with one sgemm per
-// tile, so a model is never widened as a whole. `x` has row stride `ldx` >= in, `y`
-// row stride `ldy` >= out; `bias` may be null. Y must not overlap X.
+// Y[tokens, out] = X[tokens, in] · Wᵀ (+ bias[out]), each product by the gemm backend
+// PreferredGemmBackend(ActiveIsa()) chooses (gemm.h). Float32 weights are read in
+// place. 16-bit weights are widened tile by tile (see WidenTileShape) into
+// `widen_buffer` (reused, grows as needed) with one product per tile, so a model is
+// never widened as a whole. `x` has row stride `ldx` >= in, `y` row stride `ldy` >= out;
+// `bias` may be null. Y must not overlap X.
 //
 // With a `team` of N members the output features are cut into N contiguous shares
 // (multiples of 32), one per member, each widened and multiplied on its own thread with
 // its own part of `widen_buffer`; OpenBLAS must then run one thread per call
 // (SetBlasThreads(1)), since the team is the parallelism. Without a team the whole
-// product runs on the caller with whatever threads OpenBLAS has.
+// product runs on the caller (with whatever threads OpenBLAS has, when it is the
+// backend).
 void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
             const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
             ThreadTeam* team = nullptr);

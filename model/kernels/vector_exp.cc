@@ -36,4 +36,35 @@ __m256 Exp8(__m256 x) {
   return result;
 }
 
+ACTEX_TARGET_AVX512 __m512 Exp16(__m512 x) {
+  const __m512 upper = _mm512_set1_ps(88.3762626647949f);
+  const __m512 lower = _mm512_set1_ps(-87.3365447505531f);
+  __m512 clamped = _mm512_min_ps(upper, x);
+  clamped = _mm512_max_ps(lower, clamped);
+
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), clamped);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  p = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+
+  const __m512i exponent =
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  __m512 result = _mm512_mul_ps(p, _mm512_castsi512_ps(exponent));
+
+  result = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lower, _CMP_LT_OQ), result,
+                                _mm512_setzero_ps());
+  result = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, upper, _CMP_GT_OQ), result,
+                                _mm512_set1_ps(__builtin_inff()));
+  return result;
+}
+
 }  // namespace actex

@@ -5,10 +5,13 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <zlib.h>
+
 #include <nlohmann/json.hpp>
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/storage/parquet_test_writer.h"
 
 namespace actex {
 namespace {
@@ -45,6 +48,30 @@ TEST(Cli, UnknownFlagIsRefusedNamingIt) {
   Outcome outcome = RunActex(dir, args);
   EXPECT_NE(outcome.exit_code, 0);
   EXPECT_NE((outcome.err + outcome.out).find("--frobnicate"), std::string::npos) << outcome.err;
+}
+
+TEST(Cli, EveryParseErrorExitsWithTheUsageCodeTwo) {
+  TempDir dir;
+  const auto base = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
+  const std::vector<std::vector<std::string>> cases = {
+      {"--frobnicate"},           // unknown flag
+      {"--max-seq-len", "0"},     // fails a check
+      {"--max-seq-len", "many"},  // not a number
+      {"--overflow", "wrap"},     // not one of the choices
+      {"--shards"},               // flag without its value
+  };
+  for (const auto& extra : cases) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    Outcome outcome = RunActex(dir, args);
+    EXPECT_EQ(outcome.exit_code, 2) << extra.front() << ": " << outcome.err;
+    EXPECT_NE((outcome.err + outcome.out).find(extra.front()), std::string::npos) << outcome.err;
+  }
+  EXPECT_EQ(RunActex(dir, {"extract", "--out", dir.path() + "/out"}).exit_code, 2)
+      << "required flags missing";
+  EXPECT_EQ(RunActex(dir, {"frobnicate"}).exit_code, 2) << "unknown command";
+  EXPECT_EQ(RunActex(dir, {"extract", "--help"}).exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out"));
 }
 
 TEST(Cli, LayerBeyondTheModelIsRefusedNamingTheFlag) {
@@ -84,6 +111,22 @@ TEST(Cli, ExtractThenInspectReportsWhatWasWritten) {
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_NE(inspect.out.find("2 docs, 4 tokens"), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("blocks.1.hook_resid_post[64]"), std::string::npos) << inspect.out;
+}
+
+TEST(Cli, RerunOverAFinishedOutputSaysSoInsteadOfATokenRate) {
+  TempDir dir;
+  const auto args =
+      ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1,2,3]}\n{\"input_ids\":[4]}\n"));
+  Outcome first = RunActex(dir, args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("tokens/s"), std::string::npos) << first.err;
+  Outcome again = RunActex(dir, args);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("was already complete: 2 documents (4 tokens) in 1 shard(s); nothing "
+                           "left to compute"),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(again.err.find("tokens/s"), std::string::npos) << again.err;
 }
 
 TEST(Cli, TokenizePrintsFixtureIdsForTextAndForStdin) {
@@ -135,6 +178,59 @@ TEST(Cli, MemoryStaysFlatWhenTheCorpusIsFarLargerThanTheQueues) {
   RecordProperty("max_rss_kb_large", std::to_string(large));
   EXPECT_LT(large, small + 16 * 1024) << "peak RSS grew from " << small << " kB to " << large
                                        << " kB with the corpus";
+}
+
+// The tiny model has no tokenizer, so its Parquet corpora are pre-tokenized.
+TEST(Cli, ExtractsFromParquetAndFromParquetMixedWithJsonlGz) {
+  TempDir dir;
+  const std::string parquet = dir.Write(
+      "c.parquet", testing::ParquetWithInputIds({{1, 2, 3}, {}, {4, 5}, {6}},
+                                                {.rows_per_group = 2, .other_columns = {"id"}}));
+  Outcome extract = RunActex(dir, ExtractArgs(dir, parquet));
+  ASSERT_EQ(extract.exit_code, 0) << extract.err;
+  Outcome inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
+  EXPECT_NE(inspect.out.find("3 docs, 6 tokens"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("corpus: 1 Parquet files (4 rows), 0 JSONL files (0 bytes), 4 "
+                             "documents in all"),
+            std::string::npos)
+      << inspect.out;
+  std::ifstream rejects(dir.path() + "/out/host_00/rejects.jsonl");
+  std::string reject;
+  std::getline(rejects, reject);
+  EXPECT_EQ(nlohmann::json::parse(reject)["reason"], "input_ids is empty") << reject;
+  EXPECT_EQ(nlohmann::json::parse(reject)["doc_id"], 1) << reject;
+
+  const std::string gz = dir.path() + "/d.jsonl.gz";
+  const std::string lines = "{\"input_ids\":[7,8]}\n{\"input_ids\":[9]}\n";
+  gzFile file = gzopen(gz.c_str(), "wb");
+  ASSERT_NE(file, nullptr);
+  gzwrite(file, lines.data(), static_cast<unsigned>(lines.size()));
+  ASSERT_EQ(gzclose(file), Z_OK);
+  std::filesystem::remove_all(dir.path() + "/out");
+  auto args = ExtractArgs(dir, parquet);
+  args.insert(args.begin() + 5, gz);  // --data c.parquet d.jsonl.gz
+  extract = RunActex(dir, args);
+  ASSERT_EQ(extract.exit_code, 0) << extract.err;
+  inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
+  EXPECT_NE(inspect.out.find("5 docs, 9 tokens"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("1 JSONL files (" + std::to_string(std::filesystem::file_size(gz)) +
+                             " bytes), unknown documents"),
+            std::string::npos)
+      << inspect.out;
+}
+
+TEST(Cli, BrokenParquetFailsNamingTheFileAndTheCause) {
+  TempDir dir;
+  const std::string fixtures = ACTEX_FIXTURES_DIR "/parquet/";
+  for (const auto& [name, cause] : std::vector<std::pair<std::string, std::string>>{
+           {"broken-text-int64.parquet", "column \"text\" has physical type INT64"},
+           {"broken-bad-magic.parquet", "not a Parquet file: bad magic"}}) {
+    std::filesystem::remove_all(dir.path() + "/out");
+    Outcome extract = RunActex(dir, ExtractArgs(dir, fixtures + name));
+    EXPECT_NE(extract.exit_code, 0) << name;
+    EXPECT_NE(extract.err.find("parquet file " + fixtures + name + ": " + cause), std::string::npos)
+        << extract.err;
+  }
 }
 
 }  // namespace

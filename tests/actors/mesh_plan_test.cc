@@ -37,6 +37,21 @@ TEST(MeshPlan, ExplicitShapeMayLetAReplicaStraddleHosts) {
   EXPECT_EQ(mesh->WriterHost(0), 0);
 }
 
+TEST(MeshPlan, DocumentsOfReplicaCountsWhatReplicaOfDocumentGivesIt) {
+  for (int machine = 0; machine < 3; ++machine) {
+    auto mesh = PlanMesh("2d", 2, 1, machine, 3);
+    ASSERT_TRUE(mesh.has_value()) << mesh.error();
+    for (int64_t documents : {0, 1, 5, 6, 7, 100, 1001}) {
+      for (int replica = 0; replica < mesh->data; ++replica) {
+        int64_t counted = 0;
+        for (int64_t doc = 0; doc < documents; ++doc) counted += mesh->ReplicaOfDocument(doc) == replica;
+        EXPECT_EQ(mesh->DocumentsOfReplica(replica, documents), counted)
+            << "machine " << machine << " replica " << replica << " of " << documents;
+      }
+    }
+  }
+}
+
 TEST(MeshPlan, EveryDocumentGoesToExactlyOneReplicaOfOneMachine) {
   std::vector<MeshPlan> machines;
   for (int machine = 0; machine < 3; ++machine) {

@@ -59,6 +59,7 @@ class Publisher {
     event.docs_total = 10;
     event.tokens_done = event.docs_done * 50;
     event.message = message;
+    event.num_hosts = 2;  // every test here plays a job of two hosts
     ASSERT_TRUE(Send(socket_, event).has_value());
   }
 
@@ -103,12 +104,26 @@ TEST(MonitorCommand, PrintsEveryEventAndExitsWhenAllHostsFinishedSkippingGarbage
     EXPECT_EQ(lines[i]["kind"], expected[i].first);
     EXPECT_EQ(lines[i]["host_id"], expected[i].second);
     EXPECT_EQ(lines[i]["docs_total"], 10);
-    EXPECT_EQ(lines[i].size(), 10u) << "every field of the event: " << lines[i];
+    EXPECT_EQ(lines[i].size(), 11u) << "every field of the event: " << lines[i];
   }
   EXPECT_EQ(lines[2]["message"], "slow disk");
   EXPECT_EQ(lines[4]["docs_done"], 10);
   EXPECT_EQ(lines[4]["tokens_done"], 500);
   EXPECT_THAT(monitor.err(), HasSubstr("skipped 3 message(s)"));
+}
+
+TEST(MonitorCommand, ExitWhenFinishedWaitsForAHostThatSentNothingYet) {
+  TempDir dir;
+  Publisher publisher;
+  MonitorProcess monitor(
+      dir, {publisher.endpoint(), "--json", "--exit-when-finished", "--timeout", "10"});
+  ASSERT_TRUE(publisher.WaitForSubscriber()) << monitor.err();
+  publisher.Publish("finished", 0);  // host 1 of the two is slow: no event from it yet
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(monitor.Poll().has_value()) << "left with host 1 unseen: " << monitor.err();
+  publisher.Publish("finished", 1);
+  ASSERT_EQ(monitor.Wait(std::chrono::seconds(15)), 0) << monitor.err();
+  EXPECT_EQ(JsonLines(monitor.out()).size(), 2u) << monitor.out();
 }
 
 TEST(MonitorCommand, ErrorEventExitsOneAndPipedOutputIsJsonWithoutTheFlag) {

@@ -114,6 +114,21 @@ TEST(MonitorView, FinishedHostsShowDoneAndAllFinishedNeedsEveryHost) {
   EXPECT_FALSE(view.AllFinished());
 }
 
+TEST(MonitorView, AFinishedHostDoesNotFinishAJobWhoseOtherHostWasNotSeenYet) {
+  MonitorView view;
+  MonitorEventMessage fast = Event("started", 0, 1000, 0, 10);
+  fast.num_hosts = 2;
+  view.Apply(fast);
+  fast.kind = "finished";
+  fast.docs_done = 10;
+  view.Apply(fast);
+  EXPECT_FALSE(view.AllFinished()) << "host 1 of 2 has sent nothing yet";
+  MonitorEventMessage slow = Event("finished", 1, 1100, 5, 5);
+  slow.num_hosts = 2;
+  view.Apply(slow);
+  EXPECT_TRUE(view.AllFinished());
+}
+
 TEST(MonitorView, NoHostMeansNotFinished) { EXPECT_FALSE(MonitorView().AllFinished()); }
 
 TEST(MonitorView, EventWithoutCountersKeepsProgressAndKnownTotal) {
@@ -169,7 +184,8 @@ TEST(MonitorView, JsonLineHoldsEveryFieldInSchemaOrder) {
                                            {"tokens_per_second", 1234.5},
                                            {"shards_written", 3},
                                            {"rejected", 4},
-                                           {"message", "shard_00002.safetensors"}};
+                                           {"message", "shard_00002.safetensors"},
+                                           {"num_hosts", 1}};
   EXPECT_EQ(json, expected);
 }
 

@@ -264,7 +264,10 @@ TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
     std::istringstream lines(monitor.out());
     for (std::string line; std::getline(lines, line);) {
       auto event = nlohmann::json::parse(line, nullptr, false);
-      if (!event.is_discarded()) hosts_seen.insert(event["host_id"].get<int>());
+      if (event.is_discarded()) continue;
+      hosts_seen.insert(event["host_id"].get<int>());
+      // Every event names the job's size, so `--exit-when-finished` waits for both.
+      EXPECT_EQ(event["num_hosts"], 2) << line;
     }
     std::this_thread::sleep_for(milliseconds(100));
   }
@@ -529,7 +532,7 @@ TEST_P(HostileBytes, EveryPortShrugsOffStrangersAndTheRunMatchesACleanOne) {
   // Whatever reached the monitor is a MonitorEvent: the relay passes nothing else.
   for (int events = 0;; ++events) {
     auto received = Receive(monitor, milliseconds(0));
-    ASSERT_TRUE(received.has_value()) << received.error();
+    ASSERT_TRUE(received.has_value()) << received.error().message;
     if (!*received) break;
     EXPECT_TRUE((*received)->As<MonitorEventMessage>().has_value());
   }

@@ -31,8 +31,11 @@ TEST(Resume, KilledAndRerunSingleHostEqualsUninterruptedRunToTheBit) {
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(2000));
   ExtractOptions reference = SmallShardOptions(corpus, dir.path() + "/reference");
   reference.shards = 2;
+  const auto reference_start = std::chrono::steady_clock::now();
   ActexProcess uninterrupted(dir.path() + "/reference", ExtractArgs(reference));
   ASSERT_EQ(uninterrupted.Wait(seconds(120)), 0) << uninterrupted.err();
+  const auto reference_time =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - reference_start);
 
   ExtractOptions resumed = reference;
   resumed.out_dir = dir.path() + "/resumed";
@@ -45,7 +48,7 @@ TEST(Resume, KilledAndRerunSingleHostEqualsUninterruptedRunToTheBit) {
             dir.path() + "/run" + std::to_string(run++), ExtractArgs(resumed)));
         return processes;
       },
-      random, 12);
+      reference_time, random, 12);
   RecordProperty("kills", kills);
   EXPECT_GE(kills, 3) << "the run finished too fast to be interrupted";
   ExpectIdentical(resumed.out_dir, reference.out_dir);
@@ -73,6 +76,7 @@ TEST_P(MultiHostResume, KilledAndRerunJobEqualsUninterruptedRunToTheBit) {
   LocalClusterOptions reference = job_args(dir.path() + "/reference");
   auto port = FindFreePortTriple();
   ASSERT_TRUE(port);
+  const auto reference_start = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<ActexProcess>> clean;
   for (int host = 0; host < 2; ++host) {
     auto args = LocalNodeArgs(reference, host, *port);
@@ -81,6 +85,8 @@ TEST_P(MultiHostResume, KilledAndRerunJobEqualsUninterruptedRunToTheBit) {
         std::make_unique<ActexProcess>(dir.path() + "/ref" + std::to_string(host), args));
   }
   for (auto& node : clean) ASSERT_EQ(node->Wait(seconds(120)), 0) << node->err();
+  const auto reference_time =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - reference_start);
 
   LocalClusterOptions resumed = job_args(dir.path() + "/resumed");
   std::mt19937 random(7);
@@ -98,7 +104,7 @@ TEST_P(MultiHostResume, KilledAndRerunJobEqualsUninterruptedRunToTheBit) {
         ++run;
         return nodes;
       },
-      random, 8);
+      reference_time, random, 8);
   RecordProperty("kills", kills);
   EXPECT_GE(kills, 2) << "the job finished too fast to be interrupted";
   ExpectIdentical(resumed.node.extract.out_dir, reference.node.extract.out_dir);

@@ -78,11 +78,13 @@ void ExpectIdentical(const std::string& out, const std::string& reference_out) {
 }
 
 int KillUntilDone(const std::function<std::vector<std::unique_ptr<ActexProcess>>()>& start,
-                  std::mt19937& random, int max_kills) {
+                  std::chrono::milliseconds uninterrupted, std::mt19937& random, int max_kills) {
+  const auto shortest = std::max<int64_t>(10, uninterrupted.count() / 50);
+  std::uniform_int_distribution<int64_t> delay(shortest,
+                                               std::max(shortest, uninterrupted.count() / 8));
   int kills = 0;
   while (true) {
     auto processes = start();
-    std::uniform_int_distribution<int> delay(30, 500);
     const auto deadline = std::chrono::steady_clock::now() + milliseconds(delay(random));
     bool ended = false;
     while (!ended && std::chrono::steady_clock::now() < deadline) {

@@ -4,6 +4,7 @@
 // Test support for runs that survive (resume, uploads): a corpus with split documents
 // and rejects, small shards, kill -9 loops and bit-for-bit comparison of two outputs.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <random>
@@ -30,10 +31,14 @@ std::vector<std::string> ExtractArgs(const ExtractOptions& options);
 void ExpectIdentical(const std::string& out, const std::string& reference_out);
 
 // Runs `start` again and again, killing it with SIGKILL after a random moment,
-// until a run ends by itself (each process must then exit 0); returns how many runs
-// were killed.
+// until a run ends by itself (each process must then exit 0) or `max_kills` runs
+// were killed (the next then runs to its end); returns how many runs were killed.
+// Each moment is drawn between 1/50 and 1/8 of `uninterrupted`, the time the same
+// work took in one go on this machine just before: a run cut that short cannot finish
+// the work, so at least three runs are killed unless the machine became more than
+// twice as fast in between.
 int KillUntilDone(const std::function<std::vector<std::unique_ptr<ActexProcess>>()>& start,
-                  std::mt19937& random, int max_kills);
+                  std::chrono::milliseconds uninterrupted, std::mt19937& random, int max_kills);
 
 }  // namespace actex
 

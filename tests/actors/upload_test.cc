@@ -80,9 +80,13 @@ struct UploadRun {
   }
 
   void RunReference() {
+    const auto start = std::chrono::steady_clock::now();
     ActexProcess run(dir.path() + "/reference", ExtractArgs(reference));
     ASSERT_EQ(run.Wait(seconds(120)), 0) << run.err();
+    reference_time = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
   }
+  std::chrono::milliseconds reference_time{0};  // how long RunReference took
 };
 
 TEST(Upload, ShardsRejectsAndMetadataReachTheRemoteAndLocalShardsGoAfterwards) {
@@ -176,7 +180,7 @@ TEST(Upload, KilledAnywhereAndRerunLeavesTheRemoteEqualToAnUninterruptedRun) {
             run.dir.path() + "/run" + std::to_string(attempt++), ExtractArgs(run.uploading)));
         return processes;
       },
-      random, 6);
+      run.reference_time, random, 6);
   RecordProperty("kills", kills);
   std::printf("killed %d times\n", kills);
   EXPECT_GE(kills, 3) << "the run finished too fast to be interrupted";

@@ -98,7 +98,7 @@ class FakeCoordinator {
     zmq::message_t identity;
     ASSERT_TRUE(socket_.recv(identity, zmq::recv_flags::none));
     auto hello = Receive(socket_);
-    ASSERT_TRUE(hello.has_value()) << hello.error();
+    ASSERT_TRUE(hello.has_value()) << hello.error().message;
     ASSERT_EQ(hello->type, MessageType::kHello);
     socket_.send(identity, zmq::send_flags::sndmore);
     ASSERT_TRUE(Send(socket_, WelcomeMessage{{{"a", "tcp://127.0.0.1:1"}}}).has_value());

@@ -49,7 +49,7 @@ std::vector<MonitorEventMessage> Collect(zmq::socket_t& monitor, std::chrono::mi
   std::vector<MonitorEventMessage> events;
   while (true) {
     auto received = Receive(monitor, wait);
-    EXPECT_TRUE(received.has_value()) << received.error();
+    EXPECT_TRUE(received.has_value()) << received.error().message;
     if (!received || !*received) return events;
     auto event = (*received)->As<MonitorEventMessage>();
     EXPECT_TRUE(event.has_value()) << event.error();

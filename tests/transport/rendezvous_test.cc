@@ -38,6 +38,33 @@ TEST(Rendezvous, MergesEndpointsAndRefusesANamePublishedTwice) {
   EXPECT_EQ(rendezvous.endpoints().size(), 4u);
 }
 
+TEST(Rendezvous, AWildcardRingEndpointIsPublishedWithTheAddressTheNodeCameFrom) {
+  Rendezvous rendezvous(3);
+  HelloMessage v4 = MakeHello(0, 3);
+  v4.endpoints = {{"ring/replica0/rank0", "tcp://0.0.0.0:40000"}};
+  ASSERT_TRUE(rendezvous.Admit(v4, "10.0.0.10:51234").has_value());
+  HelloMessage v6 = MakeHello(1, 3);
+  v6.endpoints = {{"ring/replica0/rank1", "tcp://[::]:40001"}};
+  ASSERT_TRUE(rendezvous.Admit(v6, "[fd00::11]:51235").has_value());
+  HelloMessage named = MakeHello(2, 3);
+  named.endpoints = {{"ring/replica0/rank2", "tcp://10.0.0.12:40002"}};
+  ASSERT_TRUE(rendezvous.Admit(named, "10.0.0.99:51236").has_value());
+  EXPECT_EQ(rendezvous.endpoints().at("ring/replica0/rank0"), "tcp://10.0.0.10:40000");
+  EXPECT_EQ(rendezvous.endpoints().at("ring/replica0/rank1"), "tcp://[fd00::11]:40001");
+  EXPECT_EQ(rendezvous.endpoints().at("ring/replica0/rank2"), "tcp://10.0.0.12:40002")
+      << "a named address is published as it is";
+}
+
+TEST(Rendezvous, AWildcardEndpointFromAnUnknownAddressIsRefusedNamingTheFix) {
+  Rendezvous rendezvous(2);
+  HelloMessage hello = MakeHello(1, 2);
+  hello.endpoints = {{"ring/replica0/rank1", "tcp://0.0.0.0:40001"}};
+  auto refused = rendezvous.Admit(hello, "an unknown address");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().find("--bind"), std::string::npos) << refused.error();
+  EXPECT_EQ(rendezvous.joined(), 0);
+}
+
 TEST(Rendezvous, DurationsReadAsSeconds) {
   EXPECT_EQ(SecondsText(std::chrono::milliseconds(300000)), "300 s");
   EXPECT_EQ(SecondsText(std::chrono::milliseconds(1500)), "1.5 s");

@@ -57,14 +57,15 @@ class WireTest : public ::testing::Test {
     SendRaw(frames);
     auto refused = Receive(in_);
     ASSERT_FALSE(refused.has_value()) << "accepted a message that should be refused";
-    EXPECT_THAT(refused.error(), HasSubstr(expected));
+    EXPECT_THAT(refused.error().message, HasSubstr(expected));
+    EXPECT_TRUE(refused.error().malformed()) << "a refusal must be of kind kMalformed";
     ExpectNextIsSentinel();
   }
 
   void ExpectNextIsSentinel() {
     ASSERT_TRUE(Send(out_, EndOfStreamMessage{7, 8, 9}).has_value());
     auto next = Receive(in_, std::chrono::milliseconds(5000));
-    ASSERT_TRUE(next.has_value()) << next.error();
+    ASSERT_TRUE(next.has_value()) << next.error().message;
     ASSERT_TRUE(next->has_value());
     auto end = (*next)->As<EndOfStreamMessage>();
     ASSERT_TRUE(end.has_value()) << end.error();
@@ -82,7 +83,7 @@ TEST_F(WireTest, DocumentRoundTrips) {
   DocumentMessage document{42, true, "héllo\nworld", {1, 2, -3, 151643}, "corpus/a.jsonl", 17};
   ASSERT_TRUE(Send(out_, document).has_value());
   auto received = Receive(in_);
-  ASSERT_TRUE(received.has_value()) << received.error();
+  ASSERT_TRUE(received.has_value()) << received.error().message;
   EXPECT_EQ(received->type, MessageType::kDocument);
   auto decoded = received->As<DocumentMessage>();
   ASSERT_TRUE(decoded.has_value()) << decoded.error();
@@ -98,7 +99,7 @@ TEST_F(WireTest, TokenBatchRoundTrips) {
   TokenBatchMessage batch{5, {{1, 0, 3, true}, {2, 128, 2, false}}, {10, 11, 12, 20, 21}};
   ASSERT_TRUE(Send(out_, batch).has_value());
   auto received = Receive(in_);
-  ASSERT_TRUE(received.has_value()) << received.error();
+  ASSERT_TRUE(received.has_value()) << received.error().message;
   auto decoded = received->As<TokenBatchMessage>();
   ASSERT_TRUE(decoded.has_value()) << decoded.error();
   EXPECT_EQ(decoded->batch_id, 5);
@@ -119,7 +120,7 @@ TEST_F(WireTest, ActivationBatchRoundTripsWithPayloadFrames) {
   payloads.push_back(PayloadFrame(second.data(), second.size() * sizeof(float)));
   ASSERT_TRUE(Send(out_, batch, std::move(payloads)).has_value());
   auto received = Receive(in_);
-  ASSERT_TRUE(received.has_value()) << received.error();
+  ASSERT_TRUE(received.has_value()) << received.error().message;
   auto decoded = received->As<ActivationBatchMessage>();
   ASSERT_TRUE(decoded.has_value()) << decoded.error();
   EXPECT_EQ(decoded->site_names, (std::vector<std::string>{"resid.0", "resid.1"}));
@@ -200,7 +201,7 @@ TEST_F(WireTest, AsRefusesAnotherTypeAndAFieldOfTheWrongType) {
   packer.pack(0);
   SendRaw({Envelope(kSchemaVersion, 4), std::string(body.data(), body.size())});
   auto shaped = Receive(in_);
-  ASSERT_TRUE(shaped.has_value()) << shaped.error();
+  ASSERT_TRUE(shaped.has_value()) << shaped.error().message;
   auto decoded = shaped->As<EndOfStreamMessage>();
   ASSERT_FALSE(decoded.has_value());
   EXPECT_THAT(decoded.error(), HasSubstr("malformed message body"));
@@ -210,7 +211,7 @@ TEST_F(WireTest, ReceiveWithTimeoutReturnsNothingWhenNothingArrives) {
   const auto start = std::chrono::steady_clock::now();
   auto received = Receive(in_, std::chrono::milliseconds(100));
   const auto waited = std::chrono::steady_clock::now() - start;
-  ASSERT_TRUE(received.has_value()) << received.error();
+  ASSERT_TRUE(received.has_value()) << received.error().message;
   EXPECT_FALSE(received->has_value());
   EXPECT_GE(waited, std::chrono::milliseconds(90));
   EXPECT_LT(waited, std::chrono::milliseconds(2000));
@@ -311,7 +312,7 @@ TEST_F(WireTest, RefusesAnOversizedBodyAndTooManyPayloadFrames) {
   // Payload frames are opaque: three small ones are fine.
   SendRaw(frames);
   auto accepted = Receive(in_);
-  ASSERT_TRUE(accepted.has_value()) << accepted.error();
+  ASSERT_TRUE(accepted.has_value()) << accepted.error().message;
   EXPECT_EQ(accepted->payloads.size(), 3u);
   ExpectRefused({std::string(kMaxEnvelopeBytes + 1, '\x80'), Body(EndOfStreamMessage{})},
                 "envelope frame has 257 bytes");

@@ -79,6 +79,32 @@ TEST(HalfFloat, VectorWideningAgreesWithScalarForEverySixteenBitPattern) {
   }
 }
 
+// 0..40 elements from an odd address: whole sixteens (AVX-512), eights (AVX2) and a
+// scalar tail, in every combination either ISA's loops meet.
+TEST(HalfFloat, WideningOfEveryLengthMatchesScalarAndStopsAtTheEnd) {
+  std::vector<uint8_t> bytes(2 * 41 + 1);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 37 + 11);
+  for (WeightDtype dtype : {WeightDtype::kBF16, WeightDtype::kF16}) {
+    for (int64_t count = 0; count <= 40; ++count) {
+      std::vector<float> out(count + 1, 99.0f);
+      WidenToFloat(bytes.data() + 1, dtype, count, out.data());
+      for (int64_t i = 0; i < count; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, bytes.data() + 1 + 2 * i, 2);
+        const float scalar =
+            dtype == WeightDtype::kBF16 ? BFloat16ToFloat(bits) : Float16ToFloat(bits);
+        if (std::isnan(scalar)) {  // F16C quiets signalling NaNs; NaN is all that matters
+          EXPECT_TRUE(std::isnan(out[i])) << count << " " << i;
+        } else {
+          EXPECT_EQ(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(scalar))
+              << count << " " << i;
+        }
+      }
+      EXPECT_EQ(out[count], 99.0f) << "wrote past the end at length " << count;
+    }
+  }
+}
+
 TEST(HalfFloat, WidenToFloatHandlesEveryDtypeAtAnyAlignment) {
   alignas(8) uint8_t bytes[16] = {};
   const uint16_t halves[2] = {0x3c00, 0x0001};  // F16 1.0 and 2^-24

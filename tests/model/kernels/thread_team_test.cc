@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -31,11 +34,17 @@ TEST(ThreadTeam, HelpersShareTheWork) {
   ThreadTeam team(2);
   std::set<std::thread::id> threads;
   std::mutex mutex;
-  // Long enough tasks that the helper wakes up before the caller has taken them all.
+  std::condition_variable both_in;
+  // Every task waits until both members have entered one, so whoever takes the first
+  // task holds it until the other member takes the next: sharing is shown without
+  // betting on how fast a helper wakes on a loaded machine. The deadline only turns a
+  // team that never shares into a failure instead of a hang.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   team.Run(64, [&](int64_t, int) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    std::lock_guard lock(mutex);
+    std::unique_lock lock(mutex);
     threads.insert(std::this_thread::get_id());
+    both_in.notify_all();
+    both_in.wait_until(lock, deadline, [&] { return threads.size() == 2; });
   });
   EXPECT_EQ(threads.size(), 2u);
 }

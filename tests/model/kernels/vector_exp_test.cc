@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 namespace actex {
 namespace {
@@ -34,6 +36,34 @@ TEST(Exp8, HandlesTheEdges) {
   const float inputs[8] = {0, 1, -1, 2, -2, 10, -10, 0.5f};
   for (int i = 0; i < 8; ++i)
     EXPECT_NEAR(lanes[i], std::exp(inputs[i]), 3e-7 * std::exp(inputs[i]));
+}
+
+// Exp16 is compiled for AVX-512 and only runs on such a CPU; elsewhere the machine
+// cannot execute it, which the skip says.
+ACTEX_TARGET_AVX512 void CompareExp16WithExp8(const float* inputs, int count, int* mismatches) {
+  for (int i = 0; i + 16 <= count; i += 16) {
+    alignas(64) float wide[16], narrow[16];
+    _mm512_store_ps(wide, Exp16(_mm512_loadu_ps(inputs + i)));
+    _mm256_store_ps(narrow, Exp8(_mm256_loadu_ps(inputs + i)));
+    _mm256_store_ps(narrow + 8, Exp8(_mm256_loadu_ps(inputs + i + 8)));
+    for (int lane = 0; lane < 16; ++lane) {
+      if (std::memcmp(&wide[lane], &narrow[lane], sizeof(float)) != 0) ++*mismatches;
+    }
+  }
+}
+
+TEST(Exp16, AgreesWithExp8BitForBitEverywhere) {
+  if (DetectedIsa() != VectorIsa::kAvx512) GTEST_SKIP() << "this CPU has no AVX-512";
+  std::vector<float> inputs;
+  for (float x = -120.0f; x <= 120.0f; x += 0.00731f) inputs.push_back(x);
+  for (float edge : {-INFINITY, INFINITY, std::numeric_limits<float>::quiet_NaN(), 0.0f, -0.0f,
+                     -87.3365447505531f, 88.3762626647949f, 1e-30f, -1e-30f}) {
+    inputs.push_back(edge);
+  }
+  while (inputs.size() % 16 != 0) inputs.push_back(0.5f);
+  int mismatches = 0;
+  CompareExp16WithExp8(inputs.data(), static_cast<int>(inputs.size()), &mismatches);
+  EXPECT_EQ(mismatches, 0) << "of " << inputs.size() << " inputs";
 }
 
 }  // namespace

@@ -1,0 +1,444 @@
+#include "storage/activation_shuffle.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "storage/crc32.h"
+#include "storage/file_io.h"
+#include "storage/safetensors.h"
+#include "storage/shuffle_rows.h"
+#include "storage/shuffled_output.h"
+
+namespace actex {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kMaxBuckets = 4096;
+
+std::string Numbered(const char* pattern, int64_t n) {
+  char name[64];
+  std::snprintf(name, sizeof(name), pattern, static_cast<long long>(n));
+  return name;
+}
+
+// The parameters a resumed shuffle must share with the one it continues.
+json Parameters(const ShuffleOptions& options, const SourceOutput& source,
+                const RecordLayout& layout) {
+  json shards = json::array();
+  for (const SourceShard& shard : source.shards) {
+    shards.push_back({{"file", shard.file}, {"bytes", shard.bytes},
+                      {"crc32", FormatCrc32(shard.crc32)}, {"tokens", shard.tokens}});
+  }
+  json sites = json::array();
+  for (const auto& [name, width] : layout.sites) sites.push_back({{"name", name}, {"width", width}});
+  std::set<int32_t> skip(options.skip_token_ids.begin(), options.skip_token_ids.end());
+  return {{"source_shards", shards}, {"seed", options.seed},
+          {"rows_per_file", options.rows_per_file}, {"sites", sites},
+          {"dtype", DtypeName(layout.dtype)}, {"skip_token_ids", skip}};
+}
+
+class Shuffle {
+ public:
+  Shuffle(const ShuffleOptions& options, SourceOutput source, RecordLayout layout)
+      : options_(options), source_(std::move(source)), layout_(std::move(layout)) {
+    budget_.remaining = options.fail_after_bytes;
+    work_ = (fs::path(options.out_dir) / ".shuffle_work").string();
+    entry_bytes_ = layout_.record_bytes + 8;
+    int64_t at = 0;
+    for (const auto& site : layout_.sites) {
+      tensor_parts_.emplace_back(at, int64_t{site.second} * layout_.dtype_bytes);
+      at += tensor_parts_.back().second;
+    }
+    for (int64_t bytes : {4, 8, 4}) {
+      tensor_parts_.emplace_back(at, bytes);
+      at += bytes;
+    }
+  }
+
+  std::expected<ShuffleResult, std::string> Run();
+
+ private:
+  std::string Bucket(int b) const { return work_ + "/" + Numbered("bucket_%05lld.bin", b); }
+  std::expected<void, std::string> Start();
+  std::expected<void, std::string> Scatter();
+  std::expected<void, std::string> Permute();
+  std::expected<void, std::string> WriteBucket(const std::vector<uint8_t>& entries,
+                                               int64_t first_row);
+  std::expected<int, std::string> OpenOutputFile(int64_t file);
+  std::expected<void, std::string> CloseFinishedFiles(int64_t rows_done);
+  std::expected<void, std::string> SaveState() {
+    return WriteFileAtomically(work_ + "/state.json", state_.dump(), &budget_);
+  }
+  std::expected<void, std::string> SaveMetadata() {
+    return WriteFileAtomically(options_.out_dir + "/metadata.json", metadata_.dump(1), &budget_);
+  }
+  void Log(const std::string& line) const {
+    if (options_.log) options_.log(line);
+  }
+  int64_t FileRows(int64_t file) const {
+    return std::min(options_.rows_per_file, rows_ - file * options_.rows_per_file);
+  }
+
+  const ShuffleOptions& options_;
+  SourceOutput source_;
+  RecordLayout layout_;
+  WriteBudget budget_;
+  std::string work_;
+  int64_t entry_bytes_;  // key + record
+  json metadata_, state_;
+  ShuffleResult result_;
+  int64_t rows_ = 0;
+  std::map<int64_t, ScopedFd> open_files_;  // output file index -> its .tmp
+  std::map<int64_t, int64_t> file_data_start_;  // output file index -> its header's size
+  // Where each output tensor's bytes sit in a record, and their size: sites, then ids.
+  std::vector<std::pair<int64_t, int64_t>> tensor_parts_;
+  std::set<int64_t> listed_files_;
+};
+
+std::expected<void, std::string> Shuffle::Start() {
+  const json parameters = Parameters(options_, source_, layout_);
+  std::error_code error;
+  const std::string metadata_path = options_.out_dir + "/metadata.json";
+  if (fs::exists(metadata_path, error)) {
+    auto text = ReadWholeFile(metadata_path);
+    if (!text) return std::unexpected(text.error());
+    metadata_ = json::parse(*text, nullptr, false);
+    if (metadata_.is_discarded() || metadata_.value("format", "") != kShuffledFormat ||
+        metadata_.value("parameters", json()) != parameters) {
+      return std::unexpected(options_.out_dir +
+                             " already holds another shuffle (other source, seed, sites, dtype, "
+                             "skipped tokens or rows per file): remove it or choose another --to");
+    }
+    result_.resumed = true;
+    if (metadata_.value("complete", false)) return {};
+    auto state_text = ReadWholeFile(work_ + "/state.json");
+    if (!state_text) return std::unexpected(state_text.error());
+    state_ = json::parse(*state_text, nullptr, false);
+    if (state_.is_discarded()) return std::unexpected(work_ + "/state.json is not valid JSON");
+    for (const json& file : metadata_["files"]) {
+      listed_files_.insert(file["index"].get<int64_t>());
+    }
+    return {};
+  }
+  if (fs::exists(options_.out_dir, error) && !fs::is_empty(options_.out_dir, error)) {
+    return std::unexpected(options_.out_dir + " is not empty and holds no shuffle's metadata.json");
+  }
+  if (auto made = MakeDirectories(work_); !made) return made;
+  const int64_t estimate = source_.tokens * entry_bytes_;
+  const int64_t bucket_target = std::max<int64_t>(1, options_.memory_bytes / 4);
+  const int64_t buckets = std::max<int64_t>(1, (estimate + bucket_target - 1) / bucket_target);
+  if (buckets > kMaxBuckets) {
+    return std::unexpected("--memory " + std::to_string(options_.memory_bytes) +
+                           " bytes is too small for " + std::to_string(estimate) +
+                           " bytes of rows: give at least " +
+                           std::to_string(estimate / kMaxBuckets * 4) + " bytes");
+  }
+  state_ = {{"buckets", buckets}, {"scatter_done", 0},
+            {"bucket_bytes", std::vector<int64_t>(static_cast<size_t>(buckets), 0)},
+            {"rows", 0}, {"skipped", 0}, {"permute_done", 0}};
+  metadata_ = {{"format", kShuffledFormat}, {"version", 1}, {"complete", false},
+               {"source", fs::absolute(source_.dir).lexically_normal().string()},
+               {"parameters", parameters}, {"rows", nullptr}, {"skipped", nullptr},
+               {"files", json::array()}, {"totals", {{"rows", 0}, {"files", 0}, {"bytes", 0}}}};
+  if (auto saved = SaveState(); !saved) return saved;
+  return SaveMetadata();
+}
+
+std::expected<void, std::string> Shuffle::Scatter() {
+  if (state_["scatter_done"].get<size_t>() == source_.shards.size()) return {};
+  const int buckets = state_["buckets"].get<int>();
+  auto bucket_bytes = state_["bucket_bytes"].get<std::vector<int64_t>>();
+  std::vector<ScopedFd> files;
+  for (int b = 0; b < buckets; ++b) {
+    ScopedFd fd(::open(Bucket(b).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    if (fd.get() < 0) return std::unexpected(OsError("cannot open", Bucket(b), errno));
+    // A killed scatter may have written past what its state records.
+    if (::ftruncate(fd.get(), bucket_bytes[b]) != 0 ||
+        ::lseek(fd.get(), bucket_bytes[b], SEEK_SET) < 0) {
+      return std::unexpected(OsError("cannot truncate", Bucket(b), errno));
+    }
+    files.push_back(std::move(fd));
+  }
+  const int64_t quarter = options_.memory_bytes / 4;
+  const int64_t buffer_entries = std::max<int64_t>(1, std::min<int64_t>(
+      (int64_t{1} << 20) / entry_bytes_, quarter / buckets / entry_bytes_));
+  std::vector<std::vector<uint8_t>> buffers(static_cast<size_t>(buckets));
+  const int64_t chunk_rows = std::max<int64_t>(1, quarter / 2 / (layout_.record_bytes * 2));
+  std::vector<uint8_t> records;
+  const std::set<int32_t> skip(options_.skip_token_ids.begin(), options_.skip_token_ids.end());
+  auto flush = [&](int b) -> std::expected<void, std::string> {
+    auto wrote = WriteAll(files[b].get(), buffers[b].data(), buffers[b].size(), Bucket(b), &budget_);
+    bucket_bytes[b] += static_cast<int64_t>(buffers[b].size());
+    buffers[b].clear();
+    return wrote;
+  };
+  // A checkpoint (buckets synced, state saved) after the shard that brings the
+  // bytes scattered since the last one to a quarter of --memory, and after the last:
+  // a resume redoes at most that much.
+  int64_t unsaved_bytes = 0, kept = 0, skipped = 0;
+  int64_t row = 0;  // source row numbering
+  for (size_t s = 0; s < source_.shards.size(); ++s) {
+    const SourceShard& shard = source_.shards[s];
+    if (static_cast<int64_t>(s) < state_["scatter_done"].get<int64_t>()) {
+      row += shard.tokens;
+      continue;
+    }
+    auto rows = SourceShardRows::Open(shard, source_, work_ + "/inflated.tmp");
+    if (!rows) return std::unexpected(rows.error());
+    for (int64_t begin = 0; begin < shard.tokens; begin += chunk_rows) {
+      const int64_t count = std::min(chunk_rows, shard.tokens - begin);
+      records.resize(static_cast<size_t>(count * layout_.record_bytes));
+      if (auto read = (*rows)->Read(begin, count, layout_, records.data()); !read) return read;
+      for (int64_t i = 0; i < count; ++i, ++row) {
+        const uint8_t* record = records.data() + i * layout_.record_bytes;
+        if (skip.count(layout_.token_id(record))) {
+          ++skipped;
+          continue;
+        }
+        ++kept;
+        unsaved_bytes += entry_bytes_;
+        const uint64_t key = ShuffleKey(options_.seed, row);
+        const int b = static_cast<int>((static_cast<unsigned __int128>(key) * buckets) >> 64);
+        auto& buffer = buffers[b];
+        buffer.insert(buffer.end(), reinterpret_cast<const uint8_t*>(&key),
+                      reinterpret_cast<const uint8_t*>(&key) + 8);
+        buffer.insert(buffer.end(), record, record + layout_.record_bytes);
+        if (static_cast<int64_t>(buffer.size()) >= buffer_entries * entry_bytes_) {
+          if (auto flushed = flush(b); !flushed) return flushed;
+        }
+      }
+    }
+    if (unsaved_bytes < quarter && s + 1 < source_.shards.size()) continue;
+    for (int b = 0; b < buckets; ++b) {
+      if (auto flushed = flush(b); !flushed) return flushed;
+      if (auto synced = SyncFile(files[b].get(), Bucket(b)); !synced) return synced;
+    }
+    state_["bucket_bytes"] = bucket_bytes;
+    state_["rows"] = state_["rows"].get<int64_t>() + kept;
+    state_["skipped"] = state_["skipped"].get<int64_t>() + skipped;
+    state_["scatter_done"] = s + 1;
+    if (auto saved = SaveState(); !saved) return saved;
+    unsaved_bytes = kept = skipped = 0;
+    Log("scattered " + std::to_string(s + 1) + " of " + std::to_string(source_.shards.size()) +
+        " source shards");
+  }
+  return {};
+}
+
+std::expected<int, std::string> Shuffle::OpenOutputFile(int64_t file) {
+  if (auto open = open_files_.find(file); open != open_files_.end()) return open->second.get();
+  const std::string tmp = options_.out_dir + "/" + ShuffledFileName(file) + ".tmp";
+  std::vector<TensorToWrite> tensors;
+  for (const auto& [name, width] : layout_.sites) {
+    tensors.push_back({name, layout_.dtype, {FileRows(file), width}, {}});
+  }
+  tensors.push_back({"token_ids", "I32", {FileRows(file)}, {}});
+  tensors.push_back({"doc_ids", "I64", {FileRows(file)}, {}});
+  tensors.push_back({"positions", "I32", {FileRows(file)}, {}});
+  auto header = EncodeSafetensorsHeader(
+      tensors, {{"format", "pt"}, {"shuffle_seed", std::to_string(options_.seed)}});
+  if (!header) return std::unexpected(header.error());
+  const int64_t size = static_cast<int64_t>(header->size()) + FileRows(file) * layout_.record_bytes;
+  ScopedFd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return std::unexpected(OsError("cannot open", tmp, errno));
+  // A resumed file keeps the rows earlier buckets wrote; a new one gets its header.
+  if (::lseek(fd.get(), 0, SEEK_END) != size) {
+    if (::ftruncate(fd.get(), 0) != 0 || ::lseek(fd.get(), 0, SEEK_SET) != 0) {
+      return std::unexpected(OsError("cannot truncate", tmp, errno));
+    }
+    if (auto wrote = WriteAll(fd.get(), header->data(), header->size(), tmp, &budget_); !wrote) {
+      return std::unexpected(wrote.error());
+    }
+    if (::ftruncate(fd.get(), size) != 0) return std::unexpected(OsError("cannot size", tmp, errno));
+  }
+  const int raw = fd.get();
+  open_files_.emplace(file, std::move(fd));
+  file_data_start_[file] = static_cast<int64_t>(header->size());
+  return raw;
+}
+
+std::expected<void, std::string> Shuffle::WriteBucket(const std::vector<uint8_t>& entries,
+                                                      int64_t first_row) {
+  const int64_t n = static_cast<int64_t>(entries.size()) / entry_bytes_;
+  std::vector<std::pair<uint64_t, uint32_t>> order(static_cast<size_t>(n));  // (key, entry)
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t key;
+    std::memcpy(&key, entries.data() + i * entry_bytes_, 8);
+    order[i] = {key, static_cast<uint32_t>(i)};
+  }
+  std::sort(order.begin(), order.end());  // entries arrived in source row order: ties by row
+  int64_t widest = 8;
+  for (const auto& part : tensor_parts_) widest = std::max(widest, part.second);
+  const int64_t staging_rows = std::max<int64_t>(1, options_.memory_bytes / 16 / widest);
+  std::vector<uint8_t> staging;
+  const int64_t per_file = options_.rows_per_file;
+  for (int64_t begin = 0; begin < n;) {
+    const int64_t file = (first_row + begin) / per_file;
+    const int64_t end = std::min(n, (file + 1) * per_file - first_row);
+    if (listed_files_.count(file)) {  // written and listed before a resume
+      begin = end;
+      continue;
+    }
+    auto fd = OpenOutputFile(file);
+    if (!fd) return std::unexpected(fd.error());
+    const std::string tmp = options_.out_dir + "/" + ShuffledFileName(file) + ".tmp";
+    int64_t tensor_start = file_data_start_[file];
+    const int64_t row_in_file = first_row + begin - file * per_file;
+    for (const auto& [at, bytes] : tensor_parts_) {
+      for (int64_t chunk = begin; chunk < end; chunk += staging_rows) {
+        const int64_t count = std::min(staging_rows, end - chunk);
+        staging.resize(static_cast<size_t>(count * bytes));
+        for (int64_t i = 0; i < count; ++i) {
+          const uint8_t* entry = entries.data() + order[chunk + i].second * entry_bytes_;
+          std::memcpy(staging.data() + i * bytes, entry + 8 + at, static_cast<size_t>(bytes));
+        }
+        const int64_t offset = tensor_start + (row_in_file + chunk - begin) * bytes;
+        if (::lseek(*fd, offset, SEEK_SET) != offset) {
+          return std::unexpected(OsError("cannot seek in", tmp, errno));
+        }
+        if (auto wrote = WriteAll(*fd, staging.data(), staging.size(), tmp, &budget_); !wrote) {
+          return wrote;
+        }
+      }
+      tensor_start += FileRows(file) * bytes;
+    }
+    begin = end;
+  }
+  return {};
+}
+
+std::expected<void, std::string> Shuffle::CloseFinishedFiles(int64_t rows_done) {
+  for (auto it = open_files_.begin(); it != open_files_.end();) {
+    const int64_t file = it->first;
+    const std::string name = ShuffledFileName(file);
+    const std::string path = options_.out_dir + "/" + name, tmp = path + ".tmp";
+    if (file * options_.rows_per_file + FileRows(file) > rows_done) {
+      if (auto synced = SyncFile(it->second.get(), tmp); !synced) return synced;
+      ++it;
+      continue;
+    }
+    if (auto synced = SyncFile(it->second.get(), tmp); !synced) return synced;
+    if (auto closed = it->second.Close(tmp); !closed) return closed;
+    it = open_files_.erase(it);
+    auto crc = FileCrc32(tmp);  // just written: from the page cache
+    if (!crc) return std::unexpected(crc.error());
+    if (auto renamed = CommitRename(tmp, path); !renamed) return renamed;
+    const int64_t size = crc->first;
+    metadata_["files"].push_back({{"index", file}, {"file", name}, {"rows", FileRows(file)},
+                                  {"bytes", size}, {"crc32", FormatCrc32(crc->second)}});
+    json& totals = metadata_["totals"];
+    totals["rows"] = totals["rows"].get<int64_t>() + FileRows(file);
+    totals["files"] = totals["files"].get<int64_t>() + 1;
+    totals["bytes"] = totals["bytes"].get<int64_t>() + size;
+    listed_files_.insert(file);
+    if (auto saved = SaveMetadata(); !saved) return saved;
+  }
+  return {};
+}
+
+std::expected<void, std::string> Shuffle::Permute() {
+  const int buckets = state_["buckets"].get<int>();
+  const auto bucket_bytes = state_["bucket_bytes"].get<std::vector<int64_t>>();
+  std::vector<uint8_t> entries;
+  int64_t first_row = 0;
+  for (int b = 0; b < buckets; ++b) {
+    const int64_t rows = bucket_bytes[b] / entry_bytes_;
+    if (b < state_["permute_done"].get<int>()) {
+      first_row += rows;
+      continue;
+    }
+    if (bucket_bytes[b] > options_.memory_bytes / 2) {
+      return std::unexpected(Bucket(b) + " holds " + std::to_string(bucket_bytes[b]) +
+                             " bytes, more than half of --memory: give more --memory");
+    }
+    entries.resize(static_cast<size_t>(bucket_bytes[b]));
+    {
+      ScopedFd fd(::open(Bucket(b).c_str(), O_RDONLY | O_CLOEXEC));
+      if (fd.get() < 0) return std::unexpected(OsError("cannot open", Bucket(b), errno));
+      if (auto read = PreadAll(fd.get(), entries.data(), entries.size(), 0, Bucket(b)); !read) {
+        return read;
+      }
+    }
+    if (auto wrote = WriteBucket(entries, first_row); !wrote) return wrote;
+    first_row += rows;
+    if (auto closed = CloseFinishedFiles(first_row); !closed) return closed;
+    state_["permute_done"] = b + 1;
+    if (auto saved = SaveState(); !saved) return saved;
+    ::unlink(Bucket(b).c_str());
+    Log("wrote bucket " + std::to_string(b + 1) + "/" + std::to_string(buckets));
+  }
+  return {};
+}
+
+std::expected<ShuffleResult, std::string> Shuffle::Run() {
+  if (auto started = Start(); !started) return std::unexpected(started.error());
+  if (!metadata_.value("complete", false)) {
+    if (auto scattered = Scatter(); !scattered) return std::unexpected(scattered.error());
+    rows_ = state_["rows"].get<int64_t>();
+    metadata_["rows"] = rows_;
+    metadata_["skipped"] = state_["skipped"];
+    if (auto saved = SaveMetadata(); !saved) return std::unexpected(saved.error());
+    if (auto permuted = Permute(); !permuted) return std::unexpected(permuted.error());
+    metadata_["complete"] = true;
+    if (auto saved = SaveMetadata(); !saved) return std::unexpected(saved.error());
+    std::error_code error;
+    fs::remove_all(work_, error);
+    result_.buckets = state_["buckets"].get<int>();
+  }
+  result_.rows = metadata_["rows"].get<int64_t>();
+  result_.skipped = metadata_["skipped"].get<int64_t>();
+  result_.files = metadata_["totals"]["files"].get<int64_t>();
+  result_.bytes = metadata_["totals"]["bytes"].get<int64_t>();
+  return result_;
+}
+
+}  // namespace
+
+uint64_t ShuffleKey(uint64_t seed, int64_t row) {
+  // SplitMix64: the stream seeded by the mixed seed, row-th output.
+  auto mix = [](uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
+  return mix(mix(seed + kGolden) + (static_cast<uint64_t>(row) + 1) * kGolden);
+}
+
+std::expected<ShuffleResult, std::string> ShuffleActivations(const ShuffleOptions& options) {
+  if (options.rows_per_file < 1) return std::unexpected(std::string("--rows-per-file must be >= 1"));
+  if (options.memory_bytes < (int64_t{1} << 20)) {
+    return std::unexpected(std::string("--memory must be at least 1MB"));
+  }
+  auto source = ReadSourceOutput(options.source_dir);
+  if (!source) return std::unexpected(source.error());
+  std::error_code error;
+  const std::string inside = fs::weakly_canonical(options.out_dir, error).string();
+  const std::string outside = fs::weakly_canonical(options.source_dir, error).string() + "/";
+  if (inside.rfind(outside, 0) == 0) {
+    return std::unexpected("--to " + options.out_dir + " is inside " + options.source_dir +
+                           ", where it would be taken for a host folder: choose a folder outside");
+  }
+  auto layout = MakeRecordLayout(*source, options.sites, options.dtype);
+  if (!layout) return std::unexpected(layout.error());
+  if (layout->record_bytes * 64 > options.memory_bytes) {
+    return std::unexpected("--memory must hold at least 64 rows of " +
+                           std::to_string(layout->record_bytes) + " bytes");
+  }
+  Shuffle shuffle(options, std::move(*source), std::move(*layout));
+  return shuffle.Run();
+}
+
+}  // namespace actex

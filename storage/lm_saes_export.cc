@@ -1,0 +1,127 @@
+#include "storage/lm_saes_export.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "storage/file_io.h"
+#include "storage/safetensors.h"
+#include "storage/shuffle_rows.h"
+#include "storage/shuffled_output.h"
+
+namespace actex {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The source's files in order, and its sites.
+struct SourceFiles {
+  std::vector<std::string> paths;
+  std::vector<std::string> sites;
+};
+
+std::expected<SourceFiles, std::string> ListSource(const std::string& dir) {
+  SourceFiles files;
+  if (IsShuffledOutput(dir)) {
+    auto text = ReadWholeFile(dir + "/metadata.json");
+    if (!text) return std::unexpected(text.error());
+    const auto metadata = nlohmann::json::parse(*text, nullptr, false);
+    if (!metadata.value("complete", false)) {
+      return std::unexpected(dir + ": the shuffle has not finished; run it again to complete it");
+    }
+    for (const auto& file : metadata["files"]) {
+      files.paths.push_back(dir + "/" + file["file"].get<std::string>());
+    }
+    for (const auto& site : metadata["parameters"]["sites"]) files.sites.push_back(site["name"]);
+    return files;
+  }
+  auto source = ReadSourceOutput(dir);
+  if (!source) return std::unexpected(source.error());
+  for (const SourceShard& shard : source->shards) {
+    if (shard.gzip) {
+      return std::unexpected(shard.path + " is gzip'd: export from `actex shuffle`'s output "
+                             "(which reads gzip'd shards) or gunzip the shards first");
+    }
+    files.paths.push_back(shard.path);
+  }
+  for (const auto& site : source->sites) files.sites.push_back(site.first);
+  return files;
+}
+
+std::string ChunkName(int64_t index) {
+  char name[48];
+  std::snprintf(name, sizeof(name), "chunk-%08lld.safetensors", static_cast<long long>(index));
+  return name;
+}
+
+}  // namespace
+
+std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExportOptions& options) {
+  auto source = ListSource(options.source_dir);
+  if (!source) return std::unexpected(source.error());
+  std::vector<std::string> sites = options.sites.empty() ? source->sites : options.sites;
+  for (const std::string& site : sites) {
+    if (std::find(source->sites.begin(), source->sites.end(), site) == source->sites.end()) {
+      return std::unexpected("site " + site + " is not in " + options.source_dir);
+    }
+    if (auto made = MakeDirectories(options.out_dir + "/" + site); !made) {
+      return std::unexpected(made.error());
+    }
+  }
+  LmSaesExportResult result;
+  for (size_t index = 0; index < source->paths.size(); ++index) {
+    const std::string name = ChunkName(static_cast<int64_t>(index));
+    auto file = SafetensorsFile::Open(source->paths[index]);
+    if (!file) return std::unexpected(file.error());
+    const auto& tensors = (*file)->tensors();
+    auto ids = tensors.find("token_ids");
+    if (ids == tensors.end() || ids->second.dtype != "I32" || ids->second.shape.size() != 1) {
+      return std::unexpected(source->paths[index] + " has no token_ids I32 tensor");
+    }
+    const int64_t rows = ids->second.shape[0];
+    const std::span<const uint8_t> token_bytes = ids->second.bytes;
+    bool all_there = true;
+    for (const std::string& site : sites) {
+      all_there = all_there && fs::exists(options.out_dir + "/" + site + "/" + name);
+    }
+    if (all_there) {  // written by an earlier export that stopped later
+      ++result.kept;
+    }
+    for (const std::string& site : sites) {
+      const std::string path = options.out_dir + "/" + site + "/" + name;
+      auto tensor = tensors.find(site);
+      if (tensor == tensors.end() || tensor->second.shape.size() != 2 ||
+          tensor->second.shape[0] != rows) {
+        return std::unexpected(source->paths[index] + " has no tensor " + site + " [" +
+                               std::to_string(rows) + ", width]");
+      }
+      if (all_there) continue;
+      const SafetensorsTensor& activation = tensor->second;
+      auto written = WriteSafetensors(
+          path,
+          {{"activation", activation.dtype, activation.shape,
+            [&](std::span<uint8_t> out) {
+              std::memcpy(out.data(), activation.bytes.data(), out.size());
+            }},
+           {"tokens", "I64", {rows},
+            [&](std::span<uint8_t> out) {
+              for (int64_t r = 0; r < rows; ++r) {
+                int32_t token;
+                std::memcpy(&token, token_bytes.data() + 4 * r, 4);
+                const int64_t wide = token;
+                std::memcpy(out.data() + 8 * r, &wide, 8);
+              }
+            }}},
+          {{"format", "pt"}, {"source", source->paths[index]}});
+      if (!written) return std::unexpected(written.error());
+      result.bytes += static_cast<int64_t>(activation.bytes.size()) + 8 * rows;
+    }
+    ++result.chunks;
+    result.rows += rows;
+  }
+  return result;
+}
+
+}  // namespace actex

@@ -1,0 +1,34 @@
+#ifndef ACTEX_STORAGE_LM_SAES_EXPORT_H_
+#define ACTEX_STORAGE_LM_SAES_EXPORT_H_
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+namespace actex {
+
+// The cached-activation layout OpenMOSS Language-Model-SAEs (lm_saes) reads from
+// disk: one folder per hook point, DIR/<site>/chunk-NNNNNNNN.safetensors, each with
+// "activation" [rows, width] (the source's dtype) and "tokens" [rows] (I64); every
+// site has the same chunks with the same tokens, in the order lm_saes reads them
+// (by chunk number). Chunk N holds the rows of the source's N-th file: an
+// extraction's listed shards (host folders in name order) or a shuffle's files.
+struct LmSaesExportOptions {
+  std::string source_dir;          // an extraction's output or `actex shuffle`'s
+  std::string out_dir;             // created; chunks already there are kept (resume)
+  std::vector<std::string> sites;  // empty: all
+};
+
+struct LmSaesExportResult {
+  int64_t chunks = 0, rows = 0, bytes = 0, kept = 0;  // kept: chunks found already written
+};
+
+// Writes every chunk through a temporary file and rename, so a chunk is there whole
+// or not at all and a stopped export continues. gzip'd shards are refused with the
+// way out (`actex shuffle`, which reads them, or gunzip).
+std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExportOptions& options);
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_LM_SAES_EXPORT_H_
