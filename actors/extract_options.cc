@@ -6,6 +6,8 @@
 #include <thread>
 #include <type_traits>
 
+#include "model/tokenizer/post_processor.h"
+
 namespace actex {
 namespace {
 
@@ -104,11 +106,18 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
   if (!(options.upload.timeout_seconds > 0)) {
     return std::unexpected("--upload-timeout must be > 0 seconds");
   }
-  if (options.prepend_bos) {
+  if (options.bos == "yes") {
     if (!config.bos_token_id) {
-      return std::unexpected("--prepend-bos: the model's config.json has no bos_token_id");
+      return std::unexpected("--bos yes: the model's config.json has no bos_token_id");
     }
     plan.bos_token_id = *config.bos_token_id;
+    plan.bos_on_pretokenized = true;
+  } else if (options.bos == "auto") {
+    auto bos = PostProcessorBos(options.model_dir);
+    if (!bos) return std::unexpected("--bos auto: " + bos.error());
+    plan.bos_token_id = bos->value_or(-1);
+  } else if (options.bos != "no") {
+    return std::unexpected("--bos " + options.bos + ": use yes, no or auto");
   }
   int cores = std::max(1u, std::thread::hardware_concurrency());
   plan.blas_threads =
@@ -133,7 +142,9 @@ nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const Extract
       {"shard_bytes", options.shard_bytes},
       {"compress", options.gzip ? "gzip" : "none"},
       {"text_field", options.text_field},
-      {"prepend_bos", options.prepend_bos},
+      {"bos", options.bos},
+      {"bos_token_id", plan.bos_token_id},
+      {"bos_on_pretokenized", plan.bos_on_pretokenized},
       {"max_docs", options.max_docs},
   };
 }
@@ -176,7 +187,7 @@ std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options) {
   args.push_back("--data");
   for (const std::string& input : options.data) args.push_back(input);
   if (!options.dtype.empty()) args.insert(args.end(), {"--dtype", options.dtype});
-  if (options.prepend_bos) args.push_back("--prepend-bos");
+  args.insert(args.end(), {"--bos", options.bos});
   if (options.overwrite) args.push_back("--overwrite");
   if (options.max_docs > 0)
     args.insert(args.end(), {"--max-docs", std::to_string(options.max_docs)});

@@ -32,7 +32,10 @@ struct ExtractOptions {
   int64_t shard_bytes = int64_t{1} << 30;
   bool gzip = false;
   std::string text_field = "text";
-  bool prepend_bos = false;
+  // yes: the model's bos_token_id before every document; no: none; auto: as HF's
+  // tokenizer(text) does (the tokenizer.json post-processor's leading special token) for
+  // text documents, pre-tokenized ones taken as given.
+  std::string bos = "auto";
   int64_t max_docs = -1;
   int blas_threads = 0;  // per device shard; 0: the machine's cores divided by shards
   bool show_progress = false;
@@ -50,7 +53,8 @@ struct ExtractPlan {
   OutputDtype dtype = OutputDtype::kF32;
   std::string dtype_name;  // as written in metadata: "bfloat16", "float16", "float32"
   int blas_threads = 1;
-  int32_t bos_token_id = -1;  // >= 0 when --prepend-bos
+  int32_t bos_token_id = -1;  // >= 0: put before documents (see --bos)
+  bool bos_on_pretokenized = false;  // --bos yes: before pre-tokenized documents too
 };
 
 // Checks every option against the model before any work starts. Errors name the

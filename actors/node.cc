@@ -306,6 +306,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
             .model_dir = extract.model_dir,
             .vocab_size = resources.config.vocab_size,
             .bos_token_id = resources.plan.bos_token_id,
+            .bos_on_pretokenized = resources.plan.bos_on_pretokenized,
             .packing = PackerOptions{.max_seq_len = extract.max_seq_len,
                                      .overflow = extract.overflow,
                                      .batch_tokens = extract.batch_tokens},

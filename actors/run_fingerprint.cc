@@ -54,7 +54,7 @@ std::map<std::string, std::string> RunFingerprint(const ExtractOptions& options,
       {"--shard-size", std::to_string(options.shard_bytes)},
       {"--compress", options.gzip ? "gzip" : "none"},
       {"--text-field", options.text_field},
-      {"--prepend-bos", options.prepend_bos ? "yes" : "no"},
+      {"--bos", options.bos},
       {"--max-docs", std::to_string(options.max_docs)},
   };
 }

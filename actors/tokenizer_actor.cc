@@ -50,7 +50,9 @@ class TokenizerStage {
  private:
   std::expected<void, std::string> Handle(DocumentMessage& document) {
     std::vector<int32_t> tokens;
-    if (config_.bos_token_id >= 0) tokens.push_back(config_.bos_token_id);
+    if (config_.bos_token_id >= 0 && (!document.pretokenized || config_.bos_on_pretokenized)) {
+      tokens.push_back(config_.bos_token_id);
+    }
     if (document.pretokenized) {
       tokens.insert(tokens.end(), document.input_ids.begin(), document.input_ids.end());
     } else if (!config_.tokenizer) {

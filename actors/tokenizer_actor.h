@@ -20,7 +20,8 @@ struct TokenizerActorConfig {
   std::unique_ptr<Tokenizer> tokenizer;  // null when the model folder has none
   std::string model_dir;                 // for the error when text arrives without one
   int vocab_size = 0;
-  int32_t bos_token_id = -1;             // prepended to every document when >= 0
+  int32_t bos_token_id = -1;             // prepended to text documents when >= 0
+  bool bos_on_pretokenized = false;      // and to pre-tokenized ones
   PackerOptions packing;
   std::string documents_endpoint;            // binds a PULL
   std::vector<std::string> shard_endpoints;  // connects one PUSH per device shard

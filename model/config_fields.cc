@@ -112,6 +112,7 @@ std::expected<RopeConfig, std::string> ConfigFields::Rope() const {
   auto theta = OptionalFloat("rope_theta", 10000.0f);
   if (!theta) return std::unexpected(theta.error());
   rope.theta = *theta;
+  if (!(rope.theta > 0.0f)) return std::unexpected(path_ + ": rope_theta must be positive");
   if (!Has(object_field)) return rope;
   const Json& object = json_.at(object_field);
   if (!object.is_object()) {

@@ -33,7 +33,10 @@ void AddExtractFlags(CLI::App& command, ExtractFlags& flags, const std::string& 
   command.add_option("--compress", flags.compress, "none or gzip")
       ->check(CLI::IsMember({"none", "gzip"}));
   command.add_option("--text-field", options.text_field, "JSON field holding the text");
-  command.add_flag("--prepend-bos", options.prepend_bos, "put the model's BOS token first");
+  command.add_option("--bos", options.bos,
+                     "yes: the model's BOS before every document; no: none; auto (default): as "
+                     "HF's tokenizer(text), from tokenizer.json's post-processor")
+      ->check(CLI::IsMember({"yes", "no", "auto"}));
   command.add_flag("--overwrite", options.overwrite,
                    "replace an earlier run's output in --out instead of resuming it");
   command.add_option("--max-docs", options.max_docs, "stop after this many documents")

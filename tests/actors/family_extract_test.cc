@@ -54,6 +54,25 @@ TEST_P(FamilyExtractTest, ExtractWritesWhatHuggingFaceComputes) {
   }
 }
 
+// Gemma's config says bos_token_id 2. Pre-tokenized ids are HF's already: auto leaves
+// them as given; --bos yes puts the BOS first.
+TEST(FamilyExtract, BosYesPrependsToPretokenizedDocumentsAndAutoLeavesThem) {
+  const std::string model = std::string(ACTEX_FIXTURES_DIR) + "/model-families/gemma2";
+  for (const std::string bos : {"auto", "yes"}) {
+    TempDir dir;
+    ActexProcess process(dir.path() + "/run",
+                         {"extract", "--model", model, "--data",
+                          dir.Write("c.jsonl", "{\"input_ids\":[7,8,9]}\n"), "--out",
+                          dir.path() + "/out", "--layers", "0", "--bos", bos});
+    ASSERT_EQ(process.Wait(std::chrono::seconds(120)), 0) << process.err();
+    const auto documents = ReadJob(dir.path() + "/out");
+    ASSERT_EQ(documents.size(), 1u);
+    const std::vector<int32_t> expected =
+        bos == "yes" ? std::vector<int32_t>{2, 7, 8, 9} : std::vector<int32_t>{7, 8, 9};
+    EXPECT_EQ(documents.at(0).token_ids, expected) << "--bos " << bos;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(ModelFamilies, FamilyExtractTest,
                          ::testing::Values("llama", "mistral", "qwen3", "gemma2", "gpt2",
                                            "gemma3_text"),

@@ -108,8 +108,8 @@ INSTANTIATE_TEST_SUITE_P(
         RefusedOption{"UnknownSite", [](ExtractOptions& o) { o.sites = {"resid_sideways"}; },
                       "--sites"},
         RefusedOption{"UnknownDtype", [](ExtractOptions& o) { o.dtype = "int8"; }, "--dtype"},
-        RefusedOption{"BosWithoutBosId", [](ExtractOptions& o) { o.prepend_bos = true; },
-                      "--prepend-bos"}),
+        RefusedOption{"BosWithoutBosId", [](ExtractOptions& o) { o.bos = "yes"; },
+                      "--bos yes"}),
     [](const testing::TestParamInfo<RefusedOption>& info) { return info.param.name; });
 
 }  // namespace
