@@ -98,7 +98,7 @@ struct EndOfStreamMessage {
   int64_t batches = 0;
   // loader -> writer only: the corpus could not be read past this error; what was
   // read before it is written, but the output is not complete.
-  std::string corpus_error;
+  std::string corpus_error = {};
   MSGPACK_DEFINE_MAP(documents, rejected, batches, corpus_error);
 };
 
