@@ -41,14 +41,21 @@ std::string CpuModel() {
 // ~20 kB, ~3 kB typical), so snappy compresses them about as much as real text.
 std::vector<std::optional<std::string>> Documents(int count) {
   static const char* kWords[] = {
-      "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with",
-      "be", "by", "on", "not", "he", "this", "are", "or", "his", "from", "at", "which",
-      "but", "have", "an", "had", "they", "you", "were", "their", "one", "all", "we", "can",
-      "her", "has", "there", "been", "if", "more", "when", "will", "would", "who", "so",
-      "students", "learning", "energy", "water", "history", "cells", "climate", "system",
-      "research", "children", "teachers", "important", "understand", "different", "example",
-      "process", "development", "information", "experiment", "population", "government",
-      "photosynthesis", "mathematics", "revolution", "temperature", "community", "health"};
+      "the",         "of",         "and",         "to",         "in",
+      "a",           "is",         "that",        "for",        "it",
+      "as",          "was",        "with",        "be",         "by",
+      "on",          "not",        "he",          "this",       "are",
+      "or",          "his",        "from",        "at",         "which",
+      "but",         "have",       "an",          "had",        "they",
+      "you",         "were",       "their",       "one",        "all",
+      "we",          "can",        "her",         "has",        "there",
+      "been",        "if",         "more",        "when",       "will",
+      "would",       "who",        "so",          "students",   "learning",
+      "energy",      "water",      "history",     "cells",      "climate",
+      "system",      "research",   "children",    "teachers",   "important",
+      "understand",  "different",  "example",     "process",    "development",
+      "information", "experiment", "population",  "government", "photosynthesis",
+      "mathematics", "revolution", "temperature", "community",  "health"};
   constexpr int kWordCount = sizeof(kWords) / sizeof(kWords[0]);
   std::mt19937_64 random(42);
   std::lognormal_distribution<double> length(7.8, 0.7);  // median ~2.4 kB
@@ -100,17 +107,22 @@ int Main(int argc, char** argv) {
   int docs = 40000, repeats = 3;
   std::string dir = "/tmp/actex-bench-corpus";
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--docs")) docs = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--repeats")) repeats = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--dir")) dir = argv[i + 1];
+    if (!std::strcmp(argv[i], "--docs"))
+      docs = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--repeats"))
+      repeats = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--dir"))
+      dir = argv[i + 1];
   }
   std::filesystem::create_directories(dir);
   const auto documents = Documents(docs);
-  const std::string parquet = dir + "/fineweb-shaped.parquet", jsonl = dir + "/fineweb-shaped.jsonl";
+  const std::string parquet = dir + "/fineweb-shaped.parquet",
+                    jsonl = dir + "/fineweb-shaped.jsonl";
   {
     std::ofstream(parquet, std::ios::binary) << testing::ParquetWithText(
         documents, "text",
-        {.rows_per_group = 1000, .snappy = true,
+        {.rows_per_group = 1000,
+         .snappy = true,
          .other_columns = {"id", "dump", "url", "file_path", "language"}});
     std::ofstream out(jsonl, std::ios::binary);
     for (const auto& text : documents) {
@@ -118,9 +130,10 @@ int Main(int argc, char** argv) {
     }
   }
   std::printf("CPU: %s\n", CpuModel().c_str());
-  std::printf("corpus: %d documents; parquet %.1f MB (snappy, 1000-row groups, 6 columns), "
-              "jsonl %.1f MB\n",
-              docs, std::filesystem::file_size(parquet) / 1e6, std::filesystem::file_size(jsonl) / 1e6);
+  std::printf(
+      "corpus: %d documents; parquet %.1f MB (snappy, 1000-row groups, 6 columns), "
+      "jsonl %.1f MB\n",
+      docs, std::filesystem::file_size(parquet) / 1e6, std::filesystem::file_size(jsonl) / 1e6);
   double best_parquet = 0, best_jsonl = 0;
   for (int r = 0; r < repeats; ++r) {
     // Alternated in one run, so background load hits both alike; best of the repeats.
