@@ -39,7 +39,13 @@ std::expected<void, std::string> RunLoader(ActorContext& actor, const LoaderConf
   EndOfStreamMessage rejects_end;
   while (true) {
     auto record = (*reader)->Next();
-    if (!record) return std::unexpected(record.error());
+    if (!record) {
+      // A damaged file: without a writer here to finish what was read, fail now;
+      // otherwise end the streams normally and let the writer fail after writing.
+      if (!rejects) return std::unexpected(record.error());
+      rejects_end.corpus_error = record.error();
+      break;
+    }
     if (!*record) break;
     CorpusRecord& line = **record;
     const int pipeline = config.route(line.doc_id);

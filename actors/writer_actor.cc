@@ -76,7 +76,7 @@ class WriterStage {
     }
     if (!assembler.idle()) return std::unexpected("the stream ended inside a split document");
     const int64_t shards_before = shards_->stats().shards;
-    auto finished = shards_->Finish();
+    auto finished = shards_->Finish(/*complete=*/corpus_error_.empty());
     if (!finished) return finished;
     Report("finished", "");
     if (auto requested = RequestUploads(shards_before); !requested) return requested;
@@ -84,6 +84,8 @@ class WriterStage {
       auto sent = SendUnlessStopped(actor_, uploads_, EndOfStreamMessage{});
       if (!sent) return std::unexpected(sent.error());
     }
+    // Everything read before the corpus broke is written: now the run fails.
+    if (!corpus_error_.empty()) return std::unexpected(corpus_error_);
     return {};
   }
 
@@ -148,6 +150,9 @@ class WriterStage {
       if (!message) return std::unexpected(message.error().message);
       if (!*message) return {};
       if ((*message)->type == MessageType::kEndOfStream) {
+        auto end = (*message)->As<EndOfStreamMessage>();
+        if (!end) return std::unexpected("rejects: " + end.error());
+        if (!end->corpus_error.empty()) corpus_error_ = end->corpus_error;
         ++*streams_ended;
         continue;
       }
@@ -194,6 +199,7 @@ class WriterStage {
   zmq::socket_t uploads_;  // not connected without an uploader
   std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
   int64_t tokens_since_report_ = 0;
+  std::string corpus_error_;  // from the loader: the corpus ended in this error
 };
 
 }  // namespace

@@ -10,8 +10,10 @@
 namespace actex {
 
 nlohmann::json CorpusSize::ToJson() const {
-  nlohmann::json size = {{"parquet_files", parquet_files}, {"parquet_rows", parquet_rows},
-                         {"jsonl_files", jsonl_files},     {"jsonl_bytes", jsonl_bytes}};
+  nlohmann::json size = {{"parquet_files", parquet_files},
+                         {"parquet_rows", parquet_rows},
+                         {"jsonl_files", jsonl_files},
+                         {"jsonl_bytes", jsonl_bytes}};
   if (auto known = documents()) {
     size["documents"] = *known;
   } else {
@@ -34,7 +36,8 @@ std::expected<CorpusSize, std::string> MeasureCorpus(const std::vector<std::stri
       continue;
     }
     struct stat info {};
-    if (::stat(file.c_str(), &info) != 0) return std::unexpected(OsError("cannot stat", file, errno));
+    if (::stat(file.c_str(), &info) != 0)
+      return std::unexpected(OsError("cannot stat", file, errno));
     ++size.jsonl_files;
     size.jsonl_bytes += info.st_size;
   }

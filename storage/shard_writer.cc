@@ -383,7 +383,7 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
   return {};
 }
 
-std::expected<void, std::string> ShardWriter::Finish() {
+std::expected<void, std::string> ShardWriter::Finish(bool complete) {
   State& state = *state_;
   if (!state.failure.empty()) {
     return std::unexpected("shard writer stopped by an earlier error: " + state.failure);
@@ -392,7 +392,7 @@ std::expected<void, std::string> ShardWriter::Finish() {
   if (!state.spills.empty()) {
     if (auto closed = state.CloseShard(); !closed) return state.Fail(closed.error());
   }
-  if (auto written = state.WriteMetadata(/*complete=*/true); !written) {
+  if (auto written = state.WriteMetadata(complete); !written) {
     return state.Fail(written.error());
   }
   state.finished = true;

@@ -81,8 +81,9 @@ class ShardWriter {
   // "resume" in metadata.json when that Add closes a shard. Opaque to storage.
   void SetResumePoint(nlohmann::json point);
   // Closes the open shard (if it has any document) and writes metadata.json with
-  // "complete": true.
-  std::expected<void, std::string> Finish();
+  // "complete": `complete` (false when the input ended in an error: what was read
+  // before it is kept).
+  std::expected<void, std::string> Finish(bool complete = true);
 
   const ShardStats& stats() const;
   // The index-th listed shard, 0 <= index < stats().shards (an earlier run's included).

@@ -96,7 +96,10 @@ struct EndOfStreamMessage {
   int64_t documents = 0;  // documents sent downstream
   int64_t rejected = 0;   // corpus lines skipped
   int64_t batches = 0;
-  MSGPACK_DEFINE_MAP(documents, rejected, batches);
+  // loader -> writer only: the corpus could not be read past this error; what was
+  // read before it is written, but the output is not complete.
+  std::string corpus_error = {};
+  MSGPACK_DEFINE_MAP(documents, rejected, batches, corpus_error);
 };
 
 // loader or tokenizer -> writer: a corpus line that produced no document. The

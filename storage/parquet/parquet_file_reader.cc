@@ -31,9 +31,10 @@ std::expected<ParquetFooter, std::string> ReadParquetFooter(int fd, const std::s
     return std::unexpected(read.error());
   }
   if (std::memcmp(trailer + 4, kMagic, 4) != 0) {
-    return std::unexpected(std::memcmp(head, kMagic, 4) == 0
-                               ? std::string("truncated or not a Parquet file: no PAR1 footer magic")
-                               : std::string("not a Parquet file: bad magic"));
+    return std::unexpected(
+        std::memcmp(head, kMagic, 4) == 0
+            ? std::string("truncated or not a Parquet file: no PAR1 footer magic")
+            : std::string("not a Parquet file: bad magic"));
   }
   if (std::memcmp(head, kMagic, 4) != 0) {
     return std::unexpected(std::string("not a Parquet file: bad magic"));

@@ -31,8 +31,11 @@ constexpr int64_t kMaxTextBytes = 4096;
 
 void CheckRecord(const CorpusRecord& record, const std::string& path, int64_t previous_doc_id) {
   static const std::set<std::string> kReasons = {
-      "field \"text\" is null", "field \"text\" is empty", "input_ids is null",
-      "input_ids is empty", "input_ids must be an array of non-negative integers",
+      "field \"text\" is null",
+      "field \"text\" is empty",
+      "input_ids is null",
+      "input_ids is empty",
+      "input_ids must be an array of non-negative integers",
       "text longer than 4096 bytes"};
   FUZZ_CHECK(record.file == path, "record names %s", record.file.c_str());
   FUZZ_CHECK(record.doc_id > previous_doc_id, "doc id %lld after %lld",
@@ -41,7 +44,8 @@ void CheckRecord(const CorpusRecord& record, const std::string& path, int64_t pr
              static_cast<long long>(record.doc_id), static_cast<long long>(record.line));
   if (!record.reject_reason.empty()) {
     const std::string& reason = record.reject_reason;
-    const bool known = kReasons.contains(reason) || reason.starts_with("not valid UTF-8 at byte ") ||
+    const bool known = kReasons.contains(reason) ||
+                       reason.starts_with("not valid UTF-8 at byte ") ||
                        reason.starts_with("text longer than 4096 bytes (");
     FUZZ_CHECK(known, "undocumented reason: %s", reason.c_str());
     return;

@@ -234,8 +234,8 @@ TEST(ParquetCorpusFile, ReadsOnlyTheChosenColumnAmongOthersAcrossRowGroups) {
   TempDir dir;
   std::vector<std::optional<std::string>> texts = {"a", std::nullopt, "", "d", "e"};
   std::vector<std::vector<int32_t>> lists = {{1, 2}, {}, {3}, {4, 5, 6}, {7}};
-  testing::ParquetWriteOptions options{.rows_per_group = 2, .snappy = true,
-                                       .other_columns = {"id", "url"}};
+  testing::ParquetWriteOptions options{
+      .rows_per_group = 2, .snappy = true, .other_columns = {"id", "url"}};
   WriteBytes(dir.File("t.parquet"), testing::ParquetWithText(texts, "text", options));
   WriteBytes(dir.File("i.parquet"), testing::ParquetWithInputIds(lists, options));
   ReadResult read = ReadAll({.inputs = {dir.File("t.parquet"), dir.File("i.parquet")}});

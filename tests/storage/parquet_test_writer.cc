@@ -60,11 +60,12 @@ std::string RleLevels(const std::vector<int>& levels, int max_level) {
   for (size_t i = 0; i < levels.size();) {
     size_t end = i;
     while (end < levels.size() && levels[end] == levels[i]) ++end;
-    for (uint32_t header = static_cast<uint32_t>(end - i) << 1; ; header >>= 7) {
+    for (uint32_t header = static_cast<uint32_t>(end - i) << 1;; header >>= 7) {
       runs.push_back(static_cast<char>((header & 0x7F) | (header > 0x7F ? 0x80 : 0)));
       if (header <= 0x7F) break;
     }
-    for (int b = 0; b < (width + 7) / 8; ++b) runs.push_back(static_cast<char>(levels[i] >> (8 * b)));
+    for (int b = 0; b < (width + 7) / 8; ++b)
+      runs.push_back(static_cast<char>(levels[i] >> (8 * b)));
     i = end;
   }
   std::string out;
@@ -79,7 +80,7 @@ struct Column {
   int max_definition = 1, max_repetition = 0;
   // Per row group: levels and PLAIN values.
   std::function<void(int64_t first, int64_t count, std::vector<int>* rep, std::vector<int>* def,
-                      std::string* values)>
+                     std::string* values)>
       chunk;
 };
 
@@ -181,7 +182,11 @@ std::string WriteFile(int64_t rows, const std::vector<Column>& columns,
 
 // Optional string columns other than the text, one value per row.
 Column OtherColumn(const std::string& name) {
-  return Column{name, {name}, 6, 1, 0,
+  return Column{name,
+                {name},
+                6,
+                1,
+                0,
                 [name](int64_t first, int64_t count, std::vector<int>*, std::vector<int>* def,
                        std::string* values) {
                   for (int64_t row = first; row < first + count; ++row) {
@@ -205,7 +210,11 @@ std::string ParquetWithText(const std::vector<std::optional<std::string>>& texts
                             const std::string& column, const ParquetWriteOptions& options) {
   std::vector<Column> columns;
   for (const std::string& name : options.other_columns) columns.push_back(OtherColumn(name));
-  columns.push_back(Column{column, {column}, 6, 1, 0,
+  columns.push_back(Column{column,
+                           {column},
+                           6,
+                           1,
+                           0,
                            [&texts](int64_t first, int64_t count, std::vector<int>*,
                                     std::vector<int>* def, std::string* values) {
                              for (int64_t row = first; row < first + count; ++row) {
@@ -215,8 +224,8 @@ std::string ParquetWithText(const std::vector<std::optional<std::string>>& texts
                                *values += *texts[row];
                              }
                            }});
-  std::vector<SchemaNode> schema = {{"schema", std::nullopt, 0,
-                                     static_cast<int32_t>(columns.size()), std::nullopt}};
+  std::vector<SchemaNode> schema = {
+      {"schema", std::nullopt, 0, static_cast<int32_t>(columns.size()), std::nullopt}};
   for (const SchemaNode& node : OtherSchema(options)) schema.push_back(node);
   schema.push_back({column, 6, 1, 0, 0});
   return WriteFile(static_cast<int64_t>(texts.size()), columns, schema, options);
@@ -226,7 +235,11 @@ std::string ParquetWithInputIds(const std::vector<std::vector<int32_t>>& lists,
                                 const ParquetWriteOptions& options) {
   std::vector<Column> columns;
   for (const std::string& name : options.other_columns) columns.push_back(OtherColumn(name));
-  columns.push_back(Column{"input_ids", {"input_ids", "list", "element"}, 1, 3, 1,
+  columns.push_back(Column{"input_ids",
+                           {"input_ids", "list", "element"},
+                           1,
+                           3,
+                           1,
                            [&lists](int64_t first, int64_t count, std::vector<int>* rep,
                                     std::vector<int>* def, std::string* values) {
                              for (int64_t row = first; row < first + count; ++row) {
@@ -238,8 +251,8 @@ std::string ParquetWithInputIds(const std::vector<std::vector<int32_t>>& lists,
                                }
                              }
                            }});
-  std::vector<SchemaNode> schema = {{"schema", std::nullopt, 0,
-                                     static_cast<int32_t>(columns.size()), std::nullopt}};
+  std::vector<SchemaNode> schema = {
+      {"schema", std::nullopt, 0, static_cast<int32_t>(columns.size()), std::nullopt}};
   for (const SchemaNode& node : OtherSchema(options)) schema.push_back(node);
   schema.push_back({"input_ids", std::nullopt, 1, 1, 3});
   schema.push_back({"list", std::nullopt, 2, 1, std::nullopt});

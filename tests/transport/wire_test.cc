@@ -189,16 +189,18 @@ TEST_F(WireTest, AsRefusesAnotherTypeAndAFieldOfTheWrongType) {
   ASSERT_FALSE(wrong.has_value());
   EXPECT_THAT(wrong.error(), HasSubstr("expected message type 2, got 4"));
 
-  // {"documents": "many", "rejected": 0, "batches": 0}
+  // {"documents": "many", "rejected": 0, "batches": 0, "corpus_error": ""}
   msgpack::sbuffer body;
   msgpack::packer<msgpack::sbuffer> packer(body);
-  packer.pack_map(3);
+  packer.pack_map(4);
   packer.pack(std::string("documents"));
   packer.pack(std::string("many"));
   packer.pack(std::string("rejected"));
   packer.pack(0);
   packer.pack(std::string("batches"));
   packer.pack(0);
+  packer.pack(std::string("corpus_error"));
+  packer.pack(std::string());
   SendRaw({Envelope(kSchemaVersion, 4), std::string(body.data(), body.size())});
   auto shaped = Receive(in_);
   ASSERT_TRUE(shaped.has_value()) << shaped.error().message;
