@@ -59,6 +59,8 @@ struct Flags {
   int sgemm_repeats = 5;
   bool with_7b = false;
   int docs_7b = 8;
+  // make-model presets of other families, each extracted like shards1 (its last 4 layers)
+  std::vector<std::string> families;
 };
 
 struct Target {
@@ -193,6 +195,35 @@ int Run(const Flags& flags) {
     }
   }
 
+  for (const std::string& preset : flags.families) {
+    const std::string family_dir = (cache / (preset + "-bf16")).string();
+    auto family = EnsureRandomModel(flags.actex, preset, family_dir, "",
+                                    (cache / "logs" / ("make-model-" + preset + ".log")).string());
+    if (!family) {
+      std::fprintf(stderr, "%s\n", family.error().c_str());
+      return 1;
+    }
+    // Ids drawn from the family's own vocabulary, so no document is rejected.
+    const std::string corpus = (cache / ("corpus_" + preset + ".jsonl")).string();
+    if (auto written =
+            WritePretokenizedCorpus(corpus, long_docs, kDocumentTokens, family->vocab_size);
+        !written) {
+      std::fprintf(stderr, "%s\n", written.error().c_str());
+      return 1;
+    }
+    ExtractVariant variant = *FindVariant("shards1");
+    variant.name = preset;
+    variant.description = preset + ", 1 shard x 2 threads";
+    variant.first_layer = family->layers - 4;
+    variant.last_layer = family->layers - 1;
+    // 7B-sized families run once over --docs-7b documents, as the 7B variant does.
+    const bool large = family->hidden >= 3072;
+    if (!run(variant, family_dir, *family, corpus, large ? 0 : short_docs,
+             large ? flags.docs_7b : long_docs, large ? 1 : flags.repeats)) {
+      return 1;
+    }
+  }
+
   std::printf("actex extraction throughput, %s; load average before %s, after %s\n",
               Today().c_str(), load_before.c_str(), LoadAverage().c_str());
   std::printf(
@@ -211,8 +242,8 @@ int Run(const Flags& flags) {
                   values[values.size() / 2], values.back());
     return std::string(text);
   };
-  std::printf("float32 FMA peak, 2 threads, %zu measurements: AVX2 %s; AVX-512 %s\n",
-              peaks.size(), spread(avx2_peaks).c_str(),
+  std::printf("float32 FMA peak, 2 threads, %zu measurements: AVX2 %s; AVX-512 %s\n", peaks.size(),
+              spread(avx2_peaks).c_str(),
               has_avx512 ? spread(avx512_peaks).c_str() : "not on this CPU");
   auto print_sgemm = [&](GemmBackend which, const std::vector<SgemmReference>& runs) {
     std::vector<double> combined;
@@ -251,6 +282,12 @@ int Run(const Flags& flags) {
   targets.push_back({"achieved GFLOPS / sgemm GFLOPS, shards 1 x 2 threads",
                      single ? single->gflops / single->sgemm_gflops : 0, 0.85, false,
                      single != nullptr});
+  for (const std::string& preset : flags.families) {
+    if (const VariantResult* family = find(preset)) {
+      targets.push_back({"achieved GFLOPS / sgemm GFLOPS, " + preset,
+                         family->gflops / family->sgemm_gflops, 0.85, false, true});
+    }
+  }
   if (isa == VectorIsa::kAvx512) {
     // On AVX-512 the products are oneDNN's, and the figure that matters is the share
     // of the machine: the FMA peak.
@@ -258,7 +295,9 @@ int Run(const Flags& flags) {
                        single ? single->gflops / single->peak_gflops : 0, 0.65, false,
                        single != nullptr});
     for (const VariantResult& result : results) {
-      if (result.variant.name.starts_with("7b") && !result.variant.simulate) {
+      const bool family =
+          std::ranges::find(flags.families, result.variant.name) != flags.families.end();
+      if ((result.variant.name.starts_with("7b") && !result.variant.simulate) || family) {
         targets.push_back({"achieved GFLOPS / AVX-512 FMA peak, " + result.variant.name,
                            result.gflops / result.peak_gflops, 0.6, false, true});
       }
@@ -325,7 +364,11 @@ int main(int argc, char** argv) {
   app.add_flag("--with-7b", flags.with_7b,
                "also write a Qwen2.5-7B-shaped model (about 15 GB) and extract from it, in one "
                "process and in a 2-host 1d simulation");
-  app.add_option("--docs-7b", flags.docs_7b, "documents of the 7B runs")
+  app.add_option("--families", flags.families,
+                 "make-model presets of other families to extract from like shards1 (their "
+                 "last 4 layers): gpt2, llama-3.2-1b, gemma-2-2b, qwen3-0.6b, mistral-7b")
+      ->delimiter(',');
+  app.add_option("--docs-7b", flags.docs_7b, "documents of the 7B runs (and 7B-sized families)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);

@@ -65,8 +65,7 @@ std::vector<std::string> CommandLine(const VariantContext& context, const Extrac
     args.insert(args.end(), {"extract", "--shards", std::to_string(variant.shards)});
   }
   args.insert(args.end(),
-              {"--model", variant.model_dir, "--data", variant.corpus, "--out", out_dir,
-               "--layers",
+              {"--model", variant.model_dir, "--data", variant.corpus, "--out", out_dir, "--layers",
                std::to_string(variant.first_layer) + "-" + std::to_string(variant.last_layer),
                "--sites", "resid_post", "--blas-threads", std::to_string(variant.blas_threads),
                "--batch-tokens", std::to_string(context.batch_tokens), "--max-seq-len",
@@ -152,9 +151,8 @@ std::expected<ExtractVariant, std::string> FindVariant(const std::string& name) 
 
 std::expected<VariantResult, std::string> RunVariant(const VariantContext& context,
                                                      const ExtractVariant& variant,
-                                                     const ModelConfig& config,
-                                                     int64_t short_docs, int64_t long_docs,
-                                                     int repeats) {
+                                                     const ModelConfig& config, int64_t short_docs,
+                                                     int64_t long_docs, int repeats) {
   VariantResult result;
   result.variant = variant;
   result.layers_computed = variant.last_layer + 1;
@@ -179,8 +177,9 @@ std::expected<VariantResult, std::string> RunVariant(const VariantContext& conte
     }
     const double seconds = longer.extract_seconds - pair[0].extract_seconds;
     if (seconds <= 0) {
-      return std::unexpected("the longer run was not slower than the shorter one; the machine "
-                             "is too busy to measure");
+      return std::unexpected(
+          "the longer run was not slower than the shorter one; the machine "
+          "is too busy to measure");
     }
     result.steady_rates.push_back((longer.tokens - pair[0].tokens) / seconds);
   }
@@ -203,8 +202,8 @@ std::expected<VariantResult, std::string> RunVariant(const VariantContext& conte
 }
 
 void PrintResultTable(const std::vector<VariantResult>& results) {
-  std::printf("%-9s %-38s %6s %9s %9s %8s %8s %8s %7s %7s %-24s %s\n", "variant", "what",
-              "layers", "tok/s", "tok/s all", "GFLOPS", "sgemm", "x sgemm", "x peak", "load s",
+  std::printf("%-9s %-38s %6s %9s %9s %8s %8s %8s %7s %7s %-24s %s\n", "variant", "what", "layers",
+              "tok/s", "tok/s all", "GFLOPS", "sgemm", "x sgemm", "x peak", "load s",
               "peak RSS MB (per node)", "tok/s of each repeat");
   for (const VariantResult& r : results) {
     std::string rss = std::to_string(static_cast<int64_t>(r.peak_rss_mb));
@@ -221,8 +220,7 @@ void PrintResultTable(const std::vector<VariantResult>& results) {
       rates += (rates.empty() ? "" : " ") + std::to_string(static_cast<int64_t>(rate + 0.5));
     }
     std::printf("%-9s %-38s %6s %9.1f %9.1f %8.1f %8.1f %8.3f %7.3f %7.2f %-24s %s\n",
-                r.variant.name.c_str(),
-                r.variant.description.c_str(),
+                r.variant.name.c_str(), r.variant.description.c_str(),
                 (std::to_string(r.variant.first_layer) + "-" + std::to_string(r.variant.last_layer))
                     .c_str(),
                 r.tokens_per_second, r.whole_run_tokens_per_second, r.gflops, r.sgemm_gflops,

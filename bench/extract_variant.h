@@ -15,10 +15,10 @@ namespace actex {
 struct ExtractVariant {
   std::string name, description;
   bool simulate = false;
-  int hosts = 1;           // simulate only
+  int hosts = 1;            // simulate only
   std::string mesh = "1d";  // simulate only
-  int shards = 1;          // per host
-  int blas_threads = 2;    // per shard
+  int shards = 1;           // per host
+  int blas_threads = 2;     // per shard
   int first_layer = 20, last_layer = 23;
   bool text_corpus = false;
   std::string model_dir, corpus;  // filled in by the driver
@@ -38,16 +38,16 @@ struct VariantContext {
 struct VariantResult {
   ExtractVariant variant;
   int layers_computed = 0;
-  int64_t tokens = 0;               // of the longer run
-  double tokens_per_second = 0;     // steady state (or the whole run when it ran once):
-                                    // the median over the repeats
-  std::vector<double> steady_rates;  // each repeat's
+  int64_t tokens = 0;                      // of the longer run
+  double tokens_per_second = 0;            // steady state (or the whole run when it ran once):
+                                           // the median over the repeats
+  std::vector<double> steady_rates;        // each repeat's
   double whole_run_tokens_per_second = 0;  // the longer run, first batch included
-  double gflops = 0;                // forward FLOPs per token × tokens_per_second
-  double load_seconds = 0;          // the slowest node's "ready in" over all runs
-  double peak_rss_mb = 0;           // the largest process (or node) over all runs
-  std::vector<double> node_rss_mb;  // simulate: each node's peak, by host id
-  int64_t weight_bytes = 0;         // the model's *.safetensors files
+  double gflops = 0;                       // forward FLOPs per token × tokens_per_second
+  double load_seconds = 0;                 // the slowest node's "ready in" over all runs
+  double peak_rss_mb = 0;                  // the largest process (or node) over all runs
+  std::vector<double> node_rss_mb;         // simulate: each node's peak, by host id
+  int64_t weight_bytes = 0;                // the model's *.safetensors files
   // The 2-thread sgemm figure next to this variant: the mean of the measurements taken
   // just before and just after it, so a change of load on a shared machine hits both.
   double sgemm_gflops = 0;
@@ -62,9 +62,8 @@ struct VariantResult {
 // runs once and reports that run's rate.
 std::expected<VariantResult, std::string> RunVariant(const VariantContext& context,
                                                      const ExtractVariant& variant,
-                                                     const ModelConfig& config,
-                                                     int64_t short_docs, int64_t long_docs,
-                                                     int repeats);
+                                                     const ModelConfig& config, int64_t short_docs,
+                                                     int64_t long_docs, int repeats);
 
 // The results as a table; each row's GFLOPS is compared with its own sgemm_gflops and
 // with the FMA peak.

@@ -15,7 +15,6 @@ namespace {
 // flight; twelve leave room for newer cores without spilling registers.
 constexpr int kChains = 12;
 
-
 float ChainsAvx2(int64_t iterations) {
   __m256 acc[kChains];
   for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_ps(static_cast<float>(c));

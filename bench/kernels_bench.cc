@@ -49,8 +49,8 @@ std::vector<uint8_t> RandomWeight(int64_t rows, int64_t cols, WeightDtype dtype)
     if (dtype == WeightDtype::kF32) {
       std::memcpy(storage.data() + i * 4, &values[i], 4);
     } else {
-      const uint16_t half = dtype == WeightDtype::kBF16 ? FloatToBFloat16(values[i])
-                                                        : FloatToFloat16(values[i]);
+      const uint16_t half =
+          dtype == WeightDtype::kBF16 ? FloatToBFloat16(values[i]) : FloatToFloat16(values[i]);
       std::memcpy(storage.data() + i * 2, &half, 2);
     }
   }
@@ -123,8 +123,7 @@ void BM_Linear(benchmark::State& state) {
   const std::vector<float> x = RandomFloats(kTokens * in, 1);
   std::vector<float> y(static_cast<size_t>(kTokens * out)), scratch;
   for (auto _ : state) {
-    Linear(x.data(), in, kTokens, RowSlice(view, 0, out), nullptr, y.data(), out, &scratch,
-           &team);
+    Linear(x.data(), in, kTokens, RowSlice(view, 0, out), nullptr, y.data(), out, &scratch, &team);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["FLOPS"] = Rate(2.0 * kTokens * in * out);
@@ -138,7 +137,8 @@ void BM_CausalAttention(benchmark::State& state) {
   const int64_t length = state.range(0);
   ThreadTeam team(static_cast<int>(state.range(1)));
   const int64_t ld_q = kHeads * kHeadDim, ld_kv = kKvHeads * kHeadDim;
-  const std::vector<float> q = RandomFloats(kTokens * ld_q, 1), k = RandomFloats(kTokens * ld_kv, 2),
+  const std::vector<float> q = RandomFloats(kTokens * ld_q, 1),
+                           k = RandomFloats(kTokens * ld_kv, 2),
                            v = RandomFloats(kTokens * ld_kv, 3);
   std::vector<float> context(static_cast<size_t>(kTokens * ld_q));
   std::vector<std::vector<float>> scratch(static_cast<size_t>(team.size()));
@@ -165,7 +165,8 @@ void BM_CausalAttention(benchmark::State& state) {
 }
 
 void BM_RmsNorm(benchmark::State& state) {
-  const std::vector<float> x = RandomFloats(kTokens * kHidden, 1), weight = RandomFloats(kHidden, 2);
+  const std::vector<float> x = RandomFloats(kTokens * kHidden, 1),
+                           weight = RandomFloats(kHidden, 2);
   std::vector<float> y(x.size());
   for (auto _ : state) {
     RmsNorm(x.data(), kTokens, kHidden, weight.data(), 1e-6f, y.data());
@@ -233,9 +234,8 @@ void ProjectionShapes(benchmark::internal::Benchmark* benchmark, bool with_dtype
 
 BENCHMARK(BM_Sgemm)
     ->ArgNames({"in", "out", "threads"})
-    ->Apply([](auto* b) { ProjectionShapes(b, false); })
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply([](auto* b) { ProjectionShapes(b, false); }) -> UseRealTime()
+        -> Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GemmHalvesOnTwoThreads)
     ->ArgNames({"in", "out", "onednn"})
     ->ArgsProduct({{kHidden}, {kIntermediate}, {0, 1}})
@@ -244,9 +244,8 @@ BENCHMARK(BM_GemmHalvesOnTwoThreads)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Linear)
     ->ArgNames({"in", "out", "dtype", "threads"})
-    ->Apply([](auto* b) { ProjectionShapes(b, true); })
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply([](auto* b) { ProjectionShapes(b, true); }) -> UseRealTime()
+        -> Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CausalAttention)
     ->ArgNames({"length", "threads"})
     ->ArgsProduct({{kDocumentTokens, 2048}, {1, 2}})

@@ -46,8 +46,7 @@ void Product(GemmBackend backend, int threads, int64_t tokens, int64_t in, int64
   for (int t = 1; t < threads; ++t) {
     const int64_t first = std::min(out, t * share), count = std::min(out, first + share) - first;
     helpers.emplace_back([=] {
-      GemmOnThisThread(backend, tokens, count, in, x, in, w + first * in, in, 0.0f, y + first,
-                       out);
+      GemmOnThisThread(backend, tokens, count, in, x, in, w + first * in, in, 0.0f, y + first, out);
     });
   }
   GemmOnThisThread(backend, tokens, std::min(out, share), in, x, in, w, in, 0.0f, y, out);
@@ -97,8 +96,7 @@ std::expected<ModelConfig, std::string> EnsureRandomModel(const std::string& act
   return LoadModelConfig(dir);
 }
 
-std::expected<void, std::string> WritePretokenizedCorpus(const std::string& path,
-                                                         int64_t documents,
+std::expected<void, std::string> WritePretokenizedCorpus(const std::string& path, int64_t documents,
                                                          int tokens_per_document, int vocab) {
   auto out = OpenForWriting(path);
   if (!out) return std::unexpected(out.error());
@@ -115,12 +113,12 @@ std::expected<void, std::string> WritePretokenizedCorpus(const std::string& path
 
 std::expected<void, std::string> WriteTextCorpus(const std::string& path, int64_t documents) {
   static constexpr const char* kWords[] = {
-      "the",     "model",   "reads",    "a",        "corpus",  "of",       "documents", "and",
-      "writes",  "every",   "layer's",  "residual", "stream",  "to",       "disk",      "while",
-      "sparse",  "auto",    "encoders", "learn",    "features", "from",    "activations", "in",
-      "float32", "exactly", "as",       "HF",       "computes", "them,",   "which",     "matters",
-      "for",     "research", "on",      "language", "models.", "Tokens",  "flow",      "through",
-      "shards",  "that",    "split",    "heads",    "columns", "across",   "cores",     "hosts."};
+      "the",     "model",    "reads",    "a",        "corpus",   "of",     "documents",   "and",
+      "writes",  "every",    "layer's",  "residual", "stream",   "to",     "disk",        "while",
+      "sparse",  "auto",     "encoders", "learn",    "features", "from",   "activations", "in",
+      "float32", "exactly",  "as",       "HF",       "computes", "them,",  "which",       "matters",
+      "for",     "research", "on",       "language", "models.",  "Tokens", "flow",        "through",
+      "shards",  "that",     "split",    "heads",    "columns",  "across", "cores",       "hosts."};
   constexpr int kWordCount = sizeof(kWords) / sizeof(kWords[0]);
   auto out = OpenForWriting(path);
   if (!out) return std::unexpected(out.error());
@@ -140,10 +138,12 @@ FlopsPerToken ForwardFlopsPerToken(const ModelConfig& config, int layers_compute
   const double hidden = config.hidden, intermediate = config.intermediate;
   const double q_width = static_cast<double>(config.heads) * config.head_dim;
   const double kv_width = static_cast<double>(config.kv_heads) * config.head_dim;
-  const double weights_per_layer = hidden * q_width          // q_proj
-                                   + 2 * hidden * kv_width   // k_proj, v_proj
-                                   + q_width * hidden        // o_proj
-                                   + 3 * hidden * intermediate;  // gate, up, down
+  const double weights_per_layer =
+      hidden * q_width         // q_proj
+      + 2 * hidden * kv_width  // k_proj, v_proj
+      + q_width * hidden       // o_proj
+      // gate, up, down; GPT-2's MLP has no gate
+      + (config.mlp == MlpKind::kGeluTanh ? 2 : 3) * hidden * intermediate;
   const double average_context = (document_tokens + 1) / 2.0;
   FlopsPerToken flops;
   flops.matmul = 2.0 * weights_per_layer * layers_computed;

@@ -21,8 +21,7 @@ std::expected<ModelConfig, std::string> EnsureRandomModel(const std::string& act
 
 // `documents` lines of {"input_ids": [...]} with `tokens_per_document` ids drawn
 // uniformly from [0, vocab) by a fixed generator.
-std::expected<void, std::string> WritePretokenizedCorpus(const std::string& path,
-                                                         int64_t documents,
+std::expected<void, std::string> WritePretokenizedCorpus(const std::string& path, int64_t documents,
                                                          int tokens_per_document, int vocab);
 
 // `documents` lines of {"text": ...}, each a few hundred English-like words (far more
@@ -31,8 +30,8 @@ std::expected<void, std::string> WriteTextCorpus(const std::string& path, int64_
 
 // FLOPs per token of the forward pass over `layers_computed` layers for documents of
 // `document_tokens` tokens (see bench/README.md): the q, k, v, o, gate, up and down
-// products (2 FLOPs per weight) plus causal attention (Q·Kᵀ and P·V, 2 FLOPs per head
-// dimension each, over the (L+1)/2 keys an average token of an L-token document sees).
+// products (GPT-2: no gate; 2 FLOPs per weight) plus causal attention (Q·Kᵀ and P·V, 2 FLOPs per
+// head dimension each, over the (L+1)/2 keys an average token of an L-token document sees).
 struct FlopsPerToken {
   double matmul = 0, attention = 0;
   double total() const { return matmul + attention; }

@@ -42,7 +42,7 @@ float HorizontalSum(__m256 v) {
 
 // How a row of raw scores becomes logits (see AttentionHeads).
 struct ScoreScaling {
-  float divisor = 1.0f;     // used when multiplier is 0
+  float divisor = 1.0f;  // used when multiplier is 0
   float multiplier = 0.0f;
   float softcap = 0.0f;
 };
@@ -100,8 +100,8 @@ void SoftmaxCausalRow(float* row, int64_t first_visible, int64_t query, int64_t 
   }
   if (whole < visible) {
     // Padding lanes hold -inf, whose exp is 0 and adds nothing to the sum.
-    const __m256 e = Exp8(
-        _mm256_sub_ps(LoadPartial(visible_row + whole, visible - whole, -INFINITY), row_max));
+    const __m256 e =
+        Exp8(_mm256_sub_ps(LoadPartial(visible_row + whole, visible - whole, -INFINITY), row_max));
     StorePartial(visible_row + whole, visible - whole, e);
     sum = _mm256_add_ps(sum, e);
   }
@@ -150,8 +150,8 @@ void Transpose8x8(const float* source, int64_t source_stride, float* destination
 
 // Kᵀ of one key/value head: kt[d * stride + j] = k[j, d] for j < tokens, zero up to
 // `stride` (a multiple of kKeyTile), so score tiles never read past the keys.
-void PackKeysTransposed(const float* k_head, int64_t ld_kv, int64_t tokens, int dim,
-                        int64_t stride, float* kt) {
+void PackKeysTransposed(const float* k_head, int64_t ld_kv, int64_t tokens, int dim, int64_t stride,
+                        float* kt) {
   for (int d = 0; d < dim; ++d) std::fill(kt + d * stride + tokens, kt + (d + 1) * stride, 0.0f);
   const int64_t whole_tokens = tokens - tokens % 8;
   const int whole_dims = dim - dim % 8;
@@ -274,8 +274,8 @@ void WeightedValues(const float* p, int64_t stride, int rows, int64_t keys, cons
       WeightedValuesChunk<true>(p, stride, rows, keys, v_head + first, ld_kv, low_mask, high_mask,
                                 out + first, ld_out);
     } else {
-      WeightedValuesChunk<false>(p, stride, rows, keys, v_head + first, ld_kv, low_mask,
-                                 high_mask, out + first, ld_out);
+      WeightedValuesChunk<false>(p, stride, rows, keys, v_head + first, ld_kv, low_mask, high_mask,
+                                 out + first, ld_out);
     }
   }
 }
@@ -316,7 +316,7 @@ void CausalAttention(const float* q, const float* k, const float* v, int64_t ld_
   const int64_t stride = (tokens + kKeyTile - 1) / kKeyTile * kKeyTile;
   const size_t needed = static_cast<size_t>((dim + kQueryRows) * stride);
   if (scratch->size() < needed) scratch->resize(needed);
-  float* kt = scratch->data();                    // [dim, stride]: Kᵀ of one kv head
+  float* kt = scratch->data();                     // [dim, stride]: Kᵀ of one kv head
   float* scores = scratch->data() + dim * stride;  // [kQueryRows, stride]
   const ScoreScaling scaling{.divisor = std::sqrt(static_cast<float>(dim)),
                              .multiplier = heads.scale_multiplier,

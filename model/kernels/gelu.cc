@@ -18,8 +18,8 @@ constexpr float kKappa = 0.044715f;
 // adds, no fused ones): 0.5·x · (1 + tanh(β · (x + κ · x³))).
 __m256 Gelu8(__m256 x) {
   const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
-  const __m256 inner = _mm256_mul_ps(
-      _mm256_set1_ps(kBeta), _mm256_add_ps(x, _mm256_mul_ps(_mm256_set1_ps(kKappa), cube)));
+  const __m256 inner = _mm256_mul_ps(_mm256_set1_ps(kBeta),
+                                     _mm256_add_ps(x, _mm256_mul_ps(_mm256_set1_ps(kKappa), cube)));
   const __m256 half_x = _mm256_mul_ps(_mm256_set1_ps(0.5f), x);
   return _mm256_mul_ps(half_x, _mm256_add_ps(_mm256_set1_ps(1.0f), Tanh8(inner)));
 }
@@ -27,8 +27,8 @@ __m256 Gelu8(__m256 x) {
 // The same for sixteen lanes, lane for lane the same operations.
 ACTEX_TARGET_AVX512 __m512 Gelu16(__m512 x) {
   const __m512 cube = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
-  const __m512 inner = _mm512_mul_ps(
-      _mm512_set1_ps(kBeta), _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(kKappa), cube)));
+  const __m512 inner = _mm512_mul_ps(_mm512_set1_ps(kBeta),
+                                     _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(kKappa), cube)));
   const __m512 half_x = _mm512_mul_ps(_mm512_set1_ps(0.5f), x);
   return _mm512_mul_ps(half_x, _mm512_add_ps(_mm512_set1_ps(1.0f), Tanh16(inner)));
 }

@@ -18,8 +18,7 @@ GemmBackend PreferredGemmBackend(VectorIsa isa) {
 }
 
 void GemmOnThisThread(GemmBackend backend, int64_t m, int64_t n, int64_t k, const float* x,
-                      int64_t ldx, const float* w, int64_t ldw, float beta, float* y,
-                      int64_t ldy) {
+                      int64_t ldx, const float* w, int64_t ldw, float beta, float* y, int64_t ldy) {
   if (backend == GemmBackend::kOneDnn) {
     // oneDNN parallelises a call over omp_get_max_threads() threads, an OpenMP setting
     // each calling thread holds for itself: one keeps the product on this thread, so a

@@ -46,8 +46,9 @@ void LayerNorm(const float* x, int64_t tokens, int64_t width, const float* weigh
     for (; i + 8 <= width; i += 8) {
       const __m256 normalized =
           _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(row + i), mean_lanes), scale);
-      _mm256_storeu_ps(out + i, _mm256_add_ps(_mm256_mul_ps(normalized, _mm256_loadu_ps(weight + i)),
-                                              _mm256_loadu_ps(bias + i)));
+      _mm256_storeu_ps(out + i,
+                       _mm256_add_ps(_mm256_mul_ps(normalized, _mm256_loadu_ps(weight + i)),
+                                     _mm256_loadu_ps(bias + i)));
     }
     for (; i < width; ++i) out[i] = (row[i] - mean_f) * inverse_std * weight[i] + bias[i];
   }

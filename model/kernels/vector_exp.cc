@@ -42,8 +42,9 @@ ACTEX_TARGET_AVX512 __m512 Exp16(__m512 x) {
   __m512 clamped = _mm512_min_ps(upper, x);
   clamped = _mm512_max_ps(lower, clamped);
 
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 n =
+      _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(1.44269504088896341f)),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), clamped);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
 
@@ -60,8 +61,8 @@ ACTEX_TARGET_AVX512 __m512 Exp16(__m512 x) {
       _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
   __m512 result = _mm512_mul_ps(p, _mm512_castsi512_ps(exponent));
 
-  result = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lower, _CMP_LT_OQ), result,
-                                _mm512_setzero_ps());
+  result =
+      _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lower, _CMP_LT_OQ), result, _mm512_setzero_ps());
   result = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, upper, _CMP_GT_OQ), result,
                                 _mm512_set1_ps(__builtin_inff()));
   return result;

@@ -78,10 +78,16 @@ class IsaOverride {
  public:
   explicit IsaOverride(const char* value) {
     if (const char* old = getenv("ACTEX_ISA")) saved_ = old, had_ = true;
-    if (value) setenv("ACTEX_ISA", value, 1); else unsetenv("ACTEX_ISA");
+    if (value)
+      setenv("ACTEX_ISA", value, 1);
+    else
+      unsetenv("ACTEX_ISA");
   }
   ~IsaOverride() {
-    if (had_) setenv("ACTEX_ISA", saved_.c_str(), 1); else unsetenv("ACTEX_ISA");
+    if (had_)
+      setenv("ACTEX_ISA", saved_.c_str(), 1);
+    else
+      unsetenv("ACTEX_ISA");
   }
 
  private:

@@ -43,8 +43,7 @@ TEST(Tanh8, HandlesTheEdges) {
   EXPECT_TRUE(std::isnan(Lane0(Tanh8(_mm256_set1_ps(std::numeric_limits<float>::quiet_NaN())))));
 }
 
-ACTEX_TARGET_AVX512 void CompareTanh16WithTanh8(const std::vector<float>& inputs,
-                                                int* mismatches) {
+ACTEX_TARGET_AVX512 void CompareTanh16WithTanh8(const std::vector<float>& inputs, int* mismatches) {
   for (size_t i = 0; i + 16 <= inputs.size(); i += 16) {
     alignas(64) float wide[16], narrow[16];
     _mm512_store_ps(wide, Tanh16(_mm512_loadu_ps(inputs.data() + i)));
