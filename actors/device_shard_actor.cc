@@ -3,6 +3,7 @@
 #include "actors/actor_io.h"
 #include "actors/ring_collective.h"
 #include "model/decoder_forward.h"
+#include "transport/interrupted.h"
 #include "transport/schema.h"
 
 namespace actex {
@@ -36,7 +37,7 @@ std::expected<std::unique_ptr<RingLinks>, std::string> ConnectRing(ActorContext&
   auto links = RingLinks::Bind(actor.context(), ring);
   if (!links) return links;
   zmq::socket_t setup = MakePipelineSocket(actor.context(), zmq::socket_type::dealer, 16);
-  setup.connect(config.setup_endpoint);
+  RetryInterrupted([&] { setup.connect(config.setup_endpoint); });
   auto sent = Send(setup, RingBoundMessage{config.ring.ring, config.ring.rank,
                                            (*links)->bound_endpoint()});
   if (!sent) return std::unexpected(sent.error());
@@ -62,7 +63,7 @@ std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
       DecoderShard::Create(config.weights, config.slice, config.sites, config.blas_threads);
   if (!shard) return std::unexpected(shard.error());
   zmq::socket_t batches = MakePipelineSocket(actor.context(), zmq::socket_type::pull, kBatchQueue);
-  batches.bind(config.batches_endpoint);
+  RetryInterrupted([&] { batches.bind(config.batches_endpoint); });
   auto links = ConnectRing(actor, config);
   if (!links) return std::unexpected(links.error());
   if (!*links) return {};  // stopped while waiting for the other hosts
@@ -71,7 +72,7 @@ std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
   zmq::socket_t writer;
   if (forwards_activations) {
     writer = MakePipelineSocket(actor.context(), zmq::socket_type::push, kBatchQueue);
-    writer.connect(config.activations_endpoint);
+    RetryInterrupted([&] { writer.connect(config.activations_endpoint); });
   }
   actor.SignalReady();
 

@@ -105,7 +105,7 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
   }
   state.setup = zmq::socket_t(context, zmq::socket_type::router);
   state.setup.set(zmq::sockopt::linger, 0);
-  state.setup.bind(kSetupEndpoint);
+  RetryInterrupted([&] { state.setup.bind(kSetupEndpoint); });
   state.monitor = zmq::socket_t(context, zmq::socket_type::pub);
   state.monitor.set(zmq::sockopt::linger, 0);
   state.monitor.set(zmq::sockopt::sndhwm, 1000);
@@ -114,7 +114,7 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
       return std::unexpected("monitor events: " + secured.error());
     }
   }
-  state.monitor.connect("tcp://" + coordinator->host + ":" + std::to_string(coordinator->port + 2));
+  RetryInterrupted([&] { state.monitor.connect("tcp://" + coordinator->host + ":" + std::to_string(coordinator->port + 2)); });
   if (options.host_id == 0) {
     CoordinatorOptions coordinating;
     coordinating.bind_address = coordinator->host;

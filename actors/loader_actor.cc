@@ -1,6 +1,7 @@
 #include "actors/loader_actor.h"
 
 #include "actors/actor_io.h"
+#include "transport/interrupted.h"
 #include "transport/schema.h"
 
 namespace actex {
@@ -26,12 +27,12 @@ std::expected<void, std::string> RunLoader(ActorContext& actor, const LoaderConf
   for (const std::string& endpoint : config.document_endpoints) {
     pipelines.push_back(
         MakePipelineSocket(actor.context(), zmq::socket_type::push, kDocumentQueue));
-    pipelines.back().connect(endpoint);
+    RetryInterrupted([&] { pipelines.back().connect(endpoint); });
   }
   zmq::socket_t rejects;
   if (!config.rejects_endpoint.empty()) {
     rejects = MakePipelineSocket(actor.context(), zmq::socket_type::push, kDocumentQueue);
-    rejects.connect(config.rejects_endpoint);
+    RetryInterrupted([&] { rejects.connect(config.rejects_endpoint); });
   }
   actor.SignalReady();
 

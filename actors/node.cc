@@ -29,6 +29,7 @@
 #include "model/tokenizer/tokenizer.h"
 #include "storage/corpus_reader.h"
 #include "storage/corpus_size.h"
+#include "transport/interrupted.h"
 
 namespace actex {
 namespace {
@@ -205,7 +206,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   zmq::context_t context;
   zmq::socket_t events(context, zmq::socket_type::pull);
   events.set(zmq::sockopt::linger, 0);
-  events.bind(kEventsEndpoint);
+  RetryInterrupted([&] { events.bind(kEventsEndpoint); });
   std::unique_ptr<JobLink> job;
   if (multi_host) {
     auto joined = JobLink::Open(context, options, mesh);

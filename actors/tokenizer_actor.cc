@@ -1,6 +1,7 @@
 #include "actors/tokenizer_actor.h"
 
 #include "actors/actor_io.h"
+#include "transport/interrupted.h"
 #include "transport/schema.h"
 
 namespace actex {
@@ -19,14 +20,14 @@ class TokenizerStage {
   std::expected<void, std::string> Run() {
     zmq::socket_t documents =
         MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kDocumentQueue);
-    documents.bind(config_.documents_endpoint);
+    RetryInterrupted([&] { documents.bind(config_.documents_endpoint); });
     for (const std::string& endpoint : config_.shard_endpoints) {
       shards_.push_back(MakePipelineSocket(actor_.context(), zmq::socket_type::push, kBatchQueue));
-      shards_.back().connect(endpoint);
+      RetryInterrupted([&] { shards_.back().connect(endpoint); });
     }
     if (!config_.rejects_endpoint.empty()) {
       rejects_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, kDocumentQueue);
-      rejects_.connect(config_.rejects_endpoint);
+      RetryInterrupted([&] { rejects_.connect(config_.rejects_endpoint); });
     }
     actor_.SignalReady();
 

@@ -14,6 +14,7 @@
 #include "storage/crc32.h"
 #include "storage/file_io.h"
 #include "storage/upload_ledger.h"
+#include "transport/interrupted.h"
 #include "transport/schema.h"
 
 namespace actex {
@@ -46,10 +47,10 @@ class Uploader {
     if (!ledger) return std::unexpected(ledger.error());
     ledger_ = std::move(*ledger);
     zmq::socket_t requests = MakePipelineSocket(actor_.context(), zmq::socket_type::pull, 0);
-    requests.bind(config_.requests_endpoint);
+    RetryInterrupted([&] { requests.bind(config_.requests_endpoint); });
     events_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 1000);
     events_.set(zmq::sockopt::sndtimeo, 0);
-    events_.connect(config_.events_endpoint);
+    RetryInterrupted([&] { events_.connect(config_.events_endpoint); });
     actor_.SignalReady();
 
     std::deque<ListedShard> queue(config_.earlier_shards.begin(), config_.earlier_shards.end());

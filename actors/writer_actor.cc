@@ -6,6 +6,7 @@
 #include "actors/actor_io.h"
 #include "actors/document_assembler.h"
 #include "storage/rejects_log.h"
+#include "transport/interrupted.h"
 #include "transport/schema.h"
 
 namespace actex {
@@ -36,18 +37,18 @@ class WriterStage {
 
     zmq::socket_t activations =
         MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kBatchQueue);
-    activations.bind(config_.activations_endpoint);
+    RetryInterrupted([&] { activations.bind(config_.activations_endpoint); });
     zmq::socket_t rejects =
         MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kRejectQueue);
-    rejects.bind(config_.rejects_endpoint);
+    RetryInterrupted([&] { rejects.bind(config_.rejects_endpoint); });
     events_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 1000);
     events_.set(zmq::sockopt::sndtimeo, 0);
-    events_.connect(config_.events_endpoint);
+    RetryInterrupted([&] { events_.connect(config_.events_endpoint); });
     if (!config_.uploads_endpoint.empty()) {
       // Unbounded: a request is a few bytes per shard, and the writer never waits for
       // an upload.
       uploads_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
-      uploads_.connect(config_.uploads_endpoint);
+      RetryInterrupted([&] { uploads_.connect(config_.uploads_endpoint); });
     }
     actor_.SignalReady();
     Report("started", "");

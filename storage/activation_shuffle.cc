@@ -121,8 +121,17 @@ std::expected<void, std::string> Shuffle::Start() {
     }
     return {};
   }
-  if (fs::exists(options_.out_dir, error) && !fs::is_empty(options_.out_dir, error)) {
-    return std::unexpected(options_.out_dir + " is not empty and holds no shuffle's metadata.json");
+  if (fs::exists(options_.out_dir, error)) {
+    // A shuffle killed before its first metadata.json leaves only its work folder,
+    // which holds nothing yet that a start afresh would not write again.
+    for (const fs::directory_entry& entry : fs::directory_iterator(options_.out_dir, error)) {
+      if (entry.path() != fs::path(work_)) {
+        return std::unexpected(options_.out_dir +
+                               " is not empty and holds no shuffle's metadata.json");
+      }
+    }
+    fs::remove_all(work_, error);
+    if (error) return std::unexpected("cannot remove " + work_ + ": " + error.message());
   }
   if (auto made = MakeDirectories(work_); !made) return made;
   const int64_t estimate = source_.tokens * entry_bytes_;

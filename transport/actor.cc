@@ -104,7 +104,7 @@ std::expected<std::unique_ptr<Actor>, std::string> Actor::Start(zmq::context_t& 
       std::string endpoint =
           fmt::format("inproc://actex-actor/{}/{:x}/{}", actor->name_, address, attempt);
       try {
-        actor->pipe_.bind(endpoint);
+        RetryInterrupted([&] { actor->pipe_.bind(endpoint); });
         actor->endpoint_ = std::move(endpoint);
         break;
       } catch (const zmq::error_t& e) {
@@ -113,7 +113,7 @@ std::expected<std::unique_ptr<Actor>, std::string> Actor::Start(zmq::context_t& 
     }
     child = zmq::socket_t(context, zmq::socket_type::pair);
     child.set(zmq::sockopt::linger, 0);
-    child.connect(actor->endpoint_);
+    RetryInterrupted([&] { child.connect(actor->endpoint_); });
   } catch (const zmq::error_t& e) {
     return std::unexpected(fmt::format("actor {}: cannot create its pipe: {}",
                                        actor ? actor->name_ : std::string("?"), e.what()));

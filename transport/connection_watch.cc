@@ -1,4 +1,5 @@
 #include "transport/connection_watch.h"
+#include "transport/interrupted.h"
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -57,7 +58,7 @@ std::expected<std::unique_ptr<ConnectionWatch>, std::string> ConnectionWatch::Cr
   try {
     zmq::socket_t events(context, zmq::socket_type::pair);
     events.set(zmq::sockopt::linger, 0);
-    events.connect(endpoint);
+    RetryInterrupted([&] { events.connect(endpoint); });
     return std::unique_ptr<ConnectionWatch>(new ConnectionWatch(watched, std::move(events)));
   } catch (const zmq::error_t& e) {
     zmq_socket_monitor(watched.handle(), nullptr, 0);

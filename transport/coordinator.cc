@@ -169,7 +169,7 @@ std::expected<void, std::string> Coordinator::Bind() {
         return std::unexpected("control socket (ROUTER): " + secured.error());
       }
     }
-    control_.bind("tcp://" + address);
+    RetryInterrupted([&] { control_.bind("tcp://" + address); });
   } catch (const zmq::error_t& e) {
     return std::unexpected(
         fmt::format("cannot bind the control socket (ROUTER) to {}: {}", address, e.what()));

@@ -73,7 +73,7 @@ std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient
                                            coordinator, secured.error()));
       }
     }
-    socket.connect("tcp://" + coordinator);
+    RetryInterrupted([&] { socket.connect("tcp://" + coordinator); });
   } catch (const zmq::error_t& e) {
     return std::unexpected(
         fmt::format("cannot connect to the coordinator at {}: {}", coordinator, e.what()));

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "transport/interrupted.h"
 #include "transport/wire.h"
 
 namespace actex {
@@ -119,7 +120,7 @@ std::expected<std::unique_ptr<MonitorRelay>, std::string> MonitorRelay::Bind(
         return std::unexpected(fmt::format("the {}: {}", role, secured.error()));
       }
     }
-    publishers.bind("tcp://" + address);
+    RetryInterrupted([&] { publishers.bind("tcp://" + address); });
 
     role = "monitor feed (XPUB)";
     address = fmt::format("{}:{}", options.bind_address, options.subscriber_port);
@@ -134,7 +135,7 @@ std::expected<std::unique_ptr<MonitorRelay>, std::string> MonitorRelay::Bind(
         return std::unexpected(fmt::format("the {}: {}", role, secured.error()));
       }
     }
-    subscribers.bind("tcp://" + address);
+    RetryInterrupted([&] { subscribers.bind("tcp://" + address); });
   } catch (const zmq::error_t& e) {
     return std::unexpected(fmt::format("cannot bind the {} to {}: {}", role, address, e.what()));
   }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "transport/connection_watch.h"
+#include "transport/interrupted.h"
 #include "transport/schema.h"
 #include "transport/wire.h"
 
@@ -152,7 +153,7 @@ std::expected<std::unique_ptr<RingLinks>, std::string> RingLinks::Bind(zmq::cont
         return std::unexpected(fmt::format("{}: ingress: {}", who, secured.error()));
       }
     }
-    state.from_previous.bind(endpoint);
+    RetryInterrupted([&] { state.from_previous.bind(endpoint); });
     state.bound_endpoint = state.from_previous.get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
     return std::unexpected(fmt::format("{}: cannot bind '{}': {}", who, endpoint, e.what()));
@@ -186,7 +187,7 @@ std::expected<void, std::string> RingLinks::ConnectToNext(const std::string& end
                                            state.next_rank(), secured.error()));
       }
     }
-    state.to_next.connect(endpoint);
+    RetryInterrupted([&] { state.to_next.connect(endpoint); });
   } catch (const zmq::error_t& e) {
     return std::unexpected(fmt::format("{}: cannot connect to rank {} at '{}': {}", state.Who(),
                                        state.next_rank(), endpoint, e.what()));

@@ -1,4 +1,5 @@
 #include "transport/zap_authenticator.h"
+#include "transport/interrupted.h"
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -52,7 +53,7 @@ class Authenticator {
     try {
       handler = zmq::socket_t(actor.context(), zmq::socket_type::router);
       handler.set(zmq::sockopt::linger, 0);
-      handler.bind(kZapEndpoint);
+      RetryInterrupted([&] { handler.bind(kZapEndpoint); });
     } catch (const zmq::error_t& e) {
       return std::unexpected(fmt::format("cannot bind {}: {}", kZapEndpoint, e.what()));
     }

@@ -3,6 +3,8 @@
 #include <cblas.h>
 #include <dnnl.h>
 #include <omp.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,7 +29,15 @@ void GemmOnThisThread(GemmBackend backend, int64_t m, int64_t n, int64_t k, cons
     // oneDNN's sgemm is row-major, unlike BLAS. It fails only on arguments no caller
     // passes (checked by the shard's plan) or when its packing buffers cannot be
     // allocated; neither leaves a Y anyone may use, and no task can return an error.
+    // Signals wait while oneDNN's kernels run: a handler running on this thread in the
+    // middle of one corrupts the heap (seen under a storm of no-op handlers in
+    // tests/actors/signal_storm_test.cc; OpenBLAS is unaffected). A signal that
+    // arrives meanwhile is delivered as soon as the product is done.
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous);
     const dnnl_status_t status = dnnl_sgemm('N', 'T', m, n, k, 1.0f, x, ldx, w, ldw, beta, y, ldy);
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     if (status != dnnl_success) {
       std::fprintf(stderr, "oneDNN sgemm [%lld x %lld x %lld] failed with status %d\n",
                    static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
