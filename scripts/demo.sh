@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
-bash scripts/build.sh
+bash scripts/build.sh actex
 build=${BUILD_DIR:-build}
 actex="$build/actors/actex"
 rm -rf "$build/demo-model" "$build/demo-out"
