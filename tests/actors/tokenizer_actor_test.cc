@@ -1,0 +1,205 @@
+// The tokenizer actor against its messages alone: Documents in, the same TokenBatches to
+// every shard of the replica and Rejects to the writer out, over real inproc sockets.
+
+#include "actors/tokenizer_actor.h"
+
+#include <gtest/gtest.h>
+
+#include "transport/wire.h"
+
+namespace actex {
+namespace {
+
+constexpr auto kPatience = std::chrono::seconds(10);
+
+DocumentMessage Pretokenized(int64_t doc_id, std::vector<int32_t> ids) {
+  DocumentMessage document;
+  document.doc_id = doc_id;
+  document.pretokenized = true;
+  document.input_ids = std::move(ids);
+  document.file = "corpus.jsonl";
+  document.line = doc_id + 1;
+  return document;
+}
+
+// The actor's neighbours: the loader's PUSH, a PULL per device shard, the writer's
+// rejects PULL. The sinks bind first, as the shards and the writer do in a node.
+class TokenizerActorTest : public ::testing::Test {
+ protected:
+  void Start(TokenizerActorConfig config, int shards = 2) {
+    for (int i = 0; i < shards; ++i) {
+      const std::string endpoint = "inproc://test-batches/" + std::to_string(i);
+      shards_.emplace_back(context_, zmq::socket_type::pull);
+      shards_.back().bind(endpoint);
+      config.shard_endpoints.push_back(endpoint);
+    }
+    rejects_.bind("inproc://test-rejects");
+    config.rejects_endpoint = "inproc://test-rejects";
+    config.documents_endpoint = "inproc://test-documents";
+    if (config.vocab_size == 0) config.vocab_size = 100;
+    auto actor = StartTokenizerActor(context_, std::move(config));
+    ASSERT_TRUE(actor) << actor.error();
+    actor_ = std::move(*actor);
+    documents_.connect("inproc://test-documents");
+  }
+
+  void SendDocument(const DocumentMessage& document) { ASSERT_TRUE(Send(documents_, document)); }
+  void SendEnd(int64_t rejected_upstream = 0) {
+    ASSERT_TRUE(Send(documents_, EndOfStreamMessage{0, rejected_upstream, 0, ""}));
+  }
+
+  // Everything one shard receives up to and including its EndOfStream.
+  std::pair<std::vector<TokenBatchMessage>, EndOfStreamMessage> DrainShard(int shard) {
+    std::vector<TokenBatchMessage> batches;
+    while (true) {
+      auto message = Receive(shards_[shard], kPatience);
+      EXPECT_TRUE(message && *message) << "shard " << shard << " heard nothing";
+      if (!message || !*message) return {batches, {}};
+      if ((*message)->type == MessageType::kEndOfStream) {
+        return {batches, *(*message)->As<EndOfStreamMessage>()};
+      }
+      auto batch = (*message)->As<TokenBatchMessage>();
+      EXPECT_TRUE(batch) << batch.error();
+      if (batch) batches.push_back(*batch);
+    }
+  }
+
+  zmq::context_t context_;
+  std::vector<zmq::socket_t> shards_;
+  zmq::socket_t rejects_{context_, zmq::socket_type::pull};
+  zmq::socket_t documents_{context_, zmq::socket_type::push};
+  std::unique_ptr<Actor> actor_;
+};
+
+std::vector<int32_t> Lengths(const TokenBatchMessage& batch) {
+  std::vector<int32_t> lengths;
+  for (const SequenceInfo& sequence : batch.sequences) lengths.push_back(sequence.length);
+  return lengths;
+}
+
+TEST_F(TokenizerActorTest, EveryShardReceivesTheSameBatchesPackedInDocumentOrder) {
+  TokenizerActorConfig config;
+  config.packing = {.max_seq_len = 8, .batch_tokens = 8};
+  Start(std::move(config));
+  SendDocument(Pretokenized(0, {1, 2, 3}));
+  SendDocument(Pretokenized(1, {4, 5, 6, 7}));
+  SendDocument(Pretokenized(2, {8, 9, 10, 11, 12}));  // does not fit beside the first two
+  SendEnd();
+  auto [first, first_end] = DrainShard(0);
+  auto [second, second_end] = DrainShard(1);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(Lengths(first[0]), (std::vector<int32_t>{3, 4}));
+  EXPECT_EQ(first[0].token_ids, (std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(Lengths(first[1]), (std::vector<int32_t>{5}));
+  EXPECT_EQ(first[1].sequences[0].doc_id, 2);
+  ASSERT_EQ(second.size(), first.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(second[i].batch_id, first[i].batch_id);
+    EXPECT_EQ(second[i].token_ids, first[i].token_ids);
+  }
+  EXPECT_EQ(first_end.documents, 3);
+  EXPECT_EQ(first_end.batches, 2);
+  EXPECT_EQ(second_end.batches, 2);
+  EXPECT_TRUE(actor_->Join());
+}
+
+TEST_F(TokenizerActorTest, IdsOutsideTheVocabularyAreRejectedNamingTheIdAndCounted) {
+  TokenizerActorConfig config;
+  config.vocab_size = 50;
+  config.packing = {.max_seq_len = 8, .batch_tokens = 8};
+  Start(std::move(config), 1);
+  SendDocument(Pretokenized(0, {1, 2}));
+  SendDocument(Pretokenized(1, {3, 50}));
+  SendDocument(Pretokenized(2, {}));
+  SendEnd(/*rejected_upstream=*/4);
+  auto [batches, end] = DrainShard(0);
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_EQ(batches[0].token_ids, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(end.documents, 1);
+  EXPECT_EQ(end.rejected, 4 + 2);  // the loader's and its own
+
+  auto reject = Receive(rejects_, kPatience);
+  ASSERT_TRUE(reject && *reject);
+  auto out_of_vocabulary = (*reject)->As<RejectMessage>();
+  ASSERT_TRUE(out_of_vocabulary);
+  EXPECT_EQ(out_of_vocabulary->doc_id, 1);
+  EXPECT_EQ(out_of_vocabulary->line, 2);
+  EXPECT_NE(out_of_vocabulary->reason.find("token id 50"), std::string::npos)
+      << out_of_vocabulary->reason;
+  reject = Receive(rejects_, kPatience);
+  ASSERT_TRUE(reject && *reject);
+  EXPECT_EQ((*reject)->As<RejectMessage>()->reason, "no tokens");
+  reject = Receive(rejects_, kPatience);
+  ASSERT_TRUE(reject && *reject);
+  auto rejects_end = (*reject)->As<EndOfStreamMessage>();
+  ASSERT_TRUE(rejects_end);
+  EXPECT_EQ(rejects_end->rejected, 2);
+  EXPECT_TRUE(actor_->Join());
+}
+
+TEST_F(TokenizerActorTest, TextIsTokenizedAsTheTokenizerDoesAfterTheBos) {
+  const std::string dir = std::string(ACTEX_FIXTURES_DIR) + "/tokenizers/bpe-qwen2-style";
+  auto tokenizer = LoadTokenizer(dir);
+  ASSERT_TRUE(tokenizer) << tokenizer.error();
+  auto expected = (*tokenizer)->Encode("Hello, world! 123");
+  ASSERT_TRUE(expected) << expected.error();
+
+  TokenizerActorConfig config;
+  config.tokenizer = std::move(*tokenizer);
+  config.vocab_size = 3259;
+  config.bos_token_id = 3256;
+  config.packing = {.max_seq_len = 64, .batch_tokens = 64};
+  Start(std::move(config), 1);
+  DocumentMessage text;
+  text.doc_id = 0;
+  text.text = "Hello, world! 123";
+  SendDocument(text);
+  SendDocument(Pretokenized(1, {7, 8}));  // bos_on_pretokenized is off: taken as given
+  SendEnd();
+  auto [batches, end] = DrainShard(0);
+  ASSERT_EQ(batches.size(), 1u);
+  std::vector<int32_t> want = {3256};
+  want.insert(want.end(), expected->begin(), expected->end());
+  want.insert(want.end(), {7, 8});
+  EXPECT_EQ(batches[0].token_ids, want);
+  EXPECT_TRUE(actor_->Join());
+}
+
+TEST_F(TokenizerActorTest, TextWithoutATokenizerFailsNamingTheModelFolder) {
+  TokenizerActorConfig config;
+  config.model_dir = "/models/no-tokenizer";
+  Start(std::move(config), 1);
+  DocumentMessage text;
+  text.doc_id = 0;
+  text.text = "words";
+  text.file = "corpus.jsonl";
+  text.line = 1;
+  SendDocument(text);
+  auto joined = actor_->Join();
+  ASSERT_FALSE(joined);
+  EXPECT_NE(joined.error().find("/models/no-tokenizer has no tokenizer.json"), std::string::npos)
+      << joined.error();
+}
+
+TEST_F(TokenizerActorTest, AResumedRunStartsInsideItsFirstBatchAndDoesNotListOldRejectsAgain) {
+  TokenizerActorConfig config;
+  config.vocab_size = 50;
+  config.packing = {.max_seq_len = 4, .overflow = Overflow::kSplit, .batch_tokens = 8};
+  config.start = {.batch_doc = 3, .batch_offset = 4, .written_through = 3};
+  Start(std::move(config), 1);
+  SendDocument(Pretokenized(2, {99}));  // rejected by the earlier run, which listed it
+  SendDocument(Pretokenized(3, {1, 2, 3, 4, 5, 6}));  // its first window was batched before
+  SendEnd();
+  auto [batches, end] = DrainShard(0);
+  ASSERT_EQ(batches.size(), 1u);
+  ASSERT_EQ(batches[0].sequences.size(), 1u);
+  EXPECT_EQ(batches[0].sequences[0].doc_offset, 4);
+  EXPECT_EQ(batches[0].token_ids, (std::vector<int32_t>{5, 6}));
+  auto reject = Receive(rejects_, kPatience);
+  ASSERT_TRUE(reject && *reject);
+  EXPECT_EQ((*reject)->type, MessageType::kEndOfStream);  // no Reject for document 2
+  EXPECT_TRUE(actor_->Join());
+}
+
+}  // namespace
+}  // namespace actex
