@@ -1,0 +1,154 @@
+// The writer actor against its messages alone: ActivationBatches and Rejects in, over
+// real inproc sockets; shards, rejects.jsonl, metadata.json and monitor events out.
+
+#include "actors/writer_actor.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "extraction_reader.h"
+#include "transport/wire.h"
+
+namespace actex {
+namespace {
+
+constexpr auto kPatience = std::chrono::seconds(10);
+constexpr int kWidth = 2;  // one site, blocks.0.hook_resid_post
+
+// A batch of `sequences` whose site rows are 100 * doc_id + token position.
+std::pair<ActivationBatchMessage, std::vector<zmq::message_t>> Batch(
+    int64_t batch_id, std::vector<SequenceInfo> sequences) {
+  ActivationBatchMessage batch;
+  batch.batch_id = batch_id;
+  batch.sequences = sequences;
+  batch.site_names = {"blocks.0.hook_resid_post"};
+  batch.site_widths = {kWidth};
+  std::vector<float> site;  // [tokens, kWidth]
+  for (const SequenceInfo& sequence : sequences) {
+    for (int32_t t = 0; t < sequence.length; ++t) {
+      const int32_t position = sequence.doc_offset + t;
+      batch.token_ids.push_back(position + 1);
+      site.insert(site.end(), kWidth, static_cast<float>(100 * sequence.doc_id + position));
+    }
+  }
+  std::vector<zmq::message_t> frames;
+  frames.push_back(PayloadFrame(std::move(site)));
+  return {std::move(batch), std::move(frames)};
+}
+
+class WriterActorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    events_.bind("inproc://test-events");
+    WriterConfig config;
+    config.shards.dir = out_.path() + "/host_00";
+    config.shards.sites = {{"blocks.0.hook_resid_post", kWidth}};
+    config.shards.shard_bytes = 64;  // a shard per document or two
+    config.activations_endpoint = "inproc://test-activations";
+    config.rejects_endpoint = "inproc://test-rejects";
+    config.events_endpoint = "inproc://test-events";
+    config.docs_total = 4;
+    auto writer = StartWriter(context_, std::move(config));
+    ASSERT_TRUE(writer) << writer.error();
+    writer_ = std::move(*writer);
+    activations_.connect("inproc://test-activations");
+    rejects_.connect("inproc://test-rejects");
+  }
+
+  void SendBatch(int64_t batch_id, std::vector<SequenceInfo> sequences) {
+    auto [batch, frames] = Batch(batch_id, std::move(sequences));
+    ASSERT_TRUE(Send(activations_, batch, std::move(frames)));
+  }
+  // The loader's and the tokenizer's reject streams end; the loader's may carry the
+  // corpus error.
+  void EndRejects(const std::string& corpus_error = "") {
+    ASSERT_TRUE(Send(rejects_, EndOfStreamMessage{0, 0, 0, corpus_error}));
+    ASSERT_TRUE(Send(rejects_, EndOfStreamMessage{}));
+  }
+  nlohmann::json Metadata() {
+    std::ifstream file(out_.path() + "/host_00/metadata.json");
+    return nlohmann::json::parse(file);
+  }
+  std::vector<std::string> EventKinds() {
+    std::vector<std::string> kinds;
+    while (auto event = Receive(events_, std::chrono::milliseconds(100))) {
+      if (!*event) break;
+      kinds.push_back((*event)->As<MonitorEventMessage>()->kind);
+    }
+    return kinds;
+  }
+
+  TempDir out_;
+  zmq::context_t context_;
+  zmq::socket_t events_{context_, zmq::socket_type::pull};
+  zmq::socket_t activations_{context_, zmq::socket_type::push};
+  zmq::socket_t rejects_{context_, zmq::socket_type::push};
+  std::unique_ptr<Actor> writer_;
+};
+
+TEST_F(WriterActorTest, WritesWholeDocumentsAcrossBatchesAndListsRejects) {
+  SendBatch(0, {{0, 0, 3, true}, {1, 0, 2, false}});  // document 1 goes on in batch 1
+  ASSERT_TRUE(Send(rejects_, RejectMessage{2, "corpus.jsonl", 3, "not JSON"}));
+  SendBatch(1, {{1, 2, 2, true}, {3, 0, 1, true}});
+  ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
+  EndRejects();
+  ASSERT_TRUE(writer_->Join());
+
+  auto documents = ReadHostFolder(out_.path() + "/host_00");
+  ASSERT_EQ(documents.size(), 3u);
+  const DocumentRows& split = documents.at(1);
+  EXPECT_EQ(split.positions, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(split.token_ids, (std::vector<int32_t>{1, 2, 3, 4}));
+  EXPECT_EQ(split.sites.at("blocks.0.hook_resid_post"),
+            (std::vector<float>{100, 100, 101, 101, 102, 102, 103, 103}));
+  EXPECT_EQ(documents.at(3).sites.at("blocks.0.hook_resid_post"), (std::vector<float>{300, 300}));
+  EXPECT_EQ(RejectedIds(out_.path()), (std::multiset<int64_t>{2}));
+  const nlohmann::json metadata = Metadata();
+  EXPECT_TRUE(metadata.at("complete").get<bool>()) << metadata.dump();
+  const std::vector<std::string> kinds = EventKinds();
+  ASSERT_FALSE(kinds.empty());
+  EXPECT_EQ(kinds.front(), "started");
+  EXPECT_EQ(kinds.back(), "finished");
+}
+
+TEST_F(WriterActorTest, ACorpusErrorKeepsWhatCameBeforeItAndThenFails) {
+  SendBatch(0, {{0, 0, 2, true}});
+  ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
+  EndRejects("b.parquet: row group 3 page 2: snappy data is corrupt");
+  auto joined = writer_->Join();
+  ASSERT_FALSE(joined);
+  EXPECT_NE(joined.error().find("snappy data is corrupt"), std::string::npos) << joined.error();
+  EXPECT_EQ(ReadHostFolder(out_.path() + "/host_00").count(0), 1u);
+  EXPECT_FALSE(Metadata().at("complete").get<bool>());
+}
+
+TEST_F(WriterActorTest, AStreamEndingInsideASplitDocumentFailsWithoutListingIt) {
+  SendBatch(0, {{0, 0, 2, true}, {1, 0, 2, false}});
+  ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
+  EndRejects();
+  auto joined = writer_->Join();
+  ASSERT_FALSE(joined);
+  EXPECT_NE(joined.error().find("inside a split document"), std::string::npos) << joined.error();
+  EXPECT_EQ(ReadHostFolder(out_.path() + "/host_00").count(1), 0u);
+}
+
+TEST_F(WriterActorTest, WaitsForEveryRejectStreamBeforeFinishing) {
+  SendBatch(0, {{0, 0, 1, true}});
+  ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
+  ASSERT_TRUE(Send(rejects_, EndOfStreamMessage{}));  // the tokenizer's has not ended
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(std::filesystem::exists(out_.path() + "/host_00/metadata.json") &&
+               Metadata().at("complete").get<bool>());
+  ASSERT_TRUE(Send(rejects_, RejectMessage{1, "corpus.jsonl", 2, "late"}));
+  ASSERT_TRUE(Send(rejects_, EndOfStreamMessage{}));
+  ASSERT_TRUE(writer_->Join());
+  EXPECT_EQ(RejectedIds(out_.path()), (std::multiset<int64_t>{1}));
+  EXPECT_TRUE(Metadata().at("complete").get<bool>());
+}
+
+}  // namespace
+}  // namespace actex
