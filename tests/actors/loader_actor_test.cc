@@ -1,0 +1,143 @@
+// The loader actor against its messages alone: a real corpus in; Documents to each
+// replica's tokenizer and Rejects to the writer out, over real inproc sockets.
+
+#include "actors/loader_actor.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "extraction_reader.h"
+#include "transport/wire.h"
+
+namespace actex {
+namespace {
+
+constexpr auto kPatience = std::chrono::seconds(10);
+
+// Every message one socket receives up to and including an EndOfStream.
+struct Stream {
+  std::vector<ReceivedMessage> messages;
+  EndOfStreamMessage end;
+};
+
+Stream Drain(zmq::socket_t& socket) {
+  Stream stream;
+  while (true) {
+    auto message = Receive(socket, kPatience);
+    EXPECT_TRUE(message && *message) << "no EndOfStream";
+    if (!message || !*message) return stream;
+    if ((*message)->type == MessageType::kEndOfStream) {
+      stream.end = *(*message)->As<EndOfStreamMessage>();
+      return stream;
+    }
+    stream.messages.push_back(std::move(**message));
+  }
+}
+
+template <typename T>
+std::vector<int64_t> DocIds(const Stream& stream) {
+  std::vector<int64_t> ids;
+  for (const ReceivedMessage& message : stream.messages) ids.push_back(message.As<T>()->doc_id);
+  return ids;
+}
+
+class LoaderActorTest : public ::testing::Test {
+ protected:
+  // Binds the sinks (two replica pipelines and the writer's rejects), then starts the
+  // loader on `config`.
+  std::expected<void, std::string> Start(LoaderConfig config) {
+    for (int i = 0; i < 2; ++i) {
+      const std::string endpoint = "inproc://test-documents/" + std::to_string(i);
+      pipelines_[i].bind(endpoint);
+      config.document_endpoints.push_back(endpoint);
+    }
+    rejects_.bind("inproc://test-rejects");
+    config.rejects_endpoint = "inproc://test-rejects";
+    auto loader = StartLoader(context_, std::move(config));
+    if (!loader) return std::unexpected(loader.error());
+    loader_ = std::move(*loader);
+    return {};
+  }
+
+  TempDir dir_;
+  zmq::context_t context_;
+  zmq::socket_t pipelines_[2] = {{context_, zmq::socket_type::pull},
+                                 {context_, zmq::socket_type::pull}};
+  zmq::socket_t rejects_{context_, zmq::socket_type::pull};
+  std::unique_ptr<Actor> loader_;
+};
+
+TEST_F(LoaderActorTest, DealsEveryDocumentToTheReplicaItsIdNamesAndEndsEveryStream) {
+  LoaderConfig config;
+  config.corpus.inputs = {dir_.Write("a.jsonl", "{\"text\": \"zero\"}\n{\"text\": \"one\"}\n"),
+                          dir_.Write("b.jsonl",
+                                     "{\"input_ids\": [5, 6]}\n{\"text\": \"three\"}\n"
+                                     "{\"text\": \"four\"}\n")};
+  config.route = [](int64_t doc_id) { return doc_id == 4 ? -1 : static_cast<int>(doc_id % 2); };
+  ASSERT_TRUE(Start(std::move(config)));
+  Stream even = Drain(pipelines_[0]);
+  Stream odd = Drain(pipelines_[1]);
+  EXPECT_EQ(DocIds<DocumentMessage>(even), (std::vector<int64_t>{0, 2}));  // 4: nobody here
+  EXPECT_EQ(DocIds<DocumentMessage>(odd), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(even.end.documents, 2);
+  EXPECT_EQ(odd.end.documents, 2);
+  auto pretokenized = even.messages[1].As<DocumentMessage>();
+  EXPECT_TRUE(pretokenized->pretokenized);
+  EXPECT_EQ(pretokenized->input_ids, (std::vector<int32_t>{5, 6}));
+  EXPECT_EQ(pretokenized->line, 1);  // its line in b.jsonl
+  EXPECT_EQ(odd.messages[1].As<DocumentMessage>()->text, "three");
+  EXPECT_TRUE(Drain(rejects_).messages.empty());
+  EXPECT_TRUE(loader_->Join());
+}
+
+TEST_F(LoaderActorTest, RejectedLinesGoToTheWriterOnlyWhereTheyAreListed) {
+  LoaderConfig config;
+  config.corpus.inputs = {dir_.Write(
+      "c.jsonl", "not json\n{\"text\": \"fine\"}\n{\"other\": 1}\n{\"text\": \"fine too\"}\n")};
+  config.lists_reject = [](int64_t doc_id) { return doc_id != 2; };  // 2 is listed elsewhere
+  ASSERT_TRUE(Start(std::move(config)));
+  Stream documents = Drain(pipelines_[0]);
+  EXPECT_EQ(DocIds<DocumentMessage>(documents), (std::vector<int64_t>{1, 3}));
+  Stream rejects = Drain(rejects_);
+  ASSERT_EQ(DocIds<RejectMessage>(rejects), (std::vector<int64_t>{0}));
+  auto reject = rejects.messages[0].As<RejectMessage>();
+  EXPECT_EQ(reject->line, 1);
+  EXPECT_NE(reject->file.find("c.jsonl"), std::string::npos);
+  EXPECT_FALSE(reject->reason.empty());
+  EXPECT_EQ(rejects.end.rejected, 1);
+  EXPECT_TRUE(rejects.end.corpus_error.empty());
+  EXPECT_TRUE(loader_->Join());
+}
+
+TEST_F(LoaderActorTest, ADamagedParquetFileEndsTheStreamsWithTheCorpusErrorAfterItsReadableRows) {
+  LoaderConfig config;
+  config.corpus.inputs = {std::string(ACTEX_FIXTURES_DIR) +
+                          "/parquet/broken-truncated-footer-intact.parquet"};
+  ASSERT_TRUE(Start(std::move(config)));
+  Stream documents = Drain(pipelines_[0]);
+  Stream rejects = Drain(rejects_);  // its null texts
+  // The fixture's README: the 200 rows of the intact row groups, perhaps up to 239, each
+  // once, in row order, as a document or a reject.
+  std::vector<int64_t> ids = DocIds<DocumentMessage>(documents);
+  for (int64_t id : DocIds<RejectMessage>(rejects)) ids.push_back(id);
+  std::ranges::sort(ids);
+  EXPECT_GE(ids.size(), 200u);
+  EXPECT_LE(ids.size(), 239u);
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(ids[i], static_cast<int64_t>(i));
+  EXPECT_NE(rejects.end.corpus_error.find("broken-truncated-footer-intact.parquet"),
+            std::string::npos)
+      << rejects.end.corpus_error;
+  EXPECT_TRUE(loader_->Join());  // the writer fails the run, after writing those rows
+}
+
+TEST_F(LoaderActorTest, AMissingInputFailsTheStartNamingTheFile) {
+  LoaderConfig config;
+  config.corpus.inputs = {dir_.path() + "/absent.jsonl"};
+  auto started = Start(std::move(config));
+  ASSERT_FALSE(started);
+  EXPECT_NE(started.error().find("absent.jsonl"), std::string::npos) << started.error();
+}
+
+}  // namespace
+}  // namespace actex
