@@ -189,6 +189,7 @@ std::expected<void, std::string> Shuffle::Scatter() {
         WriteAll(files[b].get(), buffers[b].data(), buffers[b].size(), Bucket(b), &budget_);
     bucket_bytes[b] += static_cast<int64_t>(buffers[b].size());
     buffers[b].clear();
+    StartWriteback(files[b].get());
     return wrote;
   };
   // A checkpoint (buckets synced, state saved) after the shard that brings the

@@ -50,6 +50,11 @@ std::expected<ScopedFd, std::string> CreateFileForWrite(const std::string& path)
   return ScopedFd(fd);
 }
 
+void StartWriteback(int fd) {
+  // Advisory: a failure only means the later fsync does all the waiting.
+  (void)::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 std::expected<void, std::string> WriteAll(int fd, const void* data, size_t size,
                                           const std::string& path, WriteBudget* budget) {
   const auto* bytes = static_cast<const uint8_t*>(data);

@@ -57,6 +57,11 @@ std::expected<void, std::string> PreadAll(int fd, void* data, size_t size, int64
 // fsync(2) on `fd`.
 std::expected<void, std::string> SyncFile(int fd, const std::string& path);
 
+// Asks the kernel to start writing `fd`'s dirty pages now, without waiting
+// (sync_file_range SYNC_FILE_RANGE_WRITE), so the disk works while the caller computes
+// and a later SyncFile has little left to wait for. Durability still needs SyncFile.
+void StartWriteback(int fd);
+
 // fsync(2) on the directory holding `path`, so a rename into it survives a crash.
 std::expected<void, std::string> SyncParentDirectory(const std::string& path);
 

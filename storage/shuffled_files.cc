@@ -124,6 +124,7 @@ std::expected<void, std::string> ShuffledFileWriter::Write(
         if (auto wrote = WriteAll(*fd, staging.data(), staging.size(), tmp, budget_); !wrote) {
           return wrote;
         }
+        StartWriteback(*fd);
         if (open.crc_known && offset - tensor_start == open.part_written[part]) {
           open.part_crc[part] = Crc32Update(open.part_crc[part], staging.data(), staging.size());
           open.part_written[part] += static_cast<int64_t>(staging.size());
