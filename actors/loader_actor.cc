@@ -38,6 +38,18 @@ std::expected<void, std::string> RunLoader(ActorContext& actor, const LoaderConf
 
   std::vector<EndOfStreamMessage> ends(pipelines.size());
   EndOfStreamMessage rejects_end;
+  int64_t progress_sent_at_bytes = 0;
+  auto send_progress = [&](bool finished) -> std::expected<bool, std::string> {
+    if (!rejects) return true;
+    const CorpusProgress progress = (*reader)->progress();
+    if (!finished && progress.jsonl_bytes - progress_sent_at_bytes < config.progress_every_bytes) {
+      return true;
+    }
+    progress_sent_at_bytes = progress.jsonl_bytes;
+    return SendUnlessStopped(actor, rejects,
+                             CorpusProgressMessage{progress.next_doc_id, progress.jsonl_docs,
+                                                   progress.jsonl_bytes, finished});
+  };
   while (true) {
     auto record = (*reader)->Next();
     if (!record) {
@@ -55,14 +67,16 @@ std::expected<void, std::string> RunLoader(ActorContext& actor, const LoaderConf
     if (!line.reject_reason.empty()) {
       if (!rejects || !config.lists_reject(line.doc_id)) continue;
       ++rejects_end.rejected;
-      sent = SendUnlessStopped(actor, rejects,
-                               RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
+      sent = SendUnlessStopped(
+          actor, rejects, RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
     } else {
       ++ends[pipeline].documents;
-      DocumentMessage document{line.doc_id, line.pretokenized, std::move(line.text),
-                               std::move(line.input_ids), line.file, line.line};
+      DocumentMessage document{
+          line.doc_id, line.pretokenized, std::move(line.text), std::move(line.input_ids),
+          line.file,   line.line};
       sent = SendUnlessStopped(actor, pipelines[pipeline], document);
     }
+    if (sent && *sent) sent = send_progress(/*finished=*/false);
     if (!sent) return std::unexpected(sent.error());
     if (!*sent) return {};  // asked to stop
   }
@@ -71,7 +85,8 @@ std::expected<void, std::string> RunLoader(ActorContext& actor, const LoaderConf
     if (!sent) return std::unexpected(sent.error());
   }
   if (rejects) {
-    auto sent = SendUnlessStopped(actor, rejects, rejects_end);
+    auto sent = send_progress(/*finished=*/true);
+    if (sent && *sent) sent = SendUnlessStopped(actor, rejects, rejects_end);
     if (!sent) return std::unexpected(sent.error());
   }
   return {};

@@ -7,7 +7,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "storage/corpus_reader.h"
@@ -22,8 +21,12 @@ struct LoaderConfig {
   // Which pipeline computes a document (an index into document_endpoints), or -1
   // when no replica on this host does: the line is read past, not sent.
   std::function<int(int64_t doc_id)> route = [](int64_t) { return 0; };
-  // RejectMessage* EndOfStream to the writer; empty when this host writes nothing.
+  // (RejectMessage / CorpusProgressMessage)* EndOfStream to the writer; empty when
+  // this host writes nothing.
   std::string rejects_endpoint;
+  // A CorpusProgress goes to the writer each time this many more JSONL bytes were
+  // read (a message per MiB costs nothing next to the MiB), and a last one at the end.
+  int64_t progress_every_bytes = int64_t{1} << 20;
   // Whether a rejected line is this host's to list (its replica is written here).
   std::function<bool(int64_t doc_id)> lists_reject = [](int64_t) { return true; };
 };

@@ -54,9 +54,9 @@ std::string FormatDuration(double seconds) {
   return fmt::format("{}d{:02}h", whole / 86400, whole % 86400 / 3600);
 }
 
-std::string FormatDocs(int64_t done, int64_t total) {
+std::string FormatDocs(int64_t done, int64_t total, bool estimated) {
   if (total < 0) return GroupThousands(done) + " / ?";
-  std::string text = GroupThousands(done) + " / " + GroupThousands(total);
+  std::string text = GroupThousands(done) + " / " + (estimated ? "~" : "") + GroupThousands(total);
   if (total > 0) text += fmt::format(" ({:.1f}%)", 100.0 * done / total);
   return text;
 }
@@ -167,7 +167,10 @@ void MonitorView::Apply(const MonitorEventMessage& event, double received_unix_s
     ++errors_;
   }
   host.docs_done = std::max(host.docs_done, event.docs_done);
-  if (event.docs_total >= 0) host.docs_total = event.docs_total;
+  if (event.docs_total >= 0) {
+    host.docs_total = event.docs_total;
+    host.docs_total_estimated = event.docs_total_estimated;
+  }
   host.tokens_done = std::max(host.tokens_done, event.tokens_done);
   host.tokens_per_second = event.tokens_per_second;
   host.shards_written = std::max(host.shards_written, event.shards_written);
@@ -221,7 +224,7 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
                                      Align::kRight, Align::kRight, Align::kRight,
                                      Align::kRight, Align::kLeft,  Align::kRight};
   int64_t docs_done = 0, docs_total = 0, tokens = 0, shards = 0, rejected = 0;
-  bool totals_known = true;
+  bool totals_known = true, totals_estimated = false;
   double tokens_per_second = 0;
   double last_received = -std::numeric_limits<double>::infinity();
   size_t finished = 0, failed = 0, running = 0;
@@ -246,12 +249,14 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
     std::string last_event = Ago(now_unix_seconds, host.last_received);
     if (!host.note.empty()) last_event += "  " + host.note;
     rows.push_back({std::to_string(id), TerminalSafe(host.state, 16),
-                    FormatDocs(host.docs_done, host.docs_total), GroupThousands(host.tokens_done),
+                    FormatDocs(host.docs_done, host.docs_total, host.docs_total_estimated),
+                    GroupThousands(host.tokens_done),
                     host.finished || host.failed ? "-" : FormatRate(host.tokens_per_second),
                     GroupThousands(host.shards_written), GroupThousands(host.rejected),
                     TerminalSafe(last_event, kMaxLastEventWidth), eta});
     docs_done = SaturatingAdd(docs_done, host.docs_done);
     totals_known = totals_known && host.docs_total >= 0;
+    totals_estimated = totals_estimated || host.docs_total_estimated;
     if (host.docs_total >= 0) docs_total = SaturatingAdd(docs_total, host.docs_total);
     tokens = SaturatingAdd(tokens, host.tokens_done);
     shards = SaturatingAdd(shards, host.shards_written);
@@ -266,7 +271,8 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
   const std::string job_eta_text = running > 0  ? FormatDuration(job_eta)
                                    : failed > 0 ? "failed"
                                                 : "done";
-  rows.push_back({"total", state, FormatDocs(docs_done, totals_known ? docs_total : -1),
+  rows.push_back({"total", state,
+                  FormatDocs(docs_done, totals_known ? docs_total : -1, totals_estimated),
                   GroupThousands(tokens), running > 0 ? FormatRate(tokens_per_second) : "-",
                   GroupThousands(shards), GroupThousands(rejected),
                   Ago(now_unix_seconds, last_received), job_eta_text});
@@ -289,6 +295,7 @@ std::string MonitorView::JsonLine(const MonitorEventMessage& event) {
   line["unix_seconds"] = event.unix_seconds;
   line["docs_done"] = event.docs_done;
   line["docs_total"] = event.docs_total;
+  line["docs_total_estimated"] = event.docs_total_estimated;
   line["tokens_done"] = event.tokens_done;
   line["tokens_per_second"] = event.tokens_per_second;
   line["shards_written"] = event.shards_written;

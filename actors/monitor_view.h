@@ -67,6 +67,7 @@ class MonitorView {
     bool failed = false;
     int64_t docs_done = 0;
     int64_t docs_total = -1;
+    bool docs_total_estimated = false;  // from the JSONL bytes read so far: shown as ~N
     int64_t tokens_done = 0;
     double tokens_per_second = 0;
     int64_t shards_written = 0;

@@ -189,9 +189,23 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   WriterConfig writer;
   if (writes) {
     writer = MakeWriterConfig(options, resources, summary.host_dir);
+    // The documents of the written replica among the first `corpus_documents`.
+    auto of_replica = [mesh, replica = layout.written_replica(),
+                       max_docs = extract.max_docs](int64_t corpus_documents) {
+      if (max_docs >= 0) corpus_documents = std::min(corpus_documents, max_docs);
+      return mesh.DocumentsOfReplica(replica, corpus_documents);
+    };
     if (auto documents = resources.corpus_size.documents()) {
-      if (extract.max_docs >= 0) documents = std::min(*documents, extract.max_docs);
-      writer.docs_total = mesh.DocumentsOfReplica(layout.written_replica(), *documents);
+      writer.docs_total = of_replica(*documents);
+    } else {
+      writer.docs_total_from_progress = [of_replica, size = resources.corpus_size](
+                                            const CorpusProgressMessage& progress) -> int64_t {
+        const std::optional<int64_t> documents =
+            progress.finished ? std::optional<int64_t>(progress.next_doc_id)
+                              : size.EstimateDocuments({progress.next_doc_id, progress.jsonl_docs,
+                                                        progress.jsonl_bytes});
+        return documents ? of_replica(*documents) : -1;
+      };
     }
     auto start = PrepareOutput(extract, writer);
     if (!start) return std::unexpected(start.error());

@@ -157,6 +157,15 @@ class WriterStage {
         ++*streams_ended;
         continue;
       }
+      if ((*message)->type == MessageType::kCorpusProgress) {
+        auto progress = (*message)->As<CorpusProgressMessage>();
+        if (!progress) return std::unexpected("corpus progress: " + progress.error());
+        if (config_.docs_total_from_progress) {
+          docs_total_ = config_.docs_total_from_progress(*progress);
+          docs_total_estimated_ = !progress->finished;
+        }
+        continue;
+      }
       if (auto logged = HandleReject(**message); !logged) return logged;
     }
   }
@@ -176,7 +185,8 @@ class WriterStage {
     event.host_id = config_.host_id;
     event.unix_seconds = UnixSeconds();
     event.docs_done = stats.docs;
-    event.docs_total = config_.docs_total;
+    event.docs_total = docs_total_;
+    event.docs_total_estimated = docs_total_estimated_;
     event.tokens_done = stats.tokens;
     event.tokens_per_second = seconds > 0 ? tokens_since_report_ / seconds : 0;
     event.shards_written = stats.shards;
@@ -201,6 +211,8 @@ class WriterStage {
   std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
   int64_t tokens_since_report_ = 0;
   std::string corpus_error_;  // from the loader: the corpus ended in this error
+  int64_t docs_total_ = config_.docs_total;
+  bool docs_total_estimated_ = false;
 };
 
 }  // namespace

@@ -1,7 +1,9 @@
 #ifndef ACTEX_ACTORS_WRITER_ACTOR_H_
 #define ACTEX_ACTORS_WRITER_ACTOR_H_
 
+#include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <string>
 #include <zmq.hpp>
@@ -9,15 +11,17 @@
 #include "actors/replica_start.h"
 #include "storage/shard_writer.h"
 #include "transport/actor.h"
+#include "transport/schema.h"
 
 namespace actex {
 
 struct WriterConfig {
   ShardWriterOptions shards;
   std::string activations_endpoint;  // binds a PULL: ActivationBatch* EndOfStream
-  std::string rejects_endpoint;      // binds a PULL: RejectMessage*, one EndOfStream per sender
-  int reject_senders = 2;            // the loader and the tokenizer
-  std::string events_endpoint;       // connects a PUSH: MonitorEventMessage*
+  // Binds a PULL: (RejectMessage / CorpusProgressMessage)*, one EndOfStream per sender.
+  std::string rejects_endpoint;
+  int reject_senders = 2;       // the loader and the tokenizer
+  std::string events_endpoint;  // connects a PUSH: MonitorEventMessage*
   // Not empty: connects a PUSH to the uploader: an UploadRequest per listed shard,
   // EndOfStream once metadata.json is final.
   std::string uploads_endpoint;
@@ -26,6 +30,9 @@ struct WriterConfig {
   // size is known up front (all Parquet); -1 otherwise. Reported as docs_total, so
   // the monitor shows done / total and an ETA (which rejects make a little long).
   int64_t docs_total = -1;
+  // Otherwise (JSONL in the corpus), the documents it answers for as the loader's
+  // CorpusProgress tells them: an estimate until the last one. Null: none is made.
+  std::function<int64_t(const CorpusProgressMessage&)> docs_total_from_progress;
   // Documents up to start.written_through were written by an earlier run (whose
   // metadata is shards.continue_from) and are dropped when recomputed.
   ReplicaStart start;

@@ -164,13 +164,15 @@ struct CorpusReader::State {
   CorpusOptions options;
   std::vector<std::string> files;
   size_t next_file = 0;
-  std::unique_ptr<LineReader> reader;  // the file being read, JSONL
+  std::unique_ptr<LineReader> reader;          // the file being read, JSONL
   std::unique_ptr<ParquetCorpusFile> parquet;  // or Parquet
   std::string reader_path;
   int64_t next_doc_id = 0;
   bool finished = false;
-  std::string error;  // sticky: once reading failed, it keeps failing
+  std::string error;              // sticky: once reading failed, it keeps failing
   int64_t file_first_doc_id = 0;  // the doc id of the current file's first record
+  int64_t jsonl_docs = 0;
+  int64_t jsonl_bytes_of_finished_files = 0;
 };
 
 std::expected<void, std::string> CorpusReader::OpenFile(State& state) {
@@ -259,11 +261,13 @@ std::expected<std::optional<CorpusRecord>, std::string> CorpusReader::Next() {
       return std::unexpected(state.error);
     }
     if (!line->has_value()) {
+      state.jsonl_bytes_of_finished_files += state.reader->file_bytes_consumed();
       state.reader.reset();
       continue;
     }
     CorpusRecord record;
     record.doc_id = state.next_doc_id++;
+    ++state.jsonl_docs;
     record.file = state.reader_path;
     record.line = state.reader->lines();
     if ((*line)->too_long) {
@@ -274,6 +278,12 @@ std::expected<std::optional<CorpusRecord>, std::string> CorpusReader::Next() {
     }
     return record;
   }
+}
+
+CorpusProgress CorpusReader::progress() const {
+  const State& state = *state_;
+  const int64_t current = state.reader ? state.reader->file_bytes_consumed() : 0;
+  return {state.next_doc_id, state.jsonl_docs, state.jsonl_bytes_of_finished_files + current};
 }
 
 const std::vector<std::string>& CorpusReader::files() const { return state_->files; }

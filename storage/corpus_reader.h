@@ -33,6 +33,14 @@ struct CorpusRecord {
   std::string reject_reason;       // non-empty: the line is skipped, for this reason
 };
 
+// How far reading has come. A JSONL file's documents are known only once read, so
+// progress through them is measured in bytes (see EstimateDocuments).
+struct CorpusProgress {
+  int64_t next_doc_id = 0;  // documents read or passed over, in all files
+  int64_t jsonl_docs = 0;   // of which in JSONL files
+  int64_t jsonl_bytes = 0;  // bytes of JSONL files read from disk (compressed for gzip)
+};
+
 // Streams JSONL, JSONL.gz and Parquet files one record at a time. The format is told
 // by content (Parquet magic "PAR1", gzip magic, else JSONL), except that a file
 // named *.parquet must be Parquet. A Parquet file gives one record per row of its
@@ -57,6 +65,8 @@ class CorpusReader {
 
   // The next record, std::nullopt at the end of the last file.
   std::expected<std::optional<CorpusRecord>, std::string> Next();
+
+  CorpusProgress progress() const;
 
   // The files the inputs expanded to, in reading order.
   const std::vector<std::string>& files() const;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cmath>
 
 #include "storage/file_io.h"
 #include "storage/parquet_corpus_file.h"
@@ -20,6 +21,14 @@ nlohmann::json CorpusSize::ToJson() const {
     size["documents"] = nullptr;
   }
   return size;
+}
+
+std::optional<int64_t> CorpusSize::EstimateDocuments(const CorpusProgress& progress) const {
+  if (jsonl_files == 0) return parquet_rows;
+  if (progress.jsonl_bytes <= 0) return std::nullopt;
+  if (progress.jsonl_bytes >= jsonl_bytes) return parquet_rows + progress.jsonl_docs;
+  const double scale = static_cast<double>(jsonl_bytes) / static_cast<double>(progress.jsonl_bytes);
+  return parquet_rows + std::llround(static_cast<double>(progress.jsonl_docs) * scale);
 }
 
 std::expected<CorpusSize, std::string> MeasureCorpus(const std::vector<std::string>& files,

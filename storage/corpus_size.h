@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/corpus_reader.h"
+
 namespace actex {
 
 // What is known of a corpus before reading it: Parquet footers give their row
@@ -20,6 +22,11 @@ struct CorpusSize {
   std::optional<int64_t> documents() const {
     return jsonl_files == 0 ? std::optional<int64_t>(parquet_rows) : std::nullopt;
   }
+  // The documents in the whole corpus as far as `progress` tells: exact for the
+  // Parquet rows, and for JSONL the documents read so far scaled by the bytes in
+  // all JSONL files over the bytes read (exact once every byte was read).
+  // std::nullopt while JSONL files exist and none of their bytes were read.
+  std::optional<int64_t> EstimateDocuments(const CorpusProgress& progress) const;
   nlohmann::json ToJson() const;
 };
 

@@ -63,6 +63,7 @@ std::expected<bool, std::string> LineReader::Refill() {
   if (decoder_ == nullptr) {
     const ssize_t got = ReadSome(fd_, chunk_.data(), chunk_.size());
     if (got < 0) return std::unexpected(OsError("cannot read", where, errno));
+    file_bytes_read_ += got;
     chunk_end_ = static_cast<size_t>(got);
     return got > 0;
   }
@@ -70,6 +71,7 @@ std::expected<bool, std::string> LineReader::Refill() {
     if (decoder_->NeedsInput()) {
       const ssize_t got = ReadSome(fd_, compressed_.data(), compressed_.size());
       if (got < 0) return std::unexpected(OsError("cannot read", where, errno));
+      file_bytes_read_ += got;
       if (got == 0) {
         if (auto finished = decoder_->Finish(); !finished) {
           return std::unexpected("cannot read " + where + ": " + finished.error());

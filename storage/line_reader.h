@@ -36,6 +36,12 @@ class LineReader {
 
   // Lines returned so far (the 1-based number of the last one).
   int64_t lines() const { return lines_; }
+  // Bytes of the file behind the lines returned, for progress against its size:
+  // exact for a plain file; for gzip the compressed bytes read, up to a chunk ahead.
+  int64_t file_bytes_consumed() const {
+    return decoder_ ? file_bytes_read_
+                    : file_bytes_read_ - static_cast<int64_t>(chunk_end_ - chunk_begin_);
+  }
 
   ~LineReader();
   LineReader(const LineReader&) = delete;
@@ -59,6 +65,7 @@ class LineReader {
   int64_t line_bytes_ = 0;
   bool line_started_ = false;
   int64_t lines_ = 0;
+  int64_t file_bytes_read_ = 0;
   bool at_end_ = false;
 };
 

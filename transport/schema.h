@@ -17,7 +17,7 @@
 
 namespace actex {
 
-inline constexpr uint32_t kSchemaVersion = 1;
+inline constexpr uint32_t kSchemaVersion = 2;
 
 enum class MessageType : uint16_t {
   // Pipeline inside a node (inproc).
@@ -27,6 +27,7 @@ enum class MessageType : uint16_t {
   kEndOfStream = 4,
   kReject = 5,
   kUploadRequest = 6,
+  kCorpusProgress = 7,
   // Node -> monitor subscribers (PUB).
   kMonitorEvent = 10,
   // Collectives between device shards (inproc or tcp).
@@ -113,6 +114,18 @@ struct RejectMessage {
   MSGPACK_DEFINE_MAP(doc_id, file, line, reason);
 };
 
+// loader -> writer: how far the corpus has been read, so a corpus whose size is
+// known only in bytes (JSONL) still gets an estimated total. `finished` marks the
+// last one: next_doc_id is then the exact number of documents.
+struct CorpusProgressMessage {
+  static constexpr MessageType kType = MessageType::kCorpusProgress;
+  int64_t next_doc_id = 0;  // documents read or passed over, in all files
+  int64_t jsonl_docs = 0;   // of which in JSONL files
+  int64_t jsonl_bytes = 0;  // bytes of JSONL files behind them
+  bool finished = false;
+  MSGPACK_DEFINE_MAP(next_doc_id, jsonl_docs, jsonl_bytes, finished);
+};
+
 // writer -> uploader: a shard that was closed and listed in metadata.json. The
 // writer's EndOfStream after its last request means metadata.json is final.
 struct UploadRequestMessage {
@@ -131,7 +144,8 @@ struct MonitorEventMessage {
   int32_t host_id = 0;
   double unix_seconds = 0;
   int64_t docs_done = 0;
-  int64_t docs_total = -1;  // -1 while unknown
+  int64_t docs_total = -1;            // -1 while unknown
+  bool docs_total_estimated = false;  // from the bytes of JSONL read so far
   int64_t tokens_done = 0;
   double tokens_per_second = 0;
   int64_t shards_written = 0;
@@ -140,8 +154,8 @@ struct MonitorEventMessage {
   // Hosts in the job, so a monitor knows whom to wait for before it calls the job
   // finished (a slow host may not have sent its first event yet).
   int32_t num_hosts = 1;
-  MSGPACK_DEFINE_MAP(kind, host_id, unix_seconds, docs_done, docs_total, tokens_done,
-                     tokens_per_second, shards_written, rejected, message, num_hosts);
+  MSGPACK_DEFINE_MAP(kind, host_id, unix_seconds, docs_done, docs_total, docs_total_estimated,
+                     tokens_done, tokens_per_second, shards_written, rejected, message, num_hosts);
 };
 
 // device shard -> its node: the endpoint its ring ingress is bound to (a tcp port

@@ -26,6 +26,7 @@ bool IsKnownType(uint64_t id) {
     case MessageType::kEndOfStream:
     case MessageType::kReject:
     case MessageType::kUploadRequest:
+    case MessageType::kCorpusProgress:
     case MessageType::kMonitorEvent:
     case MessageType::kCollectiveChunk:
     case MessageType::kRingBound:
@@ -74,6 +75,8 @@ const std::vector<std::string>& RequiredFields(MessageType type) {
       return FieldNames<RejectMessage>();
     case MessageType::kUploadRequest:
       return FieldNames<UploadRequestMessage>();
+    case MessageType::kCorpusProgress:
+      return FieldNames<CorpusProgressMessage>();
     case MessageType::kMonitorEvent:
       return FieldNames<MonitorEventMessage>();
     case MessageType::kCollectiveChunk:
@@ -201,6 +204,8 @@ const char* MessageTypeName(MessageType type) {
       return "Reject";
     case MessageType::kUploadRequest:
       return "UploadRequest";
+    case MessageType::kCorpusProgress:
+      return "CorpusProgress";
     case MessageType::kMonitorEvent:
       return "MonitorEvent";
     case MessageType::kCollectiveChunk:

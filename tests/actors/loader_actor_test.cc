@@ -18,6 +18,7 @@ constexpr auto kPatience = std::chrono::seconds(10);
 // Every message one socket receives up to and including an EndOfStream.
 struct Stream {
   std::vector<ReceivedMessage> messages;
+  std::vector<CorpusProgressMessage> progress;  // the writer's stream only
   EndOfStreamMessage end;
 };
 
@@ -30,6 +31,10 @@ Stream Drain(zmq::socket_t& socket) {
     if ((*message)->type == MessageType::kEndOfStream) {
       stream.end = *(*message)->As<EndOfStreamMessage>();
       return stream;
+    }
+    if ((*message)->type == MessageType::kCorpusProgress) {
+      stream.progress.push_back(*(*message)->As<CorpusProgressMessage>());
+      continue;
     }
     stream.messages.push_back(std::move(**message));
   }
@@ -137,6 +142,31 @@ TEST_F(LoaderActorTest, AMissingInputFailsTheStartNamingTheFile) {
   auto started = Start(std::move(config));
   ASSERT_FALSE(started);
   EXPECT_NE(started.error().find("absent.jsonl"), std::string::npos) << started.error();
+}
+
+// The writer hears how far the JSONL has been read every progress_every_bytes,
+// and exactly where the corpus ended, before the stream's end.
+TEST_F(LoaderActorTest, TellsTheWriterHowFarTheCorpusWasRead) {
+  std::string lines;
+  for (int doc = 0; doc < 10; ++doc)
+    lines += "{\"text\": \"document 00" + std::to_string(doc) + "\"}\n";
+  ASSERT_EQ(lines.size(), 250u);  // 25 bytes a line
+  LoaderConfig config;
+  config.corpus.inputs = {dir_.Write("a.jsonl", lines)};
+  config.progress_every_bytes = 100;
+  ASSERT_TRUE(Start(std::move(config)));
+  Drain(pipelines_[0]);
+  Drain(pipelines_[1]);
+  const Stream writer = Drain(rejects_);
+  ASSERT_EQ(writer.progress.size(), 3u);
+  EXPECT_EQ(writer.progress[0].next_doc_id, 4);
+  EXPECT_EQ(writer.progress[0].jsonl_docs, 4);
+  EXPECT_EQ(writer.progress[0].jsonl_bytes, 100);
+  EXPECT_FALSE(writer.progress[0].finished);
+  EXPECT_EQ(writer.progress[1].jsonl_bytes, 200);
+  EXPECT_EQ(writer.progress[2].next_doc_id, 10);
+  EXPECT_EQ(writer.progress[2].jsonl_bytes, 250);
+  EXPECT_TRUE(writer.progress[2].finished);
 }
 
 }  // namespace

@@ -180,6 +180,7 @@ TEST(MonitorView, JsonLineHoldsEveryFieldInSchemaOrder) {
                                            {"unix_seconds", 1700000000.5},
                                            {"docs_done", 12},
                                            {"docs_total", -1},
+                                           {"docs_total_estimated", false},
                                            {"tokens_done", 1200},
                                            {"tokens_per_second", 1234.5},
                                            {"shards_written", 3},
@@ -187,6 +188,29 @@ TEST(MonitorView, JsonLineHoldsEveryFieldInSchemaOrder) {
                                            {"message", "shard_00002.safetensors"},
                                            {"num_hosts", 1}};
   EXPECT_EQ(json, expected);
+}
+
+// A JSONL corpus: the writer estimates the total from the bytes read; the table
+// marks it with ~, gives an ETA from it, and drops the ~ once it is exact.
+TEST(MonitorView, EstimatedTotalIsMarkedAndStillGivesAnEta) {
+  MonitorView view;
+  MonitorEventMessage started = Event("started", 0, 1000, 0);
+  view.Apply(started);
+  MonitorEventMessage progress = Event("progress", 0, 1010, 20, 1000);
+  progress.docs_total_estimated = true;
+  view.Apply(progress);
+  progress = Event("progress", 0, 1020, 40, 1010);
+  progress.docs_total_estimated = true;
+  view.Apply(progress);
+  std::string table = view.RenderTable(1020);
+  EXPECT_THAT(Row(table, "0"), HasSubstr("40 / ~1,010 (4.0%)"));
+  EXPECT_THAT(Row(table, "0"), EndsWith(" 8m05s")) << "970 docs left at 2 docs/s\n" << table;
+  EXPECT_THAT(Row(table, "total"), HasSubstr("40 / ~1,010"));
+  MonitorEventMessage exact = Event("progress", 0, 1030, 60, 1004);
+  view.Apply(exact);
+  table = view.RenderTable(1030);
+  EXPECT_THAT(Row(table, "0"), HasSubstr("60 / 1,004 (6.0%)"));
+  EXPECT_THAT(Row(table, "total"), HasSubstr("60 / 1,004"));
 }
 
 TEST(MonitorView, JsonLineOfTextThatIsNotUtf8IsStillJson) {

@@ -3,6 +3,7 @@
 // (a host with other settings, one that never starts, one killed mid-run) ending
 // every other host with the cause named, while listed shards stay readable.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -11,13 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "actex_process.h"
 #include "actors/local_cluster.h"
@@ -85,8 +85,9 @@ TEST_P(SimulatedJob, MatchesOneProcessAndWritesEveryDocumentOnce) {
   auto reference = ReadJob(dir.path() + "/single");
 
   const std::string out = dir.path() + "/simulated";
-  std::vector<std::string> args = {"simulate", "--hosts", std::to_string(shape.hosts), "--mesh",
-                                   shape.mesh, "--heartbeat-timeout", "20"};
+  std::vector<std::string> args = {"simulate", "--hosts",  std::to_string(shape.hosts),
+                                   "--mesh",   shape.mesh, "--heartbeat-timeout",
+                                   "20"};
   for (const std::string& arg : ExtractOptionsToArgs(Options(corpus, out, shape.shards_per_host))) {
     args.push_back(arg);
   }
@@ -130,8 +131,9 @@ class ManualJob {
   }
 
   // Starts host `host` of `hosts`; `adjust` changes its options first.
-  ActexProcess& Start(int host, int hosts, const std::string& corpus, const std::string& mesh = "1d",
-                      const std::function<void(NodeOptions&)>& adjust = [](NodeOptions&) {}) {
+  ActexProcess& Start(
+      int host, int hosts, const std::string& corpus, const std::string& mesh = "1d",
+      const std::function<void(NodeOptions&)>& adjust = [](NodeOptions&) {}) {
     LocalClusterOptions cluster;
     cluster.hosts = hosts;
     cluster.node.mesh = mesh;
@@ -142,8 +144,8 @@ class ManualJob {
     adjust(cluster.node);
     std::vector<std::string> args = LocalNodeArgs(cluster, host, port_);
     args.erase(args.begin());  // the binary; ActexProcess adds it
-    nodes_.push_back(std::make_unique<ActexProcess>(
-        dir_.path() + "/host" + std::to_string(host), args));
+    nodes_.push_back(
+        std::make_unique<ActexProcess>(dir_.path() + "/host" + std::to_string(host), args));
     return *nodes_.back();
   }
   int port() const { return port_; }
@@ -240,11 +242,13 @@ TEST_P(KilledHost, EndsTheOtherNodeWithinTheHeartbeatTimeout) {
   ExpectListedShardsComplete(dir.path() + "/out");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kill9, KilledHost,
-    testing::Values(KillCase{"WorkerIn1dMesh", 1, "1d"}, KillCase{"WorkerIn2dMesh", 1, "2d"},
-                    KillCase{"CoordinatorIn2dMesh", 0, "2d"}),
-    [](const testing::TestParamInfo<KillCase>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Kill9, KilledHost,
+                         testing::Values(KillCase{"WorkerIn1dMesh", 1, "1d"},
+                                         KillCase{"WorkerIn2dMesh", 1, "2d"},
+                                         KillCase{"CoordinatorIn2dMesh", 0, "2d"}),
+                         [](const testing::TestParamInfo<KillCase>& info) {
+                           return info.param.name;
+                         });
 
 TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
   TempDir dir;
@@ -272,11 +276,32 @@ TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
     std::this_thread::sleep_for(milliseconds(100));
   }
   EXPECT_EQ(hosts_seen, (std::set<int>{0, 1})) << monitor.err();
-  monitor.Signal(SIGINT);
-  EXPECT_EQ(monitor.Wait(seconds(10)), 0);
-  // The monitor left without disturbing the run: both nodes finish normally.
   EXPECT_EQ(host0.Wait(seconds(120)), 0) << host0.err();
   EXPECT_EQ(host1.Wait(seconds(120)), 0) << host1.err();
+  // A JSONL corpus is known up front only in bytes: each host's total is estimated
+  // while it runs and exact when it finishes: its share of the 3000 ids.
+  std::map<int, nlohmann::json> finished;
+  const auto finish_deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (finished.size() < 2 && std::chrono::steady_clock::now() < finish_deadline) {
+    std::istringstream lines(monitor.out());
+    for (std::string line; std::getline(lines, line);) {
+      auto event = nlohmann::json::parse(line, nullptr, false);
+      if (event.is_discarded()) continue;
+      if (event["docs_total"] >= 0 && event["docs_total_estimated"]) {
+        EXPECT_GT(event["docs_total"], 0) << line;
+      }
+      if (event["kind"] == "finished") finished[event["host_id"].get<int>()] = event;
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_EQ(finished.size(), 2u) << monitor.out();
+  for (const auto& [host, event] : finished) {
+    EXPECT_EQ(event["docs_total"], 1500) << event;
+    EXPECT_EQ(event["docs_total_estimated"], false) << event;
+  }
+  // The monitor left without disturbing the run.
+  monitor.Signal(SIGINT);
+  EXPECT_EQ(monitor.Wait(seconds(10)), 0);
 }
 
 // ---- Who may join, and what strangers' bytes do to a running job ----

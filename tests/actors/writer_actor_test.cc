@@ -52,12 +52,16 @@ class WriterActorTest : public ::testing::Test {
     config.rejects_endpoint = "inproc://test-rejects";
     config.events_endpoint = "inproc://test-events";
     config.docs_total = 4;
+    Adjust(config);
     auto writer = StartWriter(context_, std::move(config));
     ASSERT_TRUE(writer) << writer.error();
     writer_ = std::move(*writer);
     activations_.connect("inproc://test-activations");
     rejects_.connect("inproc://test-rejects");
   }
+
+  // What a test's fixture changes in the writer's config before it starts.
+  virtual void Adjust(WriterConfig& /*config*/) {}
 
   void SendBatch(int64_t batch_id, std::vector<SequenceInfo> sequences) {
     auto [batch, frames] = Batch(batch_id, std::move(sequences));
@@ -73,12 +77,17 @@ class WriterActorTest : public ::testing::Test {
     std::ifstream file(out_.path() + "/host_00/metadata.json");
     return nlohmann::json::parse(file);
   }
-  std::vector<std::string> EventKinds() {
-    std::vector<std::string> kinds;
+  std::vector<MonitorEventMessage> Events() {
+    std::vector<MonitorEventMessage> events;
     while (auto event = Receive(events_, std::chrono::milliseconds(100))) {
       if (!*event) break;
-      kinds.push_back((*event)->As<MonitorEventMessage>()->kind);
+      events.push_back(*(*event)->As<MonitorEventMessage>());
     }
+    return events;
+  }
+  std::vector<std::string> EventKinds() {
+    std::vector<std::string> kinds;
+    for (const MonitorEventMessage& event : Events()) kinds.push_back(event.kind);
     return kinds;
   }
 
@@ -148,6 +157,54 @@ TEST_F(WriterActorTest, WaitsForEveryRejectStreamBeforeFinishing) {
   ASSERT_TRUE(writer_->Join());
   EXPECT_EQ(RejectedIds(out_.path()), (std::multiset<int64_t>{1}));
   EXPECT_TRUE(Metadata().at("complete").get<bool>());
+}
+
+// A JSONL corpus: no total up front, so the writer reports what the loader's
+// CorpusProgress implies (here: ten times the documents read), marked as an
+// estimate until the last progress makes it exact.
+class WriterEstimateTest : public WriterActorTest {
+  void Adjust(WriterConfig& config) override {
+    config.docs_total = -1;
+    config.docs_total_from_progress = [](const CorpusProgressMessage& progress) {
+      return progress.finished ? progress.next_doc_id : 10 * progress.next_doc_id;
+    };
+  }
+};
+
+TEST_F(WriterEstimateTest, ReportsTheEstimatedTotalThenTheExactOne) {
+  // The writer reads all queued progress before a batch, so each step waits for the
+  // shard its batch closes (documents of 10 tokens fill a 64-byte shard each).
+  auto next_shard_event = [this]() {
+    while (true) {
+      auto event = Receive(events_, kPatience);
+      EXPECT_TRUE(event && *event) << "no shard_written event";
+      if (!event || !*event) return MonitorEventMessage{};
+      auto message = (*event)->As<MonitorEventMessage>();
+      if (message->kind == "started") {
+        EXPECT_EQ(message->docs_total, -1);
+      }
+      if (message->kind == "shard_written") return *message;
+    }
+  };
+  ASSERT_TRUE(Send(rejects_, CorpusProgressMessage{1, 1, 400, false}));
+  SendBatch(0, {{0, 0, 10, true}});
+  MonitorEventMessage event = next_shard_event();
+  EXPECT_EQ(event.docs_total, 10);
+  EXPECT_TRUE(event.docs_total_estimated);
+  ASSERT_TRUE(Send(rejects_, CorpusProgressMessage{2, 2, 800, false}));
+  SendBatch(1, {{1, 0, 10, true}});
+  event = next_shard_event();
+  EXPECT_EQ(event.docs_total, 20);
+  EXPECT_TRUE(event.docs_total_estimated);
+  ASSERT_TRUE(Send(rejects_, CorpusProgressMessage{2, 2, 1000, true}));
+  ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
+  EndRejects();
+  ASSERT_TRUE(writer_->Join());
+  const std::vector<MonitorEventMessage> rest = Events();
+  ASSERT_FALSE(rest.empty());
+  EXPECT_EQ(rest.back().kind, "finished");
+  EXPECT_EQ(rest.back().docs_total, 2);
+  EXPECT_FALSE(rest.back().docs_total_estimated);
 }
 
 }  // namespace

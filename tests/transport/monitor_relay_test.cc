@@ -145,7 +145,8 @@ TEST(MonitorRelay, StrangersGarbageOnEitherPortIsDroppedAndCounted) {
     msgpack::pack(buffer, value);
     return std::string(buffer.data(), buffer.size());
   };
-  const std::string envelope = pack(std::map<std::string, uint64_t>{{"t", 10}, {"v", 1}});
+  const std::string envelope =
+      pack(std::map<std::string, uint64_t>{{"t", 10}, {"v", kSchemaVersion}});
   const std::string body = pack(Event(0, 1));
   // Once the stranger's PUB has the monitor's subscription too, its garbage flows.
   std::set<int> seen;
@@ -159,8 +160,9 @@ TEST(MonitorRelay, StrangersGarbageOnEitherPortIsDroppedAndCounted) {
   send_frames(stranger, {std::string("\x93\x01\x02", 3)});             // one random frame
   send_frames(stranger, {envelope, body, "extra"});                    // three frames
   send_frames(stranger, {envelope, body.substr(0, body.size() / 2)});  // truncated body
-  send_frames(stranger, {pack(std::map<std::string, uint64_t>{{"t", 10}, {"v", 2}}), body});
-  send_frames(stranger, {pack(std::map<std::string, uint64_t>{{"t", 33}, {"v", 1}}),
+  send_frames(stranger,
+              {pack(std::map<std::string, uint64_t>{{"t", 10}, {"v", kSchemaVersion + 1}}), body});
+  send_frames(stranger, {pack(std::map<std::string, uint64_t>{{"t", 33}, {"v", kSchemaVersion}}),
                          pack(BarrierMessage{"done"})});  // another type
   send_frames(stranger, {envelope, pack(std::map<std::string, int>{{"kind", 1}})});
   // A stranger at the feed port sending what no subscriber sends.

@@ -253,7 +253,8 @@ TEST_F(WireTest, RefusesAnEnvelopeWithoutVersionOrType) {
 
 TEST_F(WireTest, RefusesAnotherSchemaVersionSayingWhichWasSeen) {
   ExpectRefused({Envelope(kSchemaVersion + 1, 4), Body(EndOfStreamMessage{})},
-                "schema version 2 seen, expected 1");
+                "schema version " + std::to_string(kSchemaVersion + 1) + " seen, expected " +
+                    std::to_string(kSchemaVersion));
 }
 
 TEST_F(WireTest, RefusesAnUnknownTypeId) {
