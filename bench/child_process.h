@@ -10,10 +10,10 @@ namespace actex {
 
 // How a child process ended and what it cost.
 struct ChildResult {
-  int exit_code = -1;         // -1 when killed by a signal
-  double wall_seconds = 0;    // spawn to exit
+  int exit_code = -1;          // -1 when killed by a signal
+  double wall_seconds = 0;     // spawn to exit
   int64_t peak_rss_bytes = 0;  // the child's own ru_maxrss (not its children's)
-  std::string output;         // stdout and stderr, interleaved as written
+  std::string output;          // stdout and stderr, interleaved as written
 };
 
 // Runs `args` (args[0] is the executable's path) with stdout and stderr sent to

@@ -100,15 +100,18 @@ int Run(const Flags& flags) {
   const int64_t long_docs = (flags.warmup_batches + flags.measured_batches) * docs_per_batch;
   const std::string pretokenized = (cache / "corpus_pretokenized.jsonl").string();
   const std::string text = (cache / "corpus_text.jsonl").string();
+  const std::string parquet = (cache / "corpus_text.parquet").string();
   if (auto written =
           WritePretokenizedCorpus(pretokenized, long_docs, kDocumentTokens, config->vocab_size);
       !written) {
     std::fprintf(stderr, "%s\n", written.error().c_str());
     return 1;
   }
-  if (auto written = WriteTextCorpus(text, long_docs); !written) {
-    std::fprintf(stderr, "%s\n", written.error().c_str());
-    return 1;
+  for (auto written : {WriteTextCorpus(text, long_docs), WriteTextParquet(parquet, long_docs)}) {
+    if (!written) {
+      std::fprintf(stderr, "%s\n", written.error().c_str());
+      return 1;
+    }
   }
 
   const std::string load_before = LoadAverage();
@@ -175,8 +178,11 @@ int Run(const Flags& flags) {
       std::fprintf(stderr, "%s\n", variant.error().c_str());
       return 2;
     }
-    if (!run(*variant, model_dir, *config, variant->text_corpus ? text : pretokenized, short_docs,
-             long_docs, flags.repeats)) {
+    const std::string& corpus = variant->corpus_kind == ExtractVariant::Corpus::kTextJsonl ? text
+                                : variant->corpus_kind == ExtractVariant::Corpus::kTextParquet
+                                    ? parquet
+                                    : pretokenized;
+    if (!run(*variant, model_dir, *config, corpus, short_docs, long_docs, flags.repeats)) {
       return 1;
     }
   }
@@ -320,6 +326,22 @@ int Run(const Flags& flags) {
                      early && single ? single->tokens_per_second / early->tokens_per_second : 0,
                      0.2, true, early != nullptr && single != nullptr});
   relative("tokens/s, text corpus / pre-tokenized", "text", 0.95);
+  // Interleaved runs of one variant (--variants text,parquet,text,parquet) average out
+  // the machine's drift between them.
+  auto mean_rate = [&](const std::string& name) {
+    double sum = 0;
+    int runs = 0;
+    for (const VariantResult& result : results) {
+      if (result.variant.name != name) continue;
+      sum += result.tokens_per_second;
+      ++runs;
+    }
+    return runs > 0 ? sum / runs : 0.0;
+  };
+  const double jsonl_rate = mean_rate("text"), parquet_rate = mean_rate("parquet");
+  targets.push_back({"tokens/s, text corpus from Parquet / the same from JSONL (means)",
+                     jsonl_rate > 0 ? parquet_rate / jsonl_rate : 0, 0.97, false,
+                     jsonl_rate > 0 && parquet_rate > 0});
   for (const VariantResult& result : results) {
     const double limit_mb = result.weight_bytes * 1.15 / 1048576.0 + 512;
     targets.push_back({"peak RSS MB / (weights x 1.15 + 512 MB), " + result.variant.name,
@@ -349,7 +371,7 @@ int main(int argc, char** argv) {
   app.add_option("--cache", flags.cache, "folder for models, corpora, logs and outputs (reused)")
       ->capture_default_str();
   app.add_option("--variants", flags.variants,
-                 "any of shards1, shards2, sim1d, sim2d, early, text; none")
+                 "any of shards1, shards2, sim1d, sim2d, early, text, parquet; none")
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--warmup-batches", flags.warmup_batches,

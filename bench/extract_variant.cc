@@ -138,12 +138,15 @@ std::expected<ExtractVariant, std::string> FindVariant(const std::string& name) 
     v.last_layer = 3;
   } else if (name == "text") {
     v.description = "extract, 1 x 2, text corpus";
-    v.text_corpus = true;
+    v.corpus_kind = ExtractVariant::Corpus::kTextJsonl;
+  } else if (name == "parquet") {
+    v.description = "extract, 1 x 2, text corpus as Parquet";
+    v.corpus_kind = ExtractVariant::Corpus::kTextParquet;
   } else if (name == "7b") {
     v.description = "extract, 1 shard x 2 threads";
   } else {
     return std::unexpected("unknown variant " + name +
-                           "; known: shards1, shards2, sim1d, sim2d, early, text");
+                           "; known: shards1, shards2, sim1d, sim2d, early, text, parquet");
   }
   if (name.starts_with("7b")) v.description = "7B " + v.description;
   return v;

@@ -20,11 +20,14 @@ struct ExtractVariant {
   int shards = 1;           // per host
   int blas_threads = 2;     // per shard
   int first_layer = 20, last_layer = 23;
-  bool text_corpus = false;
+  // Which corpus it reads: 256 pre-tokenized ids per document, or the same English-like
+  // text documents as JSONL or as a FineWeb-Edu-shaped snappy Parquet file.
+  enum class Corpus { kPretokenized, kTextJsonl, kTextParquet } corpus_kind = Corpus::kPretokenized;
   std::string model_dir, corpus;  // filled in by the driver
 };
 
-// shards1, shards2, sim1d, sim2d, early, text, 7b, 7b-sim1d; an error names the known ones.
+// shards1, shards2, sim1d, sim2d, early, text, parquet, 7b, 7b-sim1d; an error names the known
+// ones.
 std::expected<ExtractVariant, std::string> FindVariant(const std::string& name);
 
 struct VariantContext {

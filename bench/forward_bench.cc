@@ -1,8 +1,8 @@
 // The whole forward pass of one shard, in process (BM_FamilyForward: the same for each
-// family preset, 2 layers): a random Qwen2.5-0.5B-shaped model cut to 4 layers (vocabulary 4096, so the file stays small), one 2048-token
-// batch of eight 256-token documents, resid_post of the last layer captured. FLOPS
-// counts the projections (2 per weight) and causal attention as bench/README.md
-// defines them, so the figure compares directly with BM_Sgemm at the same threads.
+// family preset, 2 layers): a random Qwen2.5-0.5B-shaped model cut to 4 layers (vocabulary 4096, so
+// the file stays small), one 2048-token batch of eight 256-token documents, resid_post of the last
+// layer captured. FLOPS counts the projections (2 per weight) and causal attention as
+// bench/README.md defines them, so the figure compares directly with BM_Sgemm at the same threads.
 
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
@@ -31,8 +31,7 @@ constexpr int kDocuments = 8, kDocumentTokens = 256;
 class RandomModelFolder {
  public:
   RandomModelFolder(const std::string& dtype, const std::string& preset = "qwen2.5-0.5b",
-                    int layers = kLayers,
-                    void (*edit_config)(nlohmann::json&) = nullptr) {
+                    int layers = kLayers, void (*edit_config)(nlohmann::json&) = nullptr) {
     char pattern[] = "/tmp/actex-forward-bench-XXXXXX";
     if (mkdtemp(pattern) == nullptr) return;
     dir_ = pattern;
@@ -102,8 +101,7 @@ const RandomModelFolder& FamilyModel(const std::string& preset) {
   return *folder;
 }
 
-void RunForward(benchmark::State& state, const RandomModelFolder& model, int threads,
-                int layers);
+void RunForward(benchmark::State& state, const RandomModelFolder& model, int threads, int layers);
 
 void BM_Forward(benchmark::State& state) {
   const std::string dtype = state.range(0) == 0 ? "float32" : "bfloat16";
@@ -118,8 +116,7 @@ void BM_FamilyForward(benchmark::State& state) {
   state.SetLabel(preset);
 }
 
-void RunForward(benchmark::State& state, const RandomModelFolder& model, int threads,
-                int layers) {
+void RunForward(benchmark::State& state, const RandomModelFolder& model, int threads, int layers) {
   if (!model.weights()) {
     state.SkipWithError(model.error().c_str());
     return;

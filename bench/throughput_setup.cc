@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "bench/child_process.h"
 #include "model/blas_threads.h"
 #include "model/kernels/gemm.h"
+#include "tests/storage/parquet_test_writer.h"
 
 namespace actex {
 namespace {
@@ -111,7 +113,10 @@ std::expected<void, std::string> WritePretokenizedCorpus(const std::string& path
   return {};
 }
 
-std::expected<void, std::string> WriteTextCorpus(const std::string& path, int64_t documents) {
+namespace {
+
+// English-like documents of 400 words (about 960 tokens), the same for every format.
+std::vector<std::optional<std::string>> TextDocuments(int64_t documents) {
   static constexpr const char* kWords[] = {
       "the",     "model",    "reads",    "a",        "corpus",   "of",     "documents",   "and",
       "writes",  "every",    "layer's",  "residual", "stream",   "to",     "disk",        "while",
@@ -120,15 +125,35 @@ std::expected<void, std::string> WriteTextCorpus(const std::string& path, int64_
       "for",     "research", "on",       "language", "models.",  "Tokens", "flow",        "through",
       "shards",  "that",     "split",    "heads",    "columns",  "across", "cores",       "hosts."};
   constexpr int kWordCount = sizeof(kWords) / sizeof(kWords[0]);
-  auto out = OpenForWriting(path);
-  if (!out) return std::unexpected(out.error());
   std::mt19937 rng(2);
   std::uniform_int_distribution<int> word(0, kWordCount - 1);
+  std::vector<std::optional<std::string>> texts;
   for (int64_t doc = 0; doc < documents; ++doc) {
-    *out << "{\"text\": \"Document " << doc << ":";
-    for (int w = 0; w < 400; ++w) *out << ' ' << kWords[word(rng)];
-    *out << "\"}\n";
+    std::string text = "Document " + std::to_string(doc) + ":";
+    for (int w = 0; w < 400; ++w) text += std::string(" ") + kWords[word(rng)];
+    texts.push_back(std::move(text));
   }
+  return texts;
+}
+
+}  // namespace
+
+std::expected<void, std::string> WriteTextCorpus(const std::string& path, int64_t documents) {
+  auto out = OpenForWriting(path);
+  if (!out) return std::unexpected(out.error());
+  for (const auto& text : TextDocuments(documents)) *out << "{\"text\": \"" << *text << "\"}\n";
+  if (!out->flush()) return std::unexpected("cannot write " + path + ": " + std::strerror(errno));
+  return {};
+}
+
+std::expected<void, std::string> WriteTextParquet(const std::string& path, int64_t documents) {
+  auto out = OpenForWriting(path);
+  if (!out) return std::unexpected(out.error());
+  *out << testing::ParquetWithText(
+      TextDocuments(documents), "text",
+      {.rows_per_group = 1000,
+       .snappy = true,
+       .other_columns = {"id", "dump", "url", "file_path", "language"}});
   if (!out->flush()) return std::unexpected("cannot write " + path + ": " + std::strerror(errno));
   return {};
 }

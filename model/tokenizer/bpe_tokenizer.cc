@@ -6,7 +6,7 @@
 
 namespace actex {
 
-BpeTokenizer::BpeTokenizer(std::string path, std::string hash, UnicodeNormalizer normalizer,
+BpeTokenizer::BpeTokenizer(std::string path, std::string hash, TextNormalizer normalizer,
                            PreTokenizer pre_tokenizer, AddedTokenMatcher raw_added,
                            AddedTokenMatcher normalized_added, ByteLevelBpe bpe)
     : file_path_(std::move(path)),
@@ -23,13 +23,13 @@ std::expected<std::unique_ptr<BpeTokenizer>, std::string> BpeTokenizer::Create(
   if (!spec) return std::unexpected(path + ": " + spec.error());
 
   std::vector<RegexSplitter> splitters;
-  for (size_t i = 0; i < spec->split_patterns.size(); ++i) {
-    auto splitter = RegexSplitter::Create(spec->split_patterns[i]);
+  for (const SplitRule& rule : spec->split_rules) {
+    auto splitter = RegexSplitter::Create(rule);
     if (!splitter) return std::unexpected(path + ": pre_tokenizer: " + splitter.error());
     splitters.push_back(std::move(*splitter));
   }
 
-  UnicodeNormalizer normalizer(spec->normalization);
+  TextNormalizer normalizer(spec->normalization);
   // Tokens marked normalized=true are looked for in normalized text, so their own
   // content is normalized the same way.
   for (AddedToken& token : spec->normalized_added_tokens) {

@@ -10,8 +10,8 @@
 #include "model/tokenizer/added_tokens.h"
 #include "model/tokenizer/byte_level_bpe.h"
 #include "model/tokenizer/pretokenizer.h"
+#include "model/tokenizer/text_normalizer.h"
 #include "model/tokenizer/tokenizer.h"
-#include "model/tokenizer/unicode_normalizer.h"
 
 namespace actex {
 
@@ -38,7 +38,7 @@ class BpeTokenizer final : public Tokenizer {
   const std::string& file_path() const override { return file_path_; }
 
  private:
-  BpeTokenizer(std::string path, std::string hash, UnicodeNormalizer normalizer,
+  BpeTokenizer(std::string path, std::string hash, TextNormalizer normalizer,
                PreTokenizer pre_tokenizer, AddedTokenMatcher raw_added,
                AddedTokenMatcher normalized_added, ByteLevelBpe bpe);
 
@@ -49,7 +49,7 @@ class BpeTokenizer final : public Tokenizer {
 
   std::string file_path_;
   std::string file_hash_;
-  UnicodeNormalizer normalizer_;
+  TextNormalizer normalizer_;
   PreTokenizer pre_tokenizer_;
   AddedTokenMatcher raw_added_;
   AddedTokenMatcher normalized_added_;

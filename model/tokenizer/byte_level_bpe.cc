@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "model/tokenizer/byte_level.h"
+#include "model/tokenizer/utf8.h"
 
 namespace actex {
 namespace {
@@ -62,34 +63,44 @@ std::expected<ByteLevelBpe, std::string> ByteLevelBpe::Create(
     bpe.merges_[PairKey(left_id->second, right_id->second)] =
         MergeResult{static_cast<uint32_t>(rank), merged_id->second};
   }
-  const std::array<std::string, 256> symbols = ByteLevelSymbols();
-  for (int byte = 0; byte < 256; ++byte) {
-    ByteEntry& entry = bpe.bytes_[byte];
-    if (const auto found = vocab.find(symbols[byte]); found != vocab.end()) {
-      entry.ids.push_back(found->second);
-      continue;
-    }
-    if (options.byte_fallback) {
-      // Like HuggingFace, fall back on the bytes of the (byte-level) symbol itself,
-      // and only when every one of them has a <0xXX> token.
-      for (const char symbol_byte : symbols[byte]) {
-        const auto found = vocab.find("<" + HexByte(static_cast<uint8_t>(symbol_byte)) + ">");
-        if (found == vocab.end()) {
-          entry.ids.clear();
-          break;
-        }
-        entry.ids.push_back(found->second);
-      }
-      if (!entry.ids.empty()) continue;
-    }
-    if (unknown_id) {
-      entry.ids.push_back(*unknown_id);
-      entry.is_unknown = true;
-    }
-  }
   bpe.vocab_ = std::move(vocab);
   bpe.options_ = std::move(options);
+  bpe.unknown_id_ = unknown_id;
+  const std::array<std::string, 256> symbols = ByteLevelSymbols();
+  for (int byte = 0; byte < 256; ++byte) {
+    if (bpe.options_.alphabet == BpeAlphabet::kByteLevel) {
+      bpe.bytes_[byte] = bpe.CharacterEntry(symbols[byte]);
+    } else if (byte < 0x80) {
+      bpe.bytes_[byte] = bpe.CharacterEntry(std::string(1, static_cast<char>(byte)));
+    }
+  }
   return bpe;
+}
+
+ByteLevelBpe::ByteEntry ByteLevelBpe::CharacterEntry(std::string_view character) const {
+  ByteEntry entry;
+  if (const auto found = vocab_.find(character); found != vocab_.end()) {
+    entry.ids.push_back(found->second);
+    return entry;
+  }
+  if (options_.byte_fallback) {
+    // Like HuggingFace, fall back on the bytes of the symbol itself (for byte-level
+    // BPE, of its byte-level character), and only when every one has a <0xXX> token.
+    for (const char symbol_byte : character) {
+      const auto found = vocab_.find("<" + HexByte(static_cast<uint8_t>(symbol_byte)) + ">");
+      if (found == vocab_.end()) {
+        entry.ids.clear();
+        break;
+      }
+      entry.ids.push_back(found->second);
+    }
+    if (!entry.ids.empty()) return entry;
+  }
+  if (unknown_id_) {
+    entry.ids.push_back(*unknown_id_);
+    entry.is_unknown = true;
+  }
+  return entry;
 }
 
 std::expected<void, std::string> ByteLevelBpe::EncodePiece(std::string_view piece,
@@ -109,7 +120,9 @@ std::expected<void, std::string> ByteLevelBpe::EncodePiece(std::string_view piec
   const size_t first = ids->size();
   bool whole_piece_in_vocab = false;
   if (options_.ignore_merges) {
-    if (const auto found = vocab_.find(ByteLevelEncode(piece)); found != vocab_.end()) {
+    const std::string symbol =
+        options_.alphabet == BpeAlphabet::kByteLevel ? ByteLevelEncode(piece) : std::string(piece);
+    if (const auto found = vocab_.find(symbol); found != vocab_.end()) {
       ids->push_back(found->second);
       whole_piece_in_vocab = true;
     }
@@ -139,17 +152,28 @@ std::expected<void, std::string> ByteLevelBpe::Merge(std::string_view piece,
   symbols_.clear();
   heap_.clear();
   bool previous_unknown = false;
-  for (const char byte : piece) {
-    const ByteEntry& entry = bytes_[static_cast<uint8_t>(byte)];
-    if (entry.ids.empty()) {
-      return std::unexpected("byte " + HexByte(static_cast<uint8_t>(byte)) + " (symbol \"" +
-                             ByteLevelEncode(std::string_view(&byte, 1)) +
-                             "\") is not in the vocabulary, and the model has neither an "
+  const bool by_character = options_.alphabet == BpeAlphabet::kCharacters;
+  ByteEntry character_entry;
+  for (size_t at = 0; at < piece.size();) {
+    const size_t length = by_character ? Utf8Length(static_cast<uint8_t>(piece[at])) : 1;
+    const std::string_view symbol = piece.substr(at, length);
+    at += length;
+    const ByteEntry* entry = &bytes_[static_cast<uint8_t>(symbol[0])];
+    if (length > 1) {
+      character_entry = CharacterEntry(symbol);
+      entry = &character_entry;
+    }
+    if (entry->ids.empty()) {
+      const std::string what = by_character ? "character \"" + std::string(symbol) + "\""
+                                            : "byte " + HexByte(static_cast<uint8_t>(symbol[0])) +
+                                                  " (symbol \"" + ByteLevelEncode(symbol) + "\")";
+      return std::unexpected(what +
+                             " is not in the vocabulary, and the model has neither an "
                              "unk_token nor byte_fallback tokens for it");
     }
-    if (entry.is_unknown && previous_unknown && options_.fuse_unknown) continue;
-    previous_unknown = entry.is_unknown;
-    for (const int32_t id : entry.ids) {
+    if (entry->is_unknown && previous_unknown && options_.fuse_unknown) continue;
+    previous_unknown = entry->is_unknown;
+    for (const int32_t id : entry->ids) {
       const auto index = static_cast<int32_t>(symbols_.size());
       symbols_.push_back(Symbol{id, index - 1, index + 1, true});
     }

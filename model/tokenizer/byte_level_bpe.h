@@ -21,18 +21,25 @@ struct BpeStringHash {
 // Vocabulary symbol -> id, looked up with string_views.
 using BpeVocabulary = std::unordered_map<std::string, int32_t, BpeStringHash, std::equal_to<>>;
 
+// What a piece starts as before merging: one symbol per byte, written in the GPT-2
+// byte-level alphabet (byte_level.h), or one symbol per Unicode character, a character
+// missing from the vocabulary falling back on <0xXX> tokens of its bytes or the unk
+// token (SentencePiece-style files: Gemma, Llama 2).
+enum class BpeAlphabet { kByteLevel, kCharacters };
+
 // The BPE model fields of tokenizer.json that change results (see HuggingFace's BPE).
 struct BpeOptions {
-  std::optional<std::string> unknown_token;  // "unk_token"
-  bool fuse_unknown = false;                 // "fuse_unk"
-  bool byte_fallback = false;                // "byte_fallback": <0xXX> tokens
-  bool ignore_merges = false;                // "ignore_merges": whole-piece vocab hit first
+  BpeAlphabet alphabet = BpeAlphabet::kByteLevel;  // from the pre-tokenizer's ByteLevel step
+  std::optional<std::string> unknown_token;        // "unk_token"
+  bool fuse_unknown = false;                       // "fuse_unk"
+  bool byte_fallback = false;                      // "byte_fallback": <0xXX> tokens
+  bool ignore_merges = false;                      // "ignore_merges": whole-piece vocab hit first
 };
 
-// A BPE model over the byte-level alphabet (see byte_level.h): a piece of raw bytes
-// starts as one symbol per byte and adjacent symbols are merged, lowest merge rank
-// first and leftmost first among equal ranks, until no listed merge applies; the ids
-// of the remaining symbols are the piece's tokens.
+// A BPE model: a piece starts as one symbol per byte or per character (BpeAlphabet)
+// and adjacent symbols are merged, lowest merge rank first and leftmost first among
+// equal ranks, until no listed merge applies; the ids of the remaining symbols are
+// the piece's tokens.
 //
 // Keeps a bounded cache of piece -> ids, so an instance is used by one thread at a
 // time (Encode is const but not thread-safe).
@@ -83,12 +90,15 @@ class ByteLevelBpe {
            static_cast<uint32_t>(right);
   }
   std::expected<void, std::string> Merge(std::string_view piece, std::vector<int32_t>* ids) const;
+  // How a multi-byte character enters the merge loop (kCharacters).
+  ByteEntry CharacterEntry(std::string_view character) const;
   // Queues the merge of symbol `left` with its right neighbour, if one is listed.
   void PushCandidate(int32_t left, bool keep_heap_order) const;
 
   BpeVocabulary vocab_;
   std::unordered_map<uint64_t, MergeResult> merges_;
-  std::array<ByteEntry, 256> bytes_;
+  std::array<ByteEntry, 256> bytes_;  // by byte; for kCharacters, ASCII only
+  std::optional<int32_t> unknown_id_;
   BpeOptions options_;
 
   mutable std::unordered_map<std::string, std::vector<int32_t>, BpeStringHash, std::equal_to<>>

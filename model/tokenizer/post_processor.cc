@@ -36,7 +36,8 @@ std::expected<std::optional<int32_t>, std::string> FromProcessor(const Json& pro
   for (size_t i = 0; i < single.size(); ++i) {
     if (single[i].contains("Sequence")) continue;
     if (!single[i].contains("SpecialToken") || i != 0) {
-      return std::unexpected(where + ".single adds tokens after the text; actex only prepends "
+      return std::unexpected(where +
+                             ".single adds tokens after the text; actex only prepends "
                              "(choose --bos yes or no)");
     }
     leading = single[i]["SpecialToken"].value("id", "");

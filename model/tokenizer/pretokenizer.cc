@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "model/tokenizer/utf8.h"
+
 namespace actex {
 namespace {
 
@@ -19,13 +21,6 @@ std::string Pcre2ErrorMessage(int code) {
     return "PCRE2 error " + std::to_string(code);
   }
   return reinterpret_cast<const char*>(buffer);
-}
-
-size_t Utf8Length(uint8_t lead) {
-  if (lead < 0x80) return 1;
-  if (lead < 0xE0) return 2;
-  if (lead < 0xF0) return 3;
-  return 4;
 }
 
 }  // namespace
@@ -77,13 +72,14 @@ struct RegexSplitter::Compiled {
   }
 };
 
-RegexSplitter::RegexSplitter(std::unique_ptr<Compiled> compiled) : compiled_(std::move(compiled)) {}
+RegexSplitter::RegexSplitter(std::unique_ptr<Compiled> compiled, SplitBehavior behavior)
+    : compiled_(std::move(compiled)), behavior_(behavior) {}
 RegexSplitter::RegexSplitter(RegexSplitter&&) noexcept = default;
 RegexSplitter& RegexSplitter::operator=(RegexSplitter&&) noexcept = default;
 RegexSplitter::~RegexSplitter() = default;
 
-std::expected<RegexSplitter, std::string> RegexSplitter::Create(
-    std::string_view oniguruma_pattern) {
+std::expected<RegexSplitter, std::string> RegexSplitter::Create(const SplitRule& rule) {
+  const std::string& oniguruma_pattern = rule.pattern;
   const std::string pattern = TranslateOnigurumaPattern(oniguruma_pattern);
   auto compiled = std::make_unique<Compiled>();
   int error_code = 0;
@@ -108,7 +104,7 @@ std::expected<RegexSplitter, std::string> RegexSplitter::Create(
     if (compiled->jit_stack == nullptr) return std::unexpected("out of memory for PCRE2 JIT stack");
     pcre2_jit_stack_assign(compiled->match_context, nullptr, compiled->jit_stack);
   }
-  return RegexSplitter(std::move(compiled));
+  return RegexSplitter(std::move(compiled), rule.behavior);
 }
 
 std::expected<void, std::string> RegexSplitter::Split(std::string_view text,
@@ -127,6 +123,11 @@ std::expected<void, std::string> RegexSplitter::Split(std::string_view text,
     const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(compiled_->match_data);
     const size_t begin = ovector[0];
     const size_t end = ovector[1];
+    if (behavior_ == SplitBehavior::kMergedWithPrevious && end > begin && begin > piece_start) {
+      pieces->push_back(text.substr(piece_start, end - piece_start));  // stretch + match
+      piece_start = search_from = end;
+      continue;
+    }
     if (begin > piece_start) pieces->push_back(text.substr(piece_start, begin - piece_start));
     piece_start = end;
     if (end > begin) {

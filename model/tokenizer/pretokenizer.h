@@ -21,14 +21,24 @@ inline constexpr std::string_view kByteLevelSplitPattern =
 // outside character classes. Escaped backslashes and \Q...\E quotes are left alone.
 std::string TranslateOnigurumaPattern(std::string_view pattern);
 
-// One HuggingFace `Split` pre-tokenizer with behavior "Isolated": every match of the
-// pattern, and every stretch of text between matches, becomes its own piece.
-// Instances are movable, not copyable, and used by one thread at a time.
+// What a `Split` pre-tokenizer does with a match: "Isolated" makes every match and every
+// stretch of text between matches its own piece; "MergedWithPrevious" appends a match
+// to the stretch before it (a match right after another match, or at the start, stays
+// alone), as SentencePiece-style files split after each space.
+enum class SplitBehavior { kIsolated, kMergedWithPrevious };
+
+struct SplitRule {
+  std::string pattern;  // Oniguruma syntax
+  SplitBehavior behavior = SplitBehavior::kIsolated;
+};
+
+// One HuggingFace `Split` pre-tokenizer. Instances are movable, not copyable, and used
+// by one thread at a time.
 class RegexSplitter {
  public:
-  // Compiles `oniguruma_pattern` (translated as above) with PCRE2 in UTF + UCP mode.
+  // Compiles the rule's pattern (translated as above) with PCRE2 in UTF + UCP mode.
   // The error carries PCRE2's message and the offset in the pattern.
-  static std::expected<RegexSplitter, std::string> Create(std::string_view oniguruma_pattern);
+  static std::expected<RegexSplitter, std::string> Create(const SplitRule& rule);
 
   RegexSplitter(RegexSplitter&&) noexcept;
   RegexSplitter& operator=(RegexSplitter&&) noexcept;
@@ -43,8 +53,9 @@ class RegexSplitter {
 
  private:
   struct Compiled;
-  explicit RegexSplitter(std::unique_ptr<Compiled> compiled);
+  RegexSplitter(std::unique_ptr<Compiled> compiled, SplitBehavior behavior);
   std::unique_ptr<Compiled> compiled_;
+  SplitBehavior behavior_ = SplitBehavior::kIsolated;
 };
 
 // The pre-tokenizer of a tokenizer.json: a sequence of splitters, each applied to

@@ -75,20 +75,47 @@ std::expected<int32_t, std::string> TokenId(const Json& value, const std::string
   return static_cast<int32_t>(value.get<int64_t>());
 }
 
+// A string member that must be present.
+std::expected<std::string, std::string> StringMember(const Json& object, const char* name,
+                                                     const std::string& field) {
+  const auto member = object.find(name);
+  if (member == object.end() || !member->is_string()) {
+    return std::unexpected(field + "." + name + " must be a string");
+  }
+  return member->get<std::string>();
+}
+
 Status ParseNormalizer(const Json& normalizer, const std::string& field,
-                       std::vector<NormalizationForm>* forms, int depth = 0) {
+                       std::vector<NormalizerStep>* steps, int depth = 0) {
   if (normalizer.is_null()) return {};
   if (depth > kMaxSequenceDepth) return TooDeep(field);
   auto type = TypeOf(normalizer, field);
   if (!type) return std::unexpected(type.error());
   if (*type == "NFC") {
-    forms->push_back(NormalizationForm::kNfc);
+    steps->push_back(NormalizerStep::Form(NormalizationForm::kNfc));
   } else if (*type == "NFD") {
-    forms->push_back(NormalizationForm::kNfd);
+    steps->push_back(NormalizerStep::Form(NormalizationForm::kNfd));
   } else if (*type == "NFKC") {
-    forms->push_back(NormalizationForm::kNfkc);
+    steps->push_back(NormalizerStep::Form(NormalizationForm::kNfkc));
   } else if (*type == "NFKD") {
-    forms->push_back(NormalizationForm::kNfkd);
+    steps->push_back(NormalizerStep::Form(NormalizationForm::kNfkd));
+  } else if (*type == "Replace") {
+    const auto pattern = normalizer.find("pattern");
+    const bool literal = pattern != normalizer.end() && pattern->is_object() &&
+                         pattern->contains("String") && (*pattern)["String"].is_string() &&
+                         !(*pattern)["String"].get<std::string>().empty();
+    if (!literal) {
+      return std::unexpected(field + ".pattern " +
+                             (pattern == normalizer.end() ? "(missing)" : Describe(*pattern)) +
+                             " is not supported (only {\"String\": a non-empty literal})");
+    }
+    auto content = StringMember(normalizer, "content", field);
+    if (!content) return std::unexpected(content.error());
+    steps->push_back(NormalizerStep::Replace((*pattern)["String"].get<std::string>(), *content));
+  } else if (*type == "Prepend") {
+    auto prepend = StringMember(normalizer, "prepend", field);
+    if (!prepend) return std::unexpected(prepend.error());
+    steps->push_back(NormalizerStep::Prepend(*prepend));
   } else if (*type == "Sequence") {
     const auto children = normalizer.find("normalizers");
     if (children == normalizer.end() || !children->is_array()) {
@@ -96,15 +123,15 @@ Status ParseNormalizer(const Json& normalizer, const std::string& field,
     }
     for (size_t i = 0; i < children->size(); ++i) {
       if (auto parsed =
-              ParseNormalizer((*children)[i], Indexed(field + ".normalizers", i), forms, depth + 1);
+              ParseNormalizer((*children)[i], Indexed(field + ".normalizers", i), steps, depth + 1);
           !parsed) {
         return parsed;
       }
     }
   } else {
     return std::unexpected(field + ".type \"" + *type +
-                           "\" is not supported (supported: NFC, NFD, NFKC, NFKD, Sequence, or "
-                           "a null normalizer)");
+                           "\" is not supported (supported: NFC, NFD, NFKC, NFKD, Replace, "
+                           "Prepend, Sequence, or a null normalizer)");
   }
   return {};
 }
@@ -121,36 +148,42 @@ std::string LiteralPattern(std::string_view literal) {
   return pattern;
 }
 
-Status ParseSplit(const Json& split, const std::string& field, std::vector<std::string>* patterns) {
+Status ParseSplit(const Json& split, const std::string& field, std::vector<SplitRule>* rules) {
+  SplitRule rule;
   const auto pattern = split.find("pattern");
   if (pattern == split.end() || !pattern->is_object()) {
     return std::unexpected(field + ".pattern must be {\"Regex\": ...} or {\"String\": ...}");
   }
   if (const auto regex = pattern->find("Regex"); regex != pattern->end() && regex->is_string()) {
-    patterns->push_back(regex->get<std::string>());
+    rule.pattern = regex->get<std::string>();
   } else if (const auto literal = pattern->find("String");
              literal != pattern->end() && literal->is_string()) {
-    patterns->push_back(LiteralPattern(literal->get<std::string>()));
+    rule.pattern = LiteralPattern(literal->get<std::string>());
   } else {
     return std::unexpected(field + ".pattern must be {\"Regex\": ...} or {\"String\": ...}");
   }
   const auto behavior = split.find("behavior");
-  if (behavior == split.end() || !behavior->is_string() || *behavior != "Isolated") {
+  if (behavior != split.end() && *behavior == "Isolated") {
+    rule.behavior = SplitBehavior::kIsolated;
+  } else if (behavior != split.end() && *behavior == "MergedWithPrevious") {
+    rule.behavior = SplitBehavior::kMergedWithPrevious;
+  } else {
     return std::unexpected(
         field + ".behavior " +
         (behavior == split.end() ? std::string("(missing)") : Describe(*behavior)) +
-        " is not supported (only \"Isolated\")");
+        " is not supported (only \"Isolated\" and \"MergedWithPrevious\")");
   }
   auto invert = BoolMember(split, "invert", field, false);
   if (!invert) return std::unexpected(invert.error());
   if (*invert) return std::unexpected(field + ".invert=true is not supported");
+  rules->push_back(std::move(rule));
   return {};
 }
 
-// Flattens the pre-tokenizer into split patterns; `byte_level_seen` records the
+// Flattens the pre-tokenizer into split rules; `byte_level_seen` records the
 // ByteLevel step, which must come last.
 Status ParsePreTokenizer(const Json& pre_tokenizer, const std::string& field,
-                         std::vector<std::string>* patterns, bool* byte_level_seen, int depth = 0) {
+                         std::vector<SplitRule>* rules, bool* byte_level_seen, int depth = 0) {
   if (depth > kMaxSequenceDepth) return TooDeep(field);
   auto type = TypeOf(pre_tokenizer, field);
   if (!type) return std::unexpected(type.error());
@@ -164,14 +197,14 @@ Status ParsePreTokenizer(const Json& pre_tokenizer, const std::string& field,
     }
     for (size_t i = 0; i < children->size(); ++i) {
       if (auto parsed = ParsePreTokenizer((*children)[i], Indexed(field + ".pretokenizers", i),
-                                          patterns, byte_level_seen, depth + 1);
+                                          rules, byte_level_seen, depth + 1);
           !parsed) {
         return parsed;
       }
     }
     return {};
   }
-  if (*type == "Split") return ParseSplit(pre_tokenizer, field, patterns);
+  if (*type == "Split") return ParseSplit(pre_tokenizer, field, rules);
   if (*type == "ByteLevel") {
     auto add_prefix_space = BoolMember(pre_tokenizer, "add_prefix_space", field, false);
     if (!add_prefix_space) return std::unexpected(add_prefix_space.error());
@@ -179,7 +212,7 @@ Status ParsePreTokenizer(const Json& pre_tokenizer, const std::string& field,
       return std::unexpected(field + ".add_prefix_space=true is not supported");
     auto use_regex = BoolMember(pre_tokenizer, "use_regex", field, true);
     if (!use_regex) return std::unexpected(use_regex.error());
-    if (*use_regex) patterns->emplace_back(kByteLevelSplitPattern);
+    if (*use_regex) rules->push_back({std::string(kByteLevelSplitPattern)});
     *byte_level_seen = true;
     return {};
   }
@@ -312,21 +345,18 @@ Status ParseRoot(const Json& root, TokenizerJsonSpec* spec) {
       return status;
     }
   }
-  const auto pre_tokenizer = root.find("pre_tokenizer");
-  if (pre_tokenizer == root.end() || pre_tokenizer->is_null()) {
-    return std::unexpected(
-        "pre_tokenizer is null; only byte-level BPE (a ByteLevel pre-tokenizer) is supported");
-  }
+  // Without a ByteLevel step the model's symbols are characters (SentencePiece-style
+  // BPE, as Gemma ships it); a null pre-tokenizer leaves the text one piece.
   bool byte_level_seen = false;
-  if (auto status = ParsePreTokenizer(*pre_tokenizer, "pre_tokenizer", &spec->split_patterns,
-                                      &byte_level_seen);
-      !status) {
-    return status;
+  const auto pre_tokenizer = root.find("pre_tokenizer");
+  if (pre_tokenizer != root.end() && !pre_tokenizer->is_null()) {
+    if (auto status = ParsePreTokenizer(*pre_tokenizer, "pre_tokenizer", &spec->split_rules,
+                                        &byte_level_seen);
+        !status) {
+      return status;
+    }
   }
-  if (!byte_level_seen) {
-    return std::unexpected(
-        "pre_tokenizer has no ByteLevel step; only byte-level BPE tokenizers are supported");
-  }
+  spec->bpe_options.alphabet = byte_level_seen ? BpeAlphabet::kByteLevel : BpeAlphabet::kCharacters;
   if (auto status = ParseAddedTokens(root, spec); !status) return status;
   return ParseModel(root, spec);
 }

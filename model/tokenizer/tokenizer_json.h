@@ -9,18 +9,19 @@
 
 #include "model/tokenizer/added_tokens.h"
 #include "model/tokenizer/byte_level_bpe.h"
-#include "model/tokenizer/unicode_normalizer.h"
+#include "model/tokenizer/pretokenizer.h"
+#include "model/tokenizer/text_normalizer.h"
 
 namespace actex {
 
-// What a HuggingFace tokenizer.json says about encoding, for the byte-level BPE
-// layout Qwen2 (and GPT-2, Llama 3) ship. Decoder, post-processor, truncation and
-// padding are not read: actex adds no special tokens and never truncates.
+// What a HuggingFace tokenizer.json says about encoding, for BPE models: byte-level
+// (Qwen, GPT-2, Llama 3) or over characters with byte fallback (Gemma). Decoder, post-processor,
+// truncation and padding are not read: actex adds no special tokens and never truncates.
 struct TokenizerJsonSpec {
-  std::vector<NormalizationForm> normalization;  // "normalizer", flattened
-  // Patterns (Oniguruma syntax) of the Split pre-tokenizers, in order, including the
-  // GPT-2 pattern when the ByteLevel pre-tokenizer has use_regex=true.
-  std::vector<std::string> split_patterns;
+  std::vector<NormalizerStep> normalization;  // "normalizer", flattened
+  // The Split pre-tokenizers, in order, including the GPT-2 pattern when the
+  // ByteLevel pre-tokenizer has use_regex=true.
+  std::vector<SplitRule> split_rules;
   std::vector<AddedToken> raw_added_tokens;                 // "normalized": false
   std::vector<AddedToken> normalized_added_tokens;          // "normalized": true
   BpeVocabulary vocab;                                      // "model.vocab"

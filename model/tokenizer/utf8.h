@@ -13,6 +13,14 @@ namespace actex {
 // nullopt when all of `text` is valid UTF-8. NUL bytes are valid characters.
 std::optional<size_t> FirstInvalidUtf8Byte(std::string_view text);
 
+// The length of the UTF-8 sequence `lead` starts, for text already known to be valid.
+inline size_t Utf8Length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if (lead < 0xE0) return 2;
+  if (lead < 0xF0) return 3;
+  return 4;
+}
+
 // Appends the UTF-8 encoding of `code_point`, which must be a Unicode scalar value.
 void AppendUtf8CodePoint(char32_t code_point, std::string* out);
 

@@ -177,6 +177,52 @@ TEST(BpeTokenizer, UnknownBytesBecomeTheUnkTokenWhenOneIsDeclared) {
   EXPECT_EQ(EncodeWith(json, "ayzb"), (Ids{'a', 256, 'b'}));
 }
 
+// SentencePiece-style BPE in tokenizer.json (Gemma): no ByteLevel step, so symbols are
+// characters; spaces become "▁" and each piece ends after one; a character outside
+// the vocabulary becomes the <0xXX> tokens of its bytes.
+Json CharacterTokenizerJson() {
+  Json vocab = {{"<unk>", 0}, {"<0xC3>", 1}, {"<0xA9>", 2}, {"a", 3},  {"b", 4},
+                {"▁", 5},     {"a▁", 6},     {"ab", 7},     {"ab▁", 8}};
+  return Json{
+      {"added_tokens", Json::array()},
+      {"normalizer", {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "▁"}}},
+      {"pre_tokenizer",
+       {{"type", "Split"},
+        {"pattern", {{"String", "▁"}}},
+        {"behavior", "MergedWithPrevious"},
+        {"invert", false}}},
+      {"model",
+       {{"type", "BPE"},
+        {"unk_token", "<unk>"},
+        {"byte_fallback", true},
+        {"vocab", vocab},
+        {"merges", Json::array({"a ▁", "a b", "ab ▁"})}}}};
+}
+
+TEST(BpeTokenizer, CharacterBpeMergesAfterReplacingSpacesAndSplittingAfterThem) {
+  // "ab a" -> "ab▁a" -> pieces "ab▁", "a": [ab▁] [a]
+  EXPECT_EQ(EncodeWith(CharacterTokenizerJson(), "ab a"), (Ids{8, 3}));
+  // "a  b": pieces "a▁", "▁" (a space after a space stands alone), "b"
+  EXPECT_EQ(EncodeWith(CharacterTokenizerJson(), "a  b"), (Ids{6, 5, 4}));
+}
+
+TEST(BpeTokenizer, CharacterBpeFallsBackOnBytesThenOnTheUnkToken) {
+  Json json = CharacterTokenizerJson();
+  EXPECT_EQ(EncodeWith(json, "é"), (Ids{1, 2}));       // U+00E9 is C3 A9
+  EXPECT_EQ(EncodeWith(json, "aüb"), (Ids{3, 0, 4}));  // no <0xBC> token: unk
+  json["model"]["byte_fallback"] = false;
+  EXPECT_EQ(EncodeWith(json, "é"), (Ids{0}));
+}
+
+TEST(BpeTokenizer, PrependNormalizerAddsToTextThatIsNotEmpty) {
+  Json json = CharacterTokenizerJson();
+  json["normalizer"] = {
+      {"type", "Sequence"},
+      {"normalizers", Json::array({{{"type", "Prepend"}, {"prepend", "▁"}}, json["normalizer"]})}};
+  EXPECT_EQ(EncodeWith(json, "ab"), (Ids{5, 7}));
+  EXPECT_EQ(EncodeWith(json, ""), (Ids{}));
+}
+
 TEST(BpeTokenizer, NormalizedAddedTokensMatchAfterNormalization) {
   Json json = MinimalTokenizerJson({}, {});
   json["normalizer"] = {{"type", "NFC"}};
@@ -235,8 +281,12 @@ INSTANTIATE_TEST_SUITE_P(
             "SplitBehaviorOtherThanIsolated",
             [](Json* j) { (*j)["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Removed"; },
             "pre_tokenizer.pretokenizers[0].behavior"},
-        RefusalCase{"NoByteLevelStep",
-                    [](Json* j) { (*j)["pre_tokenizer"]["pretokenizers"].erase(1); }, "ByteLevel"},
+        RefusalCase{"ReplaceOfARegex",
+                    [](Json* j) {
+                      (*j)["normalizer"] = {
+                          {"type", "Replace"}, {"pattern", {{"Regex", " +"}}}, {"content", "_"}};
+                    },
+                    "normalizer.pattern"},
         RefusalCase{
             "AddedTokenWithLstrip",
             [](Json* j) {

@@ -30,7 +30,7 @@ using Strings = std::vector<std::string>;
 class Qwen2Split : public testing::Test {
  protected:
   void SetUp() override {
-    auto created = RegexSplitter::Create(Qwen2SplitPattern());
+    auto created = RegexSplitter::Create({Qwen2SplitPattern()});
     ASSERT_TRUE(created.has_value()) << created.error();
     splitter_.emplace(std::move(*created));
   }
@@ -99,19 +99,19 @@ TEST(TranslateOnigurumaPattern, LeavesEscapedBackslashesAndQuotedTextAlone) {
 }
 
 TEST(RegexSplitter, KeepsMatchesAndTheTextBetweenThemAsSeparatePieces) {
-  auto splitter = RegexSplitter::Create("-+");
+  auto splitter = RegexSplitter::Create({"-+"});
   ASSERT_TRUE(splitter.has_value()) << splitter.error();
   EXPECT_EQ(Pieces(*splitter, "a--b-c-"), (Strings{"a", "--", "b", "-", "c", "-"}));
 }
 
 TEST(RegexSplitter, EmptyMatchesOnlyMarkBoundaries) {
-  auto splitter = RegexSplitter::Create("x*");
+  auto splitter = RegexSplitter::Create({"x*"});
   ASSERT_TRUE(splitter.has_value()) << splitter.error();
   EXPECT_EQ(Pieces(*splitter, "axxb\u00e9"), (Strings{"a", "xx", "b", "\u00e9"}));
 }
 
 TEST(RegexSplitter, InvalidPatternIsAnErrorQuotingIt) {
-  auto splitter = RegexSplitter::Create("(unclosed");
+  auto splitter = RegexSplitter::Create({"(unclosed"});
   ASSERT_FALSE(splitter.has_value());
   EXPECT_NE(splitter.error().find("(unclosed"), std::string::npos) << splitter.error();
 }
@@ -119,7 +119,7 @@ TEST(RegexSplitter, InvalidPatternIsAnErrorQuotingIt) {
 TEST(PreTokenizer, AppliesSplittersInSequence) {
   std::vector<RegexSplitter> splitters;
   for (const char* pattern : {" ", "\\p{N}"}) {
-    auto splitter = RegexSplitter::Create(pattern);
+    auto splitter = RegexSplitter::Create({pattern});
     ASSERT_TRUE(splitter.has_value()) << splitter.error();
     splitters.push_back(std::move(*splitter));
   }

@@ -1,4 +1,4 @@
-#include "model/tokenizer/unicode_normalizer.h"
+#include "model/tokenizer/text_normalizer.h"
 
 #include <utf8proc.h>
 
@@ -34,17 +34,40 @@ bool IsUnchanged(std::string_view text, NormalizationForm form) {
   return true;
 }
 
+// Replaces every occurrence of `pattern` (not empty) in `text`, left to right.
+std::string ReplaceAll(std::string_view text, std::string_view pattern, std::string_view content) {
+  std::string replaced;
+  replaced.reserve(text.size());
+  size_t from = 0;
+  for (size_t at = text.find(pattern); at != std::string_view::npos;
+       at = text.find(pattern, from)) {
+    replaced.append(text.substr(from, at - from)).append(content);
+    from = at + pattern.size();
+  }
+  return replaced.append(text.substr(from));
+}
+
 }  // namespace
 
-std::expected<void, std::string> UnicodeNormalizer::Normalize(std::string_view text,
-                                                              std::string* out) const {
+std::expected<void, std::string> TextNormalizer::Normalize(std::string_view text,
+                                                           std::string* out) const {
   out->assign(text);
-  for (const NormalizationForm form : forms_) {
-    if (IsUnchanged(*out, form)) continue;
+  for (const NormalizerStep& step : steps_) {
+    if (step.kind == NormalizerStep::Kind::kReplace) {
+      if (out->find(step.pattern) != std::string::npos) {
+        *out = ReplaceAll(*out, step.pattern, step.content);
+      }
+      continue;
+    }
+    if (step.kind == NormalizerStep::Kind::kPrepend) {
+      if (!out->empty()) out->insert(0, step.content);
+      continue;
+    }
+    if (IsUnchanged(*out, step.form)) continue;
     utf8proc_uint8_t* mapped = nullptr;
     const utf8proc_ssize_t length =
         utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(out->data()),
-                     static_cast<utf8proc_ssize_t>(out->size()), &mapped, OptionsFor(form));
+                     static_cast<utf8proc_ssize_t>(out->size()), &mapped, OptionsFor(step.form));
     if (length < 0) {
       return std::unexpected(std::string("Unicode normalization failed: ") +
                              utf8proc_errmsg(length));

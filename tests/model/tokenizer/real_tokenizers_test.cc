@@ -1,0 +1,92 @@
+// The tokenizer.json files Llama 3, Gemma 3 and Qwen3 ship (pruned to what the test
+// texts use, see tests/fixtures/real-tokenizers/README.md) must give exactly the ids
+// HF's Rust `tokenizers` gives, without and with the special tokens HF adds.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/tokenizer/post_processor.h"
+#include "model/tokenizer/tokenizer.h"
+
+namespace actex {
+namespace {
+
+struct RealCase {
+  std::string text;
+  std::vector<int32_t> ids;               // tokenizer.encode(text, add_special_tokens=False)
+  std::vector<int32_t> ids_with_special;  // tokenizer(text): what HF feeds the model
+};
+
+std::string FixtureDir(const std::string& family) {
+  return std::string(ACTEX_FIXTURES_DIR) + "/real-tokenizers/" + family;
+}
+
+std::vector<RealCase> ReadCases(const std::string& family) {
+  std::ifstream in(FixtureDir(family) + "/cases.jsonl");
+  std::vector<RealCase> cases;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    const nlohmann::json record = nlohmann::json::parse(line);
+    cases.push_back({record.at("text").get<std::string>(),
+                     record.at("ids").get<std::vector<int32_t>>(),
+                     record.at("ids_with_special").get<std::vector<int32_t>>()});
+  }
+  return cases;
+}
+
+std::string IdsToString(const std::vector<int32_t>& ids) {
+  std::string text = "[";
+  for (size_t i = 0; i < ids.size(); ++i) text += (i ? ", " : "") + std::to_string(ids[i]);
+  return text + "]";
+}
+
+class RealTokenizers : public testing::TestWithParam<std::string> {};
+
+TEST_P(RealTokenizers, EveryTextEncodesToTheIdsOfHfsRustTokenizer) {
+  const std::vector<RealCase> cases = ReadCases(GetParam());
+  ASSERT_EQ(cases.size(), 102u) << "cases.jsonl of " << GetParam();
+  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
+  size_t passing = 0;
+  for (size_t index = 0; index < cases.size(); ++index) {
+    auto ids = (*tokenizer)->Encode(cases[index].text);
+    ASSERT_TRUE(ids.has_value()) << "case " << index << ": " << ids.error();
+    if (*ids == cases[index].ids) {
+      ++passing;
+      continue;
+    }
+    ADD_FAILURE() << GetParam() << " case " << index << " \"" << cases[index].text
+                  << "\"\n  expected " << IdsToString(cases[index].ids) << "\n  got      "
+                  << IdsToString(*ids);
+  }
+  EXPECT_EQ(passing, cases.size()) << GetParam();
+}
+
+// --bos auto prepends what the post-processor adds; HF's tokenizer(text) adds exactly that
+// (Gemma 3's <bos>; this Llama 3 file's ByteLevel post-processor and Qwen3's add nothing).
+TEST_P(RealTokenizers, BosAutoAddsWhatHfsTokenizerCallAdds) {
+  const std::vector<RealCase> cases = ReadCases(GetParam());
+  ASSERT_FALSE(cases.empty());
+  auto bos = PostProcessorBos(FixtureDir(GetParam()));
+  ASSERT_TRUE(bos.has_value()) << bos.error();
+  for (size_t index = 0; index < cases.size(); ++index) {
+    std::vector<int32_t> expected = cases[index].ids;
+    if (*bos) expected.insert(expected.begin(), **bos);
+    EXPECT_EQ(expected, cases[index].ids_with_special) << GetParam() << " case " << index;
+  }
+  if (GetParam() == "gemma3") {
+    EXPECT_EQ(*bos, 2) << "Gemma's <bos>";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, RealTokenizers, testing::Values("llama3", "gemma3", "qwen3"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace actex
