@@ -76,8 +76,14 @@ WidenTile WidenTileShape(int64_t out_features, int64_t in_features) {
   constexpr int64_t kTileBytes = int64_t{4} << 20;
   WidenTile tile;
   tile.cols = in_features <= kWholeUpTo ? std::max<int64_t>(in_features, 1) : kSplitCols;
-  tile.rows =
-      std::clamp<int64_t>(kTileBytes / (tile.cols * 4), 1, std::max<int64_t>(out_features, 1));
+  // As many row tiles as 4 MiB needs, all of about one size (multiples of 32 rows):
+  // a short last tile (1170 + 1170 + 92 rows, say) runs its sgemm far below the rate
+  // of the others.
+  const int64_t out = std::max<int64_t>(out_features, 1);
+  const int64_t fitting = std::max<int64_t>(kTileBytes / (tile.cols * 4), 1);
+  const int64_t tiles = (out + fitting - 1) / fitting;
+  const int64_t even = (out + tiles - 1) / tiles;
+  tile.rows = std::min(out, (even + 31) / 32 * 32);
   return tile;
 }
 

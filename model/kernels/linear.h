@@ -45,8 +45,9 @@ void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weig
 // The tile of a 16-bit weight widened at a time: every input feature when there are
 // at most 1024 (the hidden size of small models: one product, one pass over Y),
 // else 512 (about the libraries' own K blocking, so splitting K adds little traffic
-// on Y), by as many output rows as fit in 4 MiB of float32 (L2/L3 sized, and wide
-// enough that re-packing X once per row tile costs under 1% of the multiply).
+// on Y), by about as many output rows as fit in 4 MiB of float32 (L2/L3 sized, and
+// wide enough that re-packing X once per row tile costs under 1% of the multiply),
+// evened out so the row tiles are of one size.
 struct WidenTile {
   int64_t rows = 0, cols = 0;
 };

@@ -69,14 +69,18 @@ void CheckLinear(const TestWeight& weight, const WeightSlice& slice, bool with_b
   EXPECT_LT(worst, 1e-5 * std::sqrt(static_cast<double>(in)));
 }
 
-TEST(Linear, WidensWholeRowsUpTo1024ColumnsElse512AndFourMebibytes) {
+TEST(Linear, WidensWholeRowsUpTo1024ColumnsElse512AndFourMebibytesInEvenTiles) {
   EXPECT_EQ(WidenTileShape(4864, 896).cols, 896);
-  EXPECT_EQ(WidenTileShape(4864, 896).rows, 1170);
+  // 1170 rows fit in 4 MiB: five tiles, evened out to 992 rows (the last 896).
+  EXPECT_EQ(WidenTileShape(4864, 896).rows, 992);
+  EXPECT_EQ(WidenTileShape(2432, 896).rows, 832);    // not 1170 + 1170 + 92
+  EXPECT_EQ(WidenTileShape(1536, 768).rows, 768);    // GPT-2's MLP share: 2 x 768
+  EXPECT_LE(WidenTileShape(2432, 896).rows * 896 * 4, (4 << 20) + 32 * 896 * 4);
   EXPECT_EQ(WidenTileShape(100, 896).rows, 100);
   EXPECT_EQ(WidenTileShape(64, 40).cols, 40);
   EXPECT_EQ(WidenTileShape(896, 4864).cols, 512);
   EXPECT_EQ(WidenTileShape(896, 4864).rows, 896);
-  EXPECT_EQ(WidenTileShape(18944, 3584).rows, 2048);
+  EXPECT_EQ(WidenTileShape(18944, 3584).rows, 1920);  // 10 tiles
 }
 
 TEST(Linear, RowSliceMatchesDoubleForEveryDtype) {
