@@ -4,8 +4,8 @@
 #include <charconv>
 #include <set>
 #include <thread>
-#include <type_traits>
 
+#include "actors/extract_flag_table.h"
 #include "model/tokenizer/post_processor.h"
 
 namespace actex {
@@ -119,87 +119,43 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
   } else if (options.bos != "no") {
     return std::unexpected("--bos " + options.bos + ": use yes, no or auto");
   }
-  int cores = std::max(1u, std::thread::hardware_concurrency());
   plan.blas_threads =
-      options.blas_threads > 0 ? options.blas_threads : std::max(1, cores / options.shards);
+      options.blas_threads > 0 ? options.blas_threads : DefaultBlasThreads(options.shards);
   return plan;
 }
 
+int DefaultBlasThreads(int shards_on_this_host) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, shards_on_this_host));
+}
+
+ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan& plan) {
+  ExtractOptions resolved = options;
+  resolved.dtype = plan.dtype_name;
+  resolved.sites.clear();
+  for (const Site& site : plan.sites) resolved.sites.push_back(site.HookName());
+  return resolved;
+}
+
 nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan) {
-  nlohmann::json sites = nlohmann::json::array();
-  for (const Site& site : plan.sites) sites.push_back(site.HookName());
-  return {
-      {"model", plan.config.name},
-      {"model_dir", options.model_dir},
-      {"data", options.data},
-      {"layers", options.layers},
-      {"sites", sites},
-      {"shards", options.shards},
-      {"dtype", plan.dtype_name},
-      {"max_seq_len", options.max_seq_len},
-      {"overflow", options.overflow == Overflow::kSplit ? "split" : "truncate"},
-      {"batch_tokens", options.batch_tokens},
-      {"shard_bytes", options.shard_bytes},
-      {"compress", options.gzip ? "gzip" : "none"},
-      {"text_field", options.text_field},
-      {"bos", options.bos},
-      {"bos_token_id", plan.bos_token_id},
-      {"bos_on_pretokenized", plan.bos_on_pretokenized},
-      {"max_docs", options.max_docs},
-  };
+  const ExtractOptions resolved = ResolvedOptions(options, plan);
+  nlohmann::json config = {{"model", plan.config.name},
+                           {"bos_token_id", plan.bos_token_id},
+                           {"bos_on_pretokenized", plan.bos_on_pretokenized}};
+  for (const ExtractFlag& flag : ExtractFlagTable()) {
+    if (flag.role != FlagRole::kRunOnly) config[flag.config_key] = flag.record(resolved);
+  }
+  return config;
 }
 
 std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options) {
-  auto join = [](const auto& items) {
-    std::string joined;
-    for (const auto& item : items) {
-      if (!joined.empty()) joined += ',';
-      if constexpr (std::is_same_v<std::decay_t<decltype(item)>, std::string>) {
-        joined += item;
-      } else {
-        joined += std::to_string(item);
-      }
-    }
-    return joined;
-  };
-  std::vector<std::string> args = {"--model",
-                                   options.model_dir,
-                                   "--out",
-                                   options.out_dir,
-                                   "--layers",
-                                   join(options.layers),
-                                   "--sites",
-                                   join(options.sites),
-                                   "--shards-per-host",
-                                   std::to_string(options.shards),
-                                   "--max-seq-len",
-                                   std::to_string(options.max_seq_len),
-                                   "--overflow",
-                                   options.overflow == Overflow::kSplit ? "split" : "truncate",
-                                   "--batch-tokens",
-                                   std::to_string(options.batch_tokens),
-                                   "--shard-size",
-                                   std::to_string(options.shard_bytes),
-                                   "--compress",
-                                   options.gzip ? "gzip" : "none",
-                                   "--text-field",
-                                   options.text_field};
-  args.push_back("--data");
-  for (const std::string& input : options.data) args.push_back(input);
-  if (!options.dtype.empty()) args.insert(args.end(), {"--dtype", options.dtype});
-  args.insert(args.end(), {"--bos", options.bos});
-  if (options.overwrite) args.push_back("--overwrite");
-  if (options.max_docs > 0)
-    args.insert(args.end(), {"--max-docs", std::to_string(options.max_docs)});
-  if (options.blas_threads > 0) {
-    args.insert(args.end(), {"--blas-threads", std::to_string(options.blas_threads)});
-  }
-  if (!options.upload.command.empty()) {
-    args.insert(args.end(), {"--upload-cmd", options.upload.command, "--upload-retries",
-                             std::to_string(options.upload.retries), "--upload-backoff",
-                             std::to_string(options.upload.backoff_seconds), "--upload-timeout",
-                             std::to_string(options.upload.timeout_seconds)});
-    if (options.upload.delete_after_upload) args.push_back("--delete-after-upload");
+  std::vector<std::string> args;
+  for (const ExtractFlag& flag : ExtractFlagTable()) {
+    std::vector<std::string> texts = flag.print(options);
+    if (texts.empty()) continue;
+    args.push_back(flag.name == "--shards" ? "--shards-per-host" : flag.name);
+    if (flag.arity != ExtractFlag::Arity::kSwitch)
+      args.insert(args.end(), texts.begin(), texts.end());
   }
   return args;
 }

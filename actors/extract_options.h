@@ -53,7 +53,7 @@ struct ExtractPlan {
   OutputDtype dtype = OutputDtype::kF32;
   std::string dtype_name;  // as written in metadata: "bfloat16", "float16", "float32"
   int blas_threads = 1;
-  int32_t bos_token_id = -1;  // >= 0: put before documents (see --bos)
+  int32_t bos_token_id = -1;         // >= 0: put before documents (see --bos)
   bool bos_on_pretokenized = false;  // --bos yes: before pre-tokenized documents too
 };
 
@@ -62,14 +62,23 @@ struct ExtractPlan {
 std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& options,
                                                        const ModelConfig& config);
 
+// Threads per device shard when --blas-threads is not given: the machine's cores
+// shared by the shards this host runs, at least one.
+int DefaultBlasThreads(int shards_on_this_host);
+
 // Parses "20,21,22,23" or "20-23" or a mix ("0,4-6").
 std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text);
 
 // The flags that give `options` back (the shard count as --shards-per-host), for
-// the nodes `actex simulate` starts.
+// the nodes `actex simulate` starts; flags at their defaults are left out.
 std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options);
 
-// The options as recorded in metadata.json (and, later, compared on resume).
+// The options with what the plan resolved put in: the dtype the model's torch_dtype
+// gave, the sites as hook names. What is recorded and compared is this.
+ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan& plan);
+
+// The options as recorded in metadata.json (and compared on resume): every recorded
+// flag of actors/extract_flag_table.h, the model's name and the BOS id --bos gave.
 nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan);
 
 }  // namespace actex

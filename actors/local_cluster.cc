@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -13,8 +14,6 @@
 #include <chrono>
 #include <map>
 #include <thread>
-
-#include <spdlog/spdlog.h>
 
 #include "actors/extract_options.h"
 
@@ -64,13 +63,26 @@ std::expected<int, std::string> FindFreePortTriple() {
 
 std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int host_id, int port) {
   const NodeOptions& node = options.node;
-  std::vector<std::string> args = {
-      options.actex_binary, "node", "--coordinator", "127.0.0.1:" + std::to_string(port),
-      "--host-id", std::to_string(host_id), "--num-hosts", std::to_string(options.hosts),
-      "--bind", "127.0.0.1", "--mesh", node.mesh, "--machine-id",
-      std::to_string(node.machine_id), "--total-machines", std::to_string(node.total_machines),
-      "--join-timeout", Seconds(node.join_timeout), "--heartbeat-timeout",
-      Seconds(node.heartbeat_timeout)};
+  std::vector<std::string> args = {options.actex_binary,
+                                   "node",
+                                   "--coordinator",
+                                   "127.0.0.1:" + std::to_string(port),
+                                   "--host-id",
+                                   std::to_string(host_id),
+                                   "--num-hosts",
+                                   std::to_string(options.hosts),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--mesh",
+                                   node.mesh,
+                                   "--machine-id",
+                                   std::to_string(node.machine_id),
+                                   "--total-machines",
+                                   std::to_string(node.total_machines),
+                                   "--join-timeout",
+                                   Seconds(node.join_timeout),
+                                   "--heartbeat-timeout",
+                                   Seconds(node.heartbeat_timeout)};
   if (!node.job_key_file.empty()) {
     args.push_back("--job-key-file");
     args.push_back(node.job_key_file);
@@ -78,8 +90,7 @@ std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int h
   ExtractOptions extract = node.extract;
   if (extract.blas_threads == 0) {
     // Every node of the simulation shares this machine's cores.
-    const int cores = std::max(1u, std::thread::hardware_concurrency());
-    extract.blas_threads = std::max(1, cores / (options.hosts * extract.shards));
+    extract.blas_threads = DefaultBlasThreads(options.hosts * extract.shards);
   }
   for (std::string& arg : ExtractOptionsToArgs(extract)) args.push_back(std::move(arg));
   return args;
@@ -132,8 +143,9 @@ std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& opti
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss / 1024.0);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
     failures.push_back("host " + std::to_string(host) +
-                       (WIFEXITED(status) ? " exited with code " + std::to_string(WEXITSTATUS(status))
-                                          : " was killed by signal " + std::to_string(WTERMSIG(status))));
+                       (WIFEXITED(status)
+                            ? " exited with code " + std::to_string(WEXITSTATUS(status))
+                            : " was killed by signal " + std::to_string(WTERMSIG(status))));
     if (!kill_at) {
       kill_at = std::chrono::steady_clock::now() + options.node.heartbeat_timeout +
                 std::chrono::seconds(10);

@@ -88,10 +88,8 @@ std::expected<NodeResources, std::string> Prepare(const NodeOptions& options) {
   auto plan = PlanExtraction(per_replica, *config);
   if (!plan) return std::unexpected(plan.error());
   resources.plan = *plan;
-  if (extract.blas_threads == 0) {
-    const int cores = std::max(1u, std::thread::hardware_concurrency());
-    resources.plan.blas_threads = std::max(1, cores / extract.shards);
-  }
+  // The plan counted one replica's shards; this host runs extract.shards of them.
+  if (extract.blas_threads == 0) resources.plan.blas_threads = DefaultBlasThreads(extract.shards);
   auto weights = ModelWeights::Open(extract.model_dir);
   if (!weights) return std::unexpected(weights.error());
   resources.weights = *weights;

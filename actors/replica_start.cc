@@ -1,19 +1,8 @@
 #include "actors/replica_start.h"
 
+#include "actors/extract_flag_table.h"
+
 namespace actex {
-namespace {
-
-// How a user set each recorded option.
-std::string FlagOf(const std::string& key) {
-  if (key == "model_dir") return "--model";
-  if (key == "shard_bytes") return "--shard-size";
-  if (key == "model") return "the model's name in config.json";
-  std::string flag = "--" + key;
-  for (char& c : flag) c = c == '_' ? '-' : c;
-  return flag;
-}
-
-}  // namespace
 
 nlohmann::json ReplicaStart::ToJson() const {
   return {{"batch_doc", batch_doc},
@@ -60,8 +49,8 @@ std::expected<void, std::string> CheckSameRun(const std::string& dir, const nloh
   for (const auto& [key, value] : now.items()) {
     const nlohmann::json before = earlier.contains(key) ? earlier[key] : nlohmann::json();
     if (before == value) continue;
-    return std::unexpected(FlagOf(key) + ": " + dir + " was written with " + before.dump() +
-                           ", this run asks for " + value.dump() +
+    return std::unexpected(FlagOfConfigKey(key) + ": " + dir + " was written with " +
+                           before.dump() + ", this run asks for " + value.dump() +
                            "; run the same command to resume it, or give --overwrite");
   }
   return {};

@@ -16,6 +16,7 @@
 #include "storage/upload_ledger.h"
 #include "transport/interrupted.h"
 #include "transport/schema.h"
+#include "base/whole_file.h"
 
 namespace actex {
 namespace {

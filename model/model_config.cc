@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/whole_file.h"
 #include "model/config_fields.h"
 
 namespace actex {
@@ -37,11 +38,10 @@ std::expected<void, std::string> ParseCommon(const ConfigFields& f, ModelConfig&
     const char* key;
     int* target;
   };
-  for (const IntField& field :
-       {IntField{"vocab_size", &config.vocab_size},
-        IntField{gpt2 ? "n_embd" : "hidden_size", &config.hidden},
-        IntField{gpt2 ? "n_layer" : "num_hidden_layers", &config.layers},
-        IntField{gpt2 ? "n_head" : "num_attention_heads", &config.heads}}) {
+  for (const IntField& field : {IntField{"vocab_size", &config.vocab_size},
+                                IntField{gpt2 ? "n_embd" : "hidden_size", &config.hidden},
+                                IntField{gpt2 ? "n_layer" : "num_hidden_layers", &config.layers},
+                                IntField{gpt2 ? "n_head" : "num_attention_heads", &config.heads}}) {
     auto value = f.RequiredInt(field.key);
     if (!value) return std::unexpected(value.error());
     *field.target = *value;
@@ -149,13 +149,9 @@ std::expected<ModelConfig, std::string> ParseModelConfig(const nlohmann::json& j
 
 std::expected<ModelConfig, std::string> LoadModelConfig(const std::string& model_dir) {
   const std::string path = (std::filesystem::path(model_dir) / "config.json").string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::unexpected("cannot open " + path + ": " + std::strerror(errno));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  auto text = ReadWholeFile(path);
+  if (!text) return std::unexpected(text.error());
+  nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return std::unexpected(path + ": not valid JSON");
   try {
     return ParseModelConfig(json, path, model_dir);

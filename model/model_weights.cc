@@ -13,6 +13,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/text.h"
+#include "base/whole_file.h"
 #include "model/architecture.h"
 #include "storage/safetensors.h"
 
@@ -26,23 +28,6 @@ struct FoundTensor {
   const SafetensorsTensor* tensor = nullptr;
   const std::string* path = nullptr;
 };
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) text += ",";
-    text += std::to_string(shape[i]);
-  }
-  return text + "]";
-}
-
-std::expected<std::string, std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::unexpected("cannot open " + path + ": " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::optional<WeightDtype> ParseDtype(const std::string& dtype) {
   if (dtype == "F32") return WeightDtype::kF32;
@@ -79,7 +64,7 @@ std::expected<std::shared_ptr<const ModelWeights>, std::string> ModelWeights::Op
     const std::string& model_dir) {
   auto config = LoadModelConfig(model_dir);
   if (!config) return std::unexpected(config.error());
-  auto config_bytes = ReadFile((fs::path(model_dir) / "config.json").string());
+  auto config_bytes = ReadWholeFile((fs::path(model_dir) / "config.json").string());
   if (!config_bytes) return std::unexpected(config_bytes.error());
 
   std::shared_ptr<ModelWeights> weights(new ModelWeights());
@@ -95,7 +80,7 @@ std::expected<std::shared_ptr<const ModelWeights>, std::string> ModelWeights::Op
   if (fs::exists(single, error)) {
     file_names.insert("model.safetensors");
   } else if (fs::exists(index_path, error)) {
-    auto index_text = ReadFile(index_path);
+    auto index_text = ReadWholeFile(index_path);
     if (!index_text) return std::unexpected(index_text.error());
     auto index = nlohmann::json::parse(*index_text, nullptr, /*allow_exceptions=*/false);
     if (index.is_discarded() || !index.is_object()) {

@@ -12,7 +12,7 @@
 #include "storage/file_io.h"
 #include "storage/line_reader.h"
 #include "storage/parquet_corpus_file.h"
-#include "storage/utf8.h"
+#include "base/utf8.h"
 
 namespace actex {
 
@@ -76,7 +76,7 @@ std::string ParserMessage(const nlohmann::json::exception& error) {
   // Reasons are UTF-8 text, so such bytes are written out as <0xD0>.
   std::string_view rest = message;
   std::string valid;
-  while (auto bad = FindInvalidUtf8(rest)) {
+  while (auto bad = FirstInvalidUtf8Byte(rest)) {
     static constexpr char kHex[] = "0123456789ABCDEF";
     const auto byte = static_cast<uint8_t>(rest[*bad]);
     valid.append(rest.substr(0, *bad));
@@ -98,7 +98,7 @@ void ParseLine(std::string_view line, const std::string& text_field, CorpusRecor
     record->reject_reason = "blank line";
     return;
   }
-  if (auto bad = FindInvalidUtf8(line)) {
+  if (auto bad = FirstInvalidUtf8Byte(line)) {
     record->reject_reason = "not valid UTF-8 at byte " + std::to_string(*bad);
     return;
   }

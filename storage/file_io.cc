@@ -121,16 +121,15 @@ std::expected<void, std::string> CommitRename(const std::string& tmp_path,
   return SyncParentDirectory(path);
 }
 
-std::expected<void, std::string> WriteFileAtomically(const std::string& path,
-                                                     const std::string& contents,
-                                                     WriteBudget* budget) {
+std::expected<void, std::string> WriteFileAtomically(
+    const std::string& path,
+    const std::function<std::expected<void, std::string>(int fd, const std::string& tmp_path)>&
+        write) {
   const std::string tmp_path = path + ".tmp";
   auto result = [&]() -> std::expected<void, std::string> {
     auto fd = CreateFileForWrite(tmp_path);
     if (!fd) return std::unexpected(fd.error());
-    if (auto ok = WriteAll(fd->get(), contents.data(), contents.size(), tmp_path, budget); !ok) {
-      return ok;
-    }
+    if (auto ok = write(fd->get(), tmp_path); !ok) return ok;
     if (auto ok = SyncFile(fd->get(), tmp_path); !ok) return ok;
     if (auto ok = fd->Close(tmp_path); !ok) return ok;
     return CommitRename(tmp_path, path);
@@ -139,13 +138,12 @@ std::expected<void, std::string> WriteFileAtomically(const std::string& path,
   return result;
 }
 
-std::expected<std::string, std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return std::unexpected(OsError("cannot open", path, errno));
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) return std::unexpected(OsError("cannot read", path, errno));
-  return text.str();
+std::expected<void, std::string> WriteFileAtomically(const std::string& path,
+                                                     const std::string& contents,
+                                                     WriteBudget* budget) {
+  return WriteFileAtomically(path, [&](int fd, const std::string& tmp_path) {
+    return WriteAll(fd, contents.data(), contents.size(), tmp_path, budget);
+  });
 }
 
 std::expected<void, std::string> MakeDirectories(const std::string& path) {

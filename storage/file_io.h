@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <string>
 
 namespace actex {
@@ -69,14 +70,17 @@ std::expected<void, std::string> SyncParentDirectory(const std::string& path);
 // directory: readers see either the old file or the new one, never a mix.
 std::expected<void, std::string> CommitRename(const std::string& tmp_path, const std::string& path);
 
-// Writes `contents` to `path + ".tmp"`, fsyncs it, renames it over `path` and syncs
-// the directory. On error the temporary file is removed and `path` is untouched.
+// Has `write` fill `path + ".tmp"` (given its fd and name), fsyncs it, renames it over
+// `path` and syncs the directory. On error the temporary file is removed and `path`
+// is untouched: readers see the old file or the whole new one.
+std::expected<void, std::string> WriteFileAtomically(
+    const std::string& path,
+    const std::function<std::expected<void, std::string>(int fd, const std::string& tmp_path)>&
+        write);
+// The same for bytes in memory.
 std::expected<void, std::string> WriteFileAtomically(const std::string& path,
                                                      const std::string& contents,
                                                      WriteBudget* budget);
-
-// The whole of `path`; errors name it and the OS error.
-std::expected<std::string, std::string> ReadWholeFile(const std::string& path);
 
 // mkdir -p.
 std::expected<void, std::string> MakeDirectories(const std::string& path);

@@ -10,6 +10,7 @@
 #include "storage/safetensors.h"
 #include "storage/shuffle_rows.h"
 #include "storage/shuffled_output.h"
+#include "base/whole_file.h"
 
 namespace actex {
 namespace {

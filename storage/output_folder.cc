@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/whole_file.h"
 #include "storage/line_reader.h"
 #include "storage/upload_ledger.h"
 
@@ -96,16 +97,14 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
                                              std::vector<VerifyFinding>* faults) {
   const std::string metadata_file = label + "/metadata.json";
   auto fault = [&](const std::string& problem) { faults->push_back({metadata_file, problem}); };
-  std::ifstream in(path + "/metadata.json", std::ios::binary);
-  if (!in) {
-    fault(std::string("cannot be read: ") + std::strerror(errno));
+  auto text = ReadWholeFile(path + "/metadata.json");
+  if (!text) {
+    fault("cannot be read (" + text.error() + ")");
     return std::nullopt;
   }
-  std::stringstream text;
-  text << in.rdbuf();
   nlohmann::json metadata;
   try {
-    metadata = nlohmann::json::parse(text.str());
+    metadata = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception& error) {
     fault(std::string("is not valid JSON: ") + error.what());
     return std::nullopt;

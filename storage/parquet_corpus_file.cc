@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "storage/file_io.h"
-#include "storage/utf8.h"
+#include "base/utf8.h"
 
 namespace actex {
 
@@ -84,7 +84,7 @@ void ParquetCorpusFile::Fill(const parquet::ParquetRow& row, CorpusRecord* recor
   } else if (static_cast<int64_t>(row.text.size()) > options_->max_line_bytes) {
     record->reject_reason = "text longer than " + std::to_string(options_->max_line_bytes) +
                             " bytes (" + std::to_string(row.text.size()) + ")";
-  } else if (auto bad = FindInvalidUtf8(row.text)) {
+  } else if (auto bad = FirstInvalidUtf8Byte(row.text)) {
     record->reject_reason = "not valid UTF-8 at byte " + std::to_string(*bad);
   } else {
     record->text.assign(row.text);

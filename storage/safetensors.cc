@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/text.h"
 #include "storage/file_io.h"
 
 namespace actex {
@@ -59,36 +60,6 @@ std::expected<int64_t, std::string> TensorBytes(const std::string& dtype,
   return bytes;
 }
 
-// A header value for an error message. dump() recurses once per nesting level, so
-// a shape of 100000 nested arrays (a 200 KB header) would overflow the stack; and a
-// huge value would be copied whole into the message. Flat values are shown as
-// written, anything else by its size.
-std::string Describe(const nlohmann::json& value) {
-  constexpr size_t kMaxShownElements = 16;
-  constexpr size_t kMaxShownBytes = 200;
-  bool flat = value.is_primitive();
-  if (value.is_array() && value.size() <= kMaxShownElements) {
-    flat = std::all_of(value.begin(), value.end(),
-                       [](const nlohmann::json& element) { return element.is_primitive(); });
-  }
-  if (!flat) {
-    return (value.is_array() ? "an array of " : "an object of ") + std::to_string(value.size()) +
-           (value.is_array() ? " elements" : " members");
-  }
-  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true);
-  if (text.size() > kMaxShownBytes) text.replace(kMaxShownBytes, std::string::npos, "...");
-  return text;
-}
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) text += ", ";
-    text += std::to_string(shape[i]);
-  }
-  return text + "]";
-}
-
 struct ParsedTensor {
   std::string name;
   std::string dtype;
@@ -116,7 +87,7 @@ std::expected<ParsedTensor, std::string> ParseTensorEntry(const std::string& nam
   for (const auto& dim : *shape) {
     int64_t value = 0;
     if (!ReadNonNegative(dim, &value)) {
-      return std::unexpected("shape " + Describe(*shape) +
+      return std::unexpected("shape " + DescribeJson(*shape) +
                              " is not a list of non-negative integers");
     }
     tensor.shape.push_back(value);
@@ -319,39 +290,33 @@ std::expected<void, std::string> WriteSafetensors(
     largest = std::max(largest, static_cast<size_t>(*TensorBytes(tensor.dtype, tensor.shape)));
   }
 
-  const std::string tmp_path = path + ".tmp";
-  auto result = [&]() -> std::expected<void, std::string> {
-    auto fd = CreateFileForWrite(tmp_path);
-    if (!fd) return std::unexpected(fd.error());
-    if (auto ok = WriteAll(fd->get(), header->data(), header->size(), tmp_path, nullptr); !ok) {
-      return ok;
-    }
-    std::vector<uint8_t> buffer;
-    try {
-      buffer.resize(largest);
-    } catch (const std::bad_alloc&) {
-      return std::unexpected(path + ": cannot allocate " + std::to_string(largest) +
-                             " bytes for the largest tensor");
-    }
-    for (const auto& tensor : tensors) {
-      std::span<uint8_t> bytes(buffer.data(),
-                               static_cast<size_t>(*TensorBytes(tensor.dtype, tensor.shape)));
-      try {
-        tensor.fill(bytes);
-      } catch (const std::exception& error) {
-        return std::unexpected(path + ": filling tensor \"" + tensor.name +
-                               "\" failed: " + error.what());
-      }
-      if (auto ok = WriteAll(fd->get(), bytes.data(), bytes.size(), tmp_path, nullptr); !ok) {
-        return ok;
-      }
-    }
-    if (auto ok = SyncFile(fd->get(), tmp_path); !ok) return ok;
-    if (auto ok = fd->Close(tmp_path); !ok) return ok;
-    return CommitRename(tmp_path, path);
-  }();
-  if (!result) ::unlink(tmp_path.c_str());
-  return result;
+  return WriteFileAtomically(
+      path, [&](int fd, const std::string& tmp_path) -> std::expected<void, std::string> {
+        if (auto ok = WriteAll(fd, header->data(), header->size(), tmp_path, nullptr); !ok) {
+          return ok;
+        }
+        std::vector<uint8_t> buffer;
+        try {
+          buffer.resize(largest);
+        } catch (const std::bad_alloc&) {
+          return std::unexpected(path + ": cannot allocate " + std::to_string(largest) +
+                                 " bytes for the largest tensor");
+        }
+        for (const auto& tensor : tensors) {
+          std::span<uint8_t> bytes(buffer.data(),
+                                   static_cast<size_t>(*TensorBytes(tensor.dtype, tensor.shape)));
+          try {
+            tensor.fill(bytes);
+          } catch (const std::exception& error) {
+            return std::unexpected(path + ": filling tensor \"" + tensor.name +
+                                   "\" failed: " + error.what());
+          }
+          if (auto ok = WriteAll(fd, bytes.data(), bytes.size(), tmp_path, nullptr); !ok) {
+            return ok;
+          }
+        }
+        return {};
+      });
 }
 
 }  // namespace actex

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 
+#include "base/text.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
 #include "storage/safetensors.h"
@@ -31,12 +32,6 @@ struct HeaderEntry {
   std::vector<int64_t> shape;
   int64_t begin = 0, end = 0;
 };
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
 
 bool ReadCount(const nlohmann::json& value, int64_t* out) {
   if (value.is_number_unsigned()) {

@@ -15,6 +15,7 @@
 #include "storage/file_io.h"
 #include "storage/safetensors.h"
 #include "storage/shuffle_rows.h"
+#include "base/whole_file.h"
 
 namespace actex {
 namespace {

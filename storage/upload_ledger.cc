@@ -12,6 +12,7 @@
 
 #include "storage/crc32.h"
 #include "storage/file_io.h"
+#include "base/whole_file.h"
 
 namespace actex {
 

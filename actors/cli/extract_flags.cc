@@ -1,82 +1,43 @@
 #include "actors/cli/extract_flags.h"
 
-#include "storage/shard_writer.h"
+#include "actors/extract_flag_table.h"
 #include "transport/job_security.h"
 
 namespace actex {
 
 void AddExtractFlags(CLI::App& command, ExtractFlags& flags, const std::string& shards_flag) {
-  ExtractOptions& options = flags.options;
-  command.add_option("--model", options.model_dir, "HuggingFace model folder")
-      ->required()
-      ->check(CLI::ExistingDirectory);
-  command.add_option("--data", options.data, "corpus files or globs (JSONL, JSONL.gz)")->required();
-  command.add_option("--out", options.out_dir, "output folder")->required();
-  command.add_option("--layers", flags.layers, "layers to capture: 20,21,22,23 or 20-23")
-      ->required();
-  command
-      .add_option("--sites", flags.sites,
-                  "hook names or short forms: resid_pre, resid_mid, resid_post, attn_out, "
-                  "mlp_out, mlp_post, embed, ln_final (default resid_post)")
-      ->delimiter(',');
-  command.add_option(shards_flag, options.shards, "tensor-parallel device shards")
-      ->check(CLI::PositiveNumber);
-  command.add_option("--dtype", flags.dtype, "output dtype (default: the model's torch_dtype)")
-      ->check(CLI::IsMember({"bfloat16", "float16", "float32"}));
-  command.add_option("--max-seq-len", options.max_seq_len, "longest sequence in tokens")
-      ->check(CLI::PositiveNumber);
-  command.add_option("--overflow", flags.overflow, "longer documents: truncate or split")
-      ->check(CLI::IsMember({"truncate", "split"}));
-  command.add_option("--batch-tokens", options.batch_tokens, "tokens packed into one batch")
-      ->check(CLI::PositiveNumber);
-  command.add_option("--shard-size", flags.shard_size, "close a shard at this size (KB/MB/GB)");
-  command.add_option("--compress", flags.compress, "none or gzip")
-      ->check(CLI::IsMember({"none", "gzip"}));
-  command.add_option("--text-field", options.text_field, "JSON field holding the text");
-  command.add_option("--bos", options.bos,
-                     "yes: the model's BOS before every document; no: none; auto (default): as "
-                     "HF's tokenizer(text), from tokenizer.json's post-processor")
-      ->check(CLI::IsMember({"yes", "no", "auto"}));
-  command.add_flag("--overwrite", options.overwrite,
-                   "replace an earlier run's output in --out instead of resuming it");
-  command.add_option("--max-docs", options.max_docs, "stop after this many documents")
-      ->check(CLI::PositiveNumber);
-  command
-      .add_option("--blas-threads", options.blas_threads,
-                  "threads per device shard (default: cores / shards)")
-      ->check(CLI::PositiveNumber);
-  UploadOptions& upload = options.upload;
-  command.add_option("--upload-cmd", upload.command,
-                     "shell command run for every closed shard and metadata.json, e.g. "
-                     "'gsutil cp {path} gs://bucket/prefix/{host_dir}/{name}'");
-  command.add_flag("--delete-after-upload", upload.delete_after_upload,
-                   "delete each shard once its upload command succeeded");
-  command
-      .add_option("--upload-retries", upload.retries,
-                  "further attempts after a failed upload (doubling waits)")
-      ->capture_default_str();
-  command
-      .add_option("--upload-backoff", upload.backoff_seconds,
-                  "seconds before the first retry; doubles up to 300")
-      ->capture_default_str();
-  command
-      .add_option("--upload-timeout", upload.timeout_seconds,
-                  "seconds one upload attempt may take before it is killed")
-      ->capture_default_str();
+  const std::vector<ExtractFlag>& table = ExtractFlagTable();
+  // Sized once: CLI11 keeps pointers to these elements.
+  flags.names.assign(table.size(), "");
+  flags.texts.assign(table.size(), {});
+  flags.switches.assign(table.size(), 0);
+  flags.options.assign(table.size(), nullptr);
+  const ExtractOptions defaults;
+  for (size_t row = 0; row < table.size(); ++row) {
+    const ExtractFlag& flag = table[row];
+    flags.names[row] = flag.name == "--shards" ? shards_flag : flag.name;
+    CLI::Option* option = nullptr;
+    if (flag.arity == ExtractFlag::Arity::kSwitch) {
+      option = command.add_flag(flags.names[row], flags.switches[row], flag.help);
+    } else {
+      option = command.add_option(flags.names[row], flags.texts[row], flag.help);
+      if (flag.arity == ExtractFlag::Arity::kOne) option->expected(1);
+      if (!flag.required) option->default_str(ConfigValueText(flag.record(defaults)));
+    }
+    if (flag.required) option->required();
+    flags.options[row] = option;
+  }
 }
 
 std::expected<ExtractOptions, std::string> ResolveExtractFlags(const ExtractFlags& flags) {
-  ExtractOptions options = flags.options;
-  auto layers = ParseLayerList(flags.layers);
-  if (!layers) return std::unexpected(layers.error());
-  options.layers = *layers;
-  if (!flags.sites.empty()) options.sites = flags.sites;
-  options.dtype = flags.dtype;
-  options.overflow = flags.overflow == "split" ? Overflow::kSplit : Overflow::kTruncate;
-  auto shard_bytes = ParseByteSize(flags.shard_size);
-  if (!shard_bytes) return std::unexpected("--shard-size: " + shard_bytes.error());
-  options.shard_bytes = *shard_bytes;
-  options.gzip = flags.compress == "gzip";
+  const std::vector<ExtractFlag>& table = ExtractFlagTable();
+  ExtractOptions options;
+  for (size_t row = 0; row < table.size(); ++row) {
+    if (flags.options[row] == nullptr || flags.options[row]->count() == 0) continue;
+    if (auto parsed = table[row].parse(flags.texts[row], options); !parsed) {
+      return std::unexpected(flags.names[row] + ": " + parsed.error());
+    }
+  }
   return options;
 }
 

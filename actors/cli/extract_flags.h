@@ -1,27 +1,27 @@
 #ifndef ACTEX_ACTORS_CLI_EXTRACT_FLAGS_H_
 #define ACTEX_ACTORS_CLI_EXTRACT_FLAGS_H_
 
+#include <CLI/CLI.hpp>
 #include <expected>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "actors/extract_options.h"
 #include "actors/node.h"
 
 namespace actex {
 
-// Flags shared by every command that runs an extraction (extract, and later node and
-// simulate). The text fields are parsed after CLI11 so errors can name the flag.
+// What the user wrote for each flag of actors/extract_flag_table.h, by row: CLI11
+// collects the texts, the table's rows parse them, so errors name the flag.
 struct ExtractFlags {
-  ExtractOptions options;
-  std::string layers, dtype, overflow = "truncate", shard_size = "1GB", compress = "none";
-  std::vector<std::string> sites;
+  std::vector<std::string> names;               // as registered
+  std::vector<std::vector<std::string>> texts;  // kOne, kMany
+  std::vector<int> switches;                    // kSwitch: times given
+  std::vector<CLI::Option*> options;
 };
 
-// Registers the extraction flags on `command`, writing into `flags`. The shard count
-// is `--shards` for extract and `--shards-per-host` for node and simulate.
+// Registers every row of the flag table on `command`, writing into `flags`. The shard
+// count is `--shards` for extract and `--shards-per-host` for node and simulate.
 void AddExtractFlags(CLI::App& command, ExtractFlags& flags,
                      const std::string& shards_flag = "--shards");
 
@@ -39,7 +39,6 @@ void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts);
 void ApplyJobTimeouts(const JobTimeouts& timeouts, NodeOptions& node);
 // Reads --job-key-file if given, so a bad key is refused before any work starts.
 std::expected<void, std::string> CheckJobKey(const NodeOptions& node);
-
 
 }  // namespace actex
 

@@ -19,6 +19,7 @@
 #include "storage/shard_writer.h"
 #include "storage/shuffle_rows.h"
 #include "storage/shuffled_output.h"
+#include "base/whole_file.h"
 
 namespace actex {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "model/tokenizer/file_digest.h"
 #include "model/tokenizer/tokenizer_json.h"
-#include "model/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace actex {
 

@@ -1,6 +1,6 @@
 #include "model/tokenizer/byte_level.h"
 
-#include "model/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace actex {
 namespace {

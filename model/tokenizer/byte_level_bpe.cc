@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "model/tokenizer/byte_level.h"
-#include "model/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace actex {
 namespace {

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/whole_file.h"
+
 namespace actex {
 namespace {
 
@@ -56,11 +58,11 @@ std::expected<std::optional<int32_t>, std::string> FromProcessor(const Json& pro
 
 std::expected<std::optional<int32_t>, std::string> PostProcessorBos(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "tokenizer.json").string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  const Json json = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  std::error_code missing;
+  if (!std::filesystem::exists(path, missing)) return std::nullopt;
+  auto text = ReadWholeFile(path);
+  if (!text) return std::unexpected(text.error());
+  const Json json = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) return std::unexpected(path + ": not valid JSON");
   try {
     return FromProcessor(json.value("post_processor", Json()), path + ": post_processor");

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "model/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace actex {
 namespace {

@@ -3,7 +3,7 @@
 #include <sentencepiece_processor.h>
 
 #include "model/tokenizer/file_digest.h"
-#include "model/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace actex {
 

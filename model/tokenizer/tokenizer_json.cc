@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "model/tokenizer/pretokenizer.h"
 
 namespace actex {
@@ -21,27 +22,6 @@ constexpr int kMaxSequenceDepth = 32;
 Status TooDeep(const std::string& field) {
   return std::unexpected(field.substr(0, field.find('.')) + " nests Sequences more than " +
                          std::to_string(kMaxSequenceDepth) + " deep");
-}
-
-// A JSON value for an error message. dump() recurses once per nesting level, so a
-// value of 100000 nested arrays would overflow the stack, and a huge value would be
-// copied whole into the message. Flat values are shown as written, anything else
-// by its size.
-std::string Describe(const Json& value) {
-  constexpr size_t kMaxShownElements = 16;
-  constexpr size_t kMaxShownBytes = 200;
-  bool flat = value.is_primitive();
-  if (value.is_array() && value.size() <= kMaxShownElements) {
-    flat = std::all_of(value.begin(), value.end(),
-                       [](const Json& element) { return element.is_primitive(); });
-  }
-  if (!flat) {
-    return (value.is_array() ? "an array of " : "an object of ") + std::to_string(value.size()) +
-           (value.is_array() ? " elements" : " members");
-  }
-  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true);
-  if (text.size() > kMaxShownBytes) text.replace(kMaxShownBytes, std::string::npos, "...");
-  return text;
 }
 
 std::string Indexed(const std::string& field, size_t index) {
@@ -106,7 +86,7 @@ Status ParseNormalizer(const Json& normalizer, const std::string& field,
                          !(*pattern)["String"].get<std::string>().empty();
     if (!literal) {
       return std::unexpected(field + ".pattern " +
-                             (pattern == normalizer.end() ? "(missing)" : Describe(*pattern)) +
+                             (pattern == normalizer.end() ? "(missing)" : DescribeJson(*pattern)) +
                              " is not supported (only {\"String\": a non-empty literal})");
     }
     auto content = StringMember(normalizer, "content", field);
@@ -170,7 +150,7 @@ Status ParseSplit(const Json& split, const std::string& field, std::vector<Split
   } else {
     return std::unexpected(
         field + ".behavior " +
-        (behavior == split.end() ? std::string("(missing)") : Describe(*behavior)) +
+        (behavior == split.end() ? std::string("(missing)") : DescribeJson(*behavior)) +
         " is not supported (only \"Isolated\" and \"MergedWithPrevious\")");
   }
   auto invert = BoolMember(split, "invert", field, false);
@@ -260,7 +240,7 @@ Status RequireEmptyAffix(const Json& model, const char* name) {
       (affix->is_string() && affix->get<std::string>().empty())) {
     return {};
   }
-  return std::unexpected(std::string("model.") + name + " " + Describe(*affix) +
+  return std::unexpected(std::string("model.") + name + " " + DescribeJson(*affix) +
                          " is not supported (only null or \"\")");
 }
 
@@ -284,7 +264,7 @@ Status ParseMerges(const Json& merges, TokenizerJsonSpec* spec) {
       spec->merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
     } else {
       return std::unexpected(Indexed("model.merges", i) +
-                             " must be \"a b\" or [\"a\", \"b\"], found " + Describe(merge));
+                             " must be \"a b\" or [\"a\", \"b\"], found " + DescribeJson(merge));
     }
   }
   return {};
@@ -301,7 +281,7 @@ Status ParseModel(const Json& root, TokenizerJsonSpec* spec) {
   if (const auto dropout = model->find("dropout");
       dropout != model->end() && !dropout->is_null() &&
       !(dropout->is_number() && dropout->get<double>() == 0.0)) {
-    return std::unexpected("model.dropout " + Describe(*dropout) +
+    return std::unexpected("model.dropout " + DescribeJson(*dropout) +
                            " is not supported (BPE dropout is random; only null)");
   }
   for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {

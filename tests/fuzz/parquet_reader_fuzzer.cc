@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "storage/corpus_reader.h"
-#include "storage/utf8.h"
+#include "base/utf8.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_scratch_dir.h"
 
@@ -56,7 +56,7 @@ void CheckRecord(const CorpusRecord& record, const std::string& path, int64_t pr
   } else {
     FUZZ_CHECK(!record.text.empty(), "accepted empty text");
     FUZZ_CHECK(static_cast<int64_t>(record.text.size()) <= kMaxTextBytes, "accepted long text");
-    FUZZ_CHECK(!FindInvalidUtf8(record.text).has_value(), "accepted text that is not UTF-8");
+    FUZZ_CHECK(!FirstInvalidUtf8Byte(record.text).has_value(), "accepted text that is not UTF-8");
   }
 }
 

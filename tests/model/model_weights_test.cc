@@ -171,7 +171,7 @@ TEST(ModelWeights, RefusesAConfigThatContradictsTheWeights) {
   weights = ModelWeights::Open(dir.path());
   ASSERT_FALSE(weights.has_value());
   EXPECT_THAT(weights.error(), HasSubstr("model.embed_tokens.weight"));
-  EXPECT_THAT(weights.error(), HasSubstr("[512,64]"));
+  EXPECT_THAT(weights.error(), HasSubstr("[512, 64]"));
 
   EditConfig(dir.path(), [](nlohmann::json& config) {
     config["vocab_size"] = 512;

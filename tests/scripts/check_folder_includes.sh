@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The folder rule (see the top-level README): model/, storage/ and transport/ never
 # include each other's internals, and none of them includes actors/; the one
-# exception is model/ reading storage/safetensors.h. actors/ may include everything.
+# exception is model/ reading storage/safetensors.h. All may include base/, which
+# includes none of them. actors/ may include everything.
 #
 #   check_folder_includes.sh SOURCE_DIR   lists every #include that crosses the rule
 #                                          and fails when there is one
@@ -11,8 +12,8 @@ set -euo pipefail
 
 # Allowed "folder -> included path" pairs across folders, one per line.
 readonly allowed_crossings="model -> storage/safetensors.h"
-readonly guarded_folders="model storage transport"
-readonly project_folders="model storage transport actors bench tests"
+readonly guarded_folders="base model storage transport"
+readonly project_folders="base model storage transport actors bench tests"
 
 # Prints "file:line: #include ..." for every crossing under root $1; returns 1 if any.
 scan() {
@@ -33,6 +34,7 @@ scan() {
         target=${included%%/*}
         [[ $included == */* && " $project_folders " == *" $target "* ]] || continue
         [[ $target == "$folder" ]] && continue
+        [[ $target == base && $folder != base ]] && continue
         grep -qxF "$folder -> $included" <<<"$allowed_crossings" && continue
         echo "${file#"$root"/}:$number: $line  ($folder/ may not include $target/)"
         found=1
@@ -46,11 +48,12 @@ self_test() {
   local tree
   tree=$(mktemp -d)
   trap 'rm -rf "$tree"' RETURN
-  mkdir -p "$tree/model/kernels" "$tree/storage" "$tree/transport" "$tree/actors"
+  mkdir -p "$tree/model/kernels" "$tree/storage" "$tree/transport" "$tree/actors" "$tree/base"
   printf '#include "storage/safetensors.h"\n#include "model/kernels/linear.h"\n' \
     >"$tree/model/weights.cc"
   printf '#include "transport/wire.h"\n#include "storage/x.h"\n' >"$tree/actors/node.cc"
-  printf '#include <vector>\n#include "transport/wire.h"\n' >"$tree/transport/actor.cc"
+  printf '#include <vector>\n#include "transport/wire.h"\n#include "base/utf8.h"\n' \
+    >"$tree/transport/actor.cc"
   if ! scan "$tree" >/dev/null; then
     echo "self-test: allowed includes were reported" >&2
     return 1
@@ -60,7 +63,8 @@ self_test() {
                   'storage/reader.cc:#  include "transport/wire.h"' \
                   'transport/wire.cc:#include <model/tokenizer/tokenizer.h>' \
                   'transport/actor.h:#include "actors/node.h"' \
-                  'storage/file.cc:#include "../model/config.h"'; do
+                  'storage/file.cc:#include "../model/config.h"' \
+                  'base/utf8.cc:#include "storage/file_io.h"'; do
     local file=${crossing%%:*}
     printf '%s\n' "${crossing#*:}" >"$tree/$file"
     if scan "$tree" >/dev/null; then

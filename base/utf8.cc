@@ -1,4 +1,4 @@
-#include "storage/utf8.h"
+#include "base/utf8.h"
 
 #include <cstdint>
 #include <cstring>
@@ -39,7 +39,7 @@ size_t SequenceLength(const uint8_t* at, size_t available) {
 
 }  // namespace
 
-std::optional<size_t> FindInvalidUtf8(std::string_view text) {
+std::optional<size_t> FirstInvalidUtf8Byte(std::string_view text) {
   const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
   const size_t size = text.size();
   size_t i = 0;
@@ -62,6 +62,24 @@ std::optional<size_t> FindInvalidUtf8(std::string_view text) {
     i += length;
   }
   return std::nullopt;
+}
+
+void AppendUtf8CodePoint(char32_t code_point, std::string* out) {
+  if (code_point < 0x80) {
+    out->push_back(static_cast<char>(code_point));
+  } else if (code_point < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (code_point >> 6)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  } else if (code_point < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (code_point >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (code_point >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  }
 }
 
 }  // namespace actex

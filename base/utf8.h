@@ -1,5 +1,5 @@
-#ifndef ACTEX_MODEL_TOKENIZER_UTF8_H_
-#define ACTEX_MODEL_TOKENIZER_UTF8_H_
+#ifndef ACTEX_BASE_UTF8_H_
+#define ACTEX_BASE_UTF8_H_
 
 #include <cstddef>
 #include <optional>
@@ -8,9 +8,10 @@
 
 namespace actex {
 
-// Returns the byte offset of the first byte that does not start a well-formed UTF-8
-// sequence (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF), or
-// nullopt when all of `text` is valid UTF-8. NUL bytes are valid characters.
+// The 0-based offset of the first byte that does not start a well-formed UTF-8
+// sequence (RFC 3629: no overlong forms, no surrogates U+D800..U+DFFF, nothing
+// above U+10FFFF, no truncated sequence), or std::nullopt if all of `text` is valid.
+// NUL bytes are valid characters.
 std::optional<size_t> FirstInvalidUtf8Byte(std::string_view text);
 
 // The length of the UTF-8 sequence `lead` starts, for text already known to be valid.
@@ -26,4 +27,4 @@ void AppendUtf8CodePoint(char32_t code_point, std::string* out);
 
 }  // namespace actex
 
-#endif  // ACTEX_MODEL_TOKENIZER_UTF8_H_
+#endif  // ACTEX_BASE_UTF8_H_

@@ -1,0 +1,311 @@
+#include "actors/extract_flag_table.h"
+
+#include <charconv>
+#include <filesystem>
+#include <sstream>
+#include <type_traits>
+
+#include "storage/shard_writer.h"
+
+namespace actex {
+namespace {
+
+using Texts = std::vector<std::string>;
+using Status = std::expected<void, std::string>;
+
+const ExtractOptions& Defaults() {
+  static const ExtractOptions defaults;
+  return defaults;
+}
+
+std::string ToText(const std::string& value) { return value; }
+template <typename Number>
+std::string ToText(Number value) {
+  std::ostringstream text;
+  text << value;  // doubles without trailing zeros: 2, 0.5, 3600
+  return text.str();
+}
+
+// A whole or decimal number of type T, at least `min`.
+template <typename T>
+std::expected<T, std::string> ParseNumber(const std::string& text, T min) {
+  T value{};
+  const char* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || stop != end) {
+    return std::unexpected("\"" + text + "\" is not " +
+                           (std::is_integral_v<T> ? "a whole number" : "a number"));
+  }
+  if (!(value >= min)) return std::unexpected(text + " is below " + ToText(min));
+  return value;
+}
+
+// Every text split at commas, so "a,b c" and "a b c" give the same list.
+Texts SplitAtCommas(const Texts& texts) {
+  Texts items;
+  for (const std::string& text : texts) {
+    std::istringstream parts(text);
+    for (std::string item; std::getline(parts, item, ',');) items.push_back(item);
+  }
+  return items;
+}
+
+std::string Join(const Texts& items) {
+  std::string joined;
+  for (const std::string& item : items) joined += (joined.empty() ? "" : ",") + item;
+  return joined;
+}
+
+ExtractFlag Row(std::string name, std::string help, FlagRole role, std::string key) {
+  ExtractFlag flag;
+  flag.name = std::move(name);
+  flag.help = std::move(help);
+  flag.role = role;
+  flag.config_key = std::move(key);
+  return flag;
+}
+
+// The rows below are built from a getter (`[](auto& o) -> auto& { return o.field; }`,
+// usable on const and non-const options), so each flag is written once. A scalar is
+// recorded as itself and printed unless it has its default.
+template <typename Get>
+ExtractFlag Scalar(std::string name, std::string help, FlagRole role, std::string key, Get get) {
+  ExtractFlag flag = Row(std::move(name), std::move(help), role, std::move(key));
+  flag.record = [get](const ExtractOptions& options) { return nlohmann::json(get(options)); };
+  flag.print = [get](const ExtractOptions& options) {
+    return get(options) == get(Defaults()) ? Texts{} : Texts{ToText(get(options))};
+  };
+  return flag;
+}
+
+// A string; `choices`, when given, are the values it may take.
+template <typename Get>
+ExtractFlag Text(std::string name, std::string help, FlagRole role, std::string key, Get get,
+                 Texts choices = {}) {
+  ExtractFlag flag = Scalar(std::move(name), std::move(help), role, std::move(key), get);
+  flag.parse = [get, choices](const Texts& texts, ExtractOptions& options) -> Status {
+    const std::string& text = texts.back();
+    if (!choices.empty() && std::find(choices.begin(), choices.end(), text) == choices.end()) {
+      return std::unexpected("\"" + text + "\" is not one of " + Join(choices));
+    }
+    get(options) = text;
+    return {};
+  };
+  return flag;
+}
+
+// A number of the getter's type, at least `min`.
+template <typename Get>
+ExtractFlag Number(std::string name, std::string help, FlagRole role, std::string key, Get get,
+                   double min) {
+  ExtractFlag flag = Scalar(std::move(name), std::move(help), role, std::move(key), get);
+  flag.parse = [get, min](const Texts& texts, ExtractOptions& options) -> Status {
+    using T = std::decay_t<decltype(get(options))>;
+    auto value = ParseNumber<T>(texts.back(), static_cast<T>(min));
+    if (!value) return std::unexpected(value.error());
+    get(options) = *value;
+    return {};
+  };
+  return flag;
+}
+
+template <typename Get>
+ExtractFlag Switch(std::string name, std::string help, std::string key, Get get) {
+  ExtractFlag flag = Row(std::move(name), std::move(help), FlagRole::kRunOnly, std::move(key));
+  flag.arity = ExtractFlag::Arity::kSwitch;
+  flag.record = [get](const ExtractOptions& options) { return nlohmann::json(get(options)); };
+  flag.parse = [get](const Texts&, ExtractOptions& options) -> Status {
+    get(options) = true;
+    return {};
+  };
+  flag.print = [get](const ExtractOptions& options) { return get(options) ? Texts{""} : Texts{}; };
+  return flag;
+}
+
+// A list of strings, given as several values; with `comma_lists`, each may also be a
+// comma-separated list (file names may hold commas, so --data's may not).
+template <typename Get>
+ExtractFlag List(std::string name, std::string help, FlagRole role, std::string key, Get get,
+                 bool comma_lists) {
+  ExtractFlag flag = Row(std::move(name), std::move(help), role, std::move(key));
+  flag.arity = ExtractFlag::Arity::kMany;
+  flag.record = [get](const ExtractOptions& options) { return nlohmann::json(get(options)); };
+  flag.parse = [get, comma_lists](const Texts& texts, ExtractOptions& options) -> Status {
+    get(options) = comma_lists ? SplitAtCommas(texts) : texts;
+    for (const std::string& item : get(options)) {
+      if (item.empty()) return std::unexpected("an empty entry");
+    }
+    return {};
+  };
+  flag.print = [get](const ExtractOptions& options) {
+    return get(options) == get(Defaults()) ? Texts{} : get(options);
+  };
+  return flag;
+}
+
+std::vector<ExtractFlag> MakeTable() {
+  constexpr FlagRole kRunOnly = FlagRole::kRunOnly, kResumed = FlagRole::kResumed,
+                     kShared = FlagRole::kShared;
+  std::vector<ExtractFlag> table;
+  ExtractFlag model = Text(
+      "--model", "HuggingFace model folder", kResumed, "model_dir",
+      [](auto& o) -> auto& { return o.model_dir; });
+  model.required = true;
+  model.parse = [](const Texts& texts, ExtractOptions& options) -> Status {
+    std::error_code error;
+    if (!std::filesystem::is_directory(texts.back(), error)) {
+      return std::unexpected(texts.back() + " is not a folder");
+    }
+    options.model_dir = texts.back();
+    return {};
+  };
+  table.push_back(std::move(model));
+  table.push_back(List(
+      "--data", "corpus files or globs (JSONL, JSONL.gz, Parquet), in order", kResumed, "data",
+      [](auto& o) -> auto& { return o.data; },
+      /*comma_lists=*/false));
+  table.back().required = true;
+  table.push_back(Text(
+      "--out", "output folder", kRunOnly, "out", [](auto& o) -> auto& { return o.out_dir; }));
+  table.back().required = true;
+
+  ExtractFlag layers =
+      Row("--layers", "layers to capture: 20,21,22,23 or 20-23", kShared, "layers");
+  layers.required = true;
+  layers.record = [](const ExtractOptions& options) { return nlohmann::json(options.layers); };
+  layers.parse = [](const Texts& texts, ExtractOptions& options) -> Status {
+    auto parsed = ParseLayerList(texts.back());
+    if (!parsed) return std::unexpected(parsed.error());
+    options.layers = *parsed;
+    return {};
+  };
+  layers.print = [](const ExtractOptions& options) {
+    Texts items;
+    for (int layer : options.layers) items.push_back(std::to_string(layer));
+    return options.layers.empty() ? Texts{} : Texts{Join(items)};
+  };
+  table.push_back(std::move(layers));
+  table.push_back(List(
+      "--sites",
+      "hook names or short forms: resid_pre, resid_mid, resid_post, attn_out, "
+      "mlp_out, mlp_post, embed, ln_final",
+      kShared, "sites", [](auto& o) -> auto& { return o.sites; },
+      /*comma_lists=*/true));
+  table.push_back(Number(
+      "--shards", "tensor-parallel device shards", kResumed, "shards",
+      [](auto& o) -> auto& { return o.shards; }, 1));
+  table.push_back(Text("--dtype", "output dtype (default: the model's torch_dtype)", kShared,
+                       "dtype", [](auto& o) -> auto& { return o.dtype; },
+                       {"bfloat16", "float16", "float32"}));
+  table.push_back(Number(
+      "--max-seq-len", "longest sequence in tokens", kShared, "max_seq_len",
+      [](auto& o) -> auto& { return o.max_seq_len; }, 1));
+
+  ExtractFlag overflow =
+      Row("--overflow", "longer documents: truncate or split", kShared, "overflow");
+  overflow.parse = [](const Texts& texts, ExtractOptions& options) -> Status {
+    if (texts.back() != "truncate" && texts.back() != "split") {
+      return std::unexpected("\"" + texts.back() + "\" is not one of truncate,split");
+    }
+    options.overflow = texts.back() == "split" ? Overflow::kSplit : Overflow::kTruncate;
+    return {};
+  };
+  overflow.record = [](const ExtractOptions& options) {
+    return nlohmann::json(options.overflow == Overflow::kSplit ? "split" : "truncate");
+  };
+  overflow.print = [](const ExtractOptions& options) {
+    return options.overflow == Overflow::kSplit ? Texts{"split"} : Texts{};
+  };
+  table.push_back(std::move(overflow));
+  table.push_back(Number(
+      "--batch-tokens", "tokens packed into one batch", kShared, "batch_tokens",
+      [](auto& o) -> auto& { return o.batch_tokens; }, 1));
+
+  ExtractFlag shard_size = Scalar(
+      "--shard-size", "close a shard at this size (bytes, or with KB/MB/GB)", kShared,
+      "shard_bytes", [](auto& o) -> auto& { return o.shard_bytes; });
+  shard_size.parse = [](const Texts& texts, ExtractOptions& options) -> Status {
+    auto bytes = ParseByteSize(texts.back());
+    if (!bytes) return std::unexpected(bytes.error());
+    options.shard_bytes = *bytes;
+    return {};
+  };
+  table.push_back(std::move(shard_size));
+
+  ExtractFlag compress = Row("--compress", "none or gzip", kShared, "compress");
+  compress.parse = [](const Texts& texts, ExtractOptions& options) -> Status {
+    if (texts.back() != "none" && texts.back() != "gzip") {
+      return std::unexpected("\"" + texts.back() + "\" is not one of none,gzip");
+    }
+    options.gzip = texts.back() == "gzip";
+    return {};
+  };
+  compress.record = [](const ExtractOptions& options) {
+    return nlohmann::json(options.gzip ? "gzip" : "none");
+  };
+  compress.print = [](const ExtractOptions& options) {
+    return options.gzip ? Texts{"gzip"} : Texts{};
+  };
+  table.push_back(std::move(compress));
+  table.push_back(Text(
+      "--text-field", "the field (JSONL) or column (Parquet) holding the text", kShared,
+      "text_field", [](auto& o) -> auto& { return o.text_field; }));
+  table.push_back(Text("--bos",
+                       "yes: the model's BOS before every document; no: none; auto: as HF's "
+                       "tokenizer(text), from tokenizer.json's post-processor",
+                       kShared, "bos", [](auto& o) -> auto& { return o.bos; },
+                       {"yes", "no", "auto"}));
+  table.push_back(Number(
+      "--max-docs", "stop after this many documents (default: all)", kShared, "max_docs",
+      [](auto& o) -> auto& { return o.max_docs; }, 1));
+  table.push_back(Switch(
+      "--overwrite", "replace an earlier run's output in --out instead of resuming it", "overwrite",
+      [](auto& o) -> auto& { return o.overwrite; }));
+  table.push_back(Number(
+      "--blas-threads", "threads per device shard (default: cores / shards)", kRunOnly,
+      "blas_threads", [](auto& o) -> auto& { return o.blas_threads; }, 1));
+  table.push_back(Text(
+      "--upload-cmd",
+      "shell command run for every closed shard and metadata.json, e.g. "
+      "'gsutil cp {path} gs://bucket/prefix/{host_dir}/{name}'",
+      kRunOnly, "upload_cmd", [](auto& o) -> auto& { return o.upload.command; }));
+  table.push_back(Switch(
+      "--delete-after-upload", "delete each shard once its upload command succeeded",
+      "delete_after_upload", [](auto& o) -> auto& { return o.upload.delete_after_upload; }));
+  table.push_back(Number(
+      "--upload-retries", "further attempts after a failed upload (doubling waits)", kRunOnly,
+      "upload_retries", [](auto& o) -> auto& { return o.upload.retries; }, 0));
+  table.push_back(Number(
+      "--upload-backoff", "seconds before the first retry; doubles up to 300", kRunOnly,
+      "upload_backoff", [](auto& o) -> auto& { return o.upload.backoff_seconds; }, 0));
+  table.push_back(Number(
+      "--upload-timeout", "seconds one upload attempt may take before it is killed", kRunOnly,
+      "upload_timeout", [](auto& o) -> auto& { return o.upload.timeout_seconds; }, 1e-3));
+  return table;
+}
+
+}  // namespace
+
+const std::vector<ExtractFlag>& ExtractFlagTable() {
+  static const std::vector<ExtractFlag> table = MakeTable();
+  return table;
+}
+
+std::string ConfigValueText(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (!value.is_array()) return value.dump();
+  Texts items;
+  for (const nlohmann::json& item : value) items.push_back(ConfigValueText(item));
+  return Join(items);
+}
+
+std::string FlagOfConfigKey(const std::string& key) {
+  if (key == "model") return "the model's name in config.json";
+  if (key == "bos_token_id" || key == "bos_on_pretokenized") return "--bos";
+  for (const ExtractFlag& flag : ExtractFlagTable()) {
+    if (flag.config_key == key) return flag.name;
+  }
+  return "the recorded \"" + key + "\"";
+}
+
+}  // namespace actex

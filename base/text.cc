@@ -1,0 +1,33 @@
+#include "base/text.h"
+
+#include <algorithm>
+
+namespace actex {
+
+std::string DescribeJson(const nlohmann::json& value) {
+  constexpr size_t kMaxShownElements = 16;
+  constexpr size_t kMaxShownBytes = 200;
+  bool flat = value.is_primitive();
+  if (value.is_array() && value.size() <= kMaxShownElements) {
+    flat = std::all_of(value.begin(), value.end(),
+                       [](const nlohmann::json& element) { return element.is_primitive(); });
+  }
+  if (!flat) {
+    return (value.is_array() ? "an array of " : "an object of ") + std::to_string(value.size()) +
+           (value.is_array() ? " elements" : " members");
+  }
+  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true);
+  if (text.size() > kMaxShownBytes) text.replace(kMaxShownBytes, std::string::npos, "...");
+  return text;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+}  // namespace actex
