@@ -11,19 +11,21 @@ constexpr std::chrono::milliseconds kPollSlice{200};
 
 }  // namespace
 
-std::expected<std::optional<size_t>, std::string> WaitForAnyUnlessStopped(
-    ActorContext& actor, const std::vector<zmq::socket_t*>& sockets) {
+std::expected<size_t, ActorHalt> WaitForAnyUnlessStopped(ActorContext& actor,
+                                                         const std::vector<zmq::socket_t*>& sockets,
+                                                         bool wake_on_drain) {
   std::vector<zmq::pollitem_t> items;
   for (zmq::socket_t* socket : sockets) {
     items.push_back({socket->handle(), 0, ZMQ_POLLIN, 0});
   }
   items.push_back({actor.pipe().handle(), 0, ZMQ_POLLIN, 0});
   while (true) {
-    if (actor.StopRequested()) return std::nullopt;
+    if (actor.StopRequested()) return std::unexpected(ActorHalt::Stopped());
+    if (wake_on_drain && actor.DrainRequested()) return std::unexpected(ActorHalt::Draining());
     try {
       RetryInterrupted([&] { return zmq::poll(items.data(), items.size(), kPollSlice); });
     } catch (const zmq::error_t& error) {
-      return std::unexpected(std::string("waiting for a message: ") + error.what());
+      return ActorHalt::Failed(std::string("waiting for a message: ") + error.what());
     }
     for (size_t i = 0; i + 1 < items.size(); ++i) {
       if (items[i].revents & ZMQ_POLLIN) return i;
@@ -31,28 +33,28 @@ std::expected<std::optional<size_t>, std::string> WaitForAnyUnlessStopped(
   }
 }
 
-std::expected<std::optional<ReceivedMessage>, std::string> ReceiveUnlessStopped(
-    ActorContext& actor, zmq::socket_t& socket) {
-  auto ready = WaitForAnyUnlessStopped(actor, {&socket});
-  if (!ready) return std::unexpected(ready.error());
-  if (!*ready) return std::nullopt;
+std::expected<ReceivedMessage, ActorHalt> ReceiveUnlessStopped(ActorContext& actor,
+                                                               zmq::socket_t& socket) {
+  if (auto ready = WaitForAnyUnlessStopped(actor, {&socket}); !ready) {
+    return std::unexpected(ready.error());
+  }
   auto message = Receive(socket);
-  if (!message) return std::unexpected(message.error().message);
+  if (!message) return ActorHalt::Failed(message.error().message);
   return std::move(*message);
 }
 
-std::expected<bool, std::string> WaitWritableUnlessStopped(ActorContext& actor,
-                                                           zmq::socket_t& socket) {
+std::expected<void, ActorHalt> WaitWritableUnlessStopped(ActorContext& actor,
+                                                         zmq::socket_t& socket) {
   zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLOUT, 0},
                              {actor.pipe().handle(), 0, ZMQ_POLLIN, 0}};
   while (true) {
-    if (actor.StopRequested()) return false;
+    if (actor.StopRequested()) return std::unexpected(ActorHalt::Stopped());
     try {
       RetryInterrupted([&] { return zmq::poll(items, 2, kPollSlice); });
     } catch (const zmq::error_t& error) {
-      return std::unexpected(std::string("waiting to send: ") + error.what());
+      return ActorHalt::Failed(std::string("waiting to send: ") + error.what());
     }
-    if (items[0].revents & ZMQ_POLLOUT) return true;
+    if (items[0].revents & ZMQ_POLLOUT) return {};
   }
 }
 

@@ -5,7 +5,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "transport/actor.h"
@@ -13,38 +12,67 @@
 
 namespace actex {
 
+// Why an actor's wait or send ended without its result: the parent asked the actor
+// to stop (a normal end: the body returns at once, listing nothing still open), or
+// a socket or a peer failed. It is the one way actors say "stopped": every wrapper
+// below returns std::expected<T, ActorHalt>, and so do an actor's own steps, until
+// the body turns it into its result with EndActor.
+struct ActorHalt {
+  // kDrainRequested only from a wait that asked to hear it (wake_on_drain).
+  enum class Kind { kStopRequested, kDrainRequested, kFailed };
+  Kind kind = Kind::kFailed;
+  std::string message;  // kFailed: what went wrong, for people
+
+  static ActorHalt Stopped() { return {Kind::kStopRequested, ""}; }
+  static ActorHalt Draining() { return {Kind::kDrainRequested, ""}; }
+  static std::unexpected<ActorHalt> Failed(std::string message) {
+    return std::unexpected(ActorHalt{Kind::kFailed, std::move(message)});
+  }
+  bool stop_requested() const { return kind == Kind::kStopRequested; }
+};
+
+// The body's result for a halt: success when the parent asked it to stop (or drain),
+// else the failure's message.
+inline std::expected<void, std::string> EndActor(const ActorHalt& halt) {
+  if (halt.kind != ActorHalt::Kind::kFailed) return {};
+  return std::unexpected(halt.message);
+}
+inline std::expected<void, std::string> EndActor(const std::expected<void, ActorHalt>& result) {
+  return result ? std::expected<void, std::string>() : EndActor(result.error());
+}
+
 // Pipeline sockets block on full queues (that is the back-pressure that keeps memory
 // flat), but an actor must still hear its parent's stop request while it waits.
 // These wrappers wait on the socket and the actor's pipe together.
 
-// Receives the next message; std::nullopt when the parent asked the actor to stop.
-std::expected<std::optional<ReceivedMessage>, std::string> ReceiveUnlessStopped(
-    ActorContext& actor, zmq::socket_t& socket);
+// Receives the next message.
+std::expected<ReceivedMessage, ActorHalt> ReceiveUnlessStopped(ActorContext& actor,
+                                                               zmq::socket_t& socket);
 
-// Index of the first of `sockets` with a message waiting; std::nullopt on stop.
-std::expected<std::optional<size_t>, std::string> WaitForAnyUnlessStopped(
-    ActorContext& actor, const std::vector<zmq::socket_t*>& sockets);
+// Index of the first of `sockets` with a message waiting. With `wake_on_drain`, a
+// drain request ends the wait too (kDrainRequested).
+std::expected<size_t, ActorHalt> WaitForAnyUnlessStopped(ActorContext& actor,
+                                                         const std::vector<zmq::socket_t*>& sockets,
+                                                         bool wake_on_drain = false);
 
-// Sends once the peer's queue has room; returns false when the parent asked the
-// actor to stop first (nothing was sent).
+// Sends once the peer's queue has room (nothing is sent when a stop comes first).
 template <typename T>
-std::expected<bool, std::string> SendUnlessStopped(ActorContext& actor, zmq::socket_t& socket,
-                                                   const T& message,
-                                                   std::vector<zmq::message_t> payloads = {});
+std::expected<void, ActorHalt> SendUnlessStopped(ActorContext& actor, zmq::socket_t& socket,
+                                                 const T& message,
+                                                 std::vector<zmq::message_t> payloads = {});
 
-// Waits until `socket` can take a message without blocking; false on stop.
-std::expected<bool, std::string> WaitWritableUnlessStopped(ActorContext& actor,
-                                                           zmq::socket_t& socket);
+// Waits until `socket` can take a message without blocking.
+std::expected<void, ActorHalt> WaitWritableUnlessStopped(ActorContext& actor,
+                                                         zmq::socket_t& socket);
 
 template <typename T>
-std::expected<bool, std::string> SendUnlessStopped(ActorContext& actor, zmq::socket_t& socket,
-                                                   const T& message,
-                                                   std::vector<zmq::message_t> payloads) {
-  auto writable = WaitWritableUnlessStopped(actor, socket);
-  if (!writable || !*writable) return writable;
+std::expected<void, ActorHalt> SendUnlessStopped(ActorContext& actor, zmq::socket_t& socket,
+                                                 const T& message,
+                                                 std::vector<zmq::message_t> payloads) {
+  if (auto writable = WaitWritableUnlessStopped(actor, socket); !writable) return writable;
   auto sent = Send(socket, message, std::move(payloads));
-  if (!sent) return std::unexpected(sent.error());
-  return true;
+  if (!sent) return ActorHalt::Failed(sent.error());
+  return {};
 }
 
 // A socket set up the way every pipeline link is: bounded queue, short linger.

@@ -26,77 +26,62 @@ PackedBatch ToPackedBatch(TokenBatchMessage& message) {
 
 // Joins the replica's ring. Rings that cross hosts learn their peers' tcp ports
 // only after the rendezvous, so the shard reports where it bound and waits for the
-// node's table; std::nullptr means the node asked the shard to stop meanwhile.
-std::expected<std::unique_ptr<RingLinks>, std::string> ConnectRing(ActorContext& actor,
-                                                                  const DeviceShardConfig& config) {
+// node's table, or for the node to ask it to stop meanwhile.
+std::expected<std::unique_ptr<RingLinks>, ActorHalt> ConnectRing(ActorContext& actor,
+                                                                 const DeviceShardConfig& config) {
   // A stop request (a lost host, a failed actor) must end a wait for a peer's chunk
   // that will never come, instead of the collective timeout.
   RingOptions ring = config.ring;
   ring.interrupt = &actor.pipe();
-  if (config.setup_endpoint.empty()) return RingLinks::Create(actor.context(), ring);
+  if (config.setup_endpoint.empty()) {
+    auto links = RingLinks::Create(actor.context(), ring);
+    if (!links) return ActorHalt::Failed(links.error());
+    return std::move(*links);
+  }
   auto links = RingLinks::Bind(actor.context(), ring);
-  if (!links) return links;
+  if (!links) return ActorHalt::Failed(links.error());
   zmq::socket_t setup = MakePipelineSocket(actor.context(), zmq::socket_type::dealer, 16);
   RetryInterrupted([&] { setup.connect(config.setup_endpoint); });
-  auto sent = Send(setup, RingBoundMessage{config.ring.ring, config.ring.rank,
-                                           (*links)->bound_endpoint()});
-  if (!sent) return std::unexpected(sent.error());
+  auto sent =
+      Send(setup, RingBoundMessage{config.ring.ring, config.ring.rank, (*links)->bound_endpoint()});
+  if (!sent) return ActorHalt::Failed(sent.error());
   actor.SignalReady();
   auto reply = ReceiveUnlessStopped(actor, setup);
   if (!reply) return std::unexpected(reply.error());
-  if (!*reply) return nullptr;
-  auto table = (*reply)->As<RingTableMessage>();
-  if (!table) return std::unexpected("ring set-up: " + table.error());
+  auto table = reply->As<RingTableMessage>();
+  if (!table) return ActorHalt::Failed("ring set-up: " + table.error());
   const size_t next = (config.ring.rank + 1) % config.ring.endpoints.size();
   if (table->endpoints.size() != config.ring.endpoints.size()) {
-    return std::unexpected("ring set-up: the table has the wrong number of members");
+    return ActorHalt::Failed("ring set-up: the table has the wrong number of members");
   }
   if (auto connected = (*links)->ConnectToNext(table->endpoints[next]); !connected) {
-    return std::unexpected(connected.error());
+    return ActorHalt::Failed(connected.error());
   }
-  return links;
+  return std::move(*links);
 }
 
-std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
-                                                const DeviceShardConfig& config) {
-  auto shard =
-      DecoderShard::Create(config.weights, config.slice, config.sites, config.blas_threads);
-  if (!shard) return std::unexpected(shard.error());
-  zmq::socket_t batches = MakePipelineSocket(actor.context(), zmq::socket_type::pull, kBatchQueue);
-  RetryInterrupted([&] { batches.bind(config.batches_endpoint); });
-  auto links = ConnectRing(actor, config);
-  if (!links) return std::unexpected(links.error());
-  if (!*links) return {};  // stopped while waiting for the other hosts
-  RingCollective collective(std::move(*links));
-  const bool forwards_activations = config.slice.rank == 0;
-  zmq::socket_t writer;
-  if (forwards_activations) {
-    writer = MakePipelineSocket(actor.context(), zmq::socket_type::push, kBatchQueue);
-    RetryInterrupted([&] { writer.connect(config.activations_endpoint); });
-  }
-  actor.SignalReady();
-
+// Computes every batch until the tokenizer's EndOfStream, which rank 0 hands on.
+std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard& shard,
+                                              RingCollective& collective, zmq::socket_t& batches,
+                                              zmq::socket_t* writer) {
   std::vector<SiteActivations> captures;
   while (true) {
     auto message = ReceiveUnlessStopped(actor, batches);
     if (!message) return std::unexpected(message.error());
-    if (!*message) return {};
-    if ((*message)->type == MessageType::kEndOfStream) {
-      if (!forwards_activations) return {};
-      auto end = (*message)->As<EndOfStreamMessage>();
-      if (!end) return std::unexpected("from the tokenizer: " + end.error());
-      auto sent = SendUnlessStopped(actor, writer, *end);
-      if (!sent) return std::unexpected(sent.error());
-      return {};
+    if (message->type == MessageType::kEndOfStream) {
+      if (writer == nullptr) return {};
+      auto end = message->As<EndOfStreamMessage>();
+      if (!end) return ActorHalt::Failed("from the tokenizer: " + end.error());
+      return SendUnlessStopped(actor, *writer, *end);
     }
-    auto batch = (*message)->As<TokenBatchMessage>();
-    if (!batch) return std::unexpected("from the tokenizer: " + batch.error());
+    auto batch = message->As<TokenBatchMessage>();
+    if (!batch) return ActorHalt::Failed("from the tokenizer: " + batch.error());
     PackedBatch packed = ToPackedBatch(*batch);
-    auto forward = (*shard)->Forward(packed, collective, &captures);
+    auto forward = shard.Forward(packed, collective, &captures);
     if (!forward) {
-      return std::unexpected("batch " + std::to_string(batch->batch_id) + ": " + forward.error());
+      return ActorHalt::Failed("batch " + std::to_string(batch->batch_id) + ": " + forward.error());
     }
-    if (!forwards_activations) continue;
+    if (writer == nullptr) continue;
 
     ActivationBatchMessage activations;
     activations.batch_id = batch->batch_id;
@@ -108,10 +93,31 @@ std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
       activations.site_widths.push_back(capture.width);
       frames.push_back(PayloadFrame(std::move(capture.values)));
     }
-    auto sent = SendUnlessStopped(actor, writer, activations, std::move(frames));
-    if (!sent) return std::unexpected(sent.error());
-    if (!*sent) return {};
+    if (auto sent = SendUnlessStopped(actor, *writer, activations, std::move(frames)); !sent) {
+      return sent;
+    }
   }
+}
+
+std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
+                                                const DeviceShardConfig& config) {
+  auto shard =
+      DecoderShard::Create(config.weights, config.slice, config.sites, config.blas_threads);
+  if (!shard) return std::unexpected(shard.error());
+  zmq::socket_t batches = MakePipelineSocket(actor.context(), zmq::socket_type::pull, kBatchQueue);
+  RetryInterrupted([&] { batches.bind(config.batches_endpoint); });
+  auto links = ConnectRing(actor, config);
+  if (!links) return EndActor(links.error());  // stopped while waiting for the other hosts
+  RingCollective collective(std::move(*links));
+  // Rank 0 alone hands the replica's activations to the writer.
+  zmq::socket_t writer;
+  if (config.slice.rank == 0) {
+    writer = MakePipelineSocket(actor.context(), zmq::socket_type::push, kBatchQueue);
+    RetryInterrupted([&] { writer.connect(config.activations_endpoint); });
+  }
+  actor.SignalReady();
+  return EndActor(ComputeBatches(actor, **shard, collective, batches,
+                                 config.slice.rank == 0 ? &writer : nullptr));
 }
 
 }  // namespace

@@ -264,6 +264,11 @@ std::vector<ExtractFlag> MakeTable() {
   table.push_back(Number(
       "--blas-threads", "threads per device shard (default: cores / shards)", kRunOnly,
       "blas_threads", [](auto& o) -> auto& { return o.blas_threads; }, 1));
+  table.push_back(Number(
+      "--drain-timeout",
+      "seconds a SIGTERM/SIGINT may take to end the work in flight at a "
+      "batch boundary before the node stops at once",
+      kRunOnly, "drain_timeout", [](auto& o) -> auto& { return o.drain_timeout_seconds; }, 0));
   table.push_back(Text(
       "--upload-cmd",
       "shell command run for every closed shard and metadata.json, e.g. "

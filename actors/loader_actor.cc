@@ -11,6 +11,60 @@ namespace {
 // memory does not depend on the corpus.
 constexpr int kDocumentQueue = 256;
 
+// Reads the corpus and hands every record on, then ends every stream.
+std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& config,
+                                    CorpusReader& reader, std::vector<zmq::socket_t>& pipelines,
+                                    zmq::socket_t& rejects) {
+  std::vector<EndOfStreamMessage> ends(pipelines.size());
+  EndOfStreamMessage rejects_end;
+  int64_t progress_sent_at_bytes = 0;
+  auto send_progress = [&](bool finished) -> std::expected<void, ActorHalt> {
+    if (!rejects) return {};
+    const CorpusProgress progress = reader.progress();
+    if (!finished && progress.jsonl_bytes - progress_sent_at_bytes < config.progress_every_bytes) {
+      return {};
+    }
+    progress_sent_at_bytes = progress.jsonl_bytes;
+    return SendUnlessStopped(actor, rejects,
+                             CorpusProgressMessage{progress.next_doc_id, progress.jsonl_docs,
+                                                   progress.jsonl_bytes, finished});
+  };
+  while (true) {
+    auto record = reader.Next();
+    if (!record) {
+      // A damaged file: without a writer here to finish what was read, fail now;
+      // otherwise end the streams normally and let the writer fail after writing.
+      if (!rejects) return ActorHalt::Failed(record.error());
+      rejects_end.corpus_error = record.error();
+      break;
+    }
+    if (!*record) break;
+    CorpusRecord& line = **record;
+    const int pipeline = config.route(line.doc_id);
+    if (pipeline < 0) continue;
+    if (!line.reject_reason.empty()) {
+      if (!rejects || !config.lists_reject(line.doc_id)) continue;
+      ++rejects_end.rejected;
+      auto sent = SendUnlessStopped(
+          actor, rejects, RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
+      if (!sent) return sent;
+    } else {
+      ++ends[pipeline].documents;
+      DocumentMessage document{
+          line.doc_id, line.pretokenized, std::move(line.text), std::move(line.input_ids),
+          line.file,   line.line};
+      if (auto sent = SendUnlessStopped(actor, pipelines[pipeline], document); !sent) return sent;
+    }
+    if (auto sent = send_progress(/*finished=*/false); !sent) return sent;
+  }
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    if (auto sent = SendUnlessStopped(actor, pipelines[i], ends[i]); !sent) return sent;
+  }
+  if (!rejects) return {};
+  if (auto sent = send_progress(/*finished=*/true); !sent) return sent;
+  return SendUnlessStopped(actor, rejects, rejects_end);
+}
+
 std::expected<void, std::string> RunLoader(ActorContext& actor, const LoaderConfig& config) {
   CorpusOptions corpus = config.corpus;
   // Documents no pipeline here computes are read past; a Parquet row group holding
@@ -36,60 +90,7 @@ std::expected<void, std::string> RunLoader(ActorContext& actor, const LoaderConf
   }
   actor.SignalReady();
 
-  std::vector<EndOfStreamMessage> ends(pipelines.size());
-  EndOfStreamMessage rejects_end;
-  int64_t progress_sent_at_bytes = 0;
-  auto send_progress = [&](bool finished) -> std::expected<bool, std::string> {
-    if (!rejects) return true;
-    const CorpusProgress progress = (*reader)->progress();
-    if (!finished && progress.jsonl_bytes - progress_sent_at_bytes < config.progress_every_bytes) {
-      return true;
-    }
-    progress_sent_at_bytes = progress.jsonl_bytes;
-    return SendUnlessStopped(actor, rejects,
-                             CorpusProgressMessage{progress.next_doc_id, progress.jsonl_docs,
-                                                   progress.jsonl_bytes, finished});
-  };
-  while (true) {
-    auto record = (*reader)->Next();
-    if (!record) {
-      // A damaged file: without a writer here to finish what was read, fail now;
-      // otherwise end the streams normally and let the writer fail after writing.
-      if (!rejects) return std::unexpected(record.error());
-      rejects_end.corpus_error = record.error();
-      break;
-    }
-    if (!*record) break;
-    CorpusRecord& line = **record;
-    const int pipeline = config.route(line.doc_id);
-    if (pipeline < 0) continue;
-    std::expected<bool, std::string> sent = true;
-    if (!line.reject_reason.empty()) {
-      if (!rejects || !config.lists_reject(line.doc_id)) continue;
-      ++rejects_end.rejected;
-      sent = SendUnlessStopped(
-          actor, rejects, RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
-    } else {
-      ++ends[pipeline].documents;
-      DocumentMessage document{
-          line.doc_id, line.pretokenized, std::move(line.text), std::move(line.input_ids),
-          line.file,   line.line};
-      sent = SendUnlessStopped(actor, pipelines[pipeline], document);
-    }
-    if (sent && *sent) sent = send_progress(/*finished=*/false);
-    if (!sent) return std::unexpected(sent.error());
-    if (!*sent) return {};  // asked to stop
-  }
-  for (size_t i = 0; i < pipelines.size(); ++i) {
-    auto sent = SendUnlessStopped(actor, pipelines[i], ends[i]);
-    if (!sent) return std::unexpected(sent.error());
-  }
-  if (rejects) {
-    auto sent = send_progress(/*finished=*/true);
-    if (sent && *sent) sent = SendUnlessStopped(actor, rejects, rejects_end);
-    if (!sent) return std::unexpected(sent.error());
-  }
-  return {};
+  return EndActor(Deal(actor, config, **reader, pipelines, rejects));
 }
 
 }  // namespace

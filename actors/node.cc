@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "actors/job_link.h"
 #include "actors/loader_actor.h"
 #include "actors/mesh_plan.h"
+#include "actors/node_resources.h"
 #include "actors/node_supervisor.h"
 #include "actors/replica_start.h"
 #include "actors/run_fingerprint.h"
@@ -57,57 +59,6 @@ std::string SiteList(const std::vector<Site>& sites) {
   return list;
 }
 
-// Everything a node needs before it starts any actor, each part checked.
-struct NodeResources {
-  ModelConfig config;
-  ExtractPlan plan;
-  MeshPlan mesh;
-  std::shared_ptr<const ModelWeights> weights;
-  std::string tokenizer_hash = "none (pre-tokenized corpus)";
-  std::vector<std::string> corpus_files;
-  CorpusSize corpus_size;
-};
-
-std::expected<NodeResources, std::string> Prepare(const NodeOptions& options) {
-  NodeResources resources;
-  const ExtractOptions& extract = options.extract;
-  auto mesh = PlanMesh(options.mesh, options.num_hosts, extract.shards, options.machine_id,
-                       options.total_machines);
-  if (!mesh) return std::unexpected(mesh.error());
-  resources.mesh = *mesh;
-  if (options.host_id < 0 || options.host_id >= options.num_hosts) {
-    return std::unexpected("--host-id " + std::to_string(options.host_id) + " must be in [0, " +
-                           std::to_string(options.num_hosts) + ")");
-  }
-  auto config = LoadModelConfig(extract.model_dir);
-  if (!config) return std::unexpected(config.error());
-  resources.config = *config;
-  // A replica's shards split the heads, so it is the replica's size that must fit.
-  ExtractOptions per_replica = extract;
-  per_replica.shards = mesh->model;
-  auto plan = PlanExtraction(per_replica, *config);
-  if (!plan) return std::unexpected(plan.error());
-  resources.plan = *plan;
-  // The plan counted one replica's shards; this host runs extract.shards of them.
-  if (extract.blas_threads == 0) resources.plan.blas_threads = DefaultBlasThreads(extract.shards);
-  auto weights = ModelWeights::Open(extract.model_dir);
-  if (!weights) return std::unexpected(weights.error());
-  resources.weights = *weights;
-  if (HasTokenizer(extract.model_dir)) {
-    auto tokenizer = LoadTokenizer(extract.model_dir);
-    if (!tokenizer) return std::unexpected(tokenizer.error());
-    resources.tokenizer_hash = (*tokenizer)->file_hash();
-  }
-  auto corpus = CorpusReader::Open(CorpusOptions{extract.data, extract.text_field});
-  if (!corpus) return std::unexpected(corpus.error());
-  resources.corpus_files = (*corpus)->files();
-  // Parquet footers are read (and a bad file refused) before any work starts.
-  auto size = MeasureCorpus(resources.corpus_files, extract.text_field);
-  if (!size) return std::unexpected(size.error());
-  resources.corpus_size = *size;
-  return resources;
-}
-
 WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& resources,
                               const std::string& host_dir) {
   WriterConfig writer;
@@ -135,6 +86,14 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.events_endpoint = kEventsEndpoint;
   writer.shards.fail_after_bytes = options.extract.fail_after_bytes;
   return writer;
+}
+
+// What the folder holds, as the writer's last event says.
+void FillCounts(const MonitorEventMessage& last, ExtractionSummary* summary) {
+  summary->docs = last.docs_done;
+  summary->tokens = last.tokens_done;
+  summary->shards = last.shards_written;
+  summary->rejected = last.rejected;
 }
 
 std::string ResumeKey(int replica) { return "resume/" + std::to_string(replica); }
@@ -166,7 +125,7 @@ std::string DocumentsEndpoint(int replica) {
 
 std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options) {
   const Clock::time_point load_start = Clock::now();
-  auto prepared = Prepare(options);
+  auto prepared = PrepareNode(options);
   if (!prepared) return std::unexpected(prepared.error());
   const NodeResources& resources = *prepared;
   const ExtractOptions& extract = options.extract;
@@ -238,7 +197,10 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
                              .num_hosts = options.num_hosts,
                              .show_progress = extract.show_progress,
                              .events = &events,
-                             .job = job.get()});
+                             .job = job.get(),
+                             .stop_signals = options.stop_signals,
+                             .drain_timeout = std::chrono::milliseconds(
+                                 static_cast<int64_t>(extract.drain_timeout_seconds * 1000))});
   auto fail = [&](const std::string& error) -> std::expected<ExtractionSummary, std::string> {
     supervisor.StopAll();
     if (job) job->ReportFailure(error);
@@ -312,21 +274,23 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     for (const LocalShard& local : layout.shards()) {
       if (local.replica == replica) shard_endpoints.push_back(BatchesEndpoint(local.global_shard));
     }
-    started = supervisor.Add(StartTokenizerActor(
-        context,
-        TokenizerActorConfig{
-            .tokenizer = std::move(tokenizer),
-            .model_dir = extract.model_dir,
-            .vocab_size = resources.config.vocab_size,
-            .bos_token_id = resources.plan.bos_token_id,
-            .bos_on_pretokenized = resources.plan.bos_on_pretokenized,
-            .packing = PackerOptions{.max_seq_len = extract.max_seq_len,
-                                     .overflow = extract.overflow,
-                                     .batch_tokens = extract.batch_tokens},
-            .documents_endpoint = DocumentsEndpoint(replica),
-            .shard_endpoints = shard_endpoints,
-            .rejects_endpoint = replica == layout.written_replica() ? kRejectsEndpoint : "",
-            .start = starts[replica]}));
+    started = supervisor.Add(
+        StartTokenizerActor(
+            context,
+            TokenizerActorConfig{
+                .tokenizer = std::move(tokenizer),
+                .model_dir = extract.model_dir,
+                .vocab_size = resources.config.vocab_size,
+                .bos_token_id = resources.plan.bos_token_id,
+                .bos_on_pretokenized = resources.plan.bos_on_pretokenized,
+                .packing = PackerOptions{.max_seq_len = extract.max_seq_len,
+                                         .overflow = extract.overflow,
+                                         .batch_tokens = extract.batch_tokens},
+                .documents_endpoint = DocumentsEndpoint(replica),
+                .shard_endpoints = shard_endpoints,
+                .rejects_endpoint = replica == layout.written_replica() ? kRejectsEndpoint : "",
+                .start = starts[replica]}),
+        NodeSupervisor::OnStopSignal::kDrain);
   }
   if (started) {
     LoaderConfig loading;
@@ -348,12 +312,25 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     loading.lists_reject = [mesh, written, written_through](int64_t doc_id) {
       return mesh.ReplicaOfDocument(doc_id) == written && doc_id > written_through;
     };
-    started = supervisor.Add(StartLoader(context, std::move(loading)));
+    started = supervisor.Add(StartLoader(context, std::move(loading)),
+                             NodeSupervisor::OnStopSignal::kStop);
   }
   if (!started) return fail(started.error());
   supervisor.Publish("started", "");
 
   if (auto ran = supervisor.Run(); !ran) return fail(ran.error());
+  if (supervisor.ending() != RunEnding::kCompleted) {
+    // Preempted: what is listed stays; the other hosts of a job stop too, and the
+    // same command on every host resumes.
+    summary.ending = supervisor.ending();
+    summary.stop_signal = options.stop_signals->last.load();
+    const std::string why = "host " + std::to_string(options.host_id) + " stopped by signal " +
+                            std::to_string(summary.stop_signal);
+    if (job) job->ReportFailure(why);
+    supervisor.Publish("stopped", why);
+    FillCounts(supervisor.last_event(), &summary);
+    return summary;
+  }
   // Before the final barrier: once it is released host 0's coordinator, and with it
   // the relay to the monitors, closes.
   supervisor.Publish("finished", "");
@@ -369,17 +346,33 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       return std::unexpected(whole.error());
     }
   }
-  const MonitorEventMessage& last = supervisor.last_event();
   summary.extract_seconds = SecondsSince(extract_start);
-  summary.docs = last.docs_done;
-  summary.tokens = last.tokens_done;
-  summary.shards = last.shards_written;
-  summary.rejected = last.rejected;
+  FillCounts(supervisor.last_event(), &summary);
   // Only what this run computed: the kept shards' tokens took no time now.
   const int64_t computed = summary.tokens - summary.tokens_resumed;
   summary.tokens_per_second =
       summary.extract_seconds > 0 && computed > 0 ? computed / summary.extract_seconds : 0;
   return summary;
+}
+
+std::string StopLine(const ExtractionSummary& summary) {
+  const std::string signal = summary.stop_signal == SIGTERM  ? "SIGTERM"
+                             : summary.stop_signal == SIGINT ? "SIGINT"
+                                                             : std::to_string(summary.stop_signal);
+  const std::string kept =
+      summary.host_dir.empty() ? std::string("this host writes no output")
+      : summary.ending == RunEnding::kDrained
+          ? fmt::format("{} keeps {} documents ({} tokens) in {} shard(s), all listed",
+                        summary.host_dir, summary.docs, summary.tokens, summary.shards)
+          : fmt::format(
+                "{} keeps every shard its metadata.json lists; the open one was "
+                "dropped",
+                summary.host_dir);
+  const char* how = summary.ending == RunEnding::kDrained ? "drained at a batch boundary"
+                    : summary.ending == RunEnding::kDrainTimedOut
+                        ? "the drain outlasted --drain-timeout"
+                        : "stopped at once";
+  return fmt::format("stopped by {} ({}): {}; run the same command to resume", signal, how, kept);
 }
 
 std::string SummaryLine(const ExtractionSummary& summary) {
@@ -396,9 +389,11 @@ std::string SummaryLine(const ExtractionSummary& summary) {
       summary.tokens_resumed > 0 ? " over the part this run computed" : "", rejected);
 }
 
-std::expected<ExtractionSummary, std::string> RunExtraction(const ExtractOptions& options) {
+std::expected<ExtractionSummary, std::string> RunExtraction(const ExtractOptions& options,
+                                                            const StopSignals* stop_signals) {
   NodeOptions node;
   node.extract = options;
+  node.stop_signals = stop_signals;
   return RunNode(node);
 }
 

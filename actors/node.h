@@ -7,6 +7,7 @@
 #include <string>
 
 #include "actors/extract_options.h"
+#include "actors/node_supervisor.h"
 
 namespace actex {
 
@@ -18,7 +19,7 @@ struct NodeOptions {
   std::string mesh = "1d";  // 1d, 2d or data=D,model=M
   int machine_id = 0;       // independent jobs splitting one corpus
   int total_machines = 1;
-  std::string coordinator;  // "HOST:PORT" of host 0; empty for a job of one host
+  std::string coordinator;   // "HOST:PORT" of host 0; empty for a job of one host
   std::string bind_address;  // interface for this node's tcp sockets; default: 127.0.0.1
                              // when the coordinator is on loopback, else that interface
   std::chrono::milliseconds join_timeout{300000};
@@ -26,6 +27,9 @@ struct NodeOptions {
   // --job-key-file: every tcp socket of a job of several hosts runs CURVE with keys
   // derived from this file (transport/job_security.h); empty: an open job.
   std::string job_key_file;
+  // SIGTERM/SIGINT as the command's handlers count them (actors/cli/stop_signals.h);
+  // null: the node does not watch signals.
+  const StopSignals* stop_signals = nullptr;
 };
 
 struct ExtractionSummary {
@@ -35,11 +39,23 @@ struct ExtractionSummary {
   double load_seconds = 0;       // config, weights and tokenizer, before any document
   double extract_seconds = 0;    // first document to the end of the run
   double tokens_per_second = 0;  // tokens this run computed, per extract second
+  // Not kCompleted when a stop signal (stop_signal: its number) ended the run early:
+  // the folder then holds what was listed, and the same command resumes.
+  RunEnding ending = RunEnding::kCompleted;
+  int stop_signal = 0;
 };
 
 // The line the extract and node commands end with: what the folder holds, and this
 // run's tokens/s, or that an earlier run had already done everything.
 std::string SummaryLine(const ExtractionSummary& summary);
+
+// The line a run a stop signal ended early ends with: how it stopped, what the folder
+// keeps, and that the same command resumes.
+std::string StopLine(const ExtractionSummary& summary);
+
+// The exit status of a run a stop signal ended early: 75 (EX_TEMPFAIL, "try again"),
+// so schedulers and scripts can tell a preempted run from a failed or finished one.
+inline constexpr int kExitStoppedBySignal = 75;
 
 // One host's node: loader -> tokenizer(s) -> device shards -> writer, each an actor
 // with its own thread and sockets, joined by inproc ZeroMQ links with bounded
@@ -49,7 +65,8 @@ std::string SummaryLine(const ExtractionSummary& summary);
 std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options);
 
 // `actex extract`: the node of a job with one host and one replica.
-std::expected<ExtractionSummary, std::string> RunExtraction(const ExtractOptions& options);
+std::expected<ExtractionSummary, std::string> RunExtraction(
+    const ExtractOptions& options, const StopSignals* stop_signals = nullptr);
 
 }  // namespace actex
 

@@ -1,5 +1,6 @@
 #include "actors/node_supervisor.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -42,12 +43,45 @@ NodeSupervisor::NodeSupervisor(Options options) : options_(std::move(options)) {
 NodeSupervisor::~NodeSupervisor() { StopAll(); }
 
 std::expected<void, std::string> NodeSupervisor::Add(
-    std::expected<std::unique_ptr<Actor>, std::string> actor) {
+    std::expected<std::unique_ptr<Actor>, std::string> actor, OnStopSignal on_stop_signal) {
   if (!actor) return std::unexpected(actor.error());
   actors_.push_back(std::move(*actor));
   background_.push_back(false);
   finished_.push_back(false);
+  on_stop_signal_.push_back(on_stop_signal);
   return {};
+}
+
+void NodeSupervisor::WatchStopSignals() {
+  if (options_.stop_signals == nullptr) return;
+  const int signals = options_.stop_signals->count.load();
+  if (signals == 0) return;
+  const bool first = ending_ == RunEnding::kCompleted;
+  if (first && options_.job == nullptr && signals == 1 && options_.drain_timeout.count() > 0) {
+    // One host, one signal: let the work in flight end at a batch boundary.
+    spdlog::warn("stop signal {}: draining (at most {} s; a second signal stops at once)",
+                 options_.stop_signals->last.load(), options_.drain_timeout.count() / 1000.0);
+    ending_ = RunEnding::kDrained;
+    drain_deadline_ = std::chrono::steady_clock::now() + options_.drain_timeout;
+    for (size_t i = 0; i < actors_.size(); ++i) {
+      if (finished_[i]) continue;
+      if (on_stop_signal_[i] == OnStopSignal::kDrain) actors_[i]->RequestDrain();
+      if (on_stop_signal_[i] == OnStopSignal::kStop) actors_[i]->RequestStop();
+    }
+    return;
+  }
+  // A second signal, or any in a job of several hosts (a replica may span hosts, so
+  // one host cannot end its batches alone): what is listed stays, the rest stops.
+  if (ending_ == RunEnding::kCompleted || ending_ == RunEnding::kDrained) {
+    // --drain-timeout 0 allows no drain at all: the first signal ends it as overdue.
+    const bool drain_cut = signals == 1 && options_.job == nullptr;
+    if (ending_ == RunEnding::kDrained && signals == 1 &&
+        std::chrono::steady_clock::now() < drain_deadline_) {
+      return;
+    }
+    ending_ = drain_cut ? RunEnding::kDrainTimedOut : RunEnding::kStoppedAtOnce;
+    StopAll();
+  }
 }
 
 std::expected<void, std::string> NodeSupervisor::AddBackground(
@@ -139,6 +173,7 @@ std::expected<void, std::string> NodeSupervisor::RunUntilFinished(bool include_b
       break;  // the destructor joins what still runs
     }
     DrainEvents();
+    WatchStopSignals();
     if (job_socket && first_error.empty()) {
       if (auto serviced = options_.job->Service(); !serviced) fail(serviced.error());
     }

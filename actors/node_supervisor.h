@@ -1,6 +1,8 @@
 #ifndef ACTEX_ACTORS_NODE_SUPERVISOR_H_
 #define ACTEX_ACTORS_NODE_SUPERVISOR_H_
 
+#include <atomic>
+#include <chrono>
 #include <expected>
 #include <memory>
 #include <string>
@@ -13,6 +15,21 @@
 namespace actex {
 
 class JobLink;
+
+// SIGTERM and SIGINT as the node sees them: how many arrived and the last one's
+// number. Written by a signal handler (lock-free atomics), read by the supervisor.
+struct StopSignals {
+  std::atomic<int> count{0};
+  std::atomic<int> last{0};
+};
+
+// How a supervised run ended.
+enum class RunEnding {
+  kCompleted,      // every actor finished its work
+  kDrained,        // a stop signal: the pipeline ended early at a batch boundary
+  kDrainTimedOut,  // a stop signal, but the drain outlasted --drain-timeout: stopped
+  kStoppedAtOnce,  // a second stop signal, or one in a job of several hosts
+};
 
 // Watches a node's actors from the node's own thread: the first failure stops them
 // all, events from the writer feed the progress line and are re-published to
@@ -27,12 +44,22 @@ class NodeSupervisor {
     bool show_progress = false;
     zmq::socket_t* events = nullptr;  // PULL: MonitorEventMessage from the writer
     JobLink* job = nullptr;           // null for a job of one host
+    // Null: signals are not watched. A first signal drains (see OnStopSignal), a
+    // second one, or --drain-timeout passing, stops every actor at once.
+    const StopSignals* stop_signals = nullptr;
+    std::chrono::milliseconds drain_timeout{20000};
   };
+
+  // What an actor is asked to do when a stop signal comes: finish (the default: it
+  // ends when its inputs end), drain (end its streams early where that loses
+  // nothing: the tokenizers), or stop (the loader: nothing new is read).
+  enum class OnStopSignal { kFinish, kDrain, kStop };
 
   explicit NodeSupervisor(Options options);
   ~NodeSupervisor();  // stops and joins whatever still runs
 
-  std::expected<void, std::string> Add(std::expected<std::unique_ptr<Actor>, std::string> actor);
+  std::expected<void, std::string> Add(std::expected<std::unique_ptr<Actor>, std::string> actor,
+                                       OnStopSignal on_stop_signal = OnStopSignal::kFinish);
   // Like Add, for an actor that may outlive the pipeline (the uploader): Run() does
   // not wait for it, though its failure stops everything as any actor's does.
   std::expected<void, std::string> AddBackground(
@@ -45,6 +72,8 @@ class NodeSupervisor {
   std::expected<void, std::string> FinishBackground();
   // Stops every actor (they finish without listing their open shard).
   void StopAll();
+  // After Run: whether a stop signal cut the run short, and how.
+  RunEnding ending() const { return ending_; }
 
   // Publishes one of the node's own events ("started", "finished", "error").
   void Publish(const std::string& kind, const std::string& message);
@@ -52,12 +81,17 @@ class NodeSupervisor {
 
  private:
   void DrainEvents();
+  // Acts on stop signals that arrived since the last look (see Options).
+  void WatchStopSignals();
   std::expected<void, std::string> RunUntilFinished(bool include_background, bool service_job);
 
   Options options_;
   std::vector<std::unique_ptr<Actor>> actors_;
-  std::vector<bool> background_, finished_;  // per actor
+  std::vector<bool> background_, finished_;   // per actor
+  std::vector<OnStopSignal> on_stop_signal_;  // per actor
   MonitorEventMessage last_event_;
+  RunEnding ending_ = RunEnding::kCompleted;
+  std::chrono::steady_clock::time_point drain_deadline_;
 };
 
 }  // namespace actex

@@ -30,26 +30,33 @@ class TokenizerStage {
       RetryInterrupted([&] { rejects_.connect(config_.rejects_endpoint); });
     }
     actor_.SignalReady();
-
-    while (true) {
-      auto message = ReceiveUnlessStopped(actor_, documents);
-      if (!message) return std::unexpected(message.error());
-      if (!*message) return {};
-      if ((*message)->type == MessageType::kEndOfStream) {
-        auto end = (*message)->As<EndOfStreamMessage>();
-        if (!end) return std::unexpected("from the loader: " + end.error());
-        return Finish(*end);
-      }
-      auto document = (*message)->As<DocumentMessage>();
-      if (!document) return std::unexpected("from the loader: " + document.error());
-      auto handled = Handle(*document);
-      if (!handled) return std::unexpected(handled.error());
-      if (stopped_) return {};
-    }
+    return EndActor(Tokenize(documents));
   }
 
  private:
-  std::expected<void, std::string> Handle(DocumentMessage& document) {
+  using Step = std::expected<void, ActorHalt>;
+
+  Step Tokenize(zmq::socket_t& documents) {
+    while (true) {
+      // A drain is heard only here, between documents: a batch is always sent to
+      // every shard of the replica, or to none.
+      auto ready = WaitForAnyUnlessStopped(actor_, {&documents}, /*wake_on_drain=*/true);
+      if (!ready && ready.error().kind == ActorHalt::Kind::kDrainRequested) return Drain();
+      if (!ready) return std::unexpected(ready.error());
+      auto message = Receive(documents);
+      if (!message) return ActorHalt::Failed(message.error().message);
+      if (message->type == MessageType::kEndOfStream) {
+        auto end = message->As<EndOfStreamMessage>();
+        if (!end) return ActorHalt::Failed("from the loader: " + end.error());
+        return Finish(*end);
+      }
+      auto document = message->As<DocumentMessage>();
+      if (!document) return ActorHalt::Failed("from the loader: " + document.error());
+      if (auto handled = Handle(*document); !handled) return handled;
+    }
+  }
+
+  Step Handle(DocumentMessage& document) {
     std::vector<int32_t> tokens;
     if (config_.bos_token_id >= 0 && (!document.pretokenized || config_.bos_on_pretokenized)) {
       tokens.push_back(config_.bos_token_id);
@@ -57,10 +64,10 @@ class TokenizerStage {
     if (document.pretokenized) {
       tokens.insert(tokens.end(), document.input_ids.begin(), document.input_ids.end());
     } else if (!config_.tokenizer) {
-      return std::unexpected(document.file + " line " + std::to_string(document.line) +
-                             " has text, but " + config_.model_dir +
-                             " has no tokenizer.json or tokenizer.model; add one or give "
-                             "pre-tokenized \"input_ids\"");
+      return ActorHalt::Failed(document.file + " line " + std::to_string(document.line) +
+                               " has text, but " + config_.model_dir +
+                               " has no tokenizer.json or tokenizer.model; add one or give "
+                               "pre-tokenized \"input_ids\"");
     } else {
       auto encoded = config_.tokenizer->Encode(document.text);
       if (!encoded) return Reject(document, "cannot tokenize: " + encoded.error());
@@ -78,49 +85,50 @@ class TokenizerStage {
     const int64_t first_offset =
         document.doc_id == config_.start.batch_doc ? config_.start.batch_offset : 0;
     for (TokenBatchMessage& batch : packer_.Add(document.doc_id, tokens, first_offset)) {
-      auto sent = Broadcast(batch);
-      if (!sent || stopped_) return sent;
+      if (auto sent = Broadcast(batch); !sent) return sent;
     }
     return {};
   }
 
-  std::expected<void, std::string> Reject(const DocumentMessage& document,
-                                          const std::string& reason) {
+  Step Reject(const DocumentMessage& document, const std::string& reason) {
     ++rejected_;
     // An earlier run listed it already, when it wrote the documents around it.
     if (!rejects_ || document.doc_id <= config_.start.written_through) return {};
-    return Deliver(rejects_, RejectMessage{document.doc_id, document.file, document.line, reason});
+    return SendUnlessStopped(actor_, rejects_,
+                             RejectMessage{document.doc_id, document.file, document.line, reason});
   }
 
-  std::expected<void, std::string> Broadcast(const TokenBatchMessage& batch) {
+  // Every shard of the replica gets the same message.
+  template <typename T>
+  Step Broadcast(const T& message) {
     for (zmq::socket_t& shard : shards_) {
-      auto sent = Deliver(shard, batch);
-      if (!sent || stopped_) return sent;
+      if (auto sent = SendUnlessStopped(actor_, shard, message); !sent) return sent;
     }
     return {};
   }
 
-  template <typename T>
-  std::expected<void, std::string> Deliver(zmq::socket_t& socket, const T& message) {
-    auto sent = SendUnlessStopped(actor_, socket, message);
-    if (!sent) return std::unexpected(sent.error());
-    stopped_ = !*sent;
-    return {};
+  // Ends the streams at the last whole batch: the partly packed one is dropped, so
+  // every batch written is one an uninterrupted run forms too, and a resume re-forms
+  // the rest from the writer's resume point.
+  Step Drain() {
+    EndOfStreamMessage end{documents_sent_, rejected_, packer_.batches_emitted()};
+    end.drained = true;
+    if (auto sent = Broadcast(end); !sent) return sent;
+    if (!rejects_) return {};
+    EndOfStreamMessage rejects_end{0, rejected_, 0};
+    rejects_end.drained = true;  // the writer waits for no other rejects stream now
+    return SendUnlessStopped(actor_, rejects_, rejects_end);
   }
 
-  std::expected<void, std::string> Finish(const EndOfStreamMessage& from_loader) {
+  Step Finish(const EndOfStreamMessage& from_loader) {
     if (auto batch = packer_.Flush()) {
-      auto sent = Broadcast(*batch);
-      if (!sent || stopped_) return sent;
+      if (auto sent = Broadcast(*batch); !sent) return sent;
     }
     EndOfStreamMessage end{documents_sent_, from_loader.rejected + rejected_,
                            packer_.batches_emitted()};
-    for (zmq::socket_t& shard : shards_) {
-      auto sent = Deliver(shard, end);
-      if (!sent || stopped_) return sent;
-    }
+    if (auto sent = Broadcast(end); !sent) return sent;
     if (!rejects_) return {};
-    return Deliver(rejects_, EndOfStreamMessage{0, rejected_, 0});
+    return SendUnlessStopped(actor_, rejects_, EndOfStreamMessage{0, rejected_, 0});
   }
 
   ActorContext& actor_;
@@ -130,7 +138,6 @@ class TokenizerStage {
   zmq::socket_t rejects_;
   int64_t documents_sent_ = 0;
   int64_t rejected_ = 0;
-  bool stopped_ = false;
 };
 
 }  // namespace

@@ -11,12 +11,12 @@
 #include <thread>
 
 #include "actors/actor_io.h"
+#include "base/whole_file.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
 #include "storage/upload_ledger.h"
 #include "transport/interrupted.h"
 #include "transport/schema.h"
-#include "base/whole_file.h"
 
 namespace actex {
 namespace {
@@ -82,9 +82,8 @@ class Uploader {
         continue;
       }
       auto message = ReceiveUnlessStopped(actor_, requests);
-      if (!message) return std::unexpected(message.error());
-      if (!*message) return {};
-      if (auto taken = Take(**message, &queue, &writer_done); !taken) return taken;
+      if (!message) return EndActor(message.error());
+      if (auto taken = Take(*message, &queue, &writer_done); !taken) return taken;
     }
   }
 

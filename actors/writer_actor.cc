@@ -55,19 +55,24 @@ class WriterStage {
 
     bool activations_ended = false;
     int reject_streams_ended = 0;
-    while (!activations_ended || reject_streams_ended < config_.reject_senders) {
+    // A drain (SIGTERM) ends the tokenizer's streams early, marked drained; the loader,
+    // stopped, ends none, so the tokenizer's drained rejects end is the last one.
+    auto rejects_done = [&] { return drained_ || reject_streams_ended >= config_.reject_senders; };
+    while (!activations_ended || !rejects_done()) {
       // Rejects first: a shard listing documents up to D is listed only after every
       // reject below D was logged (the loader and tokenizer send a reject before
       // anything that follows it), so a resume never has to re-list one.
       auto ready = WaitForAnyUnlessStopped(actor_, {&rejects, &activations});
-      if (!ready) return std::unexpected(ready.error());
-      if (!*ready) return {};  // stopped: the open shard is never listed
+      if (!ready) return EndActor(ready.error());  // stopped: the open shard is never listed
       if (auto drained = DrainRejects(rejects, &reject_streams_ended); !drained) return drained;
-      if (**ready == 0) continue;
+      if (*ready == 0) continue;
       auto message = Receive(activations);
       if (!message) return std::unexpected(message.error().message);
       if (message->type == MessageType::kEndOfStream) {
+        auto end = message->As<EndOfStreamMessage>();
+        if (!end) return std::unexpected("from device shard 0: " + end.error());
         activations_ended = true;
+        drained_ = drained_ || end->drained;
         continue;
       }
       if (auto handled = HandleActivations(*message, assembler); !handled) return handled;
@@ -75,15 +80,19 @@ class WriterStage {
         Report("progress", "");
       }
     }
-    if (!assembler.idle()) return std::unexpected("the stream ended inside a split document");
+    // A drained stream may end inside a split document: its windows so far are
+    // dropped, and a resume computes it again.
+    if (!assembler.idle() && !drained_) {
+      return std::unexpected("the stream ended inside a split document");
+    }
     const int64_t shards_before = shards_->stats().shards;
-    auto finished = shards_->Finish(/*complete=*/corpus_error_.empty());
+    auto finished = shards_->Finish(/*complete=*/corpus_error_.empty() && !drained_);
     if (!finished) return finished;
-    Report("finished", "");
+    Report(drained_ ? "drained" : "finished", "");
     if (auto requested = RequestUploads(shards_before); !requested) return requested;
     if (uploads_) {
       auto sent = SendUnlessStopped(actor_, uploads_, EndOfStreamMessage{});
-      if (!sent) return std::unexpected(sent.error());
+      if (auto ended = EndActor(sent); !ended) return ended;
     }
     // Everything read before the corpus broke is written: now the run fails.
     if (!corpus_error_.empty()) return std::unexpected(corpus_error_);
@@ -138,8 +147,7 @@ class WriterStage {
       const ListedShard listed = shards_->listed_shard(shard);
       auto sent = SendUnlessStopped(actor_, uploads_,
                                     UploadRequestMessage{listed.file, listed.bytes, listed.crc32});
-      if (!sent) return std::unexpected(sent.error());
-      if (!*sent) return {};  // stopped: the uploader is gone
+      if (!sent) return EndActor(sent.error());  // stopped: the uploader is gone
     }
     return {};
   }
@@ -154,6 +162,7 @@ class WriterStage {
         auto end = (*message)->As<EndOfStreamMessage>();
         if (!end) return std::unexpected("rejects: " + end.error());
         if (!end->corpus_error.empty()) corpus_error_ = end->corpus_error;
+        drained_ = drained_ || end->drained;
         ++*streams_ended;
         continue;
       }
@@ -211,6 +220,7 @@ class WriterStage {
   std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
   int64_t tokens_since_report_ = 0;
   std::string corpus_error_;  // from the loader: the corpus ended in this error
+  bool drained_ = false;      // the node is draining: the output ends early, not complete
   int64_t docs_total_ = config_.docs_total;
   bool docs_total_estimated_ = false;
 };

@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::string_view kReady = "$READY";
 constexpr std::string_view kStop = "$STOP";
+constexpr std::string_view kDrain = "$DRAIN";
 constexpr std::string_view kDone = "$DONE";
 constexpr std::string_view kFailPrefix = "$FAIL ";
 
@@ -75,6 +76,8 @@ bool ActorContext::StopRequested() {
     while (RetryInterrupted([&] { return pipe_.recv(message, zmq::recv_flags::dontwait); })) {
       if (message.to_string_view() == kStop) {
         stop_seen_ = true;
+      } else if (message.to_string_view() == kDrain) {
+        drain_seen_ = true;
       } else {
         spdlog::warn("actor pipe: ignoring unexpected control message ({} bytes)", message.size());
       }
@@ -85,6 +88,11 @@ bool ActorContext::StopRequested() {
     stop_seen_ = true;
   }
   return stop_seen_;
+}
+
+bool ActorContext::DrainRequested() {
+  StopRequested();  // reads whatever the pipe holds
+  return drain_seen_;
 }
 
 Actor::Actor(std::string name, zmq::socket_t pipe)
@@ -155,6 +163,11 @@ void Actor::RequestStop() {
   if (joined_) return;
   // Never block: after the body ended nobody reads the pipe any more.
   SendControl(pipe_, kStop, zmq::send_flags::dontwait);
+}
+
+void Actor::RequestDrain() {
+  if (joined_) return;
+  SendControl(pipe_, kDrain, zmq::send_flags::dontwait);
 }
 
 std::expected<void, std::string> Actor::Join() {

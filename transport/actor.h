@@ -17,7 +17,8 @@ class ActorContext {
  public:
   zmq::context_t& context() { return context_; }
   // The actor's end of the PAIR pipe. The parent sends "$STOP" (a single frame) to
-  // ask the actor to finish early; bodies poll it beside their own sockets.
+  // ask the actor to finish early, "$DRAIN" to ask it to end its work normally but
+  // soon; bodies poll it beside their own sockets.
   zmq::socket_t& pipe() { return pipe_; }
   // Call once, after the body has bound/connected its sockets, so Actor::Start can
   // return knowing the actor is reachable. A body that fails before this returns an
@@ -27,6 +28,9 @@ class ActorContext {
   // True once "$STOP" arrived on the pipe (checked without blocking). Also true when
   // the context is shutting down, since the body must then finish as well.
   bool StopRequested();
+  // True once "$DRAIN" arrived: the body should end its streams normally at the next
+  // point where that loses nothing (an actor that knows no such point ignores it).
+  bool DrainRequested();
 
   ActorContext(zmq::context_t& context, zmq::socket_t pipe);
 
@@ -35,6 +39,7 @@ class ActorContext {
   zmq::socket_t pipe_;
   bool ready_sent_ = false;
   bool stop_seen_ = false;
+  bool drain_seen_ = false;
 };
 
 // An actor is a thread that owns its sockets and talks to the rest only through
@@ -59,6 +64,8 @@ class Actor {
   const std::string& name() const { return name_; }
   // Asks the body to stop (sends "$STOP"); does not wait.
   void RequestStop();
+  // Asks the body to drain (sends "$DRAIN"); does not wait.
+  void RequestDrain();
   // Waits for the thread and returns the body's result, prefixed with the actor name.
   std::expected<void, std::string> Join();
   ~Actor();  // requests stop and joins if the parent did not

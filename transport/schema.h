@@ -100,7 +100,10 @@ struct EndOfStreamMessage {
   // loader -> writer only: the corpus could not be read past this error; what was
   // read before it is written, but the output is not complete.
   std::string corpus_error = {};
-  MSGPACK_DEFINE_MAP(documents, rejected, batches, corpus_error);
+  // tokenizer -> device shards -> writer: the node is draining (SIGTERM); the stream
+  // ends early at a batch boundary, the documents of the unsent batch dropped.
+  bool drained = false;
+  MSGPACK_DEFINE_MAP(documents, rejected, batches, corpus_error, drained);
 };
 
 // loader or tokenizer -> writer: a corpus line that produced no document. The

@@ -10,99 +10,11 @@
 #include <utility>
 
 #include "transport/interrupted.h"
+#include "transport/message_types.h"
 #include "transport/msgpack_frame.h"
 
 namespace actex {
 namespace {
-
-// Every switch over MessageType below lists each value and has no default, so the
-// compiler (-Wswitch) points at all of them when the schema gains a type.
-bool IsKnownType(uint64_t id) {
-  if (id > UINT16_MAX) return false;
-  switch (static_cast<MessageType>(id)) {
-    case MessageType::kDocument:
-    case MessageType::kTokenBatch:
-    case MessageType::kActivationBatch:
-    case MessageType::kEndOfStream:
-    case MessageType::kReject:
-    case MessageType::kUploadRequest:
-    case MessageType::kCorpusProgress:
-    case MessageType::kMonitorEvent:
-    case MessageType::kCollectiveChunk:
-    case MessageType::kRingBound:
-    case MessageType::kRingTable:
-    case MessageType::kHello:
-    case MessageType::kWelcome:
-    case MessageType::kAbort:
-    case MessageType::kBarrier:
-    case MessageType::kBarrierRelease:
-    case MessageType::kHeartbeat:
-    case MessageType::kFailure:
-      return true;
-  }
-  return false;
-}
-
-// The field names a schema struct writes, read off a default instance so the list
-// can never drift from MSGPACK_DEFINE_MAP.
-template <typename T>
-std::vector<std::string> ComputeFieldNames() {
-  msgpack::sbuffer buffer;
-  msgpack::pack(buffer, T{});
-  msgpack::object_handle handle = msgpack::unpack(buffer.data(), buffer.size());
-  std::vector<std::string> names;
-  for (const auto& pair : handle.get().via.map) names.push_back(pair.key.as<std::string>());
-  return names;
-}
-
-template <typename T>
-const std::vector<std::string>& FieldNames() {
-  static const std::vector<std::string> names = ComputeFieldNames<T>();
-  return names;
-}
-
-const std::vector<std::string>& RequiredFields(MessageType type) {
-  switch (type) {
-    case MessageType::kDocument:
-      return FieldNames<DocumentMessage>();
-    case MessageType::kTokenBatch:
-      return FieldNames<TokenBatchMessage>();
-    case MessageType::kActivationBatch:
-      return FieldNames<ActivationBatchMessage>();
-    case MessageType::kEndOfStream:
-      return FieldNames<EndOfStreamMessage>();
-    case MessageType::kReject:
-      return FieldNames<RejectMessage>();
-    case MessageType::kUploadRequest:
-      return FieldNames<UploadRequestMessage>();
-    case MessageType::kCorpusProgress:
-      return FieldNames<CorpusProgressMessage>();
-    case MessageType::kMonitorEvent:
-      return FieldNames<MonitorEventMessage>();
-    case MessageType::kCollectiveChunk:
-      return FieldNames<CollectiveChunkMessage>();
-    case MessageType::kHello:
-      return FieldNames<HelloMessage>();
-    case MessageType::kWelcome:
-      return FieldNames<WelcomeMessage>();
-    case MessageType::kAbort:
-      return FieldNames<AbortMessage>();
-    case MessageType::kBarrier:
-      return FieldNames<BarrierMessage>();
-    case MessageType::kBarrierRelease:
-      return FieldNames<BarrierReleaseMessage>();
-    case MessageType::kHeartbeat:
-      return FieldNames<HeartbeatMessage>();
-    case MessageType::kFailure:
-      return FieldNames<FailureMessage>();
-    case MessageType::kRingBound:
-      return FieldNames<RingBoundMessage>();
-    case MessageType::kRingTable:
-      return FieldNames<RingTableMessage>();
-  }
-  static const std::vector<std::string> none;
-  return none;
-}
 
 // Reads {"v": version, "t": type id}; other keys are ignored so the envelope can grow.
 std::expected<MessageType, std::string> DecodeEnvelope(const zmq::message_t& frame) {
@@ -130,7 +42,7 @@ std::expected<MessageType, std::string> DecodeEnvelope(const zmq::message_t& fra
         "schema version {} seen, expected {}: sender and receiver are different actex builds",
         *version, kSchemaVersion));
   }
-  if (!IsKnownType(*type_id)) {
+  if (!DescribeMessageType(*type_id)) {
     return std::unexpected(fmt::format("unknown message type id {}", *type_id));
   }
   return static_cast<MessageType>(*type_id);
@@ -141,7 +53,8 @@ std::expected<void, std::string> CheckBodyFields(MessageType type, const msgpack
     return std::unexpected(fmt::format("{} body is not a msgpack map", MessageTypeName(type)));
   }
   // One pass, no allocation per key: a hostile body may hold millions of them.
-  const std::vector<std::string>& required = RequiredFields(type);
+  const std::vector<std::string>& required =
+      *DescribeMessageType(static_cast<uint64_t>(type))->fields;
   std::vector<bool> present(required.size(), false);
   for (const auto& pair : body.via.map) {
     if (pair.key.type != msgpack::type::STR) {
@@ -189,48 +102,6 @@ std::expected<void, WireError> ReceiveFrame(zmq::socket_t& socket, zmq::message_
 }
 
 }  // namespace
-
-const char* MessageTypeName(MessageType type) {
-  switch (type) {
-    case MessageType::kDocument:
-      return "Document";
-    case MessageType::kTokenBatch:
-      return "TokenBatch";
-    case MessageType::kActivationBatch:
-      return "ActivationBatch";
-    case MessageType::kEndOfStream:
-      return "EndOfStream";
-    case MessageType::kReject:
-      return "Reject";
-    case MessageType::kUploadRequest:
-      return "UploadRequest";
-    case MessageType::kCorpusProgress:
-      return "CorpusProgress";
-    case MessageType::kMonitorEvent:
-      return "MonitorEvent";
-    case MessageType::kCollectiveChunk:
-      return "CollectiveChunk";
-    case MessageType::kHello:
-      return "Hello";
-    case MessageType::kWelcome:
-      return "Welcome";
-    case MessageType::kAbort:
-      return "Abort";
-    case MessageType::kBarrier:
-      return "Barrier";
-    case MessageType::kBarrierRelease:
-      return "BarrierRelease";
-    case MessageType::kHeartbeat:
-      return "Heartbeat";
-    case MessageType::kFailure:
-      return "Failure";
-    case MessageType::kRingBound:
-      return "RingBound";
-    case MessageType::kRingTable:
-      return "RingTable";
-  }
-  return "unknown";
-}
 
 std::expected<void, std::string> SendEncoded(zmq::socket_t& socket, MessageType type,
                                              const msgpack::sbuffer& body,

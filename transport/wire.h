@@ -10,6 +10,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "transport/message_types.h"
 #include "transport/schema.h"
 
 namespace actex {
@@ -49,9 +50,6 @@ struct WireError {
 
   bool malformed() const { return kind == Kind::kMalformed; }
 };
-
-// "Document", "TokenBatch", ...; "unknown" for any other value.
-const char* MessageTypeName(MessageType type);
 
 struct ReceivedMessage {
   MessageType type{};

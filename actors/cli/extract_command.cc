@@ -1,9 +1,10 @@
-#include <memory>
-
 #include <spdlog/spdlog.h>
+
+#include <memory>
 
 #include "actors/cli/commands.h"
 #include "actors/cli/extract_flags.h"
+#include "actors/cli/stop_signals.h"
 #include "actors/node.h"
 
 namespace actex {
@@ -18,10 +19,14 @@ CommandRunner AddExtractCommand(CLI::App& command) {
       return 2;
     }
     options->show_progress = true;
-    auto summary = RunExtraction(*options);
+    auto summary = RunExtraction(*options, &CountStopSignals());
     if (!summary) {
       spdlog::error("{}", summary.error());
       return 1;
+    }
+    if (summary->ending != RunEnding::kCompleted) {
+      spdlog::warn("{}", StopLine(*summary));
+      return kExitStoppedBySignal;
     }
     spdlog::info("{}", SummaryLine(*summary));
     return 0;

@@ -1,11 +1,12 @@
+#include <spdlog/spdlog.h>
+
 #include <cstdlib>
 #include <memory>
 #include <string>
 
-#include <spdlog/spdlog.h>
-
 #include "actors/cli/commands.h"
 #include "actors/cli/extract_flags.h"
+#include "actors/cli/stop_signals.h"
 #include "actors/node.h"
 
 namespace actex {
@@ -65,10 +66,15 @@ CommandRunner AddNodeCommand(CLI::App& command) {
       return 2;
     }
     spdlog::set_pattern("[%H:%M:%S.%e] [host " + std::to_string(node.host_id) + "] [%^%l%$] %v");
+    node.stop_signals = &CountStopSignals();
     auto summary = RunNode(node);
     if (!summary) {
       spdlog::error("{}", summary.error());
       return 1;
+    }
+    if (summary->ending != RunEnding::kCompleted) {
+      spdlog::warn("{}", StopLine(*summary));
+      return kExitStoppedBySignal;
     }
     if (summary->host_dir.empty()) {
       spdlog::info("done; this host computed its shards of other hosts' replicas");

@@ -40,6 +40,7 @@ ExtractOptions EveryFlagSet(const std::string& model_dir) {
   options.max_docs = 7;
   options.overwrite = true;
   options.blas_threads = 3;
+  options.drain_timeout_seconds = 5;
   options.upload = {"cp {path} /r/{name}", true, 2, 0.5, 60};
   return options;
 }

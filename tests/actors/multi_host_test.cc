@@ -23,6 +23,7 @@
 #include "actors/local_cluster.h"
 #include "actors/node.h"
 #include "extraction_reader.h"
+#include "run_support.h"
 #include "transport/job_security.h"
 #include "transport/schema.h"
 #include "transport/wire.h"
@@ -184,18 +185,6 @@ TEST(MultiHostFailures, HostThatNeverStartsIsNamedAtTheJoinDeadline) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(15));
   EXPECT_NE(host0.err().find("host 2"), std::string::npos) << host0.err();
   EXPECT_NE(host1.err().find("host 2"), std::string::npos) << host1.err();
-}
-
-// Waits until `host_dir`'s metadata.json lists at least one shard.
-bool WaitForFirstShard(const std::string& host_dir, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::ifstream file(host_dir + "/metadata.json");
-    auto metadata = nlohmann::json::parse(file, nullptr, false);
-    if (!metadata.is_discarded() && !metadata["shards"].empty()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return false;
 }
 
 // Every shard listed anywhere under OUT reads back whole, with its listed size.

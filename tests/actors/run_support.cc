@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -102,6 +103,17 @@ int KillUntilDone(const std::function<std::vector<std::unique_ptr<ActexProcess>>
     for (auto& process : processes) process->Wait(seconds(10));
     ++kills;
   }
+}
+
+bool WaitForFirstShard(const std::string& host_dir, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream file(host_dir + "/metadata.json");
+    auto metadata = nlohmann::json::parse(file, nullptr, false);
+    if (!metadata.is_discarded() && !metadata["shards"].empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
 }  // namespace actex

@@ -30,6 +30,9 @@ std::vector<std::string> ExtractArgs(const ExtractOptions& options);
 // Same documents, same tokens, every activation equal to the last bit, same rejects.
 void ExpectIdentical(const std::string& out, const std::string& reference_out);
 
+// Waits until `host_dir`'s metadata.json lists at least one shard; false past `limit`.
+bool WaitForFirstShard(const std::string& host_dir, std::chrono::seconds limit);
+
 // Runs `start` again and again, killing it with SIGKILL after a random moment,
 // until a run ends by itself (each process must then exit 0) or `max_kills` runs
 // were killed (the next then runs to its end); returns how many runs were killed.

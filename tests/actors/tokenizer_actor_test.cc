@@ -103,6 +103,34 @@ TEST_F(TokenizerActorTest, EveryShardReceivesTheSameBatchesPackedInDocumentOrder
   EXPECT_TRUE(actor_->Join());
 }
 
+// SIGTERM: the node asks the tokenizer to drain. Batches already sent stand; the one
+// being packed is dropped (a resume forms it again), and every stream ends marked
+// drained, without waiting for the loader's end.
+TEST_F(TokenizerActorTest, ADrainEndsEveryStreamAtTheLastWholeBatch) {
+  TokenizerActorConfig config;
+  config.packing = {.max_seq_len = 8, .batch_tokens = 8};
+  Start(std::move(config));
+  SendDocument(Pretokenized(0, {1, 2, 3}));
+  SendDocument(Pretokenized(1, {4, 5, 6, 7}));
+  SendDocument(Pretokenized(2, {8, 9, 10, 11, 12}));  // sends the first batch, waits packed
+  auto first = Receive(shards_[0], kPatience);
+  ASSERT_TRUE(first && *first);
+  actor_->RequestDrain();
+  auto [rest, end] = DrainShard(0);
+  EXPECT_TRUE(rest.empty()) << "document 2's batch was not whole";
+  EXPECT_TRUE(end.drained);
+  EXPECT_EQ(end.batches, 1);
+  auto [second, second_end] = DrainShard(1);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(Lengths(second[0]), (std::vector<int32_t>{3, 4}));
+  EXPECT_TRUE(second_end.drained);
+  auto rejects_end = Receive(rejects_, kPatience);
+  ASSERT_TRUE(rejects_end && *rejects_end);
+  ASSERT_EQ((*rejects_end)->type, MessageType::kEndOfStream);
+  EXPECT_TRUE((*rejects_end)->As<EndOfStreamMessage>()->drained);
+  EXPECT_TRUE(actor_->Join());
+}
+
 TEST_F(TokenizerActorTest, IdsOutsideTheVocabularyAreRejectedNamingTheIdAndCounted) {
   TokenizerActorConfig config;
   config.vocab_size = 50;

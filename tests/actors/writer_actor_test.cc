@@ -145,6 +145,23 @@ TEST_F(WriterActorTest, AStreamEndingInsideASplitDocumentFailsWithoutListingIt) 
   EXPECT_EQ(ReadHostFolder(out_.path() + "/host_00").count(1), 0u);
 }
 
+// SIGTERM: the tokenizer's drained ends are the last the writer hears (the loader was
+// stopped). It lists every whole document, drops a split one it has only part of, and
+// leaves the output marked incomplete for a resume.
+TEST_F(WriterActorTest, ADrainedStreamListsWholeDocumentsAndLeavesTheOutputIncomplete) {
+  SendBatch(0, {{0, 0, 2, true}, {1, 0, 2, false}});  // document 1 goes on in a dropped batch
+  EndOfStreamMessage drained;
+  drained.drained = true;
+  ASSERT_TRUE(Send(rejects_, drained));  // the tokenizer's; the loader's never comes
+  ASSERT_TRUE(Send(activations_, drained));
+  ASSERT_TRUE(writer_->Join());
+  auto documents = ReadHostFolder(out_.path() + "/host_00");
+  EXPECT_EQ(documents.count(0), 1u);
+  EXPECT_EQ(documents.count(1), 0u);
+  EXPECT_FALSE(Metadata().at("complete").get<bool>());
+  EXPECT_EQ(EventKinds().back(), "drained");
+}
+
 TEST_F(WriterActorTest, WaitsForEveryRejectStreamBeforeFinishing) {
   SendBatch(0, {{0, 0, 1, true}});
   ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));

@@ -192,7 +192,7 @@ TEST_F(WireTest, AsRefusesAnotherTypeAndAFieldOfTheWrongType) {
   // {"documents": "many", "rejected": 0, "batches": 0, "corpus_error": ""}
   msgpack::sbuffer body;
   msgpack::packer<msgpack::sbuffer> packer(body);
-  packer.pack_map(4);
+  packer.pack_map(5);
   packer.pack(std::string("documents"));
   packer.pack(std::string("many"));
   packer.pack(std::string("rejected"));
@@ -201,6 +201,8 @@ TEST_F(WireTest, AsRefusesAnotherTypeAndAFieldOfTheWrongType) {
   packer.pack(0);
   packer.pack(std::string("corpus_error"));
   packer.pack(std::string());
+  packer.pack(std::string("drained"));
+  packer.pack(false);
   SendRaw({Envelope(kSchemaVersion, 4), std::string(body.data(), body.size())});
   auto shaped = Receive(in_);
   ASSERT_TRUE(shaped.has_value()) << shaped.error().message;

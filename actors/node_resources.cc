@@ -1,0 +1,48 @@
+#include "actors/node_resources.h"
+
+#include "model/tokenizer/tokenizer.h"
+#include "storage/corpus_reader.h"
+
+namespace actex {
+
+std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options) {
+  NodeResources resources;
+  const ExtractOptions& extract = options.extract;
+  auto mesh = PlanMesh(options.mesh, options.num_hosts, extract.shards, options.machine_id,
+                       options.total_machines);
+  if (!mesh) return std::unexpected(mesh.error());
+  resources.mesh = *mesh;
+  if (options.host_id < 0 || options.host_id >= options.num_hosts) {
+    return std::unexpected("--host-id " + std::to_string(options.host_id) + " must be in [0, " +
+                           std::to_string(options.num_hosts) + ")");
+  }
+  auto config = LoadModelConfig(extract.model_dir);
+  if (!config) return std::unexpected(config.error());
+  resources.config = *config;
+  // A replica's shards split the heads, so it is the replica's size that must fit.
+  ExtractOptions per_replica = extract;
+  per_replica.shards = mesh->model;
+  auto plan = PlanExtraction(per_replica, *config);
+  if (!plan) return std::unexpected(plan.error());
+  resources.plan = *plan;
+  // The plan counted one replica's shards; this host runs extract.shards of them.
+  if (extract.blas_threads == 0) resources.plan.blas_threads = DefaultBlasThreads(extract.shards);
+  auto weights = ModelWeights::Open(extract.model_dir);
+  if (!weights) return std::unexpected(weights.error());
+  resources.weights = *weights;
+  if (HasTokenizer(extract.model_dir)) {
+    auto tokenizer = LoadTokenizer(extract.model_dir);
+    if (!tokenizer) return std::unexpected(tokenizer.error());
+    resources.tokenizer_hash = (*tokenizer)->file_hash();
+  }
+  auto corpus = CorpusReader::Open(CorpusOptions{extract.data, extract.text_field});
+  if (!corpus) return std::unexpected(corpus.error());
+  resources.corpus_files = (*corpus)->files();
+  // Parquet footers are read (and a bad file refused) before any work starts.
+  auto size = MeasureCorpus(resources.corpus_files, extract.text_field);
+  if (!size) return std::unexpected(size.error());
+  resources.corpus_size = *size;
+  return resources;
+}
+
+}  // namespace actex

@@ -1,0 +1,36 @@
+#ifndef ACTEX_ACTORS_NODE_RESOURCES_H_
+#define ACTEX_ACTORS_NODE_RESOURCES_H_
+
+#include <expected>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/extract_options.h"
+#include "actors/mesh_plan.h"
+#include "actors/node.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+#include "storage/corpus_size.h"
+
+namespace actex {
+
+// Everything a node needs before it starts any actor, each part checked: a bad flag,
+// model, tokenizer or corpus file ends the run here, before any work or output.
+struct NodeResources {
+  ModelConfig config;
+  ExtractPlan plan;
+  MeshPlan mesh;
+  std::shared_ptr<const ModelWeights> weights;
+  std::string tokenizer_hash = "none (pre-tokenized corpus)";
+  std::vector<std::string> corpus_files;
+  CorpusSize corpus_size;
+};
+
+// Plans the mesh and the extraction, opens the weights and the tokenizer, expands the
+// corpus inputs and reads the Parquet footers. Errors name the flag or the file.
+std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options);
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_NODE_RESOURCES_H_
