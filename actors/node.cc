@@ -376,6 +376,7 @@ std::string StopLine(const ExtractionSummary& summary) {
 }
 
 std::string SummaryLine(const ExtractionSummary& summary) {
+  if (summary.host_dir.empty()) return "done; this host computed its shards of other hosts' replicas";
   const std::string held = fmt::format("{} documents ({} tokens) in {} shard(s)", summary.docs,
                                        summary.tokens, summary.shards);
   const std::string rejected = fmt::format("{} line(s) rejected{}", summary.rejected,

@@ -55,10 +55,13 @@ std::expected<void, std::string> NodeSupervisor::Add(
 void NodeSupervisor::WatchStopSignals() {
   if (options_.stop_signals == nullptr) return;
   const int signals = options_.stop_signals->count.load();
-  if (signals == 0) return;
-  const bool first = ending_ == RunEnding::kCompleted;
-  if (first && options_.job == nullptr && signals == 1 && options_.drain_timeout.count() > 0) {
-    // One host, one signal: let the work in flight end at a batch boundary.
+  if (signals == 0 || ending_ == RunEnding::kDrainTimedOut ||
+      ending_ == RunEnding::kStoppedAtOnce) {
+    return;
+  }
+  // A replica may span hosts, so one host of a job cannot end its batches alone.
+  const bool can_drain = options_.job == nullptr && options_.drain_timeout.count() > 0;
+  if (ending_ == RunEnding::kCompleted && signals == 1 && can_drain) {
     spdlog::warn("stop signal {}: draining (at most {} s; a second signal stops at once)",
                  options_.stop_signals->last.load(), options_.drain_timeout.count() / 1000.0);
     ending_ = RunEnding::kDrained;
@@ -70,18 +73,16 @@ void NodeSupervisor::WatchStopSignals() {
     }
     return;
   }
-  // A second signal, or any in a job of several hosts (a replica may span hosts, so
-  // one host cannot end its batches alone): what is listed stays, the rest stops.
-  if (ending_ == RunEnding::kCompleted || ending_ == RunEnding::kDrained) {
-    // --drain-timeout 0 allows no drain at all: the first signal ends it as overdue.
-    const bool drain_cut = signals == 1 && options_.job == nullptr;
-    if (ending_ == RunEnding::kDrained && signals == 1 &&
-        std::chrono::steady_clock::now() < drain_deadline_) {
-      return;
-    }
-    ending_ = drain_cut ? RunEnding::kDrainTimedOut : RunEnding::kStoppedAtOnce;
-    StopAll();
+  if (ending_ == RunEnding::kDrained && signals == 1) {
+    if (std::chrono::steady_clock::now() < drain_deadline_) return;
+    ending_ = RunEnding::kDrainTimedOut;
+  } else {
+    // A second signal, one in a job of several hosts, or --drain-timeout 0 (no drain
+    // at all: the first signal is already overdue).
+    ending_ = signals == 1 && options_.job == nullptr ? RunEnding::kDrainTimedOut
+                                                     : RunEnding::kStoppedAtOnce;
   }
+  StopAll();  // what is listed stays; the open shard is dropped
 }
 
 std::expected<void, std::string> NodeSupervisor::AddBackground(

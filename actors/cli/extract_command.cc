@@ -19,17 +19,7 @@ CommandRunner AddExtractCommand(CLI::App& command) {
       return 2;
     }
     options->show_progress = true;
-    auto summary = RunExtraction(*options, &CountStopSignals());
-    if (!summary) {
-      spdlog::error("{}", summary.error());
-      return 1;
-    }
-    if (summary->ending != RunEnding::kCompleted) {
-      spdlog::warn("{}", StopLine(*summary));
-      return kExitStoppedBySignal;
-    }
-    spdlog::info("{}", SummaryLine(*summary));
-    return 0;
+    return ReportRun(RunExtraction(*options, &CountStopSignals()));
   };
 }
 

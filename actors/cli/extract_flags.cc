@@ -1,5 +1,7 @@
 #include "actors/cli/extract_flags.h"
 
+#include <spdlog/spdlog.h>
+
 #include "actors/extract_flag_table.h"
 #include "transport/job_security.h"
 
@@ -76,6 +78,19 @@ void ApplyJobTimeouts(const JobTimeouts& timeouts, NodeOptions& node) {
   node.join_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeouts.join_seconds * 1000));
   node.heartbeat_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(timeouts.heartbeat_seconds * 1000));
+}
+
+int ReportRun(const std::expected<ExtractionSummary, std::string>& summary) {
+  if (!summary) {
+    spdlog::error("{}", summary.error());
+    return 1;
+  }
+  if (summary->ending != RunEnding::kCompleted) {
+    spdlog::warn("{}", StopLine(*summary));
+    return kExitStoppedBySignal;
+  }
+  spdlog::info("{}", SummaryLine(*summary));
+  return 0;
 }
 
 }  // namespace actex

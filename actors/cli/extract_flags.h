@@ -37,6 +37,10 @@ struct JobTimeouts {
 };
 void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts);
 void ApplyJobTimeouts(const JobTimeouts& timeouts, NodeOptions& node);
+// Logs how a run ended (its failure, StopLine or SummaryLine) and returns the exit
+// code: 0 done, 1 failed, kExitStoppedBySignal (75) stopped early by a signal.
+int ReportRun(const std::expected<ExtractionSummary, std::string>& summary);
+
 // Reads --job-key-file if given, so a bad key is refused before any work starts.
 std::expected<void, std::string> CheckJobKey(const NodeOptions& node);
 

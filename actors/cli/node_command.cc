@@ -67,21 +67,7 @@ CommandRunner AddNodeCommand(CLI::App& command) {
     }
     spdlog::set_pattern("[%H:%M:%S.%e] [host " + std::to_string(node.host_id) + "] [%^%l%$] %v");
     node.stop_signals = &CountStopSignals();
-    auto summary = RunNode(node);
-    if (!summary) {
-      spdlog::error("{}", summary.error());
-      return 1;
-    }
-    if (summary->ending != RunEnding::kCompleted) {
-      spdlog::warn("{}", StopLine(*summary));
-      return kExitStoppedBySignal;
-    }
-    if (summary->host_dir.empty()) {
-      spdlog::info("done; this host computed its shards of other hosts' replicas");
-    } else {
-      spdlog::info("{}", SummaryLine(*summary));
-    }
-    return 0;
+    return ReportRun(RunNode(node));
   };
 }
 
