@@ -2,11 +2,50 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
+#include "storage/corpus_size.h"
 #include "storage/earlier_output.h"
 
 namespace actex {
+
+namespace {
+
+WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& resources,
+                              const std::string& host_dir) {
+  WriterConfig writer;
+  writer.host_id = options.host_id;
+  writer.shards.dir = host_dir;
+  writer.shards.shard_bytes = options.extract.shard_bytes;
+  writer.shards.gzip = options.extract.gzip;
+  writer.shards.dtype = resources.plan.dtype;
+  for (const Site& site : resources.plan.sites) {
+    writer.shards.sites.emplace_back(site.HookName(), site.Width(resources.config));
+  }
+  writer.shards.tensor_metadata = {{"model", resources.config.name},
+                                   {"sites", SiteList(resources.plan.sites)},
+                                   {"dtype", resources.plan.dtype_name},
+                                   {"tokenizer_sha256", resources.tokenizer_hash}};
+  writer.shards.run_config = ExtractOptionsToJson(options.extract, resources.plan);
+  writer.shards.run_config["mesh"] = resources.mesh.Describe();
+  writer.shards.run_config["num_hosts"] = options.num_hosts;
+  writer.shards.run_config["host_id"] = options.host_id;
+  writer.shards.run_config["machine_id"] = options.machine_id;
+  writer.shards.run_config["total_machines"] = options.total_machines;
+  writer.shards.run_config["corpus_size"] = resources.corpus_size.ToJson();
+  writer.shards.fail_after_bytes = options.extract.fail_after_bytes;
+  return writer;
+}
+
+}  // namespace
+
+std::string SiteList(const std::vector<Site>& sites) {
+  std::string list;
+  for (const Site& site : sites) list += (list.empty() ? "" : ",") + site.HookName();
+  return list;
+}
 
 std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& extract,
                                                        WriterConfig& writer) {
@@ -52,6 +91,41 @@ UploaderConfig MakeUploaderConfig(const UploadOptions& upload, int host_id, Writ
     }
   }
   return uploader;
+}
+
+std::expected<WrittenReplica, std::string> PrepareWrittenReplica(const NodeOptions& options,
+                                                                 const NodeResources& resources,
+                                                                 int replica,
+                                                                 const std::string& host_dir) {
+  const MeshPlan& mesh = resources.mesh;
+  WriterConfig writer = MakeWriterConfig(options, resources, host_dir);
+  // The documents of the written replica among the first `corpus_documents`.
+  auto of_replica = [mesh, replica, max_docs = options.extract.max_docs](int64_t corpus_documents) {
+    if (max_docs >= 0) corpus_documents = std::min(corpus_documents, max_docs);
+    return mesh.DocumentsOfReplica(replica, corpus_documents);
+  };
+  if (auto documents = resources.corpus_size.documents()) {
+    writer.docs_total = of_replica(*documents);
+  } else {
+    writer.docs_total_from_progress = [of_replica, size = resources.corpus_size](
+                                          const CorpusProgressMessage& progress) -> int64_t {
+      const std::optional<int64_t> documents =
+          progress.finished ? std::optional<int64_t>(progress.next_doc_id)
+                            : size.EstimateDocuments({progress.next_doc_id, progress.jsonl_docs,
+                                                      progress.jsonl_bytes});
+      return documents ? of_replica(*documents) : -1;
+    };
+  }
+  auto start = PrepareOutput(options.extract, writer);
+  if (!start) return std::unexpected(start.error());
+  writer.start = *start;
+  WrittenReplica written{std::move(writer), 0};
+  if (written.writer.shards.continue_from.is_object()) {
+    for (const auto& shard : written.writer.shards.continue_from["shards"]) {
+      written.tokens_resumed += shard.value("tokens", int64_t{0});
+    }
+  }
+  return written;
 }
 
 }  // namespace actex

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "actors/extract_options.h"
+#include "actors/node.h"
+#include "actors/node_resources.h"
 #include "actors/replica_start.h"
 #include "actors/uploader_actor.h"
 #include "actors/writer_actor.h"
@@ -17,6 +19,22 @@ namespace actex {
 // replica starts; `writer` learns what to continue from.
 std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& extract,
                                                        WriterConfig& writer);
+
+// The sites as the shards' metadata names them: "blocks.20.hook_resid_post,...".
+std::string SiteList(const std::vector<Site>& sites);
+
+// The writer of replica `replica`, held in `host_dir`: the shards' layout, tensor
+// metadata and run config, the replica's document total (exact, or estimated from
+// the loader's progress through JSONL), and the folder prepared (PrepareOutput).
+// The caller sets the writer's endpoints.
+struct WrittenReplica {
+  WriterConfig writer;         // writer.start: where the replica resumes
+  int64_t tokens_resumed = 0;  // listed by an earlier run, kept
+};
+std::expected<WrittenReplica, std::string> PrepareWrittenReplica(const NodeOptions& options,
+                                                                 const NodeResources& resources,
+                                                                 int replica,
+                                                                 const std::string& host_dir);
 
 // The uploader of that folder, fed by `writer` (whose uploads endpoint it sets). It
 // first goes through every shard an earlier run listed, in case that run's uploads

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "actors/terminal_text.h"
+
 namespace actex {
 namespace {
 
@@ -24,118 +26,11 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
   return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
 }
 
-// 1234567 -> "1,234,567".
-std::string GroupThousands(int64_t value) {
-  const bool negative = value < 0;
-  uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
-  std::string digits = std::to_string(magnitude);
-  std::string grouped;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
-    grouped += digits[i];
-  }
-  return negative ? "-" + grouped : grouped;
-}
-
-std::string FormatRate(double per_second) {
-  if (!std::isfinite(per_second) || per_second < 0) return "?";
-  if (per_second >= 9e18) return ">9e18";
-  return GroupThousands(std::llround(per_second));
-}
-
-// 42 -> "42s", 185 -> "3m05s", 7440 -> "2h04m", 266400 -> "3d02h".
-std::string FormatDuration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "?";
-  if (seconds >= 1000.0 * 86400) return ">999d";
-  const int64_t whole = std::llround(seconds);
-  if (whole < 60) return fmt::format("{}s", whole);
-  if (whole < 3600) return fmt::format("{}m{:02}s", whole / 60, whole % 60);
-  if (whole < 86400) return fmt::format("{}h{:02}m", whole / 3600, whole % 3600 / 60);
-  return fmt::format("{}d{:02}h", whole / 86400, whole % 86400 / 3600);
-}
-
 std::string FormatDocs(int64_t done, int64_t total, bool estimated) {
   if (total < 0) return GroupThousands(done) + " / ?";
   std::string text = GroupThousands(done) + " / " + (estimated ? "~" : "") + GroupThousands(total);
   if (total > 0) text += fmt::format(" ({:.1f}%)", 100.0 * done / total);
   return text;
-}
-
-// Text from the wire made safe for a terminal: at most `max_chars` characters, control
-// characters (C0, DEL, C1: they could move the cursor or recolour the screen) become
-// spaces and bytes that are not UTF-8 become '?'.
-std::string TerminalSafe(const std::string& text, size_t max_chars) {
-  std::string safe;
-  size_t i = 0;
-  for (size_t chars = 0; i < text.size() && chars < max_chars; ++chars) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    size_t length = 0;
-    uint32_t code = 0;
-    if (lead < 0x80) {
-      length = 1, code = lead;
-    } else if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2, code = lead & 0x1F;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3, code = lead & 0x0F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4, code = lead & 0x07;
-    }
-    bool valid = length > 0 && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      valid = (next & 0xC0) == 0x80;
-      code = (code << 6) | (next & 0x3F);
-    }
-    static constexpr std::array<uint32_t, 5> kSmallest = {0, 0, 0x80, 0x800, 0x10000};
-    valid = valid && code >= kSmallest[length] && code <= 0x10FFFF &&
-            !(code >= 0xD800 && code <= 0xDFFF);
-    if (!valid) {
-      safe += '?';
-      i += 1;
-      continue;
-    }
-    if (code < 0x20 || (code >= 0x7F && code < 0xA0)) {
-      safe += ' ';
-    } else {
-      safe.append(text, i, length);
-    }
-    i += length;
-  }
-  if (i < text.size() && !safe.empty()) {
-    // Show that the text was cut: replace the last character by '~'.
-    while ((static_cast<unsigned char>(safe.back()) & 0xC0) == 0x80) safe.pop_back();
-    safe.back() = '~';
-  }
-  return safe;
-}
-
-// Characters a terminal shows for UTF-8 `text` (one per code point; wide glyphs are rare
-// in these fields and only misalign their own row).
-size_t DisplayWidth(const std::string& text) {
-  return std::count_if(text.begin(), text.end(),
-                       [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
-}
-
-enum class Align { kLeft, kRight };
-
-std::string RenderRows(const std::vector<std::vector<std::string>>& rows,
-                       const std::vector<Align>& aligns) {
-  std::vector<size_t> widths(aligns.size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], DisplayWidth(row[c]));
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      const std::string padding(widths[c] - DisplayWidth(row[c]), ' ');
-      if (c > 0) line += "  ";
-      line += aligns[c] == Align::kRight ? padding + row[c] : row[c] + padding;
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + '\n';
-  }
-  return out;
 }
 
 std::string Ago(double now, double then) {

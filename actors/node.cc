@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -51,49 +50,6 @@ constexpr std::chrono::minutes kCollectiveTimeout{30};
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string SiteList(const std::vector<Site>& sites) {
-  std::string list;
-  for (const Site& site : sites) list += (list.empty() ? "" : ",") + site.HookName();
-  return list;
-}
-
-WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& resources,
-                              const std::string& host_dir) {
-  WriterConfig writer;
-  writer.host_id = options.host_id;
-  writer.shards.dir = host_dir;
-  writer.shards.shard_bytes = options.extract.shard_bytes;
-  writer.shards.gzip = options.extract.gzip;
-  writer.shards.dtype = resources.plan.dtype;
-  for (const Site& site : resources.plan.sites) {
-    writer.shards.sites.emplace_back(site.HookName(), site.Width(resources.config));
-  }
-  writer.shards.tensor_metadata = {{"model", resources.config.name},
-                                   {"sites", SiteList(resources.plan.sites)},
-                                   {"dtype", resources.plan.dtype_name},
-                                   {"tokenizer_sha256", resources.tokenizer_hash}};
-  writer.shards.run_config = ExtractOptionsToJson(options.extract, resources.plan);
-  writer.shards.run_config["mesh"] = resources.mesh.Describe();
-  writer.shards.run_config["num_hosts"] = options.num_hosts;
-  writer.shards.run_config["host_id"] = options.host_id;
-  writer.shards.run_config["machine_id"] = options.machine_id;
-  writer.shards.run_config["total_machines"] = options.total_machines;
-  writer.shards.run_config["corpus_size"] = resources.corpus_size.ToJson();
-  writer.activations_endpoint = kActivationsEndpoint;
-  writer.rejects_endpoint = kRejectsEndpoint;
-  writer.events_endpoint = kEventsEndpoint;
-  writer.shards.fail_after_bytes = options.extract.fail_after_bytes;
-  return writer;
-}
-
-// What the folder holds, as the writer's last event says.
-void FillCounts(const MonitorEventMessage& last, ExtractionSummary* summary) {
-  summary->docs = last.docs_done;
-  summary->tokens = last.tokens_done;
-  summary->shards = last.shards_written;
-  summary->rejected = last.rejected;
 }
 
 std::string ResumeKey(int replica) { return "resume/" + std::to_string(replica); }
@@ -145,34 +101,15 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   std::map<int, ReplicaStart> starts;  // by replica
   WriterConfig writer;
   if (writes) {
-    writer = MakeWriterConfig(options, resources, summary.host_dir);
-    // The documents of the written replica among the first `corpus_documents`.
-    auto of_replica = [mesh, replica = layout.written_replica(),
-                       max_docs = extract.max_docs](int64_t corpus_documents) {
-      if (max_docs >= 0) corpus_documents = std::min(corpus_documents, max_docs);
-      return mesh.DocumentsOfReplica(replica, corpus_documents);
-    };
-    if (auto documents = resources.corpus_size.documents()) {
-      writer.docs_total = of_replica(*documents);
-    } else {
-      writer.docs_total_from_progress = [of_replica, size = resources.corpus_size](
-                                            const CorpusProgressMessage& progress) -> int64_t {
-        const std::optional<int64_t> documents =
-            progress.finished ? std::optional<int64_t>(progress.next_doc_id)
-                              : size.EstimateDocuments({progress.next_doc_id, progress.jsonl_docs,
-                                                        progress.jsonl_bytes});
-        return documents ? of_replica(*documents) : -1;
-      };
-    }
-    auto start = PrepareOutput(extract, writer);
-    if (!start) return std::unexpected(start.error());
-    writer.start = *start;
-    starts[layout.written_replica()] = *start;
-    if (writer.shards.continue_from.is_object()) {
-      for (const auto& shard : writer.shards.continue_from["shards"]) {
-        summary.tokens_resumed += shard.value("tokens", int64_t{0});
-      }
-    }
+    auto written =
+        PrepareWrittenReplica(options, resources, layout.written_replica(), summary.host_dir);
+    if (!written) return std::unexpected(written.error());
+    writer = std::move(written->writer);
+    writer.activations_endpoint = kActivationsEndpoint;
+    writer.rejects_endpoint = kRejectsEndpoint;
+    writer.events_endpoint = kEventsEndpoint;
+    starts[layout.written_replica()] = writer.start;
+    summary.tokens_resumed = written->tokens_resumed;
   }
   zmq::context_t context;
   zmq::socket_t events(context, zmq::socket_type::pull);
@@ -328,7 +265,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
                             std::to_string(summary.stop_signal);
     if (job) job->ReportFailure(why);
     supervisor.Publish("stopped", why);
-    FillCounts(supervisor.last_event(), &summary);
+    summary.TakeCounts(supervisor.last_event());
     return summary;
   }
   // Before the final barrier: once it is released host 0's coordinator, and with it
@@ -347,47 +284,12 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     }
   }
   summary.extract_seconds = SecondsSince(extract_start);
-  FillCounts(supervisor.last_event(), &summary);
+  summary.TakeCounts(supervisor.last_event());
   // Only what this run computed: the kept shards' tokens took no time now.
   const int64_t computed = summary.tokens - summary.tokens_resumed;
   summary.tokens_per_second =
       summary.extract_seconds > 0 && computed > 0 ? computed / summary.extract_seconds : 0;
   return summary;
-}
-
-std::string StopLine(const ExtractionSummary& summary) {
-  const std::string signal = summary.stop_signal == SIGTERM  ? "SIGTERM"
-                             : summary.stop_signal == SIGINT ? "SIGINT"
-                                                             : std::to_string(summary.stop_signal);
-  const std::string kept =
-      summary.host_dir.empty() ? std::string("this host writes no output")
-      : summary.ending == RunEnding::kDrained
-          ? fmt::format("{} keeps {} documents ({} tokens) in {} shard(s), all listed",
-                        summary.host_dir, summary.docs, summary.tokens, summary.shards)
-          : fmt::format(
-                "{} keeps every shard its metadata.json lists; the open one was "
-                "dropped",
-                summary.host_dir);
-  const char* how = summary.ending == RunEnding::kDrained ? "drained at a batch boundary"
-                    : summary.ending == RunEnding::kDrainTimedOut
-                        ? "the drain outlasted --drain-timeout"
-                        : "stopped at once";
-  return fmt::format("stopped by {} ({}): {}; run the same command to resume", signal, how, kept);
-}
-
-std::string SummaryLine(const ExtractionSummary& summary) {
-  if (summary.host_dir.empty()) return "done; this host computed its shards of other hosts' replicas";
-  const std::string held = fmt::format("{} documents ({} tokens) in {} shard(s)", summary.docs,
-                                       summary.tokens, summary.shards);
-  const std::string rejected = fmt::format("{} line(s) rejected{}", summary.rejected,
-                                           summary.rejected > 0 ? " (see rejects.jsonl)" : "");
-  if (summary.tokens == summary.tokens_resumed && summary.tokens_resumed > 0) {
-    return fmt::format("{} was already complete: {}; nothing left to compute; {}", summary.host_dir,
-                       held, rejected);
-  }
-  return fmt::format(
-      "wrote {} to {}: {:.1f} tokens/s{}; {}", held, summary.host_dir, summary.tokens_per_second,
-      summary.tokens_resumed > 0 ? " over the part this run computed" : "", rejected);
 }
 
 std::expected<ExtractionSummary, std::string> RunExtraction(const ExtractOptions& options,

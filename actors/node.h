@@ -7,6 +7,7 @@
 #include <string>
 
 #include "actors/extract_options.h"
+#include "actors/extraction_summary.h"
 #include "actors/node_supervisor.h"
 
 namespace actex {
@@ -31,31 +32,6 @@ struct NodeOptions {
   // null: the node does not watch signals.
   const StopSignals* stop_signals = nullptr;
 };
-
-struct ExtractionSummary {
-  std::string host_dir;  // OUT/host_NN; empty when this host writes nothing
-  int64_t docs = 0, tokens = 0, shards = 0, rejected = 0;  // in the folder, earlier runs' too
-  int64_t tokens_resumed = 0;    // of `tokens`, those an earlier run had written (kept)
-  double load_seconds = 0;       // config, weights and tokenizer, before any document
-  double extract_seconds = 0;    // first document to the end of the run
-  double tokens_per_second = 0;  // tokens this run computed, per extract second
-  // Not kCompleted when a stop signal (stop_signal: its number) ended the run early:
-  // the folder then holds what was listed, and the same command resumes.
-  RunEnding ending = RunEnding::kCompleted;
-  int stop_signal = 0;
-};
-
-// The line the extract and node commands end with: what the folder holds, and this
-// run's tokens/s, or that an earlier run had already done everything.
-std::string SummaryLine(const ExtractionSummary& summary);
-
-// The line a run a stop signal ended early ends with: how it stopped, what the folder
-// keeps, and that the same command resumes.
-std::string StopLine(const ExtractionSummary& summary);
-
-// The exit status of a run a stop signal ended early: 75 (EX_TEMPFAIL, "try again"),
-// so schedulers and scripts can tell a preempted run from a failed or finished one.
-inline constexpr int kExitStoppedBySignal = 75;
 
 // One host's node: loader -> tokenizer(s) -> device shards -> writer, each an actor
 // with its own thread and sockets, joined by inproc ZeroMQ links with bounded

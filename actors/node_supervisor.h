@@ -9,6 +9,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "actors/extraction_summary.h"
 #include "transport/actor.h"
 #include "transport/schema.h"
 
@@ -21,14 +22,6 @@ class JobLink;
 struct StopSignals {
   std::atomic<int> count{0};
   std::atomic<int> last{0};
-};
-
-// How a supervised run ended.
-enum class RunEnding {
-  kCompleted,      // every actor finished its work
-  kDrained,        // a stop signal: the pipeline ended early at a batch boundary
-  kDrainTimedOut,  // a stop signal, but the drain outlasted --drain-timeout: stopped
-  kStoppedAtOnce,  // a second stop signal, or one in a job of several hosts
 };
 
 // Watches a node's actors from the node's own thread: the first failure stops them

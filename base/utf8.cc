@@ -39,6 +39,13 @@ size_t SequenceLength(const uint8_t* at, size_t available) {
 
 }  // namespace
 
+size_t WellFormedUtf8Length(std::string_view text, size_t at) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  if (at >= text.size()) return 0;
+  if (bytes[at] < 0x80) return 1;
+  return SequenceLength(bytes + at, text.size() - at);
+}
+
 std::optional<size_t> FirstInvalidUtf8Byte(std::string_view text) {
   const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
   const size_t size = text.size();

@@ -14,6 +14,10 @@ namespace actex {
 // NUL bytes are valid characters.
 std::optional<size_t> FirstInvalidUtf8Byte(std::string_view text);
 
+// The length of the well-formed UTF-8 sequence (as FirstInvalidUtf8Byte judges it)
+// that starts at byte `at` of `text`; 0 when none does.
+size_t WellFormedUtf8Length(std::string_view text, size_t at);
+
 // The length of the UTF-8 sequence `lead` starts, for text already known to be valid.
 inline size_t Utf8Length(unsigned char lead) {
   if (lead < 0x80) return 1;

@@ -13,13 +13,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/whole_file.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
 #include "storage/safetensors.h"
+#include "storage/shuffle_journal.h"
 #include "storage/shuffle_rows.h"
 #include "storage/shuffled_files.h"
 #include "storage/shuffled_output.h"
-#include "base/whole_file.h"
 
 namespace actex {
 namespace {
@@ -27,34 +28,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr int kMaxBuckets = 4096;
-
 std::string Numbered(const char* pattern, int64_t n) {
   char name[64];
   std::snprintf(name, sizeof(name), pattern, static_cast<long long>(n));
   return name;
-}
-
-// The parameters a resumed shuffle must share with the one it continues.
-json Parameters(const ShuffleOptions& options, const SourceOutput& source,
-                const RecordLayout& layout) {
-  json shards = json::array();
-  for (const SourceShard& shard : source.shards) {
-    shards.push_back({{"file", shard.file},
-                      {"bytes", shard.bytes},
-                      {"crc32", FormatCrc32(shard.crc32)},
-                      {"tokens", shard.tokens}});
-  }
-  json sites = json::array();
-  for (const auto& [name, width] : layout.sites)
-    sites.push_back({{"name", name}, {"width", width}});
-  std::set<int32_t> skip(options.skip_token_ids.begin(), options.skip_token_ids.end());
-  return {{"source_shards", shards},
-          {"seed", options.seed},
-          {"rows_per_file", options.rows_per_file},
-          {"sites", sites},
-          {"dtype", DtypeName(layout.dtype)},
-          {"skip_token_ids", skip}};
 }
 
 class Shuffle {
@@ -98,69 +75,13 @@ class Shuffle {
 };
 
 std::expected<void, std::string> Shuffle::Start() {
-  const json parameters = Parameters(options_, source_, layout_);
-  std::error_code error;
-  const std::string metadata_path = options_.out_dir + "/metadata.json";
-  if (fs::exists(metadata_path, error)) {
-    auto text = ReadWholeFile(metadata_path);
-    if (!text) return std::unexpected(text.error());
-    metadata_ = json::parse(*text, nullptr, false);
-    if (metadata_.is_discarded() || metadata_.value("format", "") != kShuffledFormat ||
-        metadata_.value("parameters", json()) != parameters) {
-      return std::unexpected(options_.out_dir +
-                             " already holds another shuffle (other source, seed, sites, dtype, "
-                             "skipped tokens or rows per file): remove it or choose another --to");
-    }
-    result_.resumed = true;
-    if (metadata_.value("complete", false)) return {};
-    auto state_text = ReadWholeFile(work_ + "/state.json");
-    if (!state_text) return std::unexpected(state_text.error());
-    state_ = json::parse(*state_text, nullptr, false);
-    if (state_.is_discarded()) return std::unexpected(work_ + "/state.json is not valid JSON");
-    for (const json& file : metadata_["files"]) {
-      listed_files_.insert(file["index"].get<int64_t>());
-    }
-    return {};
-  }
-  if (fs::exists(options_.out_dir, error)) {
-    // A shuffle killed before its first metadata.json leaves only its work folder,
-    // which holds nothing yet that a start afresh would not write again.
-    for (const fs::directory_entry& entry : fs::directory_iterator(options_.out_dir, error)) {
-      if (entry.path() != fs::path(work_)) {
-        return std::unexpected(options_.out_dir +
-                               " is not empty and holds no shuffle's metadata.json");
-      }
-    }
-    fs::remove_all(work_, error);
-    if (error) return std::unexpected("cannot remove " + work_ + ": " + error.message());
-  }
-  if (auto made = MakeDirectories(work_); !made) return made;
-  const int64_t estimate = source_.tokens * entry_bytes_;
-  const int64_t bucket_target = std::max<int64_t>(1, options_.memory_bytes / 4);
-  const int64_t buckets = std::max<int64_t>(1, (estimate + bucket_target - 1) / bucket_target);
-  if (buckets > kMaxBuckets) {
-    return std::unexpected("--memory " + std::to_string(options_.memory_bytes) +
-                           " bytes is too small for " + std::to_string(estimate) +
-                           " bytes of rows: give at least " +
-                           std::to_string(estimate / kMaxBuckets * 4) + " bytes");
-  }
-  state_ = {{"buckets", buckets},
-            {"scatter_done", 0},
-            {"bucket_bytes", std::vector<int64_t>(static_cast<size_t>(buckets), 0)},
-            {"rows", 0},
-            {"skipped", 0},
-            {"permute_done", 0}};
-  metadata_ = {{"format", kShuffledFormat},
-               {"version", 1},
-               {"complete", false},
-               {"source", fs::absolute(source_.dir).lexically_normal().string()},
-               {"parameters", parameters},
-               {"rows", nullptr},
-               {"skipped", nullptr},
-               {"files", json::array()},
-               {"totals", {{"rows", 0}, {"files", 0}, {"bytes", 0}}}};
-  if (auto saved = SaveState(); !saved) return saved;
-  return SaveMetadata();
+  auto journal = OpenShuffleJournal(options_, source_, layout_, work_, entry_bytes_, &budget_);
+  if (!journal) return std::unexpected(journal.error());
+  metadata_ = std::move(journal->metadata);
+  state_ = std::move(journal->state);
+  result_.resumed = journal->resumed;
+  listed_files_ = std::move(journal->listed_files);
+  return {};
 }
 
 std::expected<void, std::string> Shuffle::Scatter() {

@@ -1,10 +1,7 @@
 #include "storage/output_verifier.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <optional>
-#include <regex>
-#include <set>
 
 #include "storage/shard_check.h"
 #include "storage/uploaded_shards.h"
@@ -12,29 +9,6 @@
 namespace actex {
 
 namespace {
-
-namespace fs = std::filesystem;
-
-bool IsHostFolderName(const std::string& name) {
-  static const std::regex pattern(R"((machine_[0-9]+_)?host_[0-9]+)");
-  return std::regex_match(name, pattern);
-}
-
-FolderRole OwnsEverything(const std::string& name) {
-  auto all = [](int64_t) { return true; };
-  return FolderRole{"", {}, name, {}, all, all};
-}
-
-struct Folder {
-  OutputFolder output;
-  FolderRole role;
-  int64_t max_docs = -1;  // documents at or past it were never read
-};
-
-struct Job {
-  std::vector<size_t> folders;
-  int64_t max_docs = -1;
-};
 
 // "4, 9, 12" or, with places, "5 (host_00/shard_000001.safetensors, host_01/rejects.jsonl)".
 std::string ListIds(const std::map<int64_t, std::vector<std::string>>& ids, int64_t count) {
@@ -61,17 +35,15 @@ class Verifier {
   std::expected<VerifyReport, std::string> Run();
 
  private:
-  std::expected<void, std::string> FindFolders();
-  void GroupJobs();
   void CountCorpus();
-  void CheckFolder(Folder& folder);
+  void CheckFolder(JobFolder& folder);
   // Records the documents inferred for the folder's listed shard `index`, uploaded
   // and deleted locally, as seen in tally source `source`; `rejected` (sorted) holds
   // the folder's rejected ids inside its deleted shards' ranges.
-  void RecordDeletedShard(const Folder& folder, size_t index, int source,
+  void RecordDeletedShard(const JobFolder& folder, size_t index, int source,
                           const std::vector<int64_t>& rejected);
   // One occurrence of `doc_id` in `folder`, seen in `place` (tally source `source`).
-  void Record(const Folder& folder, int64_t doc_id, int source, const std::string& place);
+  void Record(const JobFolder& folder, int64_t doc_id, int source, const std::string& place);
   void CheckCoverage();
   void Fault(std::string file, std::string problem) {
     report_.faults.push_back({std::move(file), std::move(problem)});
@@ -79,126 +51,16 @@ class Verifier {
 
   const VerifyOptions& options_;
   VerifyReport report_;
-  bool single_folder_ = false;
-  std::vector<Folder> folders_;
-  std::map<std::string, Job> jobs_;
+  JobFolders found_;
   std::optional<DocumentTally> tally_;
   IdSample unexpected_;
 };
-
-std::expected<void, std::string> Verifier::FindFolders() {
-  std::error_code error;
-  if (!fs::is_directory(options_.out_dir, error)) {
-    return std::unexpected(options_.out_dir + " is not a directory");
-  }
-  std::vector<std::pair<std::string, std::string>> found;  // (path, label)
-  if (fs::exists(fs::path(options_.out_dir) / "metadata.json", error)) {
-    single_folder_ = true;
-    const fs::path canonical = fs::weakly_canonical(options_.out_dir, error);
-    std::string label = canonical.filename().string();
-    if (label.empty()) label = canonical.parent_path().filename().string();  // "host_00/"
-    found.emplace_back(options_.out_dir, label.empty() ? options_.out_dir : label);
-  } else {
-    for (const auto& entry : fs::directory_iterator(options_.out_dir, error)) {
-      const std::string name = entry.path().filename().string();
-      if (!entry.is_directory()) continue;
-      if (fs::exists(entry.path() / "metadata.json")) {
-        found.emplace_back(entry.path().string(), name);
-      } else if (IsHostFolderName(name)) {
-        Fault(name, "has no metadata.json: the run never wrote here, or it was deleted");
-      }
-    }
-    if (error) return std::unexpected("cannot list " + options_.out_dir + ": " + error.message());
-  }
-  if (found.empty()) {
-    return std::unexpected(options_.out_dir +
-                           " holds no host folder with a metadata.json (host_NN, "
-                           "machine_MMM_host_NN): is it an extraction's --out?");
-  }
-  std::sort(found.begin(), found.end());
-  for (const auto& [path, label] : found) {
-    auto output = ReadOutputFolder(path, label, &report_.faults);
-    if (!output) continue;
-    Folder folder{std::move(*output), OwnsEverything(label), -1};
-    const auto& config = folder.output.config;
-    if (config.contains("max_docs") && config["max_docs"].is_number_integer()) {
-      folder.max_docs = config["max_docs"].get<int64_t>();
-    }
-    if (options_.role) {
-      auto role = options_.role(config);
-      if (role) {
-        folder.role = std::move(*role);
-      } else {
-        Fault(label + "/metadata.json",
-              "cannot tell which documents the folder holds: " + role.error());
-      }
-    }
-    if (!folder.output.complete && !options_.allow_incomplete) {
-      Fault(label,
-            "did not finish (\"complete\": false): resume the run, or pass "
-            "--allow-incomplete to check what it has written so far");
-    }
-    folders_.push_back(std::move(folder));
-  }
-  return {};
-}
-
-void Verifier::GroupJobs() {
-  for (size_t i = 0; i < folders_.size(); ++i) {
-    const Folder& folder = folders_[i];
-    Job& job = jobs_[folder.role.job];
-    if (job.folders.empty()) {
-      job.max_docs = folder.max_docs;
-    } else if (job.max_docs != folder.max_docs) {
-      Fault(folder.output.label + "/metadata.json",
-            "max_docs " + std::to_string(folder.max_docs) + " differs from " +
-                folders_[job.folders.front()].output.label + "'s " + std::to_string(job.max_docs) +
-                " within one job");
-      job.max_docs = std::max(job.max_docs, folder.max_docs);
-    }
-    for (size_t other : job.folders) {
-      if (!folder.role.name.empty() && folders_[other].role.name == folder.role.name) {
-        Fault(folder.output.label, "holds the same share of documents as " +
-                                       folders_[other].output.label + " (both are " +
-                                       folder.role.name + " by their metadata.json)");
-      }
-    }
-    if (!single_folder_ && !folder.role.name.empty() && folder.role.name != folder.output.label) {
-      report_.warnings.push_back(
-          {folder.output.label,
-           "its metadata.json says it is " + folder.role.name + " (a renamed or copied folder?)"});
-    }
-    job.folders.push_back(i);
-  }
-  if (single_folder_) return;
-  std::set<std::string> absent_jobs;
-  for (const Folder& folder : folders_) {
-    for (const std::string& job : folder.role.all_jobs) {
-      if (!jobs_.contains(job)) absent_jobs.insert(job);
-    }
-  }
-  for (const std::string& job : absent_jobs) {
-    report_.warnings.push_back(
-        {"", job + " has no folder here: its share of the corpus is not checked"});
-  }
-  for (const auto& [name, job] : jobs_) {
-    const FolderRole& role = folders_[job.folders.front()].role;
-    for (const std::string& expected : role.job_folders) {
-      const bool present = std::any_of(job.folders.begin(), job.folders.end(),
-                                       [&](size_t i) { return folders_[i].role.name == expected; });
-      if (!present) {
-        Fault(expected, "is missing: " + (name.empty() ? "the job" : name) +
-                            " writes this folder, so its documents are missing");
-      }
-    }
-  }
-}
 
 void Verifier::CountCorpus() {
   std::vector<std::string> inputs = options_.data;
   std::string named_by = "--data";
   if (inputs.empty()) {
-    const Folder& first = folders_.front();
+    const JobFolder& first = found_.folders.front();
     const auto& data = first.output.config.value("data", nlohmann::json());
     named_by = first.output.label + "/metadata.json";
     if (!data.is_array() || data.empty() ||
@@ -206,7 +68,7 @@ void Verifier::CountCorpus() {
       Fault(named_by, "config names no corpus (\"data\"): give it with --data");
       return;
     }
-    for (const Folder& folder : folders_) {
+    for (const JobFolder& folder : found_.folders) {
       if (folder.output.config.value("data", nlohmann::json()) != data) {
         Fault(folder.output.label + "/metadata.json",
               "config names another corpus than " + named_by + ": give the corpus with --data");
@@ -216,9 +78,9 @@ void Verifier::CountCorpus() {
     inputs = data.get<std::vector<std::string>>();
   }
   int64_t limit = -1;
-  if (std::all_of(jobs_.begin(), jobs_.end(),
+  if (std::all_of(found_.jobs.begin(), found_.jobs.end(),
                   [](const auto& job) { return job.second.max_docs >= 0; })) {
-    for (const auto& [name, job] : jobs_) limit = std::max(limit, job.max_docs);
+    for (const auto& [name, job] : found_.jobs) limit = std::max(limit, job.max_docs);
   }
   auto documents = CountCorpusDocuments(inputs, limit);
   if (!documents) {
@@ -230,7 +92,8 @@ void Verifier::CountCorpus() {
   report_.coverage_checked = true;
 }
 
-void Verifier::Record(const Folder& folder, int64_t doc_id, int source, const std::string& place) {
+void Verifier::Record(const JobFolder& folder, int64_t doc_id, int source,
+                      const std::string& place) {
   if (!tally_) return;
   std::string why;
   if (doc_id >= tally_->corpus_documents()) {
@@ -247,7 +110,7 @@ void Verifier::Record(const Folder& folder, int64_t doc_id, int source, const st
   if (doc_id < tally_->corpus_documents()) tally_->Record(doc_id, source);
 }
 
-void Verifier::CheckFolder(Folder& folder) {
+void Verifier::CheckFolder(JobFolder& folder) {
   const OutputFolder& output = folder.output;
   FolderSummary summary{output.label,
                         output.complete,
@@ -306,7 +169,7 @@ void Verifier::CheckFolder(Folder& folder) {
   report_.folders.push_back(summary);
 }
 
-void Verifier::RecordDeletedShard(const Folder& folder, size_t index, int source,
+void Verifier::RecordDeletedShard(const JobFolder& folder, size_t index, int source,
                                   const std::vector<int64_t>& rejected) {
   const ShardListing& shard = folder.output.shards[index];
   const std::string place = folder.output.label + "/" + folder.output.shard_files[index];
@@ -336,13 +199,13 @@ void Verifier::RecordDeletedShard(const Folder& folder, size_t index, int source
 void Verifier::CheckCoverage() {
   if (!tally_) return;
   auto expected = [&](int64_t doc_id) {
-    if (single_folder_) {
-      const Folder& folder = folders_.front();
+    if (found_.single_folder) {
+      const JobFolder& folder = found_.folders.front();
       return (folder.max_docs < 0 || doc_id < folder.max_docs) && folder.role.owns(doc_id);
     }
-    for (const auto& [name, job] : jobs_) {
+    for (const auto& [name, job] : found_.jobs) {
       if ((job.max_docs < 0 || doc_id < job.max_docs) &&
-          folders_[job.folders.front()].role.job_owns(doc_id)) {
+          found_.folders[job.folders.front()].role.job_owns(doc_id)) {
         return true;
       }
     }
@@ -350,7 +213,7 @@ void Verifier::CheckCoverage() {
   };
   auto excused = [&](int64_t doc_id) {
     if (!options_.allow_incomplete) return false;
-    return std::any_of(folders_.begin(), folders_.end(), [&](const Folder& folder) {
+    return std::any_of(found_.folders.begin(), found_.folders.end(), [&](const JobFolder& folder) {
       return !folder.output.complete && folder.role.owns(doc_id);
     });
   };
@@ -378,11 +241,13 @@ void Verifier::CheckCoverage() {
 }
 
 std::expected<VerifyReport, std::string> Verifier::Run() {
-  if (auto found = FindFolders(); !found) return std::unexpected(found.error());
-  if (folders_.empty()) return report_;  // every metadata.json was unusable: all reported
-  GroupJobs();
+  auto found = FindJobFolders(options_.out_dir, options_.role, options_.allow_incomplete,
+                              &report_.faults, &report_.warnings);
+  if (!found) return std::unexpected(found.error());
+  found_ = std::move(*found);
+  if (found_.folders.empty()) return report_;  // every metadata.json was unusable: all reported
   CountCorpus();
-  for (Folder& folder : folders_) CheckFolder(folder);
+  for (JobFolder& folder : found_.folders) CheckFolder(folder);
   CheckCoverage();
   return report_;
 }

@@ -4,38 +4,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "storage/document_tally.h"
-#include "storage/output_folder.h"
+#include "storage/job_folders.h"
 
 namespace actex {
-
-// Which corpus documents one host folder answers for (writes, or lists in its
-// rejects.jsonl), as the job that wrote it dealt them. Storage does not know how
-// jobs deal documents; the caller derives this from the folder's metadata.json
-// "config" (actex's rule: MeshPlan::ReplicaOfDocument in actors/mesh_plan.h).
-struct FolderRole {
-  // Folders with the same `job` split one independent job's documents (one
-  // --machine-id of --total-machines); documents of jobs with no folder in OUT are
-  // not expected.
-  std::string job;
-  // Every job that splits the corpus with this one (itself included), so that the
-  // jobs with no folder in OUT are named in a warning. Empty: not known.
-  std::vector<std::string> all_jobs;
-  // The folder's name as its job names it, and every folder name the job writes,
-  // so that a folder missing from OUT is reported. Empty: not known, not checked.
-  std::string name;
-  std::vector<std::string> job_folders;
-  std::function<bool(int64_t doc_id)> owns;      // this folder's documents
-  std::function<bool(int64_t doc_id)> job_owns;  // all of the job's folders' documents
-};
-using FolderRoleRule =
-    std::function<std::expected<FolderRole, std::string>(const nlohmann::json& config)>;
 
 struct VerifyOptions {
   // An extraction's output: host folders (host_NN, machine_MMM_host_NN) below it,

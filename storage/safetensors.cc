@@ -25,9 +25,6 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-constexpr size_t kLengthPrefixBytes = 8;
-constexpr const char* kMetadataKey = "__metadata__";
-
 // Reads a JSON number that must be a non-negative integer fitting int64_t.
 bool ReadNonNegative(const nlohmann::json& value, int64_t* out) {
   if (value.is_number_unsigned()) {
@@ -43,21 +40,6 @@ bool ReadNonNegative(const nlohmann::json& value, int64_t* out) {
     return true;
   }
   return false;
-}
-
-// dtype bytes x product(shape), or an error if a dimension is negative or the
-// product does not fit int64_t.
-std::expected<int64_t, std::string> TensorBytes(const std::string& dtype,
-                                                const std::vector<int64_t>& shape) {
-  int64_t bytes = SafetensorsDtypeBytes(dtype);
-  if (bytes == 0) return std::unexpected("unknown dtype \"" + dtype + "\"");
-  for (int64_t dim : shape) {
-    if (dim < 0) return std::unexpected("negative dimension " + std::to_string(dim));
-    if (__builtin_mul_overflow(bytes, dim, &bytes)) {
-      return std::unexpected(std::string("shape too large: byte size overflows 64 bits"));
-    }
-  }
-  return bytes;
 }
 
 struct ParsedTensor {
@@ -106,7 +88,7 @@ std::expected<ParsedTensor, std::string> ParseTensorEntry(const std::string& nam
     return std::unexpected("data_offsets " + offsets->dump() + " run past the end of the data (" +
                            std::to_string(data_bytes) + " bytes after the header)");
   }
-  auto expected_bytes = TensorBytes(tensor.dtype, tensor.shape);
+  auto expected_bytes = SafetensorsTensorBytes(tensor.dtype, tensor.shape);
   if (!expected_bytes) return std::unexpected(expected_bytes.error());
   if (*expected_bytes != tensor.end - tensor.begin) {
     return std::unexpected(tensor.dtype + " " + ShapeText(tensor.shape) + " needs " +
@@ -148,7 +130,7 @@ std::expected<std::unique_ptr<SafetensorsFile>, std::string> SafetensorsFile::Op
   if (::fstat(fd, &info) != 0) return std::unexpected(OsError("cannot stat", path, errno));
   if (!S_ISREG(info.st_mode)) return fail("not a regular file");
   const auto file_bytes = static_cast<uint64_t>(info.st_size);
-  if (file_bytes < kLengthPrefixBytes) {
+  if (file_bytes < kSafetensorsLengthBytes) {
     return fail("not a safetensors file: " + std::to_string(file_bytes) +
                 " bytes, fewer than the 8-byte header length");
   }
@@ -158,16 +140,17 @@ std::expected<std::unique_ptr<SafetensorsFile>, std::string> SafetensorsFile::Op
   const auto* bytes = static_cast<const uint8_t*>(state.mapping);
 
   uint64_t header_bytes = 0;
-  std::memcpy(&header_bytes, bytes, kLengthPrefixBytes);
-  if (header_bytes > file_bytes - kLengthPrefixBytes) {
+  std::memcpy(&header_bytes, bytes, kSafetensorsLengthBytes);
+  if (header_bytes > file_bytes - kSafetensorsLengthBytes) {
     return fail("header length " + std::to_string(header_bytes) + " exceeds the " +
-                std::to_string(file_bytes - kLengthPrefixBytes) +
+                std::to_string(file_bytes - kSafetensorsLengthBytes) +
                 " bytes that follow it (truncated or not a safetensors file)");
   }
-  state.header_json.assign(reinterpret_cast<const char*>(bytes) + kLengthPrefixBytes,
+  state.header_json.assign(reinterpret_cast<const char*>(bytes) + kSafetensorsLengthBytes,
                            static_cast<size_t>(header_bytes));
-  const int64_t data_bytes = static_cast<int64_t>(file_bytes - kLengthPrefixBytes - header_bytes);
-  const uint8_t* data = bytes + kLengthPrefixBytes + header_bytes;
+  const int64_t data_bytes =
+      static_cast<int64_t>(file_bytes - kSafetensorsLengthBytes - header_bytes);
+  const uint8_t* data = bytes + kSafetensorsLengthBytes + header_bytes;
 
   nlohmann::json header;
   try {
@@ -179,7 +162,7 @@ std::expected<std::unique_ptr<SafetensorsFile>, std::string> SafetensorsFile::Op
 
   std::vector<ParsedTensor> parsed;
   for (const auto& [name, entry] : header.items()) {
-    if (name == kMetadataKey) {
+    if (name == kSafetensorsMetadataKey) {
       if (!entry.is_object()) return fail("\"__metadata__\" is not a JSON object");
       for (const auto& [key, value] : entry.items()) {
         if (!value.is_string()) {
@@ -240,83 +223,17 @@ int SafetensorsDtypeBytes(const std::string& dtype) {
   return 0;
 }
 
-std::expected<std::string, std::string> EncodeSafetensorsHeader(
-    const std::vector<TensorToWrite>& tensors, const std::map<std::string, std::string>& metadata) {
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  if (!metadata.empty()) {
-    auto& entry = header[kMetadataKey] = nlohmann::ordered_json::object();
-    for (const auto& [key, value] : metadata) entry[key] = value;
-  }
-  int64_t offset = 0;
-  for (const auto& tensor : tensors) {
-    if (tensor.name.empty() || tensor.name == kMetadataKey) {
-      return std::unexpected("tensor name \"" + tensor.name + "\" is not allowed");
+std::expected<int64_t, std::string> SafetensorsTensorBytes(const std::string& dtype,
+                                                           const std::vector<int64_t>& shape) {
+  int64_t bytes = SafetensorsDtypeBytes(dtype);
+  if (bytes == 0) return std::unexpected("unknown dtype \"" + dtype + "\"");
+  for (int64_t dim : shape) {
+    if (dim < 0) return std::unexpected("negative dimension " + std::to_string(dim));
+    if (__builtin_mul_overflow(bytes, dim, &bytes)) {
+      return std::unexpected(std::string("shape too large: byte size overflows 64 bits"));
     }
-    if (header.contains(tensor.name)) {
-      return std::unexpected("tensor \"" + tensor.name + "\" appears twice");
-    }
-    auto bytes = TensorBytes(tensor.dtype, tensor.shape);
-    if (!bytes) return std::unexpected("tensor \"" + tensor.name + "\": " + bytes.error());
-    header[tensor.name] = {{"dtype", tensor.dtype},
-                           {"shape", tensor.shape},
-                           {"data_offsets", {offset, offset + *bytes}}};
-    offset += *bytes;
   }
-  std::string json;
-  try {
-    json = header.dump();
-  } catch (const nlohmann::json::exception& error) {
-    return std::unexpected(std::string("cannot encode safetensors header: ") + error.what());
-  }
-  // Padding keeps the data section 8-byte aligned for readers that map it in place.
-  json.append((8 - json.size() % 8) % 8, ' ');
-  const uint64_t length = json.size();
-  std::string out(kLengthPrefixBytes, '\0');
-  std::memcpy(out.data(), &length, kLengthPrefixBytes);
-  return out + json;
-}
-
-std::expected<void, std::string> WriteSafetensors(
-    const std::string& path, const std::vector<TensorToWrite>& tensors,
-    const std::map<std::string, std::string>& metadata) {
-  auto header = EncodeSafetensorsHeader(tensors, metadata);
-  if (!header) return std::unexpected(path + ": " + header.error());
-  size_t largest = 0;
-  for (const auto& tensor : tensors) {
-    if (!tensor.fill) {
-      return std::unexpected(path + ": tensor \"" + tensor.name + "\" has no fill function");
-    }
-    // TensorBytes succeeded inside EncodeSafetensorsHeader.
-    largest = std::max(largest, static_cast<size_t>(*TensorBytes(tensor.dtype, tensor.shape)));
-  }
-
-  return WriteFileAtomically(
-      path, [&](int fd, const std::string& tmp_path) -> std::expected<void, std::string> {
-        if (auto ok = WriteAll(fd, header->data(), header->size(), tmp_path, nullptr); !ok) {
-          return ok;
-        }
-        std::vector<uint8_t> buffer;
-        try {
-          buffer.resize(largest);
-        } catch (const std::bad_alloc&) {
-          return std::unexpected(path + ": cannot allocate " + std::to_string(largest) +
-                                 " bytes for the largest tensor");
-        }
-        for (const auto& tensor : tensors) {
-          std::span<uint8_t> bytes(buffer.data(),
-                                   static_cast<size_t>(*TensorBytes(tensor.dtype, tensor.shape)));
-          try {
-            tensor.fill(bytes);
-          } catch (const std::exception& error) {
-            return std::unexpected(path + ": filling tensor \"" + tensor.name +
-                                   "\" failed: " + error.what());
-          }
-          if (auto ok = WriteAll(fd, bytes.data(), bytes.size(), tmp_path, nullptr); !ok) {
-            return ok;
-          }
-        }
-        return {};
-      });
+  return bytes;
 }
 
 }  // namespace actex

@@ -1,6 +1,7 @@
 #ifndef ACTEX_STORAGE_SAFETENSORS_H_
 #define ACTEX_STORAGE_SAFETENSORS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <expected>
 #include <functional>
@@ -60,6 +61,17 @@ std::expected<void, std::string> WriteSafetensors(
 // Size in bytes of one element of `dtype`, 0 if unknown. Knows every dtype of the
 // format: F64 F32 F16 BF16 I64 I32 I16 I8 U64 U32 U16 U8 BOOL F8_E4M3 F8_E5M2.
 int SafetensorsDtypeBytes(const std::string& dtype);
+
+// Bytes of a tensor of `dtype` and `shape`; an error for an unknown dtype, a
+// negative dimension, or a size that does not fit int64_t.
+std::expected<int64_t, std::string> SafetensorsTensorBytes(const std::string& dtype,
+                                                           const std::vector<int64_t>& shape);
+
+// Bytes of the little-endian header length that starts the file.
+inline constexpr size_t kSafetensorsLengthBytes = 8;
+
+// The header key that holds the file's string metadata, never a tensor's name.
+inline constexpr const char* kSafetensorsMetadataKey = "__metadata__";
 
 // The bytes that precede the tensor data in a safetensors file holding `tensors`
 // back to back in the given order (their `fill` is not used): the 8-byte length

@@ -11,14 +11,13 @@
 
 #include "transport/connection_watch.h"
 #include "transport/interrupted.h"
+#include "transport/ring_inbox.h"
 #include "transport/schema.h"
 #include "transport/wire.h"
 
 namespace actex {
 
 namespace {
-
-using ChunkKey = std::tuple<uint64_t, int, int>;  // (op_id, step, chunk)
 
 // A flood of strangers' messages must not flood the log as well.
 bool ShouldLogDrop(uint64_t dropped) { return dropped <= 10 || dropped % 1000 == 0; }
@@ -38,8 +37,7 @@ struct RingLinks::State {
   bool connected = false;
   uint64_t next_op_id = 1;
   uint64_t current_op_id = 0;
-  std::map<ChunkKey, zmq::message_t> stash;
-  size_t stashed_bytes = 0;
+  std::optional<ChunkStash> stash;  // made with the options' bounds
   uint64_t dropped = 0;
   std::string last_drop_reason;
 
@@ -58,35 +56,6 @@ struct RingLinks::State {
     last_drop_reason = std::move(reason);
   }
 
-  // Like Receive(from_previous, timeout), but also wakes up when the interrupt
-  // socket becomes readable, then fails with kind kInterrupted (an interrupt wins
-  // over a chunk arriving at the same time: the owner wants to stop).
-  std::expected<std::optional<ReceivedMessage>, WireError> ReceiveOrInterrupt(
-      std::chrono::milliseconds timeout) {
-    zmq::pollitem_t items[] = {{options.interrupt->handle(), 0, ZMQ_POLLIN, 0},
-                               {from_previous.handle(), 0, ZMQ_POLLIN, 0}};
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      try {
-        zmq::poll(items, 2, std::max(left, std::chrono::milliseconds(0)));
-      } catch (const zmq::error_t& e) {
-        if (e.num() == EINTR) continue;  // a signal; wait for the time that is left
-        return std::unexpected(
-            WireError{WireError::Kind::kSocket, std::string("poll failed: ") + e.what()});
-      }
-      if ((items[0].revents & ZMQ_POLLIN) != 0) {
-        return std::unexpected(WireError{WireError::Kind::kInterrupted, "interrupted"});
-      }
-      if ((items[1].revents & ZMQ_POLLIN) != 0) break;
-      if (left <= std::chrono::milliseconds(0)) return std::optional<ReceivedMessage>();
-    }
-    auto message = Receive(from_previous);
-    if (!message) return std::unexpected(message.error());
-    return std::optional<ReceivedMessage>(std::move(*message));
-  }
-
   // Counts (and logs) the connections the tcp ingress refused since the last call.
   void DrainIngressWatch() {
     if (!ingress_watch) return;
@@ -99,17 +68,6 @@ struct RingLinks::State {
             "without this job's key ({} so far)",
             Who(), bound_endpoint, refused_connections);
       }
-    }
-  }
-
-  // Forgets stashed chunks of operations older than the current one.
-  void DropStaleStash() {
-    while (!stash.empty() && std::get<0>(stash.begin()->first) < current_op_id) {
-      const auto& [op_id, step, chunk] = stash.begin()->first;
-      stashed_bytes -= stash.begin()->second.size();
-      Drop(fmt::format("stashed chunk of op {} step {} chunk {} was never asked for", op_id, step,
-                       chunk));
-      stash.erase(stash.begin());
     }
   }
 };
@@ -141,6 +99,7 @@ std::expected<std::unique_ptr<RingLinks>, std::string> RingLinks::Bind(zmq::cont
   State& state = *links->state_;
   state.context = &context;
   state.options = std::move(options);
+  state.stash.emplace(state.options.max_stashed_chunks, state.options.max_stashed_bytes);
   const std::string& endpoint = state.options.endpoints[state.options.rank];
   try {
     state.from_previous = zmq::socket_t(context, zmq::socket_type::pull);
@@ -218,7 +177,7 @@ uint64_t RingLinks::refused_connections() {
   state_->DrainIngressWatch();
   return state_->refused_connections;
 }
-size_t RingLinks::stashed_chunks() const { return state_->stash.size(); }
+size_t RingLinks::stashed_chunks() const { return state_->stash->size(); }
 
 uint64_t RingLinks::NextOperation() { return state_->next_op_id++; }
 
@@ -256,16 +215,15 @@ std::expected<zmq::message_t, std::string> RingLinks::ReceiveFrameFromPrevious(u
   }
   if (op_id > state.current_op_id) {
     state.current_op_id = op_id;
-    state.DropStaleStash();
+    state.stash->ForgetBefore(op_id, [&](const ChunkKey& key) {
+      const auto& [stale_op, stale_step, stale_chunk] = key;
+      state.Drop(fmt::format("stashed chunk of op {} step {} chunk {} was never asked for",
+                             stale_op, stale_step, stale_chunk));
+    });
   }
   state.DrainIngressWatch();
   const ChunkKey wanted{op_id, step, chunk};
-  if (auto found = state.stash.find(wanted); found != state.stash.end()) {
-    zmq::message_t frame = std::move(found->second);
-    state.stashed_bytes -= frame.size();
-    state.stash.erase(found);
-    return frame;
-  }
+  if (auto stashed = state.stash->Take(wanted)) return std::move(*stashed);
 
   const auto timed_out = [&] {
     std::string dropped;
@@ -290,9 +248,8 @@ std::expected<zmq::message_t, std::string> RingLinks::ReceiveFrameFromPrevious(u
         deadline - std::chrono::steady_clock::now());
     // Checked here too, so a flood of strangers' messages cannot postpone it forever.
     if (!first && left <= std::chrono::milliseconds(0)) return timed_out();
-    auto received = state.options.interrupt == nullptr
-                        ? Receive(state.from_previous, std::max(left, std::chrono::milliseconds(0)))
-                        : state.ReceiveOrInterrupt(std::max(left, std::chrono::milliseconds(0)));
+    auto received = Receive(state.from_previous, std::max(left, std::chrono::milliseconds(0)),
+                            state.options.interrupt);
     if (!received) {
       if (received.error().kind == WireError::Kind::kInterrupted) {
         return std::unexpected(
@@ -310,53 +267,26 @@ std::expected<zmq::message_t, std::string> RingLinks::ReceiveFrameFromPrevious(u
     }
     if (!*received) return timed_out();
     ReceivedMessage& message = **received;
-    auto header = message.As<CollectiveChunkMessage>();
-    if (!header) {
-      state.Drop(fmt::format("not a collective chunk ({}): {}", MessageTypeName(message.type),
-                             header.error()));
+    auto key = AcceptChunk(message, state.options.ring, state.previous_rank(), state.current_op_id);
+    if (!key) {
+      state.Drop(std::move(key.error()));
       continue;
     }
-    if (header->ring != state.options.ring) {
-      state.Drop(fmt::format("chunk of ring '{}' (rank {})", header->ring, header->from_rank));
-      continue;
-    }
-    if (header->from_rank != state.previous_rank()) {
-      state.Drop(fmt::format("chunk from rank {}, not from the predecessor rank {}",
-                             header->from_rank, state.previous_rank()));
-      continue;
-    }
-    if (header->step < 0 || header->chunk < 0) {
-      state.Drop(fmt::format("impossible step {} / chunk {}", header->step, header->chunk));
-      continue;
-    }
-    if (message.payloads.size() != 1 || message.payloads[0].size() % sizeof(float) != 0) {
-      state.Drop(fmt::format("chunk of op {} step {} chunk {} does not carry one float32 frame",
-                             header->op_id, header->step, header->chunk));
-      continue;
-    }
-    if (header->op_id < state.current_op_id) {
+    if (*key == wanted) return std::move(message.payloads[0]);
+    const auto& [key_op, key_step, key_chunk] = *key;
+    if (state.stash->Contains(*key)) {
       state.Drop(
-          fmt::format("chunk of op {} arrived during op {}", header->op_id, state.current_op_id));
+          fmt::format("duplicate chunk of op {} step {} chunk {}", key_op, key_step, key_chunk));
       continue;
     }
-    const ChunkKey key{header->op_id, header->step, header->chunk};
-    if (key == wanted) return std::move(message.payloads[0]);
-    if (state.stash.contains(key)) {
-      state.Drop(fmt::format("duplicate chunk of op {} step {} chunk {}", header->op_id,
-                             header->step, header->chunk));
-      continue;
-    }
-    const size_t bytes = message.payloads[0].size();
-    if (state.stash.size() >= state.options.max_stashed_chunks ||
-        state.stashed_bytes + bytes > state.options.max_stashed_bytes) {
+    if (state.stash->WouldOverflow(message.payloads[0].size())) {
       return std::unexpected(fmt::format(
           "{}: while waiting for op {} step {} chunk {}, rank {} sent more than {} chunks "
           "({} bytes) ahead; the members disagree on the order of operations",
-          state.Who(), op_id, step, chunk, state.previous_rank(), state.stash.size(),
-          state.stashed_bytes + bytes));
+          state.Who(), op_id, step, chunk, state.previous_rank(), state.stash->size(),
+          state.stash->bytes() + message.payloads[0].size()));
     }
-    state.stashed_bytes += bytes;
-    state.stash.emplace(key, std::move(message.payloads[0]));
+    state.stash->Put(*key, std::move(message.payloads[0]));
   }
 }
 

@@ -211,21 +211,31 @@ std::expected<ReceivedMessage, WireError> DecodeMessage(std::vector<zmq::message
   return message;
 }
 
-std::expected<std::optional<ReceivedMessage>, WireError> Receive(
-    zmq::socket_t& socket, std::chrono::milliseconds timeout) {
+std::expected<std::optional<ReceivedMessage>, WireError> Receive(zmq::socket_t& socket,
+                                                                 std::chrono::milliseconds timeout,
+                                                                 zmq::socket_t* interrupt) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+  // The interrupt comes first: when both are readable, the owner wants to stop.
+  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
+                             {interrupt ? interrupt->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+  if (interrupt != nullptr) std::swap(items[0], items[1]);
+  const int count = interrupt != nullptr ? 2 : 1;
+  zmq::pollitem_t& message_item = items[count - 1];
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     try {
-      if (zmq::poll(&item, 1, std::max(left, std::chrono::milliseconds(0))) > 0) break;
-      if (left <= std::chrono::milliseconds(0)) return std::optional<ReceivedMessage>();
+      zmq::poll(items, count, std::max(left, std::chrono::milliseconds(0)));
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;  // a signal; wait for the time that is left
       return std::unexpected(
           WireError{WireError::Kind::kSocket, std::string("poll failed: ") + e.what()});
     }
+    if (interrupt != nullptr && (items[0].revents & ZMQ_POLLIN) != 0) {
+      return std::unexpected(WireError{WireError::Kind::kInterrupted, "interrupted"});
+    }
+    if ((message_item.revents & ZMQ_POLLIN) != 0) break;
+    if (left <= std::chrono::milliseconds(0)) return std::optional<ReceivedMessage>();
   }
   auto message = Receive(socket);
   if (!message) return std::unexpected(message.error());

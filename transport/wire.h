@@ -96,10 +96,12 @@ std::expected<void, std::string> Send(zmq::socket_t& socket, const T& message,
 std::expected<ReceivedMessage, WireError> DecodeMessage(std::vector<zmq::message_t> frames);
 
 // Receives one whole multipart message. With a timeout, returns std::nullopt when
-// nothing arrived in time.
+// nothing arrived in time; with an `interrupt` socket too, fails with kind
+// kInterrupted as soon as that socket is readable (leaving it unread), even when a
+// message is waiting as well.
 std::expected<ReceivedMessage, WireError> Receive(zmq::socket_t& socket);
-std::expected<std::optional<ReceivedMessage>, WireError> Receive(zmq::socket_t& socket,
-                                                                 std::chrono::milliseconds timeout);
+std::expected<std::optional<ReceivedMessage>, WireError> Receive(
+    zmq::socket_t& socket, std::chrono::milliseconds timeout, zmq::socket_t* interrupt = nullptr);
 
 // A zero-copy frame that takes ownership of `data` (freed when ZeroMQ is done with it).
 zmq::message_t PayloadFrame(std::vector<float>&& data);

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "storage/parquet/page_header.h"
 #include "storage/parquet/parquet_metadata.h"
 
 namespace actex::parquet {

@@ -10,8 +10,9 @@
 
 namespace actex::parquet {
 
-// The parts of the Parquet footer and page headers (parquet.thrift, Thrift compact
-// protocol) that reading one column needs; every other field is skipped.
+// The parts of the Parquet footer (parquet.thrift, Thrift compact protocol) that
+// reading one column needs; every other field is skipped. Page headers:
+// page_header.h.
 
 enum class PhysicalType : int32_t {
   kBoolean = 0,
@@ -84,44 +85,9 @@ struct FileMetaData {
   std::vector<RowGroupMeta> row_groups;
 };
 
-struct DataPageHeader {
-  int32_t num_values = 0;
-  int32_t encoding = 0;
-  int32_t definition_level_encoding = 0;
-  int32_t repetition_level_encoding = 0;
-};
-
-struct DataPageHeaderV2 {
-  int32_t num_values = 0;
-  int32_t num_nulls = 0;
-  int32_t num_rows = 0;
-  int32_t encoding = 0;
-  int32_t definition_levels_byte_length = 0;
-  int32_t repetition_levels_byte_length = 0;
-  bool is_compressed = true;
-};
-
-struct DictionaryPageHeader {
-  int32_t num_values = 0;
-  int32_t encoding = 0;
-};
-
-struct PageHeader {
-  int32_t type = 0;
-  int32_t uncompressed_page_size = 0;
-  int32_t compressed_page_size = 0;
-  std::optional<DataPageHeader> data_page;
-  std::optional<DataPageHeaderV2> data_page_v2;
-  std::optional<DictionaryPageHeader> dictionary_page;
-  size_t header_bytes = 0;  // bytes the header itself took
-};
-
 // Decodes a FileMetaData from the footer bytes. Errors say what is wrong
 // ("footer is not valid Parquet metadata: ...").
 std::expected<FileMetaData, std::string> DecodeFileMetaData(const uint8_t* data, size_t size);
-
-// Decodes the page header at the start of data[0, size).
-std::expected<PageHeader, std::string> DecodePageHeader(const uint8_t* data, size_t size);
 
 }  // namespace actex::parquet
 

@@ -58,5 +58,19 @@ TEST(AppendUtf8CodePoint, EncodesEachLengthClass) {
   EXPECT_EQ(out, "A\xC4\xA0\xE6\x9D\xB1\xF0\x9F\x98\x80");
 }
 
+TEST(WellFormedUtf8Length, GivesEachSequenceItsLengthAndZeroForWhatIsNotOne) {
+  const std::string text = "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xC0\xAF\xED\xA0\x80\xE2\x82";
+  EXPECT_EQ(WellFormedUtf8Length(text, 0), 1u);   // a
+  EXPECT_EQ(WellFormedUtf8Length(text, 1), 2u);   // é
+  EXPECT_EQ(WellFormedUtf8Length(text, 3), 3u);   // €
+  EXPECT_EQ(WellFormedUtf8Length(text, 6), 4u);   // 😀
+  EXPECT_EQ(WellFormedUtf8Length(text, 10), 0u);  // overlong '/'
+  EXPECT_EQ(WellFormedUtf8Length(text, 11), 0u);  // stray continuation byte
+  EXPECT_EQ(WellFormedUtf8Length(text, 12), 0u);  // a surrogate
+  EXPECT_EQ(WellFormedUtf8Length(text, 15), 0u);  // cut short by the end
+  EXPECT_EQ(WellFormedUtf8Length(text, text.size()), 0u);
+  EXPECT_EQ(WellFormedUtf8Length(std::string("\0", 1), 0), 1u);
+}
+
 }  // namespace
 }  // namespace actex

@@ -1,0 +1,56 @@
+#include "storage/shard_spill.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace actex {
+
+std::expected<ShardSpill, std::string> ShardSpill::Create(const std::string& dir, int number,
+                                                          size_t tensors, WriteBudget* budget) {
+  ShardSpill spill;
+  spill.budget_ = budget;
+  for (size_t i = 0; i < tensors; ++i) {
+    File file;
+    file.path = dir + "/.shard_" + std::to_string(number) + ".spill." + std::to_string(i);
+    const int fd = ::open(file.path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return std::unexpected(OsError("cannot create spill file", file.path, errno));
+    file.fd = ScopedFd(fd);
+    if (::unlink(file.path.c_str()) != 0) {
+      return std::unexpected(OsError("cannot unlink spill file", file.path, errno));
+    }
+    spill.files_.push_back(std::move(file));
+  }
+  return spill;
+}
+
+std::expected<void, std::string> ShardSpill::Append(size_t tensor, const void* data, size_t bytes) {
+  File& file = files_.at(tensor);
+  if (auto written = WriteAll(file.fd.get(), data, bytes, file.path, budget_); !written) {
+    return written;
+  }
+  file.bytes += static_cast<int64_t>(bytes);
+  bytes_ += static_cast<int64_t>(bytes);
+  return {};
+}
+
+std::expected<void, std::string> ShardSpill::CopyTo(ShardFileSink& sink,
+                                                    std::span<uint8_t> scratch) const {
+  // A buffered copy rather than copy_file_range: the sink's CRC needs every byte anyway.
+  for (const File& file : files_) {
+    for (int64_t offset = 0; offset < file.bytes;) {
+      const size_t piece = static_cast<size_t>(
+          std::min<int64_t>(file.bytes - offset, static_cast<int64_t>(scratch.size())));
+      if (auto read = PreadAll(file.fd.get(), scratch.data(), piece, offset, file.path); !read) {
+        return read;
+      }
+      if (auto written = sink.Write(scratch.data(), piece); !written) return written;
+      offset += static_cast<int64_t>(piece);
+    }
+  }
+  return {};
+}
+
+}  // namespace actex
