@@ -162,6 +162,10 @@ std::expected<VariantResult, std::string> RunVariant(const VariantContext& conte
   result.weight_bytes = WeightBytes(variant.model_dir);
   std::vector<RunFigures> runs;
   std::vector<double> whole_rates;
+  if (variant.warm_up) {
+    auto warmed = RunOnce(context, variant, short_docs > 0 ? short_docs : long_docs);
+    if (!warmed) return std::unexpected(warmed.error());
+  }
   for (int repeat = 0; repeat < std::max(repeats, 1); ++repeat) {
     std::vector<RunFigures> pair;
     for (int64_t docs : {short_docs, long_docs}) {

@@ -24,6 +24,10 @@ struct ExtractVariant {
   // text documents as JSONL or as a FineWeb-Edu-shaped snappy Parquet file.
   enum class Corpus { kPretokenized, kTextJsonl, kTextParquet } corpus_kind = Corpus::kPretokenized;
   std::string model_dir, corpus;  // filled in by the driver
+  // Runs the shorter corpus once, unmeasured, before the measured runs, so that both of
+  // them find the weights in the page cache: for a model of many GB the first run's
+  // reads from disk would otherwise fall into the difference of the two.
+  bool warm_up = false;
 };
 
 // shards1, shards2, sim1d, sim2d, early, text, parquet, 7b, 7b-sim1d; an error names the known
