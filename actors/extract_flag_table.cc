@@ -95,6 +95,12 @@ std::vector<ExtractFlag> MakeTable() {
   table.push_back(Number(
       "--batch-tokens", "tokens packed into one batch", kShared, "batch_tokens",
       [](auto& o) -> auto& { return o.batch_tokens; }, 1));
+  table.push_back(Number(
+      "--chunk-docs",
+      "consecutive documents that travel together: a batch never crosses a chunk and a "
+      "data-parallel replica takes whole chunks, so a document's activations are the same "
+      "bits however many replicas or hosts the job has",
+      kShared, "chunk_docs", [](auto& o) -> auto& { return o.chunk_docs; }, 1));
 
   ExtractFlag shard_size = Scalar(
       "--shard-size", "close a shard at this size (bytes, or with KB/MB/GB)", kShared,

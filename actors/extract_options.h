@@ -29,6 +29,9 @@ struct ExtractOptions {
   int max_seq_len = 2048;
   Overflow overflow = Overflow::kTruncate;
   int64_t batch_tokens = 8192;
+  // Consecutive documents that travel together (actors/mesh_plan.h): batches never
+  // cross a chunk and data-parallel replicas take whole chunks.
+  int64_t chunk_docs = 64;
   int64_t shard_bytes = int64_t{1} << 30;
   bool gzip = false;
   std::string text_field = "text";

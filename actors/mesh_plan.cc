@@ -6,8 +6,8 @@
 namespace actex {
 
 int MeshPlan::ReplicaOfDocument(int64_t doc_id) const {
-  // Every (machine, replica) pair takes every total_machines*data-th document.
-  const int64_t slot = doc_id % (int64_t{total_machines} * data);
+  // Every (machine, replica) pair takes every total_machines*data-th chunk.
+  const int64_t slot = doc_id / chunk_docs % (int64_t{total_machines} * data);
   if (slot / data != machine_id) return -1;
   return static_cast<int>(slot % data);
 }
@@ -15,7 +15,9 @@ int MeshPlan::ReplicaOfDocument(int64_t doc_id) const {
 int64_t MeshPlan::DocumentsOfReplica(int replica, int64_t documents) const {
   const int64_t slots = int64_t{total_machines} * data;
   const int64_t slot = int64_t{machine_id} * data + replica;
-  return documents > slot ? (documents - slot - 1) / slots + 1 : 0;
+  const int64_t cycle = slots * chunk_docs;  // one chunk for every slot
+  const int64_t in_last_cycle = documents % cycle - slot * chunk_docs;
+  return documents / cycle * chunk_docs + std::clamp<int64_t>(in_last_cycle, 0, chunk_docs);
 }
 
 std::vector<int> MeshPlan::ReplicasOnHost(int host) const {
@@ -44,7 +46,7 @@ std::string MeshPlan::Describe() const {
 
 std::expected<MeshPlan, std::string> PlanMesh(const std::string& mesh, int hosts,
                                               int shards_per_host, int machine_id,
-                                              int total_machines) {
+                                              int total_machines, int64_t chunk_docs) {
   if (hosts < 1) return std::unexpected("--num-hosts must be at least 1");
   if (shards_per_host < 1) return std::unexpected("--shards-per-host must be at least 1");
   if (total_machines < 1 || machine_id < 0 || machine_id >= total_machines) {
@@ -52,7 +54,8 @@ std::expected<MeshPlan, std::string> PlanMesh(const std::string& mesh, int hosts
                            " must be in [0, --total-machines " + std::to_string(total_machines) +
                            ")");
   }
-  MeshPlan plan{hosts, shards_per_host, 1, 1, machine_id, total_machines};
+  if (chunk_docs < 1) return std::unexpected("--chunk-docs must be at least 1");
+  MeshPlan plan{hosts, shards_per_host, 1, 1, machine_id, total_machines, chunk_docs};
   const int shards = hosts * shards_per_host;
   std::smatch match;
   static const std::regex kShape(R"(data=(\d+),model=(\d+))");
@@ -75,8 +78,7 @@ std::expected<MeshPlan, std::string> PlanMesh(const std::string& mesh, int hosts
   if (plan.model < shards_per_host) {
     // Two replicas' rank 0 would share a host and so its one output folder.
     return std::unexpected("--mesh " + mesh + ": model=" + std::to_string(plan.model) +
-                           " is smaller than --shards-per-host " +
-                           std::to_string(shards_per_host) +
+                           " is smaller than --shards-per-host " + std::to_string(shards_per_host) +
                            "; give each host whole replicas by lowering --shards-per-host");
   }
   return plan;

@@ -12,8 +12,9 @@ namespace actex {
 // shards_per_host) sits on host g / shards_per_host; replicas are `data` groups of
 // `model` consecutive global shards, so replica r is shards [r*model, (r+1)*model)
 // and its model rank k is global shard r*model + k. Documents are dealt to replicas
-// by id alone (deterministic: the same command gives the same split), after the
-// outer split between independent jobs (--machine-id M --total-machines K).
+// a chunk at a time (chunk c holds doc ids [c*chunk_docs, (c+1)*chunk_docs)), by
+// chunk number alone (deterministic: the same command gives the same split), after
+// the outer split between independent jobs (--machine-id M --total-machines K).
 struct MeshPlan {
   int hosts = 1;
   int shards_per_host = 1;
@@ -21,6 +22,7 @@ struct MeshPlan {
   int model = 1;  // device shards per replica
   int machine_id = 0;
   int total_machines = 1;
+  int64_t chunk_docs = 1;  // --chunk-docs
 
   int HostOfShard(int global_shard) const { return global_shard / shards_per_host; }
   int FirstShardOfReplica(int replica) const { return replica * model; }
@@ -43,7 +45,7 @@ struct MeshPlan {
 // the flag and what would fit.
 std::expected<MeshPlan, std::string> PlanMesh(const std::string& mesh, int hosts,
                                               int shards_per_host, int machine_id,
-                                              int total_machines);
+                                              int total_machines, int64_t chunk_docs);
 
 }  // namespace actex
 

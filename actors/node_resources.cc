@@ -9,7 +9,7 @@ std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options
   NodeResources resources;
   const ExtractOptions& extract = options.extract;
   auto mesh = PlanMesh(options.mesh, options.num_hosts, extract.shards, options.machine_id,
-                       options.total_machines);
+                       options.total_machines, extract.chunk_docs);
   if (!mesh) return std::unexpected(mesh.error());
   resources.mesh = *mesh;
   if (options.host_id < 0 || options.host_id >= options.num_hosts) {

@@ -36,10 +36,11 @@ std::expected<int, std::string> ConfigInt(const nlohmann::json& config, const ch
 
 // How the job that wrote a folder dealt documents, from its config: the mesh of
 // that job (--mesh, --num-hosts, --shards-per-host as "shards", --machine-id,
-// --total-machines), so the rule is MeshPlan's own and cannot drift from it. A
-// document belongs to machine (doc_id % (total_machines * data)) / data and to
-// replica doc_id % data there; the folder of host h holds the replica whose model
-// rank 0 sits on h.
+// --total-machines, --chunk-docs), so the rule is MeshPlan's own and cannot drift
+// from it. With chunk c = doc_id / chunk_docs, a document belongs to machine
+// (c % (total_machines * data)) / data and to replica c % data there; the folder of
+// host h holds the replica whose model rank 0 sits on h. An output written before
+// chunks existed has no "chunk_docs": it dealt single documents, chunks of one.
 std::expected<FolderRole, std::string> RoleFromConfig(const nlohmann::json& config) {
   auto mesh = config.find("mesh");
   if (mesh != config.end() && !mesh->is_string()) {
@@ -51,10 +52,11 @@ std::expected<FolderRole, std::string> RoleFromConfig(const nlohmann::json& conf
   auto host = ConfigInt(config, "host_id", 0);
   auto machine = ConfigInt(config, "machine_id", 0);
   auto machines = ConfigInt(config, "total_machines", 1);
-  for (const auto* value : {&hosts, &shards, &host, &machine, &machines}) {
+  auto chunk_docs = ConfigInt(config, "chunk_docs", 1);
+  for (const auto* value : {&hosts, &shards, &host, &machine, &machines, &chunk_docs}) {
     if (!*value) return std::unexpected(value->error());
   }
-  auto plan = PlanMesh(mesh_text, *hosts, *shards, *machine, *machines);
+  auto plan = PlanMesh(mesh_text, *hosts, *shards, *machine, *machines, *chunk_docs);
   if (!plan) return std::unexpected("config describes no valid job: " + plan.error());
   int replica = -1;
   for (int r = 0; r < plan->data; ++r) {

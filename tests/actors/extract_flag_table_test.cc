@@ -38,6 +38,7 @@ ExtractOptions EveryFlagSet(const std::string& model_dir) {
   options.text_field = "content";
   options.bos = "no";
   options.max_docs = 7;
+  options.chunk_docs = 16;
   options.overwrite = true;
   options.blas_threads = 3;
   options.drain_timeout_seconds = 5;

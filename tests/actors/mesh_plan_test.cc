@@ -1,8 +1,8 @@
 #include "actors/mesh_plan.h"
 
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "actors/host_layout.h"
 
@@ -10,7 +10,7 @@ namespace actex {
 namespace {
 
 TEST(MeshPlan, OneDimensionalMeshIsOneReplicaOverEveryShard) {
-  auto mesh = PlanMesh("1d", 3, 2, 0, 1);
+  auto mesh = PlanMesh("1d", 3, 2, 0, 1, 1);
   ASSERT_TRUE(mesh) << mesh.error();
   EXPECT_EQ(mesh->data, 1);
   EXPECT_EQ(mesh->model, 6);
@@ -19,7 +19,7 @@ TEST(MeshPlan, OneDimensionalMeshIsOneReplicaOverEveryShard) {
 }
 
 TEST(MeshPlan, TwoDimensionalMeshIsOneReplicaPerHost) {
-  auto mesh = PlanMesh("2d", 3, 2, 0, 1);
+  auto mesh = PlanMesh("2d", 3, 2, 0, 1, 1);
   ASSERT_TRUE(mesh) << mesh.error();
   EXPECT_EQ(mesh->data, 3);
   EXPECT_EQ(mesh->model, 2);
@@ -30,7 +30,7 @@ TEST(MeshPlan, TwoDimensionalMeshIsOneReplicaPerHost) {
 }
 
 TEST(MeshPlan, ExplicitShapeMayLetAReplicaStraddleHosts) {
-  auto mesh = PlanMesh("data=2,model=3", 3, 2, 0, 1);
+  auto mesh = PlanMesh("data=2,model=3", 3, 2, 0, 1, 1);
   ASSERT_TRUE(mesh) << mesh.error();
   EXPECT_EQ(mesh->ReplicasOnHost(1), (std::vector<int>{0, 1}));  // shards 2 and 3
   EXPECT_EQ(mesh->WriterHost(1), 1);
@@ -38,24 +38,38 @@ TEST(MeshPlan, ExplicitShapeMayLetAReplicaStraddleHosts) {
 }
 
 TEST(MeshPlan, DocumentsOfReplicaCountsWhatReplicaOfDocumentGivesIt) {
-  for (int machine = 0; machine < 3; ++machine) {
-    auto mesh = PlanMesh("2d", 2, 1, machine, 3);
-    ASSERT_TRUE(mesh.has_value()) << mesh.error();
-    for (int64_t documents : {0, 1, 5, 6, 7, 100, 1001}) {
-      for (int replica = 0; replica < mesh->data; ++replica) {
-        int64_t counted = 0;
-        for (int64_t doc = 0; doc < documents; ++doc) counted += mesh->ReplicaOfDocument(doc) == replica;
-        EXPECT_EQ(mesh->DocumentsOfReplica(replica, documents), counted)
-            << "machine " << machine << " replica " << replica << " of " << documents;
+  for (int64_t chunk_docs : {1, 3, 128}) {
+    for (int machine = 0; machine < 3; ++machine) {
+      auto mesh = PlanMesh("2d", 2, 1, machine, 3, chunk_docs);
+      ASSERT_TRUE(mesh.has_value()) << mesh.error();
+      for (int64_t documents : {0, 1, 5, 6, 7, 100, 1001, 2000}) {
+        for (int replica = 0; replica < mesh->data; ++replica) {
+          int64_t counted = 0;
+          for (int64_t doc = 0; doc < documents; ++doc) {
+            counted += mesh->ReplicaOfDocument(doc) == replica;
+          }
+          EXPECT_EQ(mesh->DocumentsOfReplica(replica, documents), counted)
+              << "chunks of " << chunk_docs << ", machine " << machine << " replica " << replica
+              << " of " << documents;
+        }
       }
     }
   }
 }
 
+TEST(MeshPlan, AChunkGoesWholeToOneReplicaAndTheChunksTakeTurns) {
+  auto mesh = PlanMesh("2d", 3, 1, 0, 1, 4);
+  ASSERT_TRUE(mesh.has_value()) << mesh.error();
+  for (int64_t doc = 0; doc < 48; ++doc) {
+    EXPECT_EQ(mesh->ReplicaOfDocument(doc), doc / 4 % 3) << doc;
+  }
+  EXPECT_FALSE(PlanMesh("2d", 3, 1, 0, 1, 0));
+}
+
 TEST(MeshPlan, EveryDocumentGoesToExactlyOneReplicaOfOneMachine) {
   std::vector<MeshPlan> machines;
   for (int machine = 0; machine < 3; ++machine) {
-    machines.push_back(*PlanMesh("2d", 2, 1, machine, 3));
+    machines.push_back(*PlanMesh("2d", 2, 1, machine, 3, 5));
   }
   for (int64_t doc = 0; doc < 600; ++doc) {
     int owners = 0;
@@ -73,15 +87,15 @@ TEST(MeshPlan, EveryDocumentGoesToExactlyOneReplicaOfOneMachine) {
 
 TEST(MeshPlan, RefusesShapesThatDoNotFitNamingTheFlag) {
   for (const char* shape : {"3d", "data=2,model=2", "data=0,model=6", "data=6,model=1"}) {
-    auto mesh = PlanMesh(shape, 3, 2, 0, 1);
+    auto mesh = PlanMesh(shape, 3, 2, 0, 1, 1);
     ASSERT_FALSE(mesh) << shape;
     EXPECT_NE(mesh.error().find("--mesh"), std::string::npos) << mesh.error();
   }
-  EXPECT_FALSE(PlanMesh("1d", 2, 1, 2, 2));
+  EXPECT_FALSE(PlanMesh("1d", 2, 1, 2, 2, 1));
 }
 
 TEST(HostLayout, RingIngressIsInprocInsideAHostAndTcpAcrossHosts) {
-  auto mesh = PlanMesh("data=2,model=3", 3, 2, 0, 1);
+  auto mesh = PlanMesh("data=2,model=3", 3, 2, 0, 1, 1);
   HostLayout host1(*mesh, 1, "127.0.0.1");
   ASSERT_EQ(host1.shards().size(), 2u);
   // Shard 2 is replica 0 rank 2, fed by rank 1 on host 0: tcp.
@@ -96,7 +110,7 @@ TEST(HostLayout, RingIngressIsInprocInsideAHostAndTcpAcrossHosts) {
 }
 
 TEST(HostLayout, FinalTableTakesLocalBindsAndAnnouncedPeers) {
-  auto mesh = PlanMesh("1d", 2, 2, 0, 1);
+  auto mesh = PlanMesh("1d", 2, 2, 0, 1, 1);
   HostLayout host0(*mesh, 0, "127.0.0.1");
   std::map<std::string, std::string> bound = {{HostLayout::RingKey(0, 0), "tcp://127.0.0.1:5000"},
                                               {HostLayout::RingKey(0, 1), "inproc://ring/0/1"}};
