@@ -1,0 +1,92 @@
+#include "transport/lease_table.h"
+
+#include <gtest/gtest.h>
+
+namespace actex {
+namespace {
+
+using Kind = LeaseTable::Record::Kind;
+
+LeaseTable::Record Granted(int64_t chunk, const std::string& holder) {
+  return {Kind::kGranted, chunk, holder};
+}
+LeaseTable::Record Listed(int64_t chunk, const std::string& holder) {
+  return {Kind::kListed, chunk, holder};
+}
+LeaseTable::Record Released(const std::string& holder) { return {Kind::kReleased, -1, holder}; }
+LeaseTable::Record Ended(int64_t chunk) { return {Kind::kEnded, chunk, ""}; }
+
+// Grants the next free chunk to `holder` and returns it.
+int64_t GrantNext(LeaseTable& table, const std::string& holder) {
+  auto grant = table.NextGrant(holder);
+  EXPECT_TRUE(grant.has_value());
+  if (!grant) return -1;
+  EXPECT_TRUE(table.Apply(*grant).has_value());
+  return grant->chunk;
+}
+
+TEST(LeaseTable, GrantsTheLowestFreeChunkToWhoeverAsksFirst) {
+  LeaseTable table;
+  EXPECT_EQ(GrantNext(table, "replica-0"), 0);
+  EXPECT_EQ(GrantNext(table, "replica-1"), 1);
+  EXPECT_EQ(GrantNext(table, "replica-0"), 2);
+  EXPECT_EQ(table.HeldBy("replica-0"), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(table.HolderOf(1), "replica-1");
+  ASSERT_TRUE(table.Apply(Listed(0, "replica-0")));
+  EXPECT_TRUE(table.IsListed(0));
+  EXPECT_EQ(table.HeldBy("replica-0"), (std::vector<int64_t>{2}));
+}
+
+TEST(LeaseTable, ALostHoldersUnlistedChunksGoOutAgainFirstAndItsListedOnesNever) {
+  LeaseTable table;
+  for (int i = 0; i < 4; ++i) GrantNext(table, i % 2 == 0 ? "a" : "b");  // a: 0, 2; b: 1, 3
+  ASSERT_TRUE(table.Apply(Listed(1, "b")));
+  ASSERT_TRUE(table.Apply(Released("b")));
+  EXPECT_TRUE(table.HeldBy("b").empty());
+  EXPECT_TRUE(table.IsListed(1));
+  EXPECT_EQ(GrantNext(table, "a"), 3);  // b's unlisted chunk, before any fresh one
+  EXPECT_EQ(GrantNext(table, "a"), 4);
+  EXPECT_FALSE(table.Check(Granted(1, "a")));
+}
+
+TEST(LeaseTable, RefusesWhatWouldWriteAChunkTwiceOrLoseOne) {
+  LeaseTable table;
+  GrantNext(table, "a");
+  EXPECT_FALSE(table.Apply(Granted(0, "b")));   // granted already
+  EXPECT_FALSE(table.Apply(Granted(5, "b")));   // not the next free chunk
+  EXPECT_FALSE(table.Apply(Listed(0, "b")));    // not b's
+  EXPECT_FALSE(table.Apply(Listed(1, "a")));    // never granted
+  EXPECT_FALSE(table.Apply(Granted(-1, "a")));  // negative
+  EXPECT_FALSE(table.Apply(Granted(1, "")));    // no holder
+  EXPECT_FALSE(table.Apply(Granted(1, "two words")));
+  ASSERT_TRUE(table.Apply(Listed(0, "a")));
+  EXPECT_FALSE(table.Apply(Listed(0, "a")));  // listed already
+  EXPECT_FALSE(table.Apply(Granted(0, "a")));
+  EXPECT_EQ(table.listed_chunks(), 1);
+  EXPECT_EQ(table.NextGrant("b")->chunk, 1);  // the refusals changed nothing
+}
+
+TEST(LeaseTable, TheCorpusEndStopsGrantsAndTheTableFinishesWhenAllBelowItAreListed) {
+  LeaseTable table;
+  for (int i = 0; i < 3; ++i) GrantNext(table, "a");
+  ASSERT_TRUE(table.Apply(Ended(2)));  // chunk 2 holds no document
+  EXPECT_FALSE(table.NextGrant("a").has_value());
+  EXPECT_FALSE(table.Apply(Ended(3)));  // the end is known
+  ASSERT_TRUE(table.Apply(Listed(0, "a")));
+  EXPECT_FALSE(table.finished());
+  ASSERT_TRUE(table.Apply(Released("a")));  // chunk 1 goes out again, chunk 2 does not
+  EXPECT_EQ(GrantNext(table, "b"), 1);
+  EXPECT_FALSE(table.NextGrant("b").has_value());
+  ASSERT_TRUE(table.Apply(Listed(1, "b")));
+  EXPECT_TRUE(table.finished());
+}
+
+TEST(LeaseTable, DescribesEachRecordAsTheLogWritesIt) {
+  EXPECT_EQ(DescribeRecord(Granted(12, "replica-1")), "granted 12 replica-1");
+  EXPECT_EQ(DescribeRecord(Listed(12, "replica-1")), "listed 12 replica-1");
+  EXPECT_EQ(DescribeRecord(Released("replica-1")), "released replica-1");
+  EXPECT_EQ(DescribeRecord(Ended(37)), "ended 37");
+}
+
+}  // namespace
+}  // namespace actex

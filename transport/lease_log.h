@@ -1,0 +1,51 @@
+#ifndef ACTEX_TRANSPORT_LEASE_LOG_H_
+#define ACTEX_TRANSPORT_LEASE_LOG_H_
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+
+#include "transport/lease_table.h"
+
+namespace actex {
+
+// The lease table on disk: an append-only text file the coordinator keeps in host
+// 0's output folder, so the table survives the coordinator's own restart. Its first
+// line names the format and the chunk size ("actex-leases 1 chunk_docs 64"); every
+// further line is one record as DescribeRecord writes it ("granted 12 replica-1"),
+// appended and flushed to the disk (fdatasync) before the change is acted on.
+class LeaseLog {
+ public:
+  // Opens the log at `path`, creating it when absent, and replays it into `table`
+  // (which must be empty). A last line without its newline is what a crash
+  // mid-append leaves: it is cut off. Refused, naming the path and the line: another
+  // format or chunk size, a line that is not a record, a record the table refuses.
+  static std::expected<std::unique_ptr<LeaseLog>, std::string> Open(const std::string& path,
+                                                                    int64_t chunk_docs,
+                                                                    LeaseTable* table);
+
+  // Applies `record` to the table once it is on disk. A write error (disk full)
+  // names the path; the table is then left as it was.
+  std::expected<void, std::string> Append(const LeaseTable::Record& record);
+
+  int64_t records() const { return records_; }  // replayed and appended
+  ~LeaseLog();
+  LeaseLog(const LeaseLog&) = delete;
+  LeaseLog& operator=(const LeaseLog&) = delete;
+
+ private:
+  LeaseLog() = default;
+
+  std::string path_;
+  int fd_ = -1;
+  LeaseTable* table_ = nullptr;
+  int64_t records_ = 0;
+};
+
+// Parses one record line (without its newline) as DescribeRecord wrote it.
+std::expected<LeaseTable::Record, std::string> ParseRecord(const std::string& line);
+
+}  // namespace actex
+
+#endif  // ACTEX_TRANSPORT_LEASE_LOG_H_

@@ -1,0 +1,126 @@
+#include "transport/lease_table.h"
+
+#include <iterator>
+
+namespace actex {
+
+namespace {
+
+bool ValidHolder(const std::string& holder) {
+  return !holder.empty() && holder.find_first_of(" \t\r\n") == std::string::npos;
+}
+
+}  // namespace
+
+std::optional<LeaseTable::Record> LeaseTable::NextGrant(const std::string& holder) const {
+  const int64_t chunk = returned_.empty() ? fresh_ : *returned_.begin();
+  if (end_ && chunk >= *end_) return std::nullopt;
+  return Record{Record::Kind::kGranted, chunk, holder};
+}
+
+bool LeaseTable::IsFree(int64_t chunk) const {
+  if (end_ && chunk >= *end_) return false;
+  return chunk == fresh_ || returned_.contains(chunk);
+}
+
+std::expected<void, std::string> LeaseTable::Check(const Record& record) const {
+  const bool needs_holder = record.kind != Record::Kind::kEnded;
+  if (needs_holder && !ValidHolder(record.holder)) {
+    return std::unexpected("holder \"" + record.holder + "\" is empty or holds a space");
+  }
+  const bool needs_chunk = record.kind != Record::Kind::kReleased;
+  if (needs_chunk && record.chunk < 0) {
+    return std::unexpected("chunk " + std::to_string(record.chunk) + " is negative");
+  }
+  switch (record.kind) {
+    case Record::Kind::kGranted:
+      // Grants come lowest free chunk first, so a log never skips ahead.
+      if (IsFree(record.chunk)) return {};
+      if (IsListed(record.chunk))
+        return std::unexpected(DescribeRecord(record) + ": listed already");
+      if (auto holder = HolderOf(record.chunk)) {
+        return std::unexpected(DescribeRecord(record) + ": granted to " + *holder + " already");
+      }
+      return std::unexpected(DescribeRecord(record) + ": not the next free chunk");
+    case Record::Kind::kListed:
+      if (HolderOf(record.chunk) == record.holder) return {};
+      return std::unexpected(DescribeRecord(record) + ": the chunk is not granted to " +
+                             record.holder);
+    case Record::Kind::kReleased:
+      return {};
+    case Record::Kind::kEnded:
+      if (!end_ || *end_ == record.chunk) return {};
+      return std::unexpected(DescribeRecord(record) + ": the corpus was known to end at chunk " +
+                             std::to_string(*end_));
+  }
+  return std::unexpected(std::string("a record of an unknown kind"));
+}
+
+std::expected<void, std::string> LeaseTable::Apply(const Record& record) {
+  if (auto fits = Check(record); !fits) return fits;
+  switch (record.kind) {
+    case Record::Kind::kGranted:
+      if (record.chunk == fresh_) {
+        ++fresh_;
+      } else {
+        returned_.erase(record.chunk);
+      }
+      granted_[record.chunk] = record.holder;
+      held_[record.holder].insert(record.chunk);
+      break;
+    case Record::Kind::kListed:
+      granted_.erase(record.chunk);
+      held_[record.holder].erase(record.chunk);
+      listed_.insert(record.chunk);
+      break;
+    case Record::Kind::kReleased:
+      if (auto held = held_.find(record.holder); held != held_.end()) {
+        for (int64_t chunk : held->second) {
+          granted_.erase(chunk);
+          if (!end_ || chunk < *end_) returned_.insert(chunk);
+        }
+        held_.erase(held);
+      }
+      break;
+    case Record::Kind::kEnded:
+      end_ = record.chunk;
+      returned_.erase(returned_.lower_bound(record.chunk), returned_.end());
+      break;
+  }
+  return {};
+}
+
+bool LeaseTable::finished() const {
+  if (!end_) return false;
+  const auto below_end = std::distance(listed_.begin(), listed_.lower_bound(*end_));
+  return below_end == *end_;
+}
+
+std::vector<int64_t> LeaseTable::HeldBy(const std::string& holder) const {
+  auto held = held_.find(holder);
+  if (held == held_.end()) return {};
+  return {held->second.begin(), held->second.end()};
+}
+
+std::optional<std::string> LeaseTable::HolderOf(int64_t chunk) const {
+  auto granted = granted_.find(chunk);
+  if (granted == granted_.end()) return std::nullopt;
+  return granted->second;
+}
+
+std::string DescribeRecord(const LeaseTable::Record& record) {
+  using Kind = LeaseTable::Record::Kind;
+  switch (record.kind) {
+    case Kind::kGranted:
+      return "granted " + std::to_string(record.chunk) + " " + record.holder;
+    case Kind::kListed:
+      return "listed " + std::to_string(record.chunk) + " " + record.holder;
+    case Kind::kReleased:
+      return "released " + record.holder;
+    case Kind::kEnded:
+      return "ended " + std::to_string(record.chunk);
+  }
+  return "unknown";
+}
+
+}  // namespace actex
