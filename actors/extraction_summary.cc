@@ -19,16 +19,16 @@ std::string StopLine(const ExtractionSummary& summary) {
                                                              : std::to_string(summary.stop_signal);
   const std::string kept =
       summary.host_dir.empty() ? std::string("this host writes no output")
-      : summary.ending == RunEnding::kDrained
-          ? fmt::format("{} keeps {} documents ({} tokens) in {} shard(s), all listed",
-                        summary.host_dir, summary.docs, summary.tokens, summary.shards)
-          : fmt::format(
-                "{} keeps every shard its metadata.json lists; the open one was "
-                "dropped",
-                summary.host_dir);
+      : summary.ending == RunEnding::kStoppedAtOnce
+          ? fmt::format("{} keeps every shard its metadata.json lists; the open one was dropped",
+                        summary.host_dir)
+          : fmt::format("{} keeps {} documents ({} tokens) in {} shard(s), all listed",
+                        summary.host_dir, summary.docs, summary.tokens, summary.shards);
   const char* how = summary.ending == RunEnding::kDrained ? "drained at a batch boundary"
                     : summary.ending == RunEnding::kDrainTimedOut
-                        ? "the drain outlasted --drain-timeout"
+                        ? "the drain outlasted --drain-timeout: stopped where it was"
+                    : summary.ending == RunEnding::kJobStopped
+                        ? "the job's hosts stop together: stopped where it was"
                         : "stopped at once";
   return fmt::format("stopped by {} ({}): {}; run the same command to resume", signal, how, kept);
 }

@@ -10,10 +10,14 @@ namespace actex {
 
 // How a supervised run ended.
 enum class RunEnding {
-  kCompleted,      // every actor finished its work
-  kDrained,        // a stop signal: the pipeline ended early at a batch boundary
-  kDrainTimedOut,  // a stop signal, but the drain outlasted --drain-timeout: stopped
-  kStoppedAtOnce,  // a second stop signal, or one in a job of several hosts
+  kCompleted,  // every actor finished its work
+  kDrained,    // a stop signal: the pipeline ended early at a batch boundary
+  // A stop signal, and the pipeline stopped where it was, its writer listing the whole
+  // documents it held: the drain outlasted --drain-timeout, or the job has several
+  // hosts (a replica may span hosts, so they stop together).
+  kDrainTimedOut,
+  kJobStopped,
+  kStoppedAtOnce,  // a second stop signal: the open shard is dropped
 };
 
 // What one host's run did: what its folder holds, how long it took, how it ended.

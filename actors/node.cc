@@ -161,7 +161,8 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
         StartUploader(context, MakeUploaderConfig(extract.upload, options.host_id, writer)));
   }
   if (writes && started) {
-    started = supervisor.Add(StartWriter(context, std::move(writer)));
+    started = supervisor.Add(StartWriter(context, std::move(writer)),
+                             NodeSupervisor::OnStopSignal::kListWhatIsWhole);
   }
   for (const LocalShard& local : layout.shards()) {
     if (!started) break;

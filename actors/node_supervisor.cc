@@ -55,15 +55,21 @@ std::expected<void, std::string> NodeSupervisor::Add(
 void NodeSupervisor::WatchStopSignals() {
   if (options_.stop_signals == nullptr) return;
   const int signals = options_.stop_signals->count.load();
-  if (signals == 0 || ending_ == RunEnding::kDrainTimedOut ||
-      ending_ == RunEnding::kStoppedAtOnce) {
+  if (signals == 0 || ending_ == RunEnding::kStoppedAtOnce) return;
+  if (signals >= 2) {
+    ending_ = RunEnding::kStoppedAtOnce;
+    StopAll();  // what is listed stays; the open shard is dropped
     return;
   }
-  // A replica may span hosts, so one host of a job cannot end its batches alone.
-  const bool can_drain = options_.job == nullptr && options_.drain_timeout.count() > 0;
-  if (ending_ == RunEnding::kCompleted && signals == 1 && can_drain) {
-    spdlog::warn("stop signal {}: draining (at most {} s; a second signal stops at once)",
-                 options_.stop_signals->last.load(), options_.drain_timeout.count() / 1000.0);
+  const int signal = options_.stop_signals->last.load();
+  if (ending_ == RunEnding::kCompleted && options_.job != nullptr) {
+    // A replica may span hosts, so one host of a job cannot end its batches alone.
+    spdlog::warn("stop signal {}: the job's hosts stop together", signal);
+    ending_ = RunEnding::kJobStopped;
+    StopWhereItIs();
+  } else if (ending_ == RunEnding::kCompleted && options_.drain_timeout.count() > 0) {
+    spdlog::warn("stop signal {}: draining (at most {} s; a second signal stops at once)", signal,
+                 options_.drain_timeout.count() / 1000.0);
     ending_ = RunEnding::kDrained;
     drain_deadline_ = std::chrono::steady_clock::now() + options_.drain_timeout;
     for (size_t i = 0; i < actors_.size(); ++i) {
@@ -71,18 +77,24 @@ void NodeSupervisor::WatchStopSignals() {
       if (on_stop_signal_[i] == OnStopSignal::kDrain) actors_[i]->RequestDrain();
       if (on_stop_signal_[i] == OnStopSignal::kStop) actors_[i]->RequestStop();
     }
-    return;
-  }
-  if (ending_ == RunEnding::kDrained && signals == 1) {
-    if (std::chrono::steady_clock::now() < drain_deadline_) return;
+  } else if (ending_ == RunEnding::kCompleted ||
+             (ending_ == RunEnding::kDrained &&
+              std::chrono::steady_clock::now() >= drain_deadline_)) {
+    // --drain-timeout 0 allows no drain at all: the first signal is already overdue.
     ending_ = RunEnding::kDrainTimedOut;
-  } else {
-    // A second signal, one in a job of several hosts, or --drain-timeout 0 (no drain
-    // at all: the first signal is already overdue).
-    ending_ = signals == 1 && options_.job == nullptr ? RunEnding::kDrainTimedOut
-                                                     : RunEnding::kStoppedAtOnce;
+    StopWhereItIs();
   }
-  StopAll();  // what is listed stays; the open shard is dropped
+}
+
+void NodeSupervisor::StopWhereItIs() {
+  for (size_t i = 0; i < actors_.size(); ++i) {
+    if (finished_[i]) continue;
+    if (on_stop_signal_[i] == OnStopSignal::kListWhatIsWhole) {
+      actors_[i]->RequestDrain();
+    } else {
+      actors_[i]->RequestStop();
+    }
+  }
 }
 
 std::expected<void, std::string> NodeSupervisor::AddBackground(

@@ -37,16 +37,20 @@ class NodeSupervisor {
     bool show_progress = false;
     zmq::socket_t* events = nullptr;  // PULL: MonitorEventMessage from the writer
     JobLink* job = nullptr;           // null for a job of one host
-    // Null: signals are not watched. A first signal drains (see OnStopSignal), a
-    // second one, or --drain-timeout passing, stops every actor at once.
+    // Null: signals are not watched. A first signal drains (see OnStopSignal), or in a
+    // job of several hosts stops the pipeline where it is; --drain-timeout passing stops
+    // it where it is too; a second signal stops every actor at once.
     const StopSignals* stop_signals = nullptr;
     std::chrono::milliseconds drain_timeout{20000};
   };
 
   // What an actor is asked to do when a stop signal comes: finish (the default: it
   // ends when its inputs end), drain (end its streams early where that loses
-  // nothing: the tokenizers), or stop (the loader: nothing new is read).
-  enum class OnStopSignal { kFinish, kDrain, kStop };
+  // nothing: the tokenizers), or stop (the loader: nothing new is read). When the
+  // pipeline is then stopped where it is (the drain is overdue, or the job has several
+  // hosts), every actor stops but the writer, which is asked to drain: it lists the whole
+  // documents it holds and ends (kListWhatIsWhole; otherwise as kFinish).
+  enum class OnStopSignal { kFinish, kDrain, kStop, kListWhatIsWhole };
 
   explicit NodeSupervisor(Options options);
   ~NodeSupervisor();  // stops and joins whatever still runs
@@ -76,6 +80,8 @@ class NodeSupervisor {
   void DrainEvents();
   // Acts on stop signals that arrived since the last look (see Options).
   void WatchStopSignals();
+  // Stops every actor where it is, but has the writer list the whole documents it holds.
+  void StopWhereItIs();
   std::expected<void, std::string> RunUntilFinished(bool include_background, bool service_job);
 
   Options options_;

@@ -62,7 +62,17 @@ class WriterStage {
       // Rejects first: a shard listing documents up to D is listed only after every
       // reject below D was logged (the loader and tokenizer send a reject before
       // anything that follows it), so a resume never has to re-list one.
-      auto ready = WaitForAnyUnlessStopped(actor_, {&rejects, &activations});
+      auto ready = WaitForAnyUnlessStopped(actor_, {&rejects, &activations},
+                                           /*wake_on_drain=*/true);
+      if (!ready && ready.error().kind == ActorHalt::Kind::kDrainRequested) {
+        // The pipeline was stopped where it is: list what came whole, and end.
+        if (auto taken = TakeWhatCame(rejects, activations, assembler, &reject_streams_ended);
+            !taken) {
+          return taken;
+        }
+        drained_ = true;
+        break;
+      }
       if (!ready) return EndActor(ready.error());  // stopped: the open shard is never listed
       if (auto drained = DrainRejects(rejects, &reject_streams_ended); !drained) return drained;
       if (*ready == 0) continue;
@@ -139,6 +149,18 @@ class WriterStage {
       Report("shard_written", "shard " + std::to_string(shard + 1));
     }
     return RequestUploads(shards_before);
+  }
+
+  // Everything already queued, without waiting for more: rejects first, then batches.
+  std::expected<void, std::string> TakeWhatCame(zmq::socket_t& rejects, zmq::socket_t& activations,
+                                                DocumentAssembler& assembler, int* streams_ended) {
+    while (true) {
+      if (auto drained = DrainRejects(rejects, streams_ended); !drained) return drained;
+      auto message = Receive(activations, std::chrono::milliseconds(0));
+      if (!message) return std::unexpected(message.error().message);
+      if (!*message || (*message)->type == MessageType::kEndOfStream) return {};
+      if (auto handled = HandleActivations(**message, assembler); !handled) return handled;
+    }
   }
 
   // Hands the uploader every shard listed since the first `from` were.

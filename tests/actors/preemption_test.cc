@@ -93,12 +93,18 @@ TEST_F(Preemption, ASecondSignalStopsAtOnceLosingNothingListed) {
   ExpectTheSameCommandFinishesIt();
 }
 
-TEST_F(Preemption, ADrainThatOutlastsItsTimeoutStopsWhereItIs) {
+TEST_F(Preemption, ADrainThatOutlastsItsTimeoutStopsWhereItIsListingWhatIsWhole) {
   preempted_.drain_timeout_seconds = 0;
   std::chrono::steady_clock::duration took{};
   auto [code, err] = RunAndSignal([](ActexProcess& run) { run.Signal(SIGTERM); }, &took);
   ASSERT_EQ(code, kExitStoppedBySignal) << err;
-  EXPECT_NE(err.find("the drain outlasted --drain-timeout"), std::string::npos) << err;
+  const nlohmann::json metadata = Metadata(preempted_.out_dir + "/host_00");
+  ASSERT_FALSE(metadata.is_discarded());
+  EXPECT_NE(err.find("the drain outlasted --drain-timeout: stopped where it was): " +
+                     preempted_.out_dir + "/host_00 keeps " +
+                     std::to_string(metadata["totals"]["docs"].get<int64_t>()) + " documents"),
+            std::string::npos)
+      << err;
   ExpectTheSameCommandFinishesIt();
 }
 
@@ -139,7 +145,9 @@ TEST(PreemptionOfAJob, ASignalToOneHostStopsEveryHostAndTheSameCommandsFinishThe
       << nodes[1]->err();
   nodes[1]->Signal(SIGTERM);
   EXPECT_EQ(nodes[1]->Wait(seconds(30)), kExitStoppedBySignal) << nodes[1]->err();
-  EXPECT_NE(nodes[1]->err().find("stopped by SIGTERM (stopped at once)"), std::string::npos)
+  EXPECT_NE(nodes[1]->err().find(
+                "stopped by SIGTERM (the job's hosts stop together: stopped where it was)"),
+            std::string::npos)
       << nodes[1]->err();
   EXPECT_NE(nodes[0]->Wait(seconds(30)), 0) << nodes[0]->err();
   EXPECT_NE(nodes[0]->err().find("host 1 stopped by signal"), std::string::npos) << nodes[0]->err();

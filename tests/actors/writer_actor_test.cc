@@ -162,6 +162,25 @@ TEST_F(WriterActorTest, ADrainedStreamListsWholeDocumentsAndLeavesTheOutputIncom
   EXPECT_EQ(EventKinds().back(), "drained");
 }
 
+// The pipeline stopped where it was (a drain that outlasted its timeout): no stream
+// ends, and the writer, asked to drain, lists the whole documents that came.
+TEST_F(WriterActorTest, ADrainRequestListsTheWholeDocumentsThatCameAndEnds) {
+  SendBatch(0, {{0, 0, 2, true}, {1, 0, 2, true}});
+  ASSERT_TRUE(Send(rejects_, RejectMessage{2, "corpus.jsonl", 3, "not JSON"}));
+  SendBatch(1, {{3, 0, 2, true}, {4, 0, 2, false}});  // document 4's rest never comes
+  writer_->RequestDrain();  // after everything above is queued: a send enqueues
+  ASSERT_TRUE(writer_->Join());
+  auto documents = ReadHostFolder(out_.path() + "/host_00");
+  EXPECT_EQ(documents.size(), 3u);
+  EXPECT_EQ(documents.count(3), 1u);
+  EXPECT_EQ(documents.count(4), 0u);
+  EXPECT_EQ(RejectedIds(out_.path()), (std::multiset<int64_t>{2}));
+  const nlohmann::json metadata = Metadata();
+  EXPECT_FALSE(metadata.at("complete").get<bool>());
+  EXPECT_EQ(metadata.at("totals").at("docs"), 3);
+  EXPECT_EQ(EventKinds().back(), "drained");
+}
+
 TEST_F(WriterActorTest, WaitsForEveryRejectStreamBeforeFinishing) {
   SendBatch(0, {{0, 0, 1, true}});
   ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
