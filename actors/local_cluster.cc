@@ -117,18 +117,19 @@ std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& opti
                *port, options.node.mesh);
 
   std::vector<std::string> failures;
-  std::optional<std::chrono::steady_clock::time_point> kill_at;
+  // When the hosts still running are killed; max(): not set.
+  auto kill_at = std::chrono::steady_clock::time_point::max();
   while (!running.empty()) {
     int status = 0;
     rusage usage{};
     pid_t pid = wait4(-1, &status, WNOHANG, &usage);
     if (pid <= 0) {
-      if (kill_at && std::chrono::steady_clock::now() > *kill_at) {
+      if (std::chrono::steady_clock::now() > kill_at) {
         for (const auto& [left, host] : running) {
           kill(left, SIGKILL);
           failures.push_back("host " + std::to_string(host) + " did not stop and was killed");
         }
-        kill_at.reset();
+        kill_at = std::chrono::steady_clock::time_point::max();
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       continue;
@@ -146,7 +147,7 @@ std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& opti
                        (WIFEXITED(status)
                             ? " exited with code " + std::to_string(WEXITSTATUS(status))
                             : " was killed by signal " + std::to_string(WTERMSIG(status))));
-    if (!kill_at) {
+    if (kill_at == std::chrono::steady_clock::time_point::max()) {
       kill_at = std::chrono::steady_clock::now() + options.node.heartbeat_timeout +
                 std::chrono::seconds(10);
     }

@@ -17,8 +17,9 @@
 #include <vector>
 
 #include "bench/extract_variant.h"
-#include "bench/fma_peak.h"
+#include "bench/machine_figures.h"
 #include "bench/throughput_setup.h"
+#include "bench/throughput_targets.h"
 #include "model/kernels/cpu_isa.h"
 #include "model/kernels/gemm.h"
 
@@ -63,26 +64,6 @@ struct Flags {
   std::vector<std::string> families;
 };
 
-struct Target {
-  std::string what;
-  double ratio = 0, bound = 0;
-  bool at_most = false;  // the ratio must stay at or below the bound
-  bool measured = false;
-};
-
-void PrintTargets(const std::vector<Target>& targets) {
-  std::printf("\n%-66s %8s %8s %6s\n", "target", "ratio", "bound", "");
-  for (const Target& target : targets) {
-    if (!target.measured) {
-      std::printf("%-66s %8s %8s %6s\n", target.what.c_str(), "-", "-", "n/a");
-      continue;
-    }
-    const bool pass = target.at_most ? target.ratio <= target.bound : target.ratio >= target.bound;
-    std::printf("%-66s %8.3f %7s%.2f %6s\n", target.what.c_str(), target.ratio,
-                target.at_most ? "<=" : ">=", target.bound, pass ? "PASS" : "FAIL");
-  }
-}
-
 int Run(const Flags& flags) {
   const std::filesystem::path cache(flags.cache);
   std::filesystem::create_directories(cache / "logs");
@@ -118,32 +99,12 @@ int Run(const Flags& flags) {
   // The kernels' ISA and gemm backend are what the child processes choose too: they
   // inherit this environment (ACTEX_ISA included).
   const VectorIsa isa = ActiveIsa();
-  const GemmBackend backend = PreferredGemmBackend(isa);
   // The peaks and both libraries are measured before the first variant and after every
-  // one; each variant is compared with the mean of its two neighbours (of the library
-  // and ISA in use), so a change of background load hits both sides of a ratio.
-  const bool has_avx512 = DetectedIsa() == VectorIsa::kAvx512;
-  std::vector<double> avx2_peaks, avx512_peaks, peaks;
-  std::vector<SgemmReference> sgemm_runs, other_runs;
-  const GemmBackend other =
-      backend == GemmBackend::kOneDnn ? GemmBackend::kOpenBlas : GemmBackend::kOneDnn;
-  auto measure_sgemm = [&] {
-    std::fprintf(stderr, "measuring the FMA peaks and sgemm (2 threads, %s and %s) ...\n",
-                 GemmBackendName(backend), GemmBackendName(other));
-    avx2_peaks.push_back(MeasureFmaPeakGflops(VectorIsa::kAvx2, 2));
-    avx512_peaks.push_back(has_avx512 ? MeasureFmaPeakGflops(VectorIsa::kAvx512, 2) : 0);
-    peaks.push_back(isa == VectorIsa::kAvx512 ? avx512_peaks.back() : avx2_peaks.back());
-    sgemm_runs.push_back(MeasureSgemm(backend, flags.batch_tokens, config->hidden,
-                                      config->intermediate, 2, flags.sgemm_repeats));
-    other_runs.push_back(MeasureSgemm(other, flags.batch_tokens, config->hidden,
-                                      config->intermediate, 2, flags.sgemm_repeats));
-  };
-  auto neighbour_sgemm = [&] {
-    return (sgemm_runs[sgemm_runs.size() - 2].combined_gflops + sgemm_runs.back().combined_gflops) /
-           2;
-  };
-  auto neighbour_peak = [&] { return (peaks[peaks.size() - 2] + peaks.back()) / 2; };
-  measure_sgemm();
+  // one; each variant is compared with the mean of its two neighbours, so a change of
+  // background load hits both sides of a ratio.
+  MachineFigures machine(isa, flags.batch_tokens, config->hidden, config->intermediate,
+                         flags.sgemm_repeats);
+  machine.Measure();
 
   VariantContext context;
   context.actex = flags.actex;
@@ -165,9 +126,9 @@ int Run(const Flags& flags) {
       std::fprintf(stderr, "variant %s failed: %s\n", variant.name.c_str(), result.error().c_str());
       return false;
     }
-    measure_sgemm();
-    result->sgemm_gflops = neighbour_sgemm();
-    result->peak_gflops = neighbour_peak();
+    machine.Measure();
+    result->sgemm_gflops = machine.NeighbourSgemm();
+    result->peak_gflops = machine.NeighbourPeak();
     results.push_back(*result);
     return true;
   };
@@ -230,8 +191,8 @@ int Run(const Flags& flags) {
     // A family is held to the sgemm of its own MLP shapes, measured on either side of it:
     // GPT-2's [2048 x 768] products cannot run as near the peak as Qwen2.5-0.5B's.
     auto own_sgemm = [&] {
-      return MeasureSgemm(backend, flags.batch_tokens, family->hidden, family->intermediate, 2,
-                          flags.sgemm_repeats)
+      return MeasureSgemm(machine.backend(), flags.batch_tokens, family->hidden,
+                          family->intermediate, 2, flags.sgemm_repeats)
           .combined_gflops;
     };
     const double own_before = own_sgemm();
@@ -251,114 +212,12 @@ int Run(const Flags& flags) {
       flags.measured_batches, flags.warmup_batches, flags.repeats);
   std::printf("CPU %s; kernels %s (widest on this CPU: %s), products by %s\n",
               CpuModelName().c_str(), IsaName(isa), IsaName(DetectedIsa()),
-              GemmBackendName(backend));
-  // Noise only ever slows a run down: the largest figure is nearest the truth.
-  auto spread = [](std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    char text[96];
-    std::snprintf(text, sizeof(text), "min %.1f, median %.1f, max %.1f GFLOPS", values.front(),
-                  values[values.size() / 2], values.back());
-    return std::string(text);
-  };
-  std::printf("float32 FMA peak, 2 threads, %zu measurements: AVX2 %s; AVX-512 %s\n", peaks.size(),
-              spread(avx2_peaks).c_str(),
-              has_avx512 ? spread(avx512_peaks).c_str() : "not on this CPU");
-  auto print_sgemm = [&](GemmBackend which, const std::vector<SgemmReference>& runs) {
-    std::vector<double> combined;
-    for (const SgemmReference& run : runs) combined.push_back(run.combined_gflops);
-    std::sort(combined.begin(), combined.end());
-    const SgemmReference& first = runs.front();
-    std::printf(
-        "sgemm by %s, 2 threads, float32, first measurement: [%d x %d]·[%d x %d] %.1f GFLOPS, "
-        "[%d x %d]·[%d x %d] %.1f GFLOPS, both %.1f GFLOPS (%.3f x peak); all %zu "
-        "measurements of both: min %.1f, median %.1f, max %.1f\n",
-        GemmBackendName(which), flags.batch_tokens, config->hidden, config->hidden,
-        config->intermediate, first.up_gflops, flags.batch_tokens, config->intermediate,
-        config->intermediate, config->hidden, first.down_gflops, first.combined_gflops,
-        first.combined_gflops / peaks.front(), combined.size(), combined.front(),
-        combined[combined.size() / 2], combined.back());
-  };
-  print_sgemm(backend, sgemm_runs);
-  print_sgemm(other, other_runs);
+              GemmBackendName(machine.backend()));
+  machine.Print();
   std::printf("\n");
   PrintResultTable(results);
 
-  auto find = [&](const std::string& name) -> const VariantResult* {
-    for (const VariantResult& result : results) {
-      if (result.variant.name == name) return &result;
-    }
-    return nullptr;
-  };
-  const VariantResult* single = find("shards1");
-  std::vector<Target> targets;
-  auto relative = [&](const std::string& what, const std::string& name, double bound) {
-    const VariantResult* other = find(name);
-    Target target{what, 0, bound, false, single != nullptr && other != nullptr};
-    if (target.measured) target.ratio = other->tokens_per_second / single->tokens_per_second;
-    targets.push_back(target);
-  };
-  targets.push_back({"achieved GFLOPS / sgemm GFLOPS, shards 1 x 2 threads",
-                     single ? single->gflops / single->sgemm_gflops : 0, 0.85, false,
-                     single != nullptr});
-  for (const std::string& preset : flags.families) {
-    if (const VariantResult* family = find(preset)) {
-      targets.push_back({"achieved GFLOPS / sgemm GFLOPS, " + preset,
-                         family->gflops / family->sgemm_gflops, 0.85, false, true});
-    }
-  }
-  if (isa == VectorIsa::kAvx512) {
-    // On AVX-512 the products are oneDNN's, and the figure that matters is the share
-    // of the machine: the FMA peak.
-    targets.push_back({"achieved GFLOPS / AVX-512 FMA peak, shards 1 x 2 threads",
-                       single ? single->gflops / single->peak_gflops : 0, 0.65, false,
-                       single != nullptr});
-    for (const VariantResult& result : results) {
-      const bool family =
-          std::ranges::find(flags.families, result.variant.name) != flags.families.end();
-      if ((result.variant.name.starts_with("7b") && !result.variant.simulate) || family) {
-        targets.push_back({"achieved GFLOPS / AVX-512 FMA peak, " + result.variant.name,
-                           result.gflops / result.peak_gflops, 0.6, false, true});
-      }
-    }
-  }
-  relative("tokens/s, shards 2 x 1 thread / shards 1 x 2 threads", "shards2", 0.9);
-  relative("tokens/s, simulate 2 hosts tcp, mesh 1d / single process", "sim1d", 0.8);
-  relative("tokens/s, simulate 2 hosts tcp, mesh 2d / single process", "sim2d", 0.9);
-  const VariantResult* early = find("early");
-  targets.push_back({"seconds per token, layers 0-3 / layers 20-23",
-                     early && single ? single->tokens_per_second / early->tokens_per_second : 0,
-                     0.2, true, early != nullptr && single != nullptr});
-  relative("tokens/s, text corpus / pre-tokenized", "text", 0.95);
-  // Interleaved runs of one variant (--variants text,parquet,text,parquet) average out
-  // the machine's drift between them.
-  auto mean_rate = [&](const std::string& name) {
-    double sum = 0;
-    int runs = 0;
-    for (const VariantResult& result : results) {
-      if (result.variant.name != name) continue;
-      sum += result.tokens_per_second;
-      ++runs;
-    }
-    return runs > 0 ? sum / runs : 0.0;
-  };
-  const double jsonl_rate = mean_rate("text"), parquet_rate = mean_rate("parquet");
-  targets.push_back({"tokens/s, text corpus from Parquet / the same from JSONL (means)",
-                     jsonl_rate > 0 ? parquet_rate / jsonl_rate : 0, 0.97, false,
-                     jsonl_rate > 0 && parquet_rate > 0});
-  for (const VariantResult& result : results) {
-    const double limit_mb = result.weight_bytes * 1.15 / 1048576.0 + 512;
-    targets.push_back({"peak RSS MB / (weights x 1.15 + 512 MB), " + result.variant.name,
-                       result.peak_rss_mb / limit_mb, 1.0, true, true});
-  }
-  for (const VariantResult& result : results) {
-    targets.push_back({"model load seconds / 3 s, " + result.variant.name,
-                       result.load_seconds / 3.0, 1.0, true, true});
-  }
-  if (const VariantResult* sim = find("7b-sim1d")) {
-    targets.push_back({"7B simulate 1d: largest node RSS / weight-file size",
-                       sim->peak_rss_mb * 1048576.0 / sim->weight_bytes, 0.6, true, true});
-  }
-  PrintTargets(targets);
+  PrintTargets(ThroughputTargets(results, flags.families, isa));
   std::printf("\nlogs: %s\n", context.log_dir.c_str());
   return 0;
 }

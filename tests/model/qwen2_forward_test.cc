@@ -127,7 +127,9 @@ TEST(DecoderShard, TeamsOfAnySizeAgreeWithOneThreadAndRepeatExactly) {
     EXPECT_TRUE(shard.has_value()) << shard.error();
     std::vector<SiteActivations> captures;
     SoloCollective solo;
-    if (shard) EXPECT_TRUE((*shard)->Forward(batch, solo, &captures).has_value());
+    if (shard) {
+      EXPECT_TRUE((*shard)->Forward(batch, solo, &captures).has_value());
+    }
     return captures;
   };
   const auto reference = run(1);
