@@ -1,9 +1,9 @@
 #include "actors/job_link.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <charconv>
-
-#include <spdlog/spdlog.h>
 
 #include "actors/run_fingerprint.h"
 #include "transport/coordinator.h"
@@ -13,6 +13,15 @@
 
 namespace actex {
 namespace {
+
+// The same on both sides: --heartbeat-timeout, and a crashed peer noticed when its
+// connection drops, never later than its silence would tell.
+Liveness JobLiveness(const NodeOptions& options) {
+  Liveness liveness;
+  liveness.heartbeat_timeout = options.heartbeat_timeout;
+  liveness.disconnect_grace = std::min(liveness.disconnect_grace, options.heartbeat_timeout);
+  return liveness;
+}
 
 // The final barrier waits for the slowest host to finish its documents, which may be
 // days; liveness while waiting comes from the heartbeats.
@@ -40,8 +49,8 @@ std::expected<CoordinatorAddress, std::string> ParseCoordinator(const std::strin
                            ": name host 0's address that the other hosts reach (e.g. "
                            "10.0.0.10:8476), not a wildcard");
   }
-  auto [end, error] = std::from_chars(text.data() + colon + 1, text.data() + text.size(),
-                                      address.port);
+  auto [end, error] =
+      std::from_chars(text.data() + colon + 1, text.data() + text.size(), address.port);
   if (error != std::errc() || end != text.data() + text.size() || address.port < 1 ||
       address.port > 65533) {
     return std::unexpected("--coordinator " + text +
@@ -59,8 +68,8 @@ struct JobLink::State {
   zmq::context_t* context = nullptr;
   std::shared_ptr<const JobSecurity> security;  // null: an open job
   std::unique_ptr<Actor> authenticator;         // with a key: ZAP for every server socket
-  zmq::socket_t setup;    // ROUTER: RingBound from local shards, RingTable back
-  zmq::socket_t monitor;  // PUB towards the coordinator's monitor feed
+  zmq::socket_t setup;                       // ROUTER: RingBound from local shards, RingTable back
+  zmq::socket_t monitor;                     // PUB towards the coordinator's monitor feed
   std::unique_ptr<Actor> coordinator_actor;  // host 0 only
   std::unique_ptr<CoordinatorClient> client;
 };
@@ -75,8 +84,8 @@ std::string JobLink::BindAddress(const NodeOptions& options) {
 }
 
 std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_t& context,
-                                                                  const NodeOptions& options,
-                                                                  const MeshPlan& mesh) {
+                                                                   const NodeOptions& options,
+                                                                   const MeshPlan& mesh) {
   auto coordinator = ParseCoordinator(options.coordinator);
   if (!coordinator) return std::unexpected(coordinator.error());
   std::unique_ptr<JobLink> link(new JobLink());
@@ -114,7 +123,10 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
       return std::unexpected("monitor events: " + secured.error());
     }
   }
-  RetryInterrupted([&] { state.monitor.connect("tcp://" + coordinator->host + ":" + std::to_string(coordinator->port + 2)); });
+  RetryInterrupted([&] {
+    state.monitor.connect("tcp://" + coordinator->host + ":" +
+                          std::to_string(coordinator->port + 2));
+  });
   if (options.host_id == 0) {
     CoordinatorOptions coordinating;
     coordinating.bind_address = coordinator->host;
@@ -124,11 +136,7 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
     coordinating.num_hosts = mesh.hosts;
     coordinating.security = state.security;
     coordinating.join_timeout = options.join_timeout;
-    coordinating.heartbeat_timeout = options.heartbeat_timeout;
-    // A crashed host is noticed when its connection drops; never wait longer for
-    // that than for its silence.
-    coordinating.disconnect_grace =
-        std::min(coordinating.disconnect_grace, options.heartbeat_timeout);
+    coordinating.liveness = JobLiveness(options);
     auto started = StartCoordinator(context, coordinating);
     if (!started) return std::unexpected(started.error());
     state.coordinator_actor = std::move(*started);
@@ -147,8 +155,8 @@ std::expected<void, std::string> JobLink::ConnectRings(
   std::map<std::string, int> replica_of;
   for (size_t i = 0; i < layout.shards().size(); ++i) {
     zmq::message_t who;
-    state.setup.set(zmq::sockopt::rcvtimeo, static_cast<int>(
-                                               std::chrono::milliseconds(kShardSetupWait).count()));
+    state.setup.set(zmq::sockopt::rcvtimeo,
+                    static_cast<int>(std::chrono::milliseconds(kShardSetupWait).count()));
     if (!RetryInterrupted([&] { return state.setup.recv(who); })) {
       return std::unexpected("a device shard never reported its ring");
     }
@@ -180,8 +188,7 @@ std::expected<void, std::string> JobLink::ConnectRings(
   joining.port = state.coordinator.port;
   joining.join_timeout = state.options.join_timeout;
   joining.security = state.security;
-  joining.heartbeat_timeout = state.options.heartbeat_timeout;
-  joining.disconnect_grace = std::min(joining.disconnect_grace, state.options.heartbeat_timeout);
+  joining.liveness = JobLiveness(state.options);
   auto client = CoordinatorClient::Join(*state.context, joining, hello);
   if (!client) return std::unexpected(client.error());
   state.client = std::move(*client);
@@ -204,9 +211,7 @@ std::shared_ptr<const JobSecurity> JobLink::security() const { return state_->se
 
 zmq::socket_t* JobLink::monitor() { return &state_->monitor; }
 
-zmq::socket_t* JobLink::socket() {
-  return state_->client ? &state_->client->socket() : nullptr;
-}
+zmq::socket_t* JobLink::socket() { return state_->client ? &state_->client->socket() : nullptr; }
 
 std::expected<void, std::string> JobLink::Service() {
   if (!state_->client) return {};

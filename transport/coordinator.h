@@ -11,6 +11,7 @@
 
 #include "transport/actor.h"
 #include "transport/job_security.h"
+#include "transport/liveness.h"
 
 namespace actex {
 
@@ -43,14 +44,8 @@ struct CoordinatorOptions {
   int num_hosts = 1;             // 1 to 65536
   // Hosts missing this long after the coordinator started end the job.
   std::chrono::milliseconds join_timeout{300000};
-  // The coordinator sends a heartbeat to every joined host this often, and a host
-  // from which nothing arrived for heartbeat_timeout is lost (the job ends).
-  std::chrono::milliseconds heartbeat_interval{1000};
-  std::chrono::milliseconds heartbeat_timeout{60000};
-  // A joined host whose connection closed is lost unless a message of it arrives
-  // within this grace (ZeroMQ reconnects on its own after a network blip; a
-  // crashed process never does). Must exceed heartbeat_interval.
-  std::chrono::milliseconds disconnect_grace{5000};
+  // Heartbeats to every joined host; a host lost by them ends the job.
+  Liveness liveness;
   // After the job ended (final barrier released, or aborted) the coordinator keeps
   // relaying monitor events and answering late peers with the Abort this long.
   std::chrono::milliseconds final_drain{1000};

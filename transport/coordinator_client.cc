@@ -47,13 +47,11 @@ std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient
   if (options.coordinator_address.empty() || options.port < 1 || options.port > 65535) {
     return std::unexpected(fmt::format("no valid coordinator address given ({})", coordinator));
   }
-  if (options.heartbeat_interval <= milliseconds(0) ||
-      options.heartbeat_timeout <= options.heartbeat_interval ||
-      options.disconnect_grace <= options.heartbeat_interval ||
-      options.join_timeout <= milliseconds(0) || options.join_margin < milliseconds(0)) {
-    return std::unexpected(
-        "coordinator client: timeouts must be positive, and heartbeat_timeout and "
-        "disconnect_grace longer than heartbeat_interval");
+  if (options.join_timeout <= milliseconds(0) || options.join_margin < milliseconds(0)) {
+    return std::unexpected(std::string("coordinator client: join_timeout must be positive"));
+  }
+  if (auto usable = options.liveness.Check(); !usable) {
+    return std::unexpected("coordinator client: " + usable.error());
   }
   zmq::socket_t socket;
   try {
@@ -110,7 +108,7 @@ std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient
       return std::unexpected(fmt::format("no answer from the coordinator at {} within {}{}",
                                          coordinator, waited, hint));
     }
-    auto serviced = client->WaitAndService(std::min(left, options.heartbeat_interval));
+    auto serviced = client->WaitAndService(std::min(left, options.liveness.heartbeat_interval));
     if (!serviced) return std::unexpected(serviced.error());
   }
   spdlog::info("host {}: joined the job; {} endpoint(s) known", hello.host_id,
@@ -215,15 +213,15 @@ std::expected<void, std::string> CoordinatorClient::Service() {
   // up yet; it heartbeats every joined host, so it answers within an interval.
   if (last_message_ && now >= next_heartbeat_) {
     SendNow(HeartbeatMessage{host_id_, ++heartbeat_sequence_});
-    next_heartbeat_ = now + options_.heartbeat_interval;
+    next_heartbeat_ = now + options_.liveness.heartbeat_interval;
   }
-  if (last_message_ && now - *last_message_ >= options_.heartbeat_timeout) {
+  if (last_message_ && now - *last_message_ >= options_.liveness.heartbeat_timeout) {
     failure_ = fmt::format("lost the coordinator (host 0): no message for {}",
-                           SecondsText(options_.heartbeat_timeout));
-  } else if (disconnected_at_ && now - *disconnected_at_ >= options_.disconnect_grace) {
+                           SecondsText(options_.liveness.heartbeat_timeout));
+  } else if (disconnected_at_ && now - *disconnected_at_ >= options_.liveness.disconnect_grace) {
     failure_ = fmt::format(
         "lost the coordinator (host 0): its connection closed and it did not come back within {}",
-        SecondsText(options_.disconnect_grace));
+        SecondsText(options_.liveness.disconnect_grace));
   }
   if (failure_) return std::unexpected(*failure_);
   return {};
@@ -269,7 +267,7 @@ std::expected<void, std::string> CoordinatorClient::Barrier(const std::string& n
                       "waiting for other hosts",
                       name, SecondsText(timeout)));
     }
-    auto serviced = WaitAndService(std::min(left, options_.heartbeat_interval));
+    auto serviced = WaitAndService(std::min(left, options_.liveness.heartbeat_interval));
     if (!serviced) return serviced;
   }
   return {};

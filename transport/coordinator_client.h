@@ -13,6 +13,7 @@
 
 #include "transport/connection_watch.h"
 #include "transport/job_security.h"
+#include "transport/liveness.h"
 #include "transport/schema.h"
 #include "transport/wire.h"
 
@@ -27,12 +28,7 @@ struct CoordinatorClientOptions {
   // Welcome (the coordinator decides, the margin covers its Abort's travel).
   std::chrono::milliseconds join_timeout{300000};
   std::chrono::milliseconds join_margin{10000};
-  // The same values as the coordinator's: a heartbeat is sent this often, and a
-  // coordinator silent for heartbeat_timeout is lost.
-  std::chrono::milliseconds heartbeat_interval{1000};
-  std::chrono::milliseconds heartbeat_timeout{60000};
-  // The coordinator's connection closed and nothing came for this long: lost.
-  std::chrono::milliseconds disconnect_grace{5000};
+  Liveness liveness;  // the coordinator's own values
   // How long closing may still deliver the last messages (a Failure report).
   std::chrono::milliseconds linger{2000};
   // The job key: when set, the DEALER is a CURVE client (PROTOCOL.md section 10).

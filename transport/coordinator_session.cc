@@ -35,7 +35,7 @@ std::vector<OutgoingMessage> CoordinatorSession::TakeOutgoing() { return std::mo
 
 void CoordinatorSession::Start(Clock::time_point now) {
   started_ = now;
-  next_heartbeat_ = now + options_.heartbeat_interval;
+  next_heartbeat_ = now + options_.liveness.heartbeat_interval;
 }
 
 int CoordinatorSession::HostOf(const std::string& identity) const {
@@ -173,7 +173,7 @@ void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::
     if (!hosts_[id] || hosts_[id]->fd != event.value || hosts_[id]->disconnected_at) continue;
     hosts_[id]->disconnected_at = now;
     spdlog::warn("coordinator: host {}'s connection closed; waiting {} for it to come back", id,
-                 SecondsText(options_.disconnect_grace));
+                 SecondsText(options_.liveness.disconnect_grace));
   }
 }
 
@@ -185,15 +185,15 @@ void CoordinatorSession::Tick(Clock::time_point now) {
   for (size_t id = 0; id < hosts_.size(); ++id) {
     if (!hosts_[id]) continue;
     const Host& host = *hosts_[id];
-    if (now - host.last_message >= options_.heartbeat_timeout) {
+    if (now - host.last_message >= options_.liveness.heartbeat_timeout) {
       return Abort(fmt::format("host {} lost: no message for {}", id,
-                               SecondsText(options_.heartbeat_timeout)),
+                               SecondsText(options_.liveness.heartbeat_timeout)),
                    now);
     }
-    if (host.disconnected_at && now - *host.disconnected_at >= options_.disconnect_grace) {
+    if (host.disconnected_at && now - *host.disconnected_at >= options_.liveness.disconnect_grace) {
       return Abort(fmt::format("host {} lost: its connection closed and it did not come back "
                                "within {}",
-                               id, SecondsText(options_.disconnect_grace)),
+                               id, SecondsText(options_.liveness.disconnect_grace)),
                    now);
     }
   }
@@ -202,7 +202,7 @@ void CoordinatorSession::Tick(Clock::time_point now) {
     for (const auto& host : hosts_) {
       if (host) Queue(host->identity, HeartbeatMessage{kCoordinatorHostId, heartbeat_sequence_});
     }
-    next_heartbeat_ = std::max(next_heartbeat_ + options_.heartbeat_interval, now);
+    next_heartbeat_ = std::max(next_heartbeat_ + options_.liveness.heartbeat_interval, now);
   }
 }
 
@@ -224,9 +224,9 @@ CoordinatorSession::Clock::time_point CoordinatorSession::NextDeadline() const {
   if (phase_ == Phase::kRendezvous) next = std::min(next, started_ + options_.join_timeout);
   for (const auto& host : hosts_) {
     if (!host) continue;
-    next = std::min(next, host->last_message + options_.heartbeat_timeout);
+    next = std::min(next, host->last_message + options_.liveness.heartbeat_timeout);
     if (host->disconnected_at) {
-      next = std::min(next, *host->disconnected_at + options_.disconnect_grace);
+      next = std::min(next, *host->disconnected_at + options_.liveness.disconnect_grace);
     }
   }
   return next;

@@ -183,7 +183,7 @@ TEST(CoordinatorHostileInput, RefusesOptionsThatCannotWork) {
   EXPECT_THAT(coordinator.error(), ::testing::HasSubstr("must differ"));
 
   options = FastOptions(1);
-  options.heartbeat_timeout = options.heartbeat_interval;
+  options.liveness.heartbeat_timeout = options.liveness.heartbeat_interval;
   coordinator = StartCoordinator(context, options);
   ASSERT_FALSE(coordinator.has_value());
   EXPECT_THAT(coordinator.error(), ::testing::HasSubstr("heartbeat_timeout"));

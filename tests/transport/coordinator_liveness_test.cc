@@ -36,7 +36,7 @@ std::vector<HelloMessage> Hellos(int num_hosts) {
 TEST(CoordinatorLiveness, SilentHostIsLostAfterTheHeartbeatTimeout) {
   zmq::context_t context;
   CoordinatorOptions options = FastOptions(3);
-  options.heartbeat_timeout = 600ms;
+  options.liveness.heartbeat_timeout = 600ms;
   auto coordinator = StartCoordinator(context, options);
   ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
   std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
@@ -53,7 +53,7 @@ TEST(CoordinatorLiveness, SilentHostIsLostAfterTheHeartbeatTimeout) {
     EXPECT_EQ(result.error(), "host 2 lost: no message for 0.6 s");
   }
   EXPECT_GE(waited, 500ms);
-  EXPECT_LT(waited, 600ms + 2 * options.heartbeat_interval + 400ms);
+  EXPECT_LT(waited, 600ms + 2 * options.liveness.heartbeat_interval + 400ms);
   auto ended = (*coordinator)->Join();
   ASSERT_FALSE(ended.has_value());
   EXPECT_EQ(ended.error(), "coordinator: host 2 lost: no message for 0.6 s");
@@ -62,8 +62,8 @@ TEST(CoordinatorLiveness, SilentHostIsLostAfterTheHeartbeatTimeout) {
 TEST(CoordinatorLiveness, CrashedHostIsLostSoonAfterItsConnectionCloses) {
   zmq::context_t context;
   CoordinatorOptions options = FastOptions(3);
-  options.heartbeat_timeout = 10s;  // far beyond the test: the connection tells first
-  options.disconnect_grace = 300ms;
+  options.liveness.heartbeat_timeout = 10s;  // far beyond the test: the connection tells first
+  options.liveness.disconnect_grace = 300ms;
   auto coordinator = StartCoordinator(context, options);
   ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
   std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
@@ -115,9 +115,9 @@ CoordinatorClientOptions FakeClientOptions(int port) {
   options.port = port;
   options.join_timeout = 2s;
   options.join_margin = 0ms;
-  options.heartbeat_interval = 50ms;
-  options.heartbeat_timeout = 400ms;
-  options.disconnect_grace = 300ms;
+  options.liveness.heartbeat_interval = 50ms;
+  options.liveness.heartbeat_timeout = 400ms;
+  options.liveness.disconnect_grace = 300ms;
   options.linger = 0ms;
   return options;
 }
@@ -146,7 +146,7 @@ TEST(CoordinatorLiveness, VanishedCoordinatorIsLostSoonAfterItsConnectionCloses)
   FakeCoordinator fake(context);
   std::thread welcome([&] { fake.WelcomeOneNode(); });
   CoordinatorClientOptions options = FakeClientOptions(fake.port());
-  options.heartbeat_timeout = 10s;
+  options.liveness.heartbeat_timeout = 10s;
   auto client = CoordinatorClient::Join(context, options, MakeHello(0, 1));
   welcome.join();
   ASSERT_TRUE(client.has_value()) << client.error();

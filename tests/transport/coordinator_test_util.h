@@ -53,9 +53,9 @@ inline CoordinatorOptions FastOptions(int num_hosts) {
   options.monitor_collect_port = FreeTcpPort({options.port, options.monitor_port});
   options.num_hosts = num_hosts;
   options.join_timeout = std::chrono::milliseconds(3000);
-  options.heartbeat_interval = std::chrono::milliseconds(50);
-  options.heartbeat_timeout = std::chrono::milliseconds(2000);
-  options.disconnect_grace = std::chrono::milliseconds(2000);
+  options.liveness.heartbeat_interval = std::chrono::milliseconds(50);
+  options.liveness.heartbeat_timeout = std::chrono::milliseconds(2000);
+  options.liveness.disconnect_grace = std::chrono::milliseconds(2000);
   options.final_drain = std::chrono::milliseconds(100);
   options.linger = std::chrono::milliseconds(1000);
   options.counters = std::make_shared<CoordinatorCounters>();
@@ -69,9 +69,7 @@ inline CoordinatorClientOptions ClientOptionsFor(const CoordinatorOptions& coord
   options.port = coordinator.port;
   options.join_timeout = coordinator.join_timeout;
   options.join_margin = std::chrono::milliseconds(1000);
-  options.heartbeat_interval = coordinator.heartbeat_interval;
-  options.heartbeat_timeout = coordinator.heartbeat_timeout;
-  options.disconnect_grace = coordinator.disconnect_grace;
+  options.liveness = coordinator.liveness;
   options.linger = std::chrono::milliseconds(1000);
   return options;
 }
