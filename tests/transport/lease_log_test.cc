@@ -1,6 +1,10 @@
 #include "transport/lease_log.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -104,6 +108,45 @@ TEST(LeaseLog, AnAppendTheTableRefusesWritesNothing) {
   EXPECT_FALSE((*log)->Append({Kind::kListed, 0, "a"}));
   EXPECT_EQ(Contents(path), "actex-leases 1 chunk_docs 8\n");
   EXPECT_EQ((*log)->records(), 0);
+}
+
+// A full disk (here: a file size limit, which fails writes with EFBIG as ENOSPC fails
+// them) ends an append with an error naming the log, and leaves no partial record:
+// the log replays to exactly the table the appends that succeeded built.
+TEST(LeaseLog, AFullDiskFailsTheAppendAndLeavesOnlyWholeRecords) {
+  TempDir dir;
+  const std::string path = dir.File("leases.log");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child runs against the limit alone; it reports by its exit code.
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{200, 200};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(10);
+    LeaseTable table;
+    auto log = LeaseLog::Open(path, 8, &table);
+    if (!log) _exit(11);
+    std::expected<void, std::string> appended;
+    int64_t granted = 0;
+    while (appended) {
+      appended = (*log)->Append(*table.NextGrant("replica-with-a-long-name"));
+      if (appended) ++granted;
+    }
+    if (appended.error().find(path) == std::string::npos) _exit(12);
+    if (table.NextGrant("x")->chunk != granted) _exit(13);  // the failed grant never applied
+    LeaseTable replayed;
+    if (!LeaseLog::Open(path, 8, &replayed)) _exit(14);
+    if (replayed.NextGrant("x")->chunk != granted || granted == 0) _exit(15);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the check that failed: see the exit codes above";
+  const std::string text = Contents(path);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_LE(text.size(), 200u);
 }
 
 }  // namespace
