@@ -26,6 +26,8 @@ Liveness JobLiveness(const NodeOptions& options) {
 // The final barrier waits for the slowest host to finish its documents, which may be
 // days; liveness while waiting comes from the heartbeats.
 constexpr std::chrono::hours kFinishWait{24 * 30};
+// How long host 0 lets its coordinator tell the other hosts why host 0 ends.
+constexpr std::chrono::seconds kReportWait{5};
 constexpr std::chrono::seconds kShardSetupWait{30};
 
 struct CoordinatorAddress {
@@ -219,7 +221,13 @@ std::expected<void, std::string> JobLink::Service() {
 }
 
 void JobLink::ReportFailure(const std::string& reason) {
-  if (state_->client) state_->client->ReportFailure(reason);
+  State& state = *state_;
+  if (state.client) state.client->ReportFailure(reason);
+  if (!state.coordinator_actor) return;
+  // The coordinator ends by itself once it has sent the Abort and relayed the last
+  // events (final_drain); past this wait the destructor stops it.
+  zmq::pollitem_t finished{state.coordinator_actor->pipe().handle(), 0, ZMQ_POLLIN, 0};
+  RetryInterrupted([&] { return zmq::poll(&finished, 1, kReportWait); });
 }
 
 std::expected<void, std::string> JobLink::FinishTogether() {

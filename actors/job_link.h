@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "actors/host_layout.h"
@@ -31,17 +30,17 @@ class JobLink {
   // warns once that the job is open; binds the set-up socket, starts the coordinator
   // on host 0 and connects the monitor PUB. Nothing is sent yet.
   static std::expected<std::unique_ptr<JobLink>, std::string> Open(zmq::context_t& context,
-                                                                  const NodeOptions& options,
-                                                                  const MeshPlan& mesh);
+                                                                   const NodeOptions& options,
+                                                                   const MeshPlan& mesh);
   ~JobLink();
 
   // Collects the local device shards' ring endpoints, joins the job with `fingerprint`
   // (every host must send the same) and `published` (named values every other host
   // reads, such as where a replica resumes), answers each shard with its ring's full
   // table and passes the "ready" barrier. Errors carry the coordinator's reason.
-  std::expected<void, std::string> ConnectRings(const HostLayout& layout,
-                                                const std::map<std::string, std::string>& fingerprint,
-                                                const std::map<std::string, std::string>& published);
+  std::expected<void, std::string> ConnectRings(
+      const HostLayout& layout, const std::map<std::string, std::string>& fingerprint,
+      const std::map<std::string, std::string>& published);
   // Every host's ring endpoints and published values, once ConnectRings succeeded.
   const std::map<std::string, std::string>& table() const;
 
@@ -53,6 +52,9 @@ class JobLink {
   // Heartbeats and incoming messages; an error when the job was aborted or the
   // coordinator went silent.
   std::expected<void, std::string> Service();
+  // Tells the other hosts why this one ends. On host 0 it waits (a few seconds at
+  // most) for its own coordinator to turn the report into the job's Abort, so the
+  // other hosts hear this reason, not that the coordinator stopped.
   void ReportFailure(const std::string& reason);
   // The final barrier: no host reports success before every host finished.
   std::expected<void, std::string> FinishTogether();

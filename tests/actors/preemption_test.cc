@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "actex_process.h"
 #include "actors/local_cluster.h"
@@ -108,14 +109,38 @@ TEST_F(Preemption, ADrainThatOutlastsItsTimeoutStopsWhereItIsListingWhatIsWhole)
   ExpectTheSameCommandFinishesIt();
 }
 
+// Documents listed over every host folder below `out`.
+int64_t ListedDocuments(const std::string& out) {
+  int64_t docs = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(out, error)) {
+    const nlohmann::json metadata = Metadata(entry.path().string());
+    if (!metadata.is_discarded()) docs += metadata["totals"]["docs"].get<int64_t>();
+  }
+  return docs;
+}
+
+// Waits until the hosts list more than `before` documents; false past `limit`.
+bool WaitForMoreListed(const std::string& out, int64_t before, seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ListedDocuments(out) > before) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 // A job of several hosts cannot drain one host alone (a replica may span hosts), so a
-// signal to one host stops the job on every host, each keeping what it listed.
-TEST(PreemptionOfAJob, ASignalToOneHostStopsEveryHostAndTheSameCommandsFinishTheJob) {
+// signal to one host stops the job on every host, each keeping what it listed. Each
+// host in turn (the coordinator's last) is signalled in a run of its own, and the same
+// commands then finish the job with an uninterrupted run's bits.
+TEST(PreemptionOfAJob, EachHostSignalledInTurnStopsTheJobAndTheSameCommandsFinishIt) {
+  constexpr int kHosts = 3;
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(3000));
   auto job = [&](const std::string& out) {
     LocalClusterOptions cluster;
-    cluster.hosts = 2;
+    cluster.hosts = kHosts;
     cluster.node.mesh = "2d";
     cluster.node.heartbeat_timeout = seconds(5);
     cluster.node.join_timeout = seconds(30);
@@ -126,7 +151,7 @@ TEST(PreemptionOfAJob, ASignalToOneHostStopsEveryHostAndTheSameCommandsFinishThe
     auto port = FindFreePortTriple();
     EXPECT_TRUE(port) << port.error();
     std::vector<std::unique_ptr<ActexProcess>> nodes;
-    for (int host = 0; host < 2; ++host) {
+    for (int host = 0; host < kHosts; ++host) {
       auto args = LocalNodeArgs(cluster, host, port.value_or(0));
       args.erase(args.begin());  // the binary; ActexProcess adds it
       nodes.push_back(
@@ -139,23 +164,36 @@ TEST(PreemptionOfAJob, ASignalToOneHostStopsEveryHostAndTheSameCommandsFinishThe
     ASSERT_EQ(node->Wait(seconds(300)), 0) << node->err();
   }
 
-  const LocalClusterOptions preempted = job(dir.path() + "/preempted");
-  auto nodes = start(preempted, "run");
-  ASSERT_TRUE(WaitForFirstShard(dir.path() + "/preempted/host_01", seconds(120)))
-      << nodes[1]->err();
-  nodes[1]->Signal(SIGTERM);
-  EXPECT_EQ(nodes[1]->Wait(seconds(30)), kExitStoppedBySignal) << nodes[1]->err();
-  EXPECT_NE(nodes[1]->err().find(
-                "stopped by SIGTERM (the job's hosts stop together: stopped where it was)"),
-            std::string::npos)
-      << nodes[1]->err();
-  EXPECT_NE(nodes[0]->Wait(seconds(30)), 0) << nodes[0]->err();
-  EXPECT_NE(nodes[0]->err().find("host 1 stopped by signal"), std::string::npos) << nodes[0]->err();
-
+  const std::string out = dir.path() + "/preempted";
+  const LocalClusterOptions preempted = job(out);
+  for (int signalled : {1, 2, 0}) {
+    const int64_t before = ListedDocuments(out);
+    auto nodes = start(preempted, "run" + std::to_string(signalled) + "-");
+    ASSERT_TRUE(WaitForMoreListed(out, before, seconds(120))) << nodes[signalled]->err();
+    nodes[signalled]->Signal(SIGTERM);
+    EXPECT_EQ(nodes[signalled]->Wait(seconds(30)), kExitStoppedBySignal) << nodes[signalled]->err();
+    EXPECT_NE(nodes[signalled]->err().find(
+                  "stopped by SIGTERM (the job's hosts stop together: stopped where it was)"),
+              std::string::npos)
+        << nodes[signalled]->err();
+    for (int host = 0; host < kHosts; ++host) {
+      if (host == signalled) continue;
+      EXPECT_NE(nodes[host]->Wait(seconds(30)), 0) << nodes[host]->err();
+      EXPECT_NE(nodes[host]->err().find("host " + std::to_string(signalled) + " stopped by signal"),
+                std::string::npos)
+          << nodes[host]->err();
+    }
+  }
+  bool all_complete = true;
+  for (int host = 0; host < kHosts; ++host) {
+    const nlohmann::json metadata = Metadata(out + "/host_0" + std::to_string(host));
+    all_complete = all_complete && metadata.value("complete", false);
+  }
+  EXPECT_FALSE(all_complete) << "the job finished before every host was signalled";
   for (auto& node : start(preempted, "again")) {
     ASSERT_EQ(node->Wait(seconds(300)), 0) << node->err();
   }
-  ExpectIdentical(dir.path() + "/preempted", dir.path() + "/reference");
+  ExpectIdentical(out, dir.path() + "/reference");
 }
 
 }  // namespace
