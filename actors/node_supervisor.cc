@@ -155,8 +155,14 @@ std::expected<void, std::string> NodeSupervisor::RunUntilFinished(bool include_b
                                                                   bool service_job) {
   std::string first_error;
   auto fail = [&](const std::string& error) {
-    if (first_error.empty()) first_error = error;
-    StopAll();
+    if (!first_error.empty()) {
+      StopAll();
+      return;
+    }
+    first_error = error;
+    // The whole documents the writer holds are right whatever failed elsewhere (a lost
+    // host, a broken ring): it lists them, and everything else stops.
+    StopWhereItIs();
   };
   auto waiting = [&] {
     for (size_t i = 0; i < actors_.size(); ++i) {

@@ -25,10 +25,10 @@ struct StopSignals {
 };
 
 // Watches a node's actors from the node's own thread: the first failure stops them
-// all, events from the writer feed the progress line and are re-published to
-// monitors, and the job link (when the job has several hosts) is serviced whenever
-// its socket is readable or a poll slice passes, so heartbeats flow and an abort
-// from another host stops this one too.
+// all where they are (the writer listing the whole documents it holds), events from the writer feed
+// the progress line and are re-published to monitors, and the job link (when the job has several
+// hosts) is serviced whenever its socket is readable or a poll slice passes, so heartbeats flow and
+// an abort from another host stops this one too.
 class NodeSupervisor {
  public:
   struct Options {
