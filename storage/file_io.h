@@ -9,8 +9,9 @@
 
 namespace actex {
 
-// Durable-write helpers shared by the safetensors writer, the shard writer and the
-// rejects log. Every error names the path and carries strerror(errno).
+// Durable-write helpers shared by the safetensors writer, the shard writer, the
+// rejects log, the upload ledger and the lease log. Every error names the path and
+// carries strerror(errno).
 
 // A cap on the bytes a writer may still write, across all its files. A write that
 // would go past it writes what fits and then fails with ENOSPC, exactly as a full
@@ -81,6 +82,10 @@ std::expected<void, std::string> WriteFileAtomically(
 std::expected<void, std::string> WriteFileAtomically(const std::string& path,
                                                      const std::string& contents,
                                                      WriteBudget* budget);
+
+// Cuts off a last line without its '\n' (what a crash while appending to a line log
+// leaves) and syncs the file, so the next append starts a line of its own.
+std::expected<void, std::string> DropTornLastLine(int fd, const std::string& path);
 
 // mkdir -p.
 std::expected<void, std::string> MakeDirectories(const std::string& path);

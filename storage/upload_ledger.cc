@@ -10,9 +10,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/whole_file.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
-#include "base/whole_file.h"
 
 namespace actex {
 
@@ -20,41 +20,6 @@ struct UploadLedger::State {
   std::string path;
   ScopedFd fd;
 };
-
-namespace {
-
-// A crash while appending can leave a last line without its '\n'. Read ignores it,
-// but an append after it would be glued onto it and lost with it: cut it off. Such
-// a line never vouched for a deletion (a local copy is deleted only once its line
-// was appended whole and synced), so the file is at worst uploaded again.
-std::expected<void, std::string> DropTornLastLine(int fd, const std::string& path) {
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) return std::unexpected(OsError("cannot stat", path, errno));
-  constexpr off_t kChunkBytes = 4096;
-  char chunk[kChunkBytes];
-  off_t end = info.st_size;
-  while (end > 0) {
-    const off_t begin = std::max<off_t>(end - kChunkBytes, 0);
-    const ssize_t got = ::pread(fd, chunk, static_cast<size_t>(end - begin), begin);
-    if (got < 0 && errno == EINTR) continue;
-    if (got != end - begin) {
-      return std::unexpected(got < 0 ? OsError("cannot read", path, errno)
-                                     : path + " shrank while it was read");
-    }
-    const char* newline =
-        static_cast<const char*>(::memrchr(chunk, '\n', static_cast<size_t>(got)));
-    if (newline != nullptr) {
-      end = begin + (newline - chunk) + 1;
-      break;
-    }
-    end = begin;
-  }
-  if (end == info.st_size) return {};
-  if (::ftruncate(fd, end) != 0) return std::unexpected(OsError("cannot truncate", path, errno));
-  return SyncFile(fd, path);
-}
-
-}  // namespace
 
 UploadLedger::UploadLedger() : state_(std::make_unique<State>()) {}
 UploadLedger::~UploadLedger() = default;

@@ -1,4 +1,4 @@
-#include "transport/lease_log.h"
+#include "storage/lease_log.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "transport/lease_log.h"
+#include "storage/lease_log.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -6,12 +6,12 @@
 
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <vector>
 
 #include "base/whole_file.h"
+#include "storage/file_io.h"
 
 namespace actex {
 
@@ -21,21 +21,16 @@ std::string Header(int64_t chunk_docs) {
   return "actex-leases 1 chunk_docs " + std::to_string(chunk_docs);
 }
 
-std::string OsError(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
-
-// Writes all of `text` at the end of `fd` and flushes it to the disk.
+// Appends `text` and syncs it; on failure cuts the file back to where it was, so the
+// log never holds part of a record.
 std::expected<void, std::string> AppendDurably(int fd, const std::string& text,
                                                const std::string& path) {
-  for (size_t written = 0; written < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::unexpected(OsError("cannot append to", path));
-    written += static_cast<size_t>(n);
-  }
-  if (::fdatasync(fd) != 0) return std::unexpected(OsError("cannot flush", path));
-  return {};
+  struct stat before {};
+  if (::fstat(fd, &before) != 0) return std::unexpected(OsError("cannot stat", path, errno));
+  auto written = WriteAll(fd, text.data(), text.size(), path, nullptr);
+  if (written) written = SyncFile(fd, path);
+  if (!written) (void)::ftruncate(fd, before.st_size);
+  return written;
 }
 
 std::expected<int64_t, std::string> ParseChunk(const std::string& text) {
@@ -82,32 +77,19 @@ std::expected<std::unique_ptr<LeaseLog>, std::string> LeaseLog::Open(const std::
   log->table_ = table;
   std::error_code error;
   const bool existed = std::filesystem::exists(path, error);
-  log->fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log->fd_ < 0) return std::unexpected(OsError("cannot open the lease log", path));
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return std::unexpected(OsError("cannot open the lease log", path, errno));
+  log->fd_ = ScopedFd(fd);
+  // That record never took effect: a change is acted on only once its line is on disk.
+  if (auto dropped = DropTornLastLine(fd, path); !dropped) return std::unexpected(dropped.error());
   auto text = ReadWholeFile(path);
   if (!text) return std::unexpected(text.error());
-  // A crash mid-append leaves a last line without its newline: that record never
-  // took effect, since a change is acted on only once its line is on disk.
-  const size_t whole = text->rfind('\n') == std::string::npos ? 0 : text->rfind('\n') + 1;
-  if (whole < text->size()) {
-    if (::ftruncate(log->fd_, static_cast<off_t>(whole)) != 0) {
-      return std::unexpected(OsError("cannot cut the torn last line of", path));
-    }
-    text->resize(whole);
-  }
   if (text->empty()) {
-    if (auto written = AppendDurably(log->fd_, Header(chunk_docs) + "\n", path); !written) {
+    if (auto written = AppendDurably(fd, Header(chunk_docs) + "\n", path); !written) {
       return std::unexpected(written.error());
     }
-    if (!existed) {
-      // The new file's name must survive a crash too.
-      const std::string dir = std::filesystem::path(path).parent_path().string();
-      const int dir_fd =
-          ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dir_fd >= 0) {
-        ::fsync(dir_fd);
-        ::close(dir_fd);
-      }
+    if (!existed) {  // the new file's name must survive a crash too
+      if (auto synced = SyncParentDirectory(path); !synced) return std::unexpected(synced.error());
     }
     return log;
   }
@@ -133,19 +115,11 @@ std::expected<std::unique_ptr<LeaseLog>, std::string> LeaseLog::Open(const std::
 
 std::expected<void, std::string> LeaseLog::Append(const LeaseTable::Record& record) {
   if (auto fits = table_->Check(record); !fits) return fits;
-  struct stat before {};
-  if (::fstat(fd_, &before) != 0) return std::unexpected(OsError("cannot stat", path_));
-  if (auto written = AppendDurably(fd_, DescribeRecord(record) + "\n", path_); !written) {
-    // Leave no partial record behind: a replay must see the table as it is.
-    (void)::ftruncate(fd_, before.st_size);
+  if (auto written = AppendDurably(fd_.get(), DescribeRecord(record) + "\n", path_); !written) {
     return written;
   }
   ++records_;
   return table_->Apply(record);
-}
-
-LeaseLog::~LeaseLog() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace actex

@@ -1,4 +1,4 @@
-#include "transport/lease_table.h"
+#include "storage/lease_table.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#ifndef ACTEX_TRANSPORT_LEASE_TABLE_H_
-#define ACTEX_TRANSPORT_LEASE_TABLE_H_
+#ifndef ACTEX_STORAGE_LEASE_TABLE_H_
+#define ACTEX_STORAGE_LEASE_TABLE_H_
 
 #include <cstdint>
 #include <expected>
@@ -75,4 +75,4 @@ std::string DescribeRecord(const LeaseTable::Record& record);
 
 }  // namespace actex
 
-#endif  // ACTEX_TRANSPORT_LEASE_TABLE_H_
+#endif  // ACTEX_STORAGE_LEASE_TABLE_H_

@@ -1,12 +1,13 @@
-#ifndef ACTEX_TRANSPORT_LEASE_LOG_H_
-#define ACTEX_TRANSPORT_LEASE_LOG_H_
+#ifndef ACTEX_STORAGE_LEASE_LOG_H_
+#define ACTEX_STORAGE_LEASE_LOG_H_
 
 #include <cstdint>
 #include <expected>
 #include <memory>
 #include <string>
 
-#include "transport/lease_table.h"
+#include "storage/file_io.h"
+#include "storage/lease_table.h"
 
 namespace actex {
 
@@ -14,7 +15,7 @@ namespace actex {
 // 0's output folder, so the table survives the coordinator's own restart. Its first
 // line names the format and the chunk size ("actex-leases 1 chunk_docs 64"); every
 // further line is one record as DescribeRecord writes it ("granted 12 replica-1"),
-// appended and flushed to the disk (fdatasync) before the change is acted on.
+// appended and synced to the disk before the change is acted on.
 class LeaseLog {
  public:
   // Opens the log at `path`, creating it when absent, and replays it into `table`
@@ -30,15 +31,12 @@ class LeaseLog {
   std::expected<void, std::string> Append(const LeaseTable::Record& record);
 
   int64_t records() const { return records_; }  // replayed and appended
-  ~LeaseLog();
-  LeaseLog(const LeaseLog&) = delete;
-  LeaseLog& operator=(const LeaseLog&) = delete;
 
  private:
   LeaseLog() = default;
 
   std::string path_;
-  int fd_ = -1;
+  ScopedFd fd_;
   LeaseTable* table_ = nullptr;
   int64_t records_ = 0;
 };
@@ -48,4 +46,4 @@ std::expected<LeaseTable::Record, std::string> ParseRecord(const std::string& li
 
 }  // namespace actex
 
-#endif  // ACTEX_TRANSPORT_LEASE_LOG_H_
+#endif  // ACTEX_STORAGE_LEASE_LOG_H_
