@@ -110,25 +110,25 @@ class TokenizerStage {
   // Ends the streams at the last whole batch: the partly packed one is dropped, so
   // every batch written is one an uninterrupted run forms too, and a resume re-forms
   // the rest from the writer's resume point.
-  Step Drain() {
-    EndOfStreamMessage end{documents_sent_, rejected_, packer_.batches_emitted()};
-    end.drained = true;
-    if (auto sent = Broadcast(end); !sent) return sent;
-    if (!rejects_) return {};
-    EndOfStreamMessage rejects_end{0, rejected_, 0};
-    rejects_end.drained = true;  // the writer waits for no other rejects stream now
-    return SendUnlessStopped(actor_, rejects_, rejects_end);
-  }
+  Step Drain() { return EndStreams(rejected_, /*drained=*/true); }
 
   Step Finish(const EndOfStreamMessage& from_loader) {
     if (auto batch = packer_.Flush()) {
       if (auto sent = Broadcast(*batch); !sent) return sent;
     }
-    EndOfStreamMessage end{documents_sent_, from_loader.rejected + rejected_,
-                           packer_.batches_emitted()};
+    return EndStreams(from_loader.rejected + rejected_, /*drained=*/false);
+  }
+
+  // The shards' stream (with the rejects counted upstream too) and the writer's rejects
+  // stream; a drained end tells the writer to wait for no other rejects stream.
+  Step EndStreams(int64_t rejected_upstream_too, bool drained) {
+    EndOfStreamMessage end{documents_sent_, rejected_upstream_too, packer_.batches_emitted()};
+    end.drained = drained;
     if (auto sent = Broadcast(end); !sent) return sent;
     if (!rejects_) return {};
-    return SendUnlessStopped(actor_, rejects_, EndOfStreamMessage{0, rejected_, 0});
+    EndOfStreamMessage rejects_end{0, rejected_, 0};
+    rejects_end.drained = drained;
+    return SendUnlessStopped(actor_, rejects_, rejects_end);
   }
 
   ActorContext& actor_;

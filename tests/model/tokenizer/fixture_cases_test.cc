@@ -3,12 +3,12 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "model/tokenizer/tokenizer.h"
+#include "tests/model/tokenizer/tokenizer_cases.h"
 
 namespace actex {
 namespace {
@@ -23,22 +23,12 @@ std::string FixtureDir(const std::string& folder) {
 }
 
 std::vector<FixtureCase> ReadCases(const std::string& folder) {
-  std::ifstream in(FixtureDir(folder) + "/cases.jsonl");
   std::vector<FixtureCase> cases;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const nlohmann::json record = nlohmann::json::parse(line);
+  for (const nlohmann::json& record : ReadCaseRecords(FixtureDir(folder) + "/cases.jsonl")) {
     cases.push_back(
         {record.at("text").get<std::string>(), record.at("ids").get<std::vector<int32_t>>()});
   }
   return cases;
-}
-
-std::string IdsToString(const std::vector<int32_t>& ids) {
-  std::string text = "[";
-  for (size_t i = 0; i < ids.size(); ++i) text += (i ? ", " : "") + std::to_string(ids[i]);
-  return text + "]";
 }
 
 class FixtureCases : public testing::TestWithParam<std::string> {};

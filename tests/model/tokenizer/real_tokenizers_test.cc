@@ -4,13 +4,13 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "model/tokenizer/post_processor.h"
 #include "model/tokenizer/tokenizer.h"
+#include "tests/model/tokenizer/tokenizer_cases.h"
 
 namespace actex {
 namespace {
@@ -26,22 +26,13 @@ std::string FixtureDir(const std::string& family) {
 }
 
 std::vector<RealCase> ReadCases(const std::string& family) {
-  std::ifstream in(FixtureDir(family) + "/cases.jsonl");
   std::vector<RealCase> cases;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    const nlohmann::json record = nlohmann::json::parse(line);
+  for (const nlohmann::json& record : ReadCaseRecords(FixtureDir(family) + "/cases.jsonl")) {
     cases.push_back({record.at("text").get<std::string>(),
                      record.at("ids").get<std::vector<int32_t>>(),
                      record.at("ids_with_special").get<std::vector<int32_t>>()});
   }
   return cases;
-}
-
-std::string IdsToString(const std::vector<int32_t>& ids) {
-  std::string text = "[";
-  for (size_t i = 0; i < ids.size(); ++i) text += (i ? ", " : "") + std::to_string(ids[i]);
-  return text + "]";
 }
 
 class RealTokenizers : public testing::TestWithParam<std::string> {};
