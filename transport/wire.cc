@@ -216,11 +216,11 @@ std::expected<std::optional<ReceivedMessage>, WireError> Receive(zmq::socket_t& 
                                                                  zmq::socket_t* interrupt) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   // The interrupt comes first: when both are readable, the owner wants to stop.
-  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
-                             {interrupt ? interrupt->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-  if (interrupt != nullptr) std::swap(items[0], items[1]);
-  const int count = interrupt != nullptr ? 2 : 1;
-  zmq::pollitem_t& message_item = items[count - 1];
+  zmq::pollitem_t items[2];
+  int count = 0;
+  if (interrupt != nullptr) items[count++] = {interrupt->handle(), 0, ZMQ_POLLIN, 0};
+  zmq::pollitem_t& message_item = items[count++];
+  message_item = {socket.handle(), 0, ZMQ_POLLIN, 0};
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
