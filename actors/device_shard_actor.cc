@@ -60,7 +60,8 @@ std::expected<std::unique_ptr<RingLinks>, ActorHalt> ConnectRing(ActorContext& a
   return std::move(*links);
 }
 
-// Computes every batch until the tokenizer's EndOfStream, which rank 0 hands on.
+// Computes every batch until the tokenizer's EndOfStream; rank 0 hands on the
+// activations, each ChunkEnd and the EndOfStream, in the order they came.
 std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard& shard,
                                               RingCollective& collective, zmq::socket_t& batches,
                                               zmq::socket_t* writer) {
@@ -73,6 +74,13 @@ std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard&
       auto end = message->As<EndOfStreamMessage>();
       if (!end) return ActorHalt::Failed("from the tokenizer: " + end.error());
       return SendUnlessStopped(actor, *writer, *end);
+    }
+    if (message->type == MessageType::kChunkEnd) {
+      if (writer == nullptr) continue;
+      auto chunk_end = message->As<ChunkEndMessage>();
+      if (!chunk_end) return ActorHalt::Failed("from the tokenizer: " + chunk_end.error());
+      if (auto sent = SendUnlessStopped(actor, *writer, *chunk_end); !sent) return sent;
+      continue;
     }
     auto batch = message->As<TokenBatchMessage>();
     if (!batch) return ActorHalt::Failed("from the tokenizer: " + batch.error());

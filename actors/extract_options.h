@@ -45,8 +45,8 @@ struct ExtractOptions {
   // Replace an earlier run's output instead of resuming it.
   bool overwrite = false;
   UploadOptions upload;  // --upload-cmd and friends; not compared on resume
-  // After SIGTERM/SIGINT, how long the pipeline may take to end at a batch boundary
-  // before it is stopped where it is (the open shard dropped).
+  // After SIGTERM/SIGINT, how long the pipeline may take to finish the chunks in
+  // progress before it is stopped where it is (the chunks that ended still listed).
   double drain_timeout_seconds = 20;
   // For tests only: the writer's disk "fills up" after this many bytes (-1: never).
   int64_t fail_after_bytes = -1;

@@ -24,7 +24,7 @@ std::string StopLine(const ExtractionSummary& summary) {
                         summary.host_dir)
           : fmt::format("{} keeps {} documents ({} tokens) in {} shard(s), all listed",
                         summary.host_dir, summary.docs, summary.tokens, summary.shards);
-  const char* how = summary.ending == RunEnding::kDrained ? "drained at a batch boundary"
+  const char* how = summary.ending == RunEnding::kDrained ? "drained at a chunk's end"
                     : summary.ending == RunEnding::kDrainTimedOut
                         ? "the drain outlasted --drain-timeout: stopped where it was"
                     : summary.ending == RunEnding::kJobStopped

@@ -11,9 +11,9 @@ namespace actex {
 // How a supervised run ended.
 enum class RunEnding {
   kCompleted,  // every actor finished its work
-  kDrained,    // a stop signal: the pipeline ended early at a batch boundary
-  // A stop signal, and the pipeline stopped where it was, its writer listing the whole
-  // documents it held: the drain outlasted --drain-timeout, or the job has several
+  kDrained,    // a stop signal: the pipeline ended early, after the chunks in progress
+  // A stop signal, and the pipeline stopped where it was, its writer listing the
+  // chunks that ended: the drain outlasted --drain-timeout, or the job has several
   // hosts (a replica may span hosts, so they stop together).
   kDrainTimedOut,
   kJobStopped,

@@ -36,6 +36,7 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.run_config["total_machines"] = options.total_machines;
   writer.shards.run_config["corpus_size"] = resources.corpus_size.ToJson();
   writer.shards.fail_after_bytes = options.extract.fail_after_bytes;
+  writer.shards.chunk_docs = options.extract.chunk_docs;
   return writer;
 }
 
@@ -56,22 +57,25 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
   }
   auto earlier = ReadEarlierOutput(dir);
   if (!earlier) return std::unexpected(earlier.error());
-  auto start = StartAfter(*earlier);
-  if (!start || !*earlier) return start;
+  const ReplicaStart start = StartAfter(*earlier, extract.chunk_docs);
+  if (!*earlier) return start;
   const EarlierOutput& found = **earlier;
   if (auto same = CheckSameRun(dir, found.metadata["config"], writer.shards.run_config); !same) {
     return std::unexpected(same.error());
   }
   auto removed = DiscardUnlisted(dir, found);
   if (!removed) return std::unexpected(removed.error());
-  if (auto kept = TruncateRejects(dir + "/rejects.jsonl", start->written_through); !kept) {
-    return std::unexpected(kept.error());
+  // A complete output keeps every reject; otherwise those of unlisted chunks go, as
+  // their chunks are computed again.
+  if (!start.complete) {
+    if (auto kept = TruncateRejects(dir + "/rejects.jsonl", start.written_through); !kept) {
+      return std::unexpected(kept.error());
+    }
   }
   writer.shards.continue_from = found.metadata;
   spdlog::info("{}: {}; {} shard(s) kept, {} unfinished file(s) removed", dir,
-               start->complete
-                   ? "already complete"
-                   : "resuming after document " + std::to_string(start->written_through),
+               start.complete ? "already complete"
+                              : "resuming after document " + std::to_string(start.written_through),
                found.metadata["shards"].size(), removed->size());
   return start;
 }

@@ -1,5 +1,7 @@
 #include "actors/loader_actor.h"
 
+#include <algorithm>
+
 #include "actors/actor_io.h"
 #include "transport/interrupted.h"
 #include "transport/schema.h"
@@ -29,6 +31,24 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
                              CorpusProgressMessage{progress.next_doc_id, progress.jsonl_docs,
                                                    progress.jsonl_bytes, finished});
   };
+  // The chunk each pipeline is being sent (-1: none), ended once a later id shows or
+  // the corpus ends (`next_doc_id` is then how many documents it has).
+  std::vector<int64_t> open_chunks(pipelines.size(), -1);
+  bool draining = false;
+  auto end_chunks_before = [&](int64_t doc_id,
+                               bool corpus_ended = false) -> std::expected<void, ActorHalt> {
+    for (size_t i = 0; i < pipelines.size(); ++i) {
+      const int64_t chunk = open_chunks[i];
+      if (chunk < 0 || (!corpus_ended && doc_id < (chunk + 1) * config.chunk_docs)) continue;
+      open_chunks[i] = -1;
+      const int64_t documents = std::min(config.chunk_docs, doc_id - chunk * config.chunk_docs);
+      if (auto sent = SendUnlessStopped(actor, pipelines[i], ChunkEndMessage{chunk, documents});
+          !sent) {
+        return sent;
+      }
+    }
+    return {};
+  };
   while (true) {
     auto record = reader.Next();
     if (!record) {
@@ -40,8 +60,19 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
     }
     if (!*record) break;
     CorpusRecord& line = **record;
+    if (auto ended = end_chunks_before(line.doc_id); !ended) return ended;
     const int pipeline = config.route(line.doc_id);
     if (pipeline < 0) continue;
+    const int64_t chunk = line.doc_id / config.chunk_docs;
+    if (open_chunks[pipeline] != chunk) {
+      // Draining: the chunks begun are finished, and no other is begun.
+      draining = draining || actor.DrainRequested();
+      if (draining && std::ranges::all_of(open_chunks, [](int64_t open) { return open < 0; })) {
+        break;
+      }
+      if (draining) continue;
+      open_chunks[pipeline] = chunk;
+    }
     if (!line.reject_reason.empty()) {
       if (!rejects || !config.lists_reject(line.doc_id)) continue;
       ++rejects_end.rejected;
@@ -57,11 +88,23 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
     }
     if (auto sent = send_progress(/*finished=*/false); !sent) return sent;
   }
+  // A chunk the damage cut short is never ended, so it is never listed. (A drain
+  // ends the loop between chunks, when none is open.)
+  if (rejects_end.corpus_error.empty()) {
+    if (auto ended = end_chunks_before(reader.progress().next_doc_id, /*corpus_ended=*/true);
+        !ended) {
+      return ended;
+    }
+  }
   for (size_t i = 0; i < pipelines.size(); ++i) {
+    ends[i].drained = draining;
     if (auto sent = SendUnlessStopped(actor, pipelines[i], ends[i]); !sent) return sent;
   }
   if (!rejects) return {};
-  if (auto sent = send_progress(/*finished=*/true); !sent) return sent;
+  if (!draining) {
+    if (auto sent = send_progress(/*finished=*/true); !sent) return sent;
+  }
+  rejects_end.drained = draining;
   return SendUnlessStopped(actor, rejects, rejects_end);
 }
 

@@ -27,12 +27,17 @@ struct LoaderConfig {
   // A CorpusProgress goes to the writer each time this many more JSONL bytes were
   // read (a message per MiB costs nothing next to the MiB), and a last one at the end.
   int64_t progress_every_bytes = int64_t{1} << 20;
+  // Documents travel in chunks of this many consecutive ids; after a chunk's last
+  // line, its pipeline gets a ChunkEnd.
+  int64_t chunk_docs = 1;
   // Whether a rejected line is this host's to list (its replica is written here).
   std::function<bool(int64_t doc_id)> lists_reject = [](int64_t) { return true; };
 };
 
 // Reads the corpus one line at a time and hands each document to the tokenizer of
-// the replica that computes it, and each rejected line to the writer that lists it.
+// the replica that computes it, and each rejected line to the writer that lists it;
+// a pipeline learns that a chunk of it is over (ChunkEnd) as soon as the corpus
+// shows a later document, or ends.
 // Opening the corpus happens before the ready handshake, so a missing input file
 // fails Start itself.
 std::expected<std::unique_ptr<Actor>, std::string> StartLoader(zmq::context_t& context,

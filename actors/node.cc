@@ -223,8 +223,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
                 .bos_on_pretokenized = resources.plan.bos_on_pretokenized,
                 .packing = PackerOptions{.max_seq_len = extract.max_seq_len,
                                          .overflow = extract.overflow,
-                                         .batch_tokens = extract.batch_tokens,
-                                         .chunk_docs = extract.chunk_docs},
+                                         .batch_tokens = extract.batch_tokens},
                 .documents_endpoint = DocumentsEndpoint(replica),
                 .shard_endpoints = shard_endpoints,
                 .rejects_endpoint = replica == layout.written_replica() ? kRejectsEndpoint : "",
@@ -234,6 +233,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   if (started) {
     LoaderConfig loading;
     loading.corpus = CorpusOptions{extract.data, extract.text_field, extract.max_docs};
+    loading.chunk_docs = extract.chunk_docs;
     for (int replica : layout.replicas())
       loading.document_endpoints.push_back(DocumentsEndpoint(replica));
     const std::vector<int> replicas = layout.replicas();
@@ -252,7 +252,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       return mesh.ReplicaOfDocument(doc_id) == written && doc_id > written_through;
     };
     started = supervisor.Add(StartLoader(context, std::move(loading)),
-                             NodeSupervisor::OnStopSignal::kStop);
+                             NodeSupervisor::OnStopSignal::kDrain);
   }
   if (!started) return fail(started.error());
   supervisor.Publish("started", "");

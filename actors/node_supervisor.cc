@@ -160,8 +160,8 @@ std::expected<void, std::string> NodeSupervisor::RunUntilFinished(bool include_b
       return;
     }
     first_error = error;
-    // The whole documents the writer holds are right whatever failed elsewhere (a lost
-    // host, a broken ring): it lists them, and everything else stops.
+    // The chunks that ended are right whatever failed elsewhere (a lost host, a broken
+    // ring): the writer lists them, and everything else stops.
     StopWhereItIs();
   };
   auto waiting = [&] {

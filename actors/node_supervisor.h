@@ -25,7 +25,7 @@ struct StopSignals {
 };
 
 // Watches a node's actors from the node's own thread: the first failure stops them
-// all where they are (the writer listing the whole documents it holds), events from the writer feed
+// all where they are (the writer listing the chunks that ended), events from the writer feed
 // the progress line and are re-published to monitors, and the job link (when the job has several
 // hosts) is serviced whenever its socket is readable or a poll slice passes, so heartbeats flow and
 // an abort from another host stops this one too.
@@ -80,7 +80,7 @@ class NodeSupervisor {
   void DrainEvents();
   // Acts on stop signals that arrived since the last look (see Options).
   void WatchStopSignals();
-  // Stops every actor where it is, but has the writer list the whole documents it holds.
+  // Stops every actor where it is, but has the writer list the chunks that ended.
   void StopWhereItIs();
   std::expected<void, std::string> RunUntilFinished(bool include_background, bool service_job);
 

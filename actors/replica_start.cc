@@ -24,7 +24,7 @@ std::expected<ReplicaStart, std::string> ReplicaStart::FromJson(const nlohmann::
   return start;
 }
 
-std::expected<ReplicaStart, std::string> StartAfter(const std::optional<EarlierOutput>& earlier) {
+ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, int64_t chunk_docs) {
   ReplicaStart start;
   if (!earlier) return start;
   if (earlier->complete) {
@@ -32,16 +32,10 @@ std::expected<ReplicaStart, std::string> StartAfter(const std::optional<EarlierO
     start.written_through = earlier->last_doc_id;
     return start;
   }
-  if (earlier->resume.is_null()) return start;  // no shard was closed: start afresh
-  auto resumed = ReplicaStart::FromJson(earlier->resume);
-  if (!resumed) return std::unexpected("metadata.json: " + resumed.error());
-  if (resumed->written_through != earlier->last_doc_id) {
-    return std::unexpected("metadata.json: the resume point (written through document " +
-                           std::to_string(resumed->written_through) +
-                           ") does not match the last listed shard (document " +
-                           std::to_string(earlier->last_doc_id) + ")");
-  }
-  return resumed;
+  if (earlier->chunks.empty()) return start;  // nothing was listed: start afresh
+  start.batch_doc = (earlier->chunks.rbegin()->first + 1) * chunk_docs;
+  start.written_through = start.batch_doc - 1;
+  return start;
 }
 
 std::expected<void, std::string> CheckSameRun(const std::string& dir, const nlohmann::json& earlier,

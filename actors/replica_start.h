@@ -3,10 +3,9 @@
 
 #include <cstdint>
 #include <expected>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "storage/earlier_output.h"
 
@@ -17,8 +16,8 @@ namespace actex {
 // its batch), so it restarts at the first sequence of the batch that held the first
 // unwritten document, and drops what that batch recomputes but was written already.
 struct ReplicaStart {
-  int64_t batch_doc = 0;      // documents below this id are not sent to the replica
-  int32_t batch_offset = 0;   // windows of batch_doc before this token are dropped
+  int64_t batch_doc = 0;         // documents below this id are not sent to the replica
+  int32_t batch_offset = 0;      // windows of batch_doc before this token are dropped
   int64_t written_through = -1;  // documents up to this id are written already
   bool complete = false;         // nothing is left to do
 
@@ -27,8 +26,9 @@ struct ReplicaStart {
 };
 
 // The start of a replica whose writer's folder holds `earlier` (a fresh start when
-// there is none).
-std::expected<ReplicaStart, std::string> StartAfter(const std::optional<EarlierOutput>& earlier);
+// there is none): the chunk after the last one it listed, of `chunk_docs` documents.
+// A replica lists its chunks in order, so everything before that one is listed.
+ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, int64_t chunk_docs);
 
 // Refuses to continue an earlier run made with other options; the error names the
 // folder and the option ("--layers: OUT/host_00 was written with [20,21], this run

@@ -9,11 +9,6 @@ SequencePacker::SequencePacker(const PackerOptions& options) : options_(options)
 std::vector<TokenBatchMessage> SequencePacker::Add(int64_t doc_id, std::span<const int32_t> tokens,
                                                    int64_t first_offset) {
   std::vector<TokenBatchMessage> completed;
-  const int64_t chunks = options_.chunk_docs;
-  if (chunks > 0 && !current_.sequences.empty() &&
-      current_.sequences.front().doc_id / chunks != doc_id / chunks) {
-    if (auto batch = Flush()) completed.push_back(std::move(*batch));
-  }
   const int64_t total = static_cast<int64_t>(tokens.size());
   const int64_t window = options_.max_seq_len;
   const int64_t kept = options_.overflow == Overflow::kSplit ? total : std::min(total, window);

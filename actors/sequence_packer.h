@@ -15,10 +15,6 @@ struct PackerOptions {
   int max_seq_len = 2048;
   Overflow overflow = Overflow::kTruncate;
   int64_t batch_tokens = 8192;
-  // Documents per chunk (doc_id / chunk_docs): a batch never holds two chunks' documents,
-  // so a document's batch, and with it its numbers to the last bit, is the same whichever
-  // replica computes its chunk. 0: no chunks.
-  int64_t chunk_docs = 0;
 };
 
 // Cuts documents into sequences of at most max_seq_len tokens (the first window

@@ -40,8 +40,12 @@ class TokenizerStage {
     while (true) {
       // A drain is heard only here, between documents: a batch is always sent to
       // every shard of the replica, or to none.
-      auto ready = WaitForAnyUnlessStopped(actor_, {&documents}, /*wake_on_drain=*/true);
-      if (!ready && ready.error().kind == ActorHalt::Kind::kDrainRequested) return Drain();
+      auto ready = WaitForAnyUnlessStopped(actor_, {&documents}, /*wake_on_drain=*/!draining_);
+      if (!ready && ready.error().kind == ActorHalt::Kind::kDrainRequested) {
+        if (!in_chunk_) return Drain(documents);
+        draining_ = true;
+        continue;
+      }
       if (!ready) return std::unexpected(ready.error());
       auto message = Receive(documents);
       if (!message) return ActorHalt::Failed(message.error().message);
@@ -50,8 +54,19 @@ class TokenizerStage {
         if (!end) return ActorHalt::Failed("from the loader: " + end.error());
         return Finish(*end);
       }
+      if (message->type == MessageType::kChunkEnd) {
+        auto chunk_end = message->As<ChunkEndMessage>();
+        if (!chunk_end) return ActorHalt::Failed("from the loader: " + chunk_end.error());
+        if (auto ended = EndChunk(*chunk_end); !ended) return ended;
+        in_chunk_ = false;
+        // Draining: the chunk in progress is done; what is queued behind it is left
+        // for a later run.
+        if (draining_) return Drain(documents);
+        continue;
+      }
       auto document = message->As<DocumentMessage>();
       if (!document) return ActorHalt::Failed("from the loader: " + document.error());
+      in_chunk_ = true;
       if (auto handled = Handle(*document); !handled) return handled;
     }
   }
@@ -107,10 +122,25 @@ class TokenizerStage {
     return {};
   }
 
-  // Ends the streams at the last whole batch: the partly packed one is dropped, so
-  // every batch written is one an uninterrupted run forms too, and a resume re-forms
-  // the rest from the writer's resume point.
-  Step Drain() { return EndStreams(rejected_, /*drained=*/true); }
+  // A batch never holds two chunks' documents, so that a document's batch, and with
+  // it its numbers to the last bit, is the same whichever replica computes its chunk.
+  Step EndChunk(const ChunkEndMessage& chunk_end) {
+    if (auto batch = packer_.Flush()) {
+      if (auto sent = Broadcast(*batch); !sent) return sent;
+    }
+    return Broadcast(chunk_end);
+  }
+
+  // Ends the streams after the chunk just ended, marked drained, then reads past
+  // what the loader still sends until its end, so that it too can finish.
+  Step Drain(zmq::socket_t& documents) {
+    if (auto ended = EndStreams(rejected_, /*drained=*/true); !ended) return ended;
+    while (true) {
+      auto message = ReceiveUnlessStopped(actor_, documents);
+      if (!message) return std::unexpected(message.error());
+      if (message->type == MessageType::kEndOfStream) return {};
+    }
+  }
 
   Step Finish(const EndOfStreamMessage& from_loader) {
     if (auto batch = packer_.Flush()) {
@@ -138,6 +168,8 @@ class TokenizerStage {
   zmq::socket_t rejects_;
   int64_t documents_sent_ = 0;
   int64_t rejected_ = 0;
+  bool in_chunk_ = false;  // a document came since the last ChunkEnd
+  bool draining_ = false;  // the node is draining: end after the chunk in progress
 };
 
 }  // namespace

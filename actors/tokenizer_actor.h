@@ -6,7 +6,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "actors/replica_start.h"
@@ -20,8 +19,8 @@ struct TokenizerActorConfig {
   std::unique_ptr<Tokenizer> tokenizer;  // null when the model folder has none
   std::string model_dir;                 // for the error when text arrives without one
   int vocab_size = 0;
-  int32_t bos_token_id = -1;             // prepended to text documents when >= 0
-  bool bos_on_pretokenized = false;      // and to pre-tokenized ones
+  int32_t bos_token_id = -1;         // prepended to text documents when >= 0
+  bool bos_on_pretokenized = false;  // and to pre-tokenized ones
   PackerOptions packing;
   std::string documents_endpoint;            // binds a PULL
   std::vector<std::string> shard_endpoints;  // connects one PUSH per device shard
@@ -33,9 +32,11 @@ struct TokenizerActorConfig {
 
 // Tokenizes documents and packs them into batches, sending every batch to every
 // device shard of the replica (each shard computes its slice of the same batch).
-// Runs ahead of the model, bounded by the shards' queues.
-std::expected<std::unique_ptr<Actor>, std::string> StartTokenizerActor(
-    zmq::context_t& context, TokenizerActorConfig config);
+// Runs ahead of the model, bounded by the shards' queues. A chunk's end flushes its
+// last batch and goes on to the shards. A drain request ends the streams after the
+// chunk in progress (at once between chunks), marked drained.
+std::expected<std::unique_ptr<Actor>, std::string> StartTokenizerActor(zmq::context_t& context,
+                                                                       TokenizerActorConfig config);
 
 }  // namespace actex
 

@@ -85,13 +85,13 @@ class WriterStage {
         drained_ = drained_ || end->drained;
         continue;
       }
-      if (auto handled = HandleActivations(*message, assembler); !handled) return handled;
+      if (auto handled = Handle(*message, assembler); !handled) return handled;
       if (std::chrono::steady_clock::now() - last_report_ >= kProgressInterval) {
         Report("progress", "");
       }
     }
-    // A drained stream may end inside a split document: its windows so far are
-    // dropped, and a resume computes it again.
+    // A drained stream may end inside a split document: its chunk is not listed, and
+    // a later run computes it again.
     if (!assembler.idle() && !drained_) {
       return std::unexpected("the stream ended inside a split document");
     }
@@ -132,23 +132,40 @@ class WriterStage {
       copies.push_back(std::move(*floats));
       sites.emplace_back(copies.back());
     }
-    const int64_t shards_before = shards_->stats().shards;
     auto added = assembler.AddBatch(
         *batch, sites,
         [this](const DocumentActivations& document,
-               const DocumentAssembler::RestartPoint& restart) -> std::expected<void, std::string> {
+               const DocumentAssembler::RestartPoint&) -> std::expected<void, std::string> {
           if (document.doc_id <= config_.start.written_through) return {};
-          shards_->SetResumePoint(
-              ReplicaStart{restart.batch_doc, restart.batch_offset, document.doc_id, false}
-                  .ToJson());
           return shards_->Add(document);
         });
     if (!added) return added;
     tokens_since_report_ += static_cast<int64_t>(batch->token_ids.size());
+    return {};
+  }
+
+  // A chunk ended: the shard writer may close (and list) a shard.
+  std::expected<void, std::string> HandleChunkEnd(ReceivedMessage& message,
+                                                  const DocumentAssembler& assembler) {
+    auto chunk_end = message.As<ChunkEndMessage>();
+    if (!chunk_end) return std::unexpected("from device shard 0: " + chunk_end.error());
+    if (!assembler.idle()) {
+      return std::unexpected("chunk " + std::to_string(chunk_end->chunk) +
+                             " ended inside a split document");
+    }
+    const int64_t shards_before = shards_->stats().shards;
+    if (auto ended = shards_->EndChunk(chunk_end->chunk, chunk_end->documents); !ended) {
+      return ended;
+    }
     for (int64_t shard = shards_before; shard < shards_->stats().shards; ++shard) {
       Report("shard_written", "shard " + std::to_string(shard + 1));
     }
     return RequestUploads(shards_before);
+  }
+
+  std::expected<void, std::string> Handle(ReceivedMessage& message, DocumentAssembler& assembler) {
+    if (message.type == MessageType::kChunkEnd) return HandleChunkEnd(message, assembler);
+    return HandleActivations(message, assembler);
   }
 
   // Everything already queued, without waiting for more: rejects first, then batches.
@@ -159,7 +176,7 @@ class WriterStage {
       auto message = Receive(activations, std::chrono::milliseconds(0));
       if (!message) return std::unexpected(message.error().message);
       if (!*message || (*message)->type == MessageType::kEndOfStream) return {};
-      if (auto handled = HandleActivations(**message, assembler); !handled) return handled;
+      if (auto handled = Handle(**message, assembler); !handled) return handled;
     }
   }
 

@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "base/utf8.h"
 #include "storage/file_io.h"
 #include "storage/line_reader.h"
 #include "storage/parquet_corpus_file.h"
-#include "base/utf8.h"
 
 namespace actex {
 
@@ -249,6 +249,7 @@ std::expected<std::optional<CorpusRecord>, std::string> CorpusReader::Next() {
       state.next_doc_id = (*record)->doc_id + 1;
       if (state.options.max_docs >= 0 && (*record)->doc_id >= state.options.max_docs) {
         state.finished = true;
+        state.next_doc_id = state.options.max_docs;  // the corpus, as cut, ends there
         state.parquet.reset();
         return std::nullopt;
       }

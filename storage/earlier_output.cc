@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "storage/file_io.h"
+#include "storage/shard_listing.h"
 
 namespace actex {
 namespace {
@@ -61,7 +62,19 @@ std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const
                              "the output was damaged after it was written (see actex verify)");
     }
   }
-  if (earlier.metadata.contains("resume")) earlier.resume = earlier.metadata["resume"];
+  for (const auto& shard : earlier.metadata["shards"]) {
+    if (shard.contains("chunks")) continue;
+    return std::unexpected(path.string() + " lists " + shard.value("file", "a shard") +
+                           " without the chunks it holds: it was written by an older actex, "
+                           "whose shards could end inside a chunk; finish it with that version, "
+                           "or give --overwrite to start anew");
+  }
+  auto chunks = ListedChunks(earlier.metadata);
+  if (!chunks) {
+    return std::unexpected(path.string() + ": " + chunks.error() +
+                           "; the output was damaged after it was written (see actex verify)");
+  }
+  earlier.chunks = std::move(*chunks);
   return earlier;
 }
 

@@ -17,8 +17,8 @@ namespace actex {
 struct EarlierOutput {
   nlohmann::json metadata;  // metadata.json as written
   bool complete = false;
-  int64_t last_doc_id = -1;  // of the last listed shard; -1 when none is listed
-  nlohmann::json resume;     // the point stored with the last listed shard, or null
+  int64_t last_doc_id = -1;                     // of the last listed shard; -1 when none is listed
+  std::map<int64_t, int64_t> chunks;            // listed: chunk -> documents it has
   std::map<std::string, UploadRecord> uploads;  // uploads.jsonl, by file
 };
 
@@ -26,7 +26,8 @@ struct EarlierOutput {
 // Every listed shard must exist with its listed size (a listed shard was fsynced
 // before it was listed, so anything else means the folder was damaged afterwards),
 // unless uploads.jsonl says it was uploaded with its listed bytes and crc32 and then
-// deleted; errors name the file.
+// deleted; errors name the file. An output whose shards do not say which chunks
+// they hold (written before shards held whole chunks) is refused.
 std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const std::string& dir);
 
 // Deletes what an interrupted run left that metadata.json does not list: shard files

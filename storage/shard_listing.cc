@@ -16,7 +16,14 @@ void ShardListing::ContinueFrom(const nlohmann::json& earlier) {
     stats_.bytes += shard.value("bytes", int64_t{0});
     last_doc_id_ = shard.value("last_doc_id", last_doc_id_);
   }
-  if (earlier.contains("resume")) resume_ = earlier["resume"];
+  for (const auto& [chunk, documents] :
+       ListedChunks(earlier).value_or(std::map<int64_t, int64_t>())) {
+    listed_chunks_.insert(chunk);
+  }
+  if (earlier.contains("chunks_without_documents")) {
+    chunks_without_documents_ =
+        nlohmann::ordered_json::parse(earlier["chunks_without_documents"].dump());
+  }
   const nlohmann::json& statistics = earlier.value("statistics", nlohmann::json());
   for (size_t i = 0; i < sites_.size(); ++i) {
     const auto& [name, width] = sites_[i];
@@ -31,8 +38,8 @@ void ShardListing::ContinueFrom(const nlohmann::json& earlier) {
   }
 }
 
-void ShardListing::List(nlohmann::ordered_json shard, const std::vector<SiteStatistics>& rows,
-                        nlohmann::json resume) {
+void ShardListing::List(nlohmann::ordered_json shard, const std::vector<SiteStatistics>& rows) {
+  for (const auto& chunk : shard["chunks"]) listed_chunks_.insert(chunk[0].get<int64_t>());
   ++stats_.shards;
   stats_.docs += shard.value("docs", int64_t{0});
   stats_.tokens += shard.value("tokens", int64_t{0});
@@ -40,7 +47,13 @@ void ShardListing::List(nlohmann::ordered_json shard, const std::vector<SiteStat
   last_doc_id_ = shard.value("last_doc_id", last_doc_id_);
   shards_.push_back(std::move(shard));
   for (size_t i = 0; i < statistics_.size(); ++i) statistics_[i].Merge(rows[i]);
-  resume_ = std::move(resume);
+}
+
+void ShardListing::ListWithoutDocuments(const nlohmann::ordered_json& chunks) {
+  for (const auto& chunk : chunks) {
+    listed_chunks_.insert(chunk[0].get<int64_t>());
+    chunks_without_documents_.push_back(chunk);
+  }
 }
 
 std::string ShardListing::MetadataText(bool complete, const nlohmann::json& run_config,
@@ -61,13 +74,41 @@ std::string ShardListing::MetadataText(bool complete, const nlohmann::json& run_
         {"tokens", stats_.tokens},
         {"shards", stats_.shards},
         {"bytes", stats_.bytes}}}};
-  if (!resume_.is_null()) metadata["resume"] = resume_;
+  metadata["chunks_without_documents"] = chunks_without_documents_;
   nlohmann::ordered_json statistics;  // null when not known
   for (size_t i = 0; statistics_known_ && i < sites_.size(); ++i) {
     statistics[sites_[i].first] = statistics_[i].ToJson();
   }
   metadata["statistics"] = statistics;
   return metadata.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::expected<std::map<int64_t, int64_t>, std::string> ListedChunks(
+    const nlohmann::json& metadata) {
+  std::map<int64_t, int64_t> chunks;
+  auto add = [&chunks](const nlohmann::json& list) -> std::expected<void, std::string> {
+    if (list.is_null()) return {};
+    if (!list.is_array()) return std::unexpected("a chunk list is not an array: " + list.dump());
+    for (const auto& entry : list) {
+      const bool pair = entry.is_array() && entry.size() == 2 && entry[0].is_number_integer() &&
+                        entry[1].is_number_integer() && entry[0].get<int64_t>() >= 0 &&
+                        entry[1].get<int64_t>() >= 1;
+      if (!pair) return std::unexpected("a chunk entry is not [chunk, documents]: " + entry.dump());
+      if (!chunks.emplace(entry[0].get<int64_t>(), entry[1].get<int64_t>()).second) {
+        return std::unexpected("chunk " + entry[0].dump() + " is listed twice");
+      }
+    }
+    return {};
+  };
+  for (const auto& shard : metadata.value("shards", nlohmann::json::array())) {
+    if (auto added = add(shard.value("chunks", nlohmann::json())); !added) {
+      return std::unexpected(added.error());
+    }
+  }
+  if (auto added = add(metadata.value("chunks_without_documents", nlohmann::json())); !added) {
+    return std::unexpected(added.error());
+  }
+  return chunks;
 }
 
 }  // namespace actex

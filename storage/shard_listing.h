@@ -2,7 +2,10 @@
 #define ACTEX_STORAGE_SHARD_LISTING_H_
 
 #include <cstdint>
+#include <expected>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,9 +16,13 @@
 namespace actex {
 
 // What a host folder's metadata.json says about its shards: each listed shard
-// (file, first and last doc id, docs, tokens, bytes, crc32), their totals, where a
-// later run resumes, and per-site statistics over exactly the listed rows, so a
-// resumed run continues them from what is listed and nothing else.
+// (file, first and last doc id, docs, tokens, bytes, crc32, and the chunks whose
+// documents it holds, as [chunk, documents in the chunk] pairs), the chunks listed
+// without a shard ("chunks_without_documents": every document of theirs was
+// rejected), totals, and per-site statistics over exactly the listed rows, so a
+// resumed run continues them from what is listed and nothing else. A chunk is
+// listed whole or not at all: its documents are in that one shard, and its rejects
+// in the folder's rejects.jsonl.
 class ShardListing {
  public:
   explicit ShardListing(std::vector<std::pair<std::string, int>> sites);
@@ -24,10 +31,11 @@ class ShardListing {
   // statistics become unknown (null) when it has none for a listed site.
   void ContinueFrom(const nlohmann::json& earlier);
 
-  // Lists a shard just written; `rows` are its per-site statistics and `resume`
-  // where a run that stops now would start again.
-  void List(nlohmann::ordered_json shard, const std::vector<SiteStatistics>& rows,
-            nlohmann::json resume);
+  // Lists a shard just written (its "chunks" among its fields); `rows` are its
+  // per-site statistics.
+  void List(nlohmann::ordered_json shard, const std::vector<SiteStatistics>& rows);
+  // Lists chunks, [chunk, documents] pairs, that left no document to write.
+  void ListWithoutDocuments(const nlohmann::ordered_json& chunks);
 
   // metadata.json as it stands, "complete": `complete`.
   std::string MetadataText(bool complete, const nlohmann::json& run_config,
@@ -36,16 +44,24 @@ class ShardListing {
   const ShardStats& stats() const { return stats_; }
   const nlohmann::ordered_json& shards() const { return shards_; }
   int64_t last_doc_id() const { return last_doc_id_; }  // -1: none listed
+  const std::set<int64_t>& listed_chunks() const { return listed_chunks_; }
 
  private:
   std::vector<std::pair<std::string, int>> sites_;
   nlohmann::ordered_json shards_ = nlohmann::ordered_json::array();
   ShardStats stats_;
   int64_t last_doc_id_ = -1;
-  nlohmann::json resume_;
+  std::set<int64_t> listed_chunks_;
+  nlohmann::ordered_json chunks_without_documents_ = nlohmann::ordered_json::array();
   std::vector<SiteStatistics> statistics_;
   bool statistics_known_ = true;  // false when continuing an output written without them
 };
+
+// The chunks a metadata.json lists, in its shards and without documents, each with
+// the number of documents it has (its chunk size, or fewer at the corpus's end).
+// Refused: an entry that is not a [chunk, documents] pair of a chunk >= 0 and a
+// count >= 1, or a chunk listed twice.
+std::expected<std::map<int64_t, int64_t>, std::string> ListedChunks(const nlohmann::json& metadata);
 
 }  // namespace actex
 

@@ -36,6 +36,26 @@ std::expected<void, std::string> ShardSpill::Append(size_t tensor, const void* d
   return {};
 }
 
+std::vector<int64_t> ShardSpill::Mark() const {
+  std::vector<int64_t> mark;
+  for (const File& file : files_) mark.push_back(file.bytes);
+  return mark;
+}
+
+std::expected<void, std::string> ShardSpill::CutBackTo(const std::vector<int64_t>& mark) {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    File& file = files_[i];
+    // The descriptor's offset moves back too, so a later append continues at the cut.
+    if (::ftruncate(file.fd.get(), mark.at(i)) != 0 ||
+        ::lseek(file.fd.get(), mark[i], SEEK_SET) < 0) {
+      return std::unexpected(OsError("cannot cut back spill file", file.path, errno));
+    }
+    bytes_ -= file.bytes - mark[i];
+    file.bytes = mark[i];
+  }
+  return {};
+}
+
 std::expected<void, std::string> ShardSpill::CopyTo(ShardFileSink& sink,
                                                     std::span<uint8_t> scratch) const {
   // A buffered copy rather than copy_file_range: the sink's CRC needs every byte anyway.

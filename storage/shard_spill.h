@@ -31,6 +31,11 @@ class ShardSpill {
   // Bytes appended so far over all tensors.
   int64_t bytes() const { return bytes_; }
 
+  // How long each tensor's file is now, to cut the spill back to later.
+  std::vector<int64_t> Mark() const;
+  // Drops every byte appended after `mark` was taken.
+  std::expected<void, std::string> CutBackTo(const std::vector<int64_t>& mark);
+
   // Writes every tensor's bytes, tensor by tensor, to `sink` through `scratch`.
   std::expected<void, std::string> CopyTo(ShardFileSink& sink, std::span<uint8_t> scratch) const;
 

@@ -66,12 +66,21 @@ struct ShardWriter::State {
   std::optional<ShardSpill> spill;  // the open shard: sites in order, then kIdTensors
   std::vector<uint8_t> scratch;     // spill bytes on their way into a shard
   std::vector<uint16_t> converted;  // half-precision rows on their way into a spill
-  // The open shard (when spill holds one).
+  // The open shard (when spill holds one): its ended chunks, then maybe an open one.
   int shard_number = 0;
-  int64_t shard_docs = 0, shard_tokens = 0, shard_bytes = 0;
+  int64_t shard_docs = 0, shard_tokens = 0;
   int64_t first_doc_id = 0, last_doc_id = -1;
-  std::vector<SiteStatistics> open_statistics;  // per site, over the open shard
-  nlohmann::json resume_next;                   // listed with the next shard closed
+  std::vector<SiteStatistics> open_statistics;  // per site, over the shard's ended chunks
+  nlohmann::ordered_json ended_chunks = nlohmann::ordered_json::array();  // [chunk, documents]
+  // The chunk whose documents are coming (-1: none), and the shard as it was before
+  // its first document, to cut back to if it never ends.
+  int64_t open_chunk = -1;
+  struct Boundary {
+    std::vector<int64_t> spill_mark;
+    int64_t docs = 0, tokens = 0, last_doc_id = -1;
+  } boundary;
+  std::vector<SiteStatistics> chunk_statistics;  // per site, over the open chunk
+  std::set<int64_t> chunks_seen;                 // listed, ended or open
   std::optional<ShardListing> listing;
   bool finished = false;
   std::string failure;  // set by the first error; every later call reports it
@@ -81,6 +90,7 @@ struct ShardWriter::State {
   std::expected<void, std::string> OpenShard();
   std::expected<void, std::string> SpillRows(const DocumentActivations& document, size_t site);
   std::expected<void, std::string> CloseShard();
+  std::expected<void, std::string> CutBackOpenChunk();
   std::expected<void, std::string> Fail(std::string message) {
     failure = std::move(message);
     return std::unexpected(failure);
@@ -98,7 +108,7 @@ std::expected<void, std::string> ShardWriter::State::OpenShard() {
                                    options.sites.size() + std::size(kIdTensors), &budget);
   if (!opened) return std::unexpected(opened.error());
   spill.emplace(std::move(*opened));
-  shard_docs = shard_tokens = shard_bytes = 0;
+  shard_docs = shard_tokens = 0;
   return {};
 }
 
@@ -166,12 +176,28 @@ std::expected<void, std::string> ShardWriter::State::CloseShard() {
                  {"docs", shard_docs},
                  {"tokens", shard_tokens},
                  {"bytes", written->second},
-                 {"crc32", FormatCrc32(written->first)}},
-                open_statistics, resume_next);
+                 {"crc32", FormatCrc32(written->first)},
+                 {"chunks", ended_chunks}},
+                open_statistics);
+  ended_chunks = nlohmann::ordered_json::array();
   for (size_t i = 0; i < open_statistics.size(); ++i) {
     open_statistics[i] = SiteStatistics(options.sites[i].second);
   }
   return WriteMetadata(/*complete=*/false);
+}
+
+std::expected<void, std::string> ShardWriter::State::CutBackOpenChunk() {
+  if (spill) {
+    if (auto cut = spill->CutBackTo(boundary.spill_mark); !cut) return cut;
+  }
+  shard_docs = boundary.docs;
+  shard_tokens = boundary.tokens;
+  last_doc_id = boundary.last_doc_id;
+  for (size_t i = 0; i < chunk_statistics.size(); ++i) {
+    chunk_statistics[i] = SiteStatistics(options.sites[i].second);
+  }
+  open_chunk = -1;
+  return {};
 }
 
 ShardWriter::ShardWriter() : state_(std::make_unique<State>()) {}
@@ -210,12 +236,19 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
   state.budget.remaining = state.options.fail_after_bytes;
   state.scratch.resize(kCopyChunkBytes);
   state.converted.resize(kCopyChunkBytes / sizeof(uint16_t));
-  for (const auto& site : state.options.sites) state.open_statistics.emplace_back(site.second);
+  if (state.options.chunk_docs <= 0) {
+    return std::unexpected("chunk size must be positive, got " +
+                           std::to_string(state.options.chunk_docs));
+  }
+  for (const auto& site : state.options.sites) {
+    state.open_statistics.emplace_back(site.second);
+    state.chunk_statistics.emplace_back(site.second);
+  }
   state.listing.emplace(state.options.sites);
   if (continues) {
     state.listing->ContinueFrom(state.options.continue_from);
     state.shard_number = static_cast<int>(state.listing->stats().shards);
-    state.last_doc_id = state.listing->last_doc_id();
+    state.chunks_seen = state.listing->listed_chunks();
   }
   // Written now so an unwritable directory fails before any work, and so a run
   // that dies early still leaves a metadata.json saying it is incomplete.
@@ -233,7 +266,17 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
   if (state.finished) return std::unexpected(std::string("shard writer: Add after Finish"));
   const std::string doc = "document " + std::to_string(document.doc_id);
   const size_t tokens = document.token_ids.size();
-  if (document.doc_id < 0 || document.doc_id <= state.last_doc_id) {
+  if (document.doc_id < 0) return std::unexpected(doc + ": a doc id is never negative");
+  const int64_t chunk = document.doc_id / state.options.chunk_docs;
+  if (state.open_chunk >= 0 && chunk != state.open_chunk) {
+    return std::unexpected(doc + " belongs to chunk " + std::to_string(chunk) + ", but chunk " +
+                           std::to_string(state.open_chunk) + " has not ended");
+  }
+  if (state.open_chunk < 0 && state.chunks_seen.contains(chunk)) {
+    return std::unexpected(doc + ": its chunk " + std::to_string(chunk) +
+                           " was listed or ended already");
+  }
+  if (state.open_chunk >= 0 && document.doc_id <= state.last_doc_id) {
     return std::unexpected(doc + ": doc ids must increase strictly; the previous one was " +
                            std::to_string(state.last_doc_id));
   }
@@ -263,12 +306,17 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
     if (auto opened = state.OpenShard(); !opened) return state.Fail(opened.error());
     state.first_doc_id = document.doc_id;
   }
+  if (state.open_chunk < 0) {
+    state.boundary = {state.spill->Mark(), state.shard_docs, state.shard_tokens, state.last_doc_id};
+    state.open_chunk = chunk;
+    state.chunks_seen.insert(chunk);
+  }
   const size_t sites = document.sites.size();
   for (size_t i = 0; i < sites; ++i) {
     if (auto spilled = state.SpillRows(document, i); !spilled) {
       return state.Fail(spilled.error());
     }
-    state.open_statistics[i].AddRows(document.sites[i].data(), static_cast<int64_t>(tokens));
+    state.chunk_statistics[i].AddRows(document.sites[i].data(), static_cast<int64_t>(tokens));
   }
   const std::vector<int64_t> doc_ids(tokens, document.doc_id);
   const std::pair<const void*, size_t> id_bytes[] = {
@@ -284,8 +332,36 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
   state.last_doc_id = document.doc_id;
   ++state.shard_docs;
   state.shard_tokens += static_cast<int64_t>(tokens);
-  state.shard_bytes = state.spill->bytes();
-  if (state.shard_bytes >= state.options.shard_bytes) {
+  return {};
+}
+
+std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t documents) {
+  State& state = *state_;
+  if (!state.failure.empty()) {
+    return std::unexpected("shard writer stopped by an earlier error: " + state.failure);
+  }
+  if (state.finished) return std::unexpected(std::string("shard writer: EndChunk after Finish"));
+  const std::string what = "chunk " + std::to_string(chunk);
+  if (state.open_chunk >= 0 && chunk != state.open_chunk) {
+    return std::unexpected(what + " ended while chunk " + std::to_string(state.open_chunk) +
+                           " is open");
+  }
+  if (state.open_chunk < 0 && (chunk < 0 || state.chunks_seen.contains(chunk))) {
+    return std::unexpected(what + " was listed or ended already");
+  }
+  if (documents < 1 || documents > state.options.chunk_docs) {
+    return std::unexpected(what + ": " + std::to_string(documents) +
+                           " documents, not 1 to the chunk size " +
+                           std::to_string(state.options.chunk_docs));
+  }
+  state.chunks_seen.insert(chunk);
+  state.ended_chunks.push_back({chunk, documents});
+  state.open_chunk = -1;
+  for (size_t i = 0; i < state.chunk_statistics.size(); ++i) {
+    state.open_statistics[i].Merge(state.chunk_statistics[i]);
+    state.chunk_statistics[i] = SiteStatistics(state.options.sites[i].second);
+  }
+  if (state.spill && state.spill->bytes() >= state.options.shard_bytes) {
     if (auto closed = state.CloseShard(); !closed) return state.Fail(closed.error());
   }
   return {};
@@ -297,8 +373,16 @@ std::expected<void, std::string> ShardWriter::Finish(bool complete) {
     return std::unexpected("shard writer stopped by an earlier error: " + state.failure);
   }
   if (state.finished) return {};
-  if (state.spill) {
+  if (state.open_chunk >= 0) {
+    if (auto cut = state.CutBackOpenChunk(); !cut) return state.Fail(cut.error());
+  }
+  if (state.spill && state.shard_docs > 0) {
     if (auto closed = state.CloseShard(); !closed) return state.Fail(closed.error());
+  }
+  state.spill.reset();
+  if (!state.ended_chunks.empty()) {
+    state.listing->ListWithoutDocuments(state.ended_chunks);
+    state.ended_chunks = nlohmann::ordered_json::array();
   }
   if (auto written = state.WriteMetadata(complete); !written) {
     return state.Fail(written.error());
@@ -307,7 +391,9 @@ std::expected<void, std::string> ShardWriter::Finish(bool complete) {
   return {};
 }
 
-void ShardWriter::SetResumePoint(nlohmann::json point) { state_->resume_next = std::move(point); }
+const std::set<int64_t>& ShardWriter::listed_chunks() const {
+  return state_->listing->listed_chunks();
+}
 
 const ShardStats& ShardWriter::stats() const { return state_->listing->stats(); }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,9 +26,12 @@ struct ShardWriterOptions {
   // For tests only: once the writer has written this many bytes (spills, shards,
   // metadata.json together), writes fail with ENOSPC as on a full disk. -1: never.
   int64_t fail_after_bytes = -1;
+  // Documents come in chunks of this many consecutive ids (chunk c holds ids
+  // [c*chunk_docs, (c+1)*chunk_docs)); a shard holds whole chunks only.
+  int64_t chunk_docs = 1;
   // Not null: the metadata.json of an earlier, interrupted run in `dir` (see
   // storage/earlier_output.h). Its listed shards are kept, numbering continues after
-  // them, and documents must come after its last listed one.
+  // them, and its listed chunks are refused if they come again.
   nlohmann::json continue_from;
 };
 
@@ -53,13 +57,14 @@ struct ListedShard {
 };
 
 // Writes documents into shard_000001.safetensors, shard_000002..., each holding whole
-// documents: tensors per site [tokens, width] in the output dtype, plus token_ids
+// chunks of documents: tensors per site [tokens, width] in the output dtype, plus token_ids
 // I32, doc_ids I64 and positions I32. Memory stays flat whatever the shard size:
 // rows are spilled to temporary files and the shard is assembled on close under a
 // temporary name, fsynced and renamed; then metadata.json (shards with first/last
 // doc id, docs, tokens, bytes, crc32, plus run config) is replaced atomically.
 // A shard not yet closed is never listed; an error (disk full) names the path and
-// the OS error and leaves every listed shard valid.
+// the OS error and leaves every listed shard valid. A chunk is listed whole or not at
+// all, so whoever computes an unlisted chunk again forms the same batches.
 //
 // metadata.json lists each shard's crc32 as 8 lowercase hex digits of zlib's CRC-32
 // of the file's bytes as stored (the compressed bytes for .gz). Spill files are
@@ -71,23 +76,26 @@ class ShardWriter {
   // earlier run's shards would be overwritten) unless options.continue_from holds it.
   static std::expected<std::unique_ptr<ShardWriter>, std::string> Open(ShardWriterOptions options);
 
-  // Appends one document; closes the shard once its tensor bytes reach
-  // options.shard_bytes. A document that does not fit the options (no tokens,
-  // doc id not above the previous one, positions or site sizes not matching token
-  // count x width) is refused and the writer goes on. A write error is final: every later
-  // call returns it.
+  // Appends one document of the open chunk, or the first of a chunk not seen yet. A
+  // document that does not fit the options (no tokens, a doc id not above the
+  // previous one of its chunk, a chunk listed or ended already, or another chunk
+  // while one is open, positions or site sizes not matching token count x width) is
+  // refused and the writer goes on. A write error is final: every later call returns it.
   std::expected<void, std::string> Add(const DocumentActivations& document);
-  // Where a later run should start if this one stops after the next Add: stored as
-  // "resume" in metadata.json when that Add closes a shard. Opaque to storage.
-  void SetResumePoint(nlohmann::json point);
-  // Closes the open shard (if it has any document) and writes metadata.json with
-  // "complete": `complete` (false when the input ended in an error: what was read
-  // before it is kept).
+  // Every document of `chunk` that will come has come (`documents` is how many ids
+  // the chunk has in the corpus, the rest of them rejected); closes the shard once
+  // its tensor bytes reach options.shard_bytes.
+  std::expected<void, std::string> EndChunk(int64_t chunk, int64_t documents);
+  // Lists what is whole and writes metadata.json with "complete": `complete` (false
+  // when the input ended early, in an error or a drain). The documents of a chunk
+  // that never ended are dropped: a later run computes that chunk again.
   std::expected<void, std::string> Finish(bool complete = true);
 
   const ShardStats& stats() const;
   // The index-th listed shard, 0 <= index < stats().shards (an earlier run's included).
   ListedShard listed_shard(int64_t index) const;
+  // Every chunk listed so far, an earlier run's included.
+  const std::set<int64_t>& listed_chunks() const;
   ~ShardWriter();
 
  private:

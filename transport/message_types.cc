@@ -42,6 +42,8 @@ std::optional<MessageTypeInfo> DescribeMessageType(uint64_t type_id) {
       return Info<UploadRequestMessage>("UploadRequest");
     case MessageType::kCorpusProgress:
       return Info<CorpusProgressMessage>("CorpusProgress");
+    case MessageType::kChunkEnd:
+      return Info<ChunkEndMessage>("ChunkEnd");
     case MessageType::kMonitorEvent:
       return Info<MonitorEventMessage>("MonitorEvent");
     case MessageType::kCollectiveChunk:

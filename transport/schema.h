@@ -28,6 +28,7 @@ enum class MessageType : uint16_t {
   kReject = 5,
   kUploadRequest = 6,
   kCorpusProgress = 7,
+  kChunkEnd = 8,
   // Node -> monitor subscribers (PUB).
   kMonitorEvent = 10,
   // Collectives between device shards (inproc or tcp).
@@ -100,8 +101,8 @@ struct EndOfStreamMessage {
   // loader -> writer only: the corpus could not be read past this error; what was
   // read before it is written, but the output is not complete.
   std::string corpus_error = {};
-  // tokenizer -> device shards -> writer: the node is draining (SIGTERM); the stream
-  // ends early at a batch boundary, the documents of the unsent batch dropped.
+  // loader -> tokenizer -> device shards -> writer: the node is draining (SIGTERM);
+  // the stream ends early, after the chunk in progress.
   bool drained = false;
   MSGPACK_DEFINE_MAP(documents, rejected, batches, corpus_error, drained);
 };
@@ -127,6 +128,17 @@ struct CorpusProgressMessage {
   int64_t jsonl_bytes = 0;  // bytes of JSONL files behind them
   bool finished = false;
   MSGPACK_DEFINE_MAP(next_doc_id, jsonl_docs, jsonl_bytes, finished);
+};
+
+// loader -> tokenizer -> device shards -> writer, after the last document of a
+// chunk: the chunk's batches are all sent, and the writer may list it. `documents`
+// is how many doc ids the chunk has in the corpus (the chunk size, or fewer at its
+// end); those not written were rejected.
+struct ChunkEndMessage {
+  static constexpr MessageType kType = MessageType::kChunkEnd;
+  int64_t chunk = 0;
+  int64_t documents = 0;
+  MSGPACK_DEFINE_MAP(chunk, documents);
 };
 
 // writer -> uploader: a shard that was closed and listed in metadata.json. The

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "extraction_reader.h"
 #include "transport/wire.h"
@@ -18,7 +19,9 @@ constexpr auto kPatience = std::chrono::seconds(10);
 // Every message one socket receives up to and including an EndOfStream.
 struct Stream {
   std::vector<ReceivedMessage> messages;
-  std::vector<CorpusProgressMessage> progress;  // the writer's stream only
+  std::vector<CorpusProgressMessage> progress;          // the writer's stream only
+  std::vector<std::pair<int64_t, int64_t>> chunk_ends;  // (chunk, documents), a replica's only
+  std::vector<int64_t> ids_when_chunks_ended;           // documents sent before each ChunkEnd
   EndOfStreamMessage end;
 };
 
@@ -34,6 +37,12 @@ Stream Drain(zmq::socket_t& socket) {
     }
     if ((*message)->type == MessageType::kCorpusProgress) {
       stream.progress.push_back(*(*message)->As<CorpusProgressMessage>());
+      continue;
+    }
+    if ((*message)->type == MessageType::kChunkEnd) {
+      auto chunk_end = (*message)->As<ChunkEndMessage>();
+      stream.chunk_ends.emplace_back(chunk_end->chunk, chunk_end->documents);
+      stream.ids_when_chunks_ended.push_back(static_cast<int64_t>(stream.messages.size()));
       continue;
     }
     stream.messages.push_back(std::move(**message));
@@ -87,12 +96,62 @@ TEST_F(LoaderActorTest, DealsEveryDocumentToTheReplicaItsIdNamesAndEndsEveryStre
   EXPECT_EQ(DocIds<DocumentMessage>(odd), (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(even.end.documents, 2);
   EXPECT_EQ(odd.end.documents, 2);
+  using Ends = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(even.chunk_ends, (Ends{{0, 1}, {2, 1}}));  // chunks of one document each
+  EXPECT_EQ(odd.chunk_ends, (Ends{{1, 1}, {3, 1}}));
   auto pretokenized = even.messages[1].As<DocumentMessage>();
   EXPECT_TRUE(pretokenized->pretokenized);
   EXPECT_EQ(pretokenized->input_ids, (std::vector<int32_t>{5, 6}));
   EXPECT_EQ(pretokenized->line, 1);  // its line in b.jsonl
   EXPECT_EQ(odd.messages[1].As<DocumentMessage>()->text, "three");
   EXPECT_TRUE(Drain(rejects_).messages.empty());
+  EXPECT_TRUE(loader_->Join());
+}
+
+TEST_F(LoaderActorTest, EndsEachChunkAsSoonAsALaterDocumentShowsOrTheCorpusEnds) {
+  std::string lines;
+  for (int doc = 0; doc < 8; ++doc) {
+    lines += doc == 1 ? "not json\n" : "{\"text\": \"d" + std::to_string(doc) + "\"}\n";
+  }
+  LoaderConfig config;
+  config.corpus.inputs = {dir_.Write("a.jsonl", lines)};
+  config.chunk_docs = 3;
+  config.route = [](int64_t doc_id) { return static_cast<int>(doc_id / 3 % 2); };
+  ASSERT_TRUE(Start(std::move(config)));
+  Stream first = Drain(pipelines_[0]);
+  Stream second = Drain(pipelines_[1]);
+  using Ends = std::vector<std::pair<int64_t, int64_t>>;
+  // Chunk 0 lost document 1 to a reject and still has 3; chunk 2 is cut by the end.
+  EXPECT_EQ(first.chunk_ends, (Ends{{0, 3}, {2, 2}}));
+  EXPECT_EQ(DocIds<DocumentMessage>(first), (std::vector<int64_t>{0, 2, 6, 7}));
+  EXPECT_EQ(first.ids_when_chunks_ended, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(second.chunk_ends, (Ends{{1, 3}}));
+  EXPECT_EQ(DocIds<RejectMessage>(Drain(rejects_)), (std::vector<int64_t>{1}));
+  EXPECT_TRUE(loader_->Join());
+}
+
+// A drain ends the streams between chunks: every chunk begun is sent whole and
+// ended, and the streams end marked drained, long before the corpus does.
+TEST_F(LoaderActorTest, ADrainFinishesTheChunksBegunAndEndsTheStreamsDrained) {
+  std::string lines;
+  for (int doc = 0; doc < 5000; ++doc) lines += "{\"text\": \"d" + std::to_string(doc) + "\"}\n";
+  LoaderConfig config;
+  config.corpus.inputs = {dir_.Write("a.jsonl", lines)};
+  config.chunk_docs = 7;
+  ASSERT_TRUE(Start(std::move(config)));
+  // The queues (the loader's and this socket's) hold the loader back; drain it there.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  loader_->RequestDrain();
+  Stream stream = Drain(pipelines_[0]);
+  EXPECT_TRUE(stream.end.drained);
+  ASSERT_FALSE(stream.chunk_ends.empty());
+  EXPECT_LT(stream.messages.size(), 4000u);  // stopped well before the corpus ends
+  EXPECT_EQ(stream.ids_when_chunks_ended.back(), static_cast<int64_t>(stream.messages.size()))
+      << "documents after the last chunk's end";
+  for (auto [chunk, documents] : stream.chunk_ends) EXPECT_EQ(documents, 7) << chunk;
+  EXPECT_EQ(stream.messages.size(), stream.chunk_ends.size() * 7);
+  EXPECT_TRUE(Drain(pipelines_[1]).end.drained);
+  EXPECT_TRUE(Drain(rejects_).end.drained);
   EXPECT_TRUE(loader_->Join());
 }
 
@@ -130,6 +189,9 @@ TEST_F(LoaderActorTest, ADamagedParquetFileEndsTheStreamsWithTheCorpusErrorAfter
   EXPECT_GE(ids.size(), 200u);
   EXPECT_LE(ids.size(), 239u);
   for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(ids[i], static_cast<int64_t>(i));
+  // The chunk the damage cut short is not ended: it is never listed.
+  ASSERT_FALSE(documents.chunk_ends.empty());
+  EXPECT_LT(documents.chunk_ends.back().first, ids.back());
   EXPECT_NE(rejects.end.corpus_error.find("broken-truncated-footer-intact.parquet"),
             std::string::npos)
       << rejects.end.corpus_error;

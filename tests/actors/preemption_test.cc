@@ -1,5 +1,5 @@
-// Preemption: SIGTERM and SIGINT drain a run instead of killing it. The node ends the
-// work in flight at a batch boundary, lists what is whole, says what it kept, exits
+// Preemption: SIGTERM and SIGINT drain a run instead of killing it. The node finishes
+// the chunks in progress, lists what is whole, says what it kept, exits
 // 75, and the same command then finishes with exactly an uninterrupted run's bits.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -71,7 +71,7 @@ TEST_F(Preemption, SigtermDrainsSaysWhatItKeptAndTheSameCommandFinishesToTheBit)
   auto [code, err] = RunAndSignal([](ActexProcess& run) { run.Signal(SIGTERM); }, &took);
   ASSERT_EQ(code, kExitStoppedBySignal) << err;
   EXPECT_LT(took, seconds(20)) << "the default --drain-timeout";
-  EXPECT_NE(err.find("stopped by SIGTERM (drained at a batch boundary): " + preempted_.out_dir +
+  EXPECT_NE(err.find("stopped by SIGTERM (drained at a chunk's end): " + preempted_.out_dir +
                      "/host_00 keeps "),
             std::string::npos)
       << err;

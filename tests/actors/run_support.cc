@@ -48,6 +48,7 @@ ExtractOptions SmallShardOptions(const std::string& corpus, const std::string& o
   options.overflow = Overflow::kSplit;
   options.batch_tokens = 100;
   options.shard_bytes = 48 << 10;
+  options.chunk_docs = 4;  // a shard closes where a chunk ends: every few documents
   options.blas_threads = 1;
   return options;
 }

@@ -79,22 +79,5 @@ TEST(SequencePacker, SequenceLongerThanBatchTravelsAlone) {
   EXPECT_EQ(packer.batches_emitted(), 2);
 }
 
-TEST(SequencePacker, ANewChunkStartsANewBatch) {
-  SequencePacker packer(
-      {.max_seq_len = 8, .overflow = Overflow::kTruncate, .batch_tokens = 100, .chunk_docs = 3});
-  EXPECT_TRUE(packer.Add(4, Tokens(2)).empty());  // chunk 1
-  EXPECT_TRUE(packer.Add(5, Tokens(2)).empty());
-  auto completed = packer.Add(7, Tokens(2));  // chunk 2; document 6 was rejected
-  ASSERT_EQ(completed.size(), 1u);
-  ASSERT_EQ(completed[0].sequences.size(), 2u);
-  EXPECT_EQ(completed[0].sequences[1].doc_id, 5);
-  completed = packer.Add(13, Tokens(2));  // chunk 4: chunk 3 went to another replica
-  ASSERT_EQ(completed.size(), 1u);
-  EXPECT_EQ(completed[0].sequences[0].doc_id, 7);
-  auto last = packer.Flush();
-  ASSERT_TRUE(last);
-  EXPECT_EQ(last->sequences[0].doc_id, 13);
-}
-
 }  // namespace
 }  // namespace actex

@@ -48,8 +48,14 @@ class TokenizerActorTest : public ::testing::Test {
     ASSERT_TRUE(Send(documents_, EndOfStreamMessage{0, rejected_upstream, 0, ""}));
   }
 
-  // Everything one shard receives up to and including its EndOfStream.
-  std::pair<std::vector<TokenBatchMessage>, EndOfStreamMessage> DrainShard(int shard) {
+  void SendChunkEnd(int64_t chunk, int64_t documents) {
+    ASSERT_TRUE(Send(documents_, ChunkEndMessage{chunk, documents}));
+  }
+
+  // Everything one shard receives up to and including its EndOfStream; each ChunkEnd
+  // is noted in `chunk_ends` as the number of batches that came before it.
+  std::pair<std::vector<TokenBatchMessage>, EndOfStreamMessage> DrainShard(
+      int shard, std::vector<size_t>* chunk_ends = nullptr) {
     std::vector<TokenBatchMessage> batches;
     while (true) {
       auto message = Receive(shards_[shard], kPatience);
@@ -57,6 +63,10 @@ class TokenizerActorTest : public ::testing::Test {
       if (!message || !*message) return {batches, {}};
       if ((*message)->type == MessageType::kEndOfStream) {
         return {batches, *(*message)->As<EndOfStreamMessage>()};
+      }
+      if ((*message)->type == MessageType::kChunkEnd) {
+        if (chunk_ends != nullptr) chunk_ends->push_back(batches.size());
+        continue;
       }
       auto batch = (*message)->As<TokenBatchMessage>();
       EXPECT_TRUE(batch) << batch.error();
@@ -103,10 +113,30 @@ TEST_F(TokenizerActorTest, EveryShardReceivesTheSameBatchesPackedInDocumentOrder
   EXPECT_TRUE(actor_->Join());
 }
 
-// SIGTERM: the node asks the tokenizer to drain. Batches already sent stand; the one
-// being packed is dropped (a resume forms it again), and every stream ends marked
-// drained, without waiting for the loader's end.
-TEST_F(TokenizerActorTest, ADrainEndsEveryStreamAtTheLastWholeBatch) {
+// A chunk's end sends its last batch, however full, and then goes on to every shard.
+TEST_F(TokenizerActorTest, AChunkEndFlushesItsLastBatchAndGoesToEveryShard) {
+  TokenizerActorConfig config;
+  config.packing = {.max_seq_len = 8, .batch_tokens = 8};
+  Start(std::move(config));
+  SendDocument(Pretokenized(0, {1, 2}));
+  SendChunkEnd(0, 2);                     // document 1 was rejected upstream
+  SendDocument(Pretokenized(2, {3, 4}));  // would have fit beside document 0
+  SendChunkEnd(1, 2);
+  SendEnd();
+  for (int shard = 0; shard < 2; ++shard) {
+    std::vector<size_t> chunk_ends;
+    auto [batches, end] = DrainShard(shard, &chunk_ends);
+    ASSERT_EQ(batches.size(), 2u);
+    EXPECT_EQ(batches[0].token_ids, (std::vector<int32_t>{1, 2}));
+    EXPECT_EQ(batches[1].token_ids, (std::vector<int32_t>{3, 4}));
+    EXPECT_EQ(chunk_ends, (std::vector<size_t>{1, 2}));
+  }
+  EXPECT_TRUE(actor_->Join());
+}
+
+// SIGTERM: the node asks the tokenizer to drain. It finishes the chunk in progress,
+// ends every stream marked drained, and reads past the rest until the loader's end.
+TEST_F(TokenizerActorTest, ADrainEndsEveryStreamAfterTheChunkInProgress) {
   TokenizerActorConfig config;
   config.packing = {.max_seq_len = 8, .batch_tokens = 8};
   Start(std::move(config));
@@ -116,18 +146,44 @@ TEST_F(TokenizerActorTest, ADrainEndsEveryStreamAtTheLastWholeBatch) {
   auto first = Receive(shards_[0], kPatience);
   ASSERT_TRUE(first && *first);
   actor_->RequestDrain();
-  auto [rest, end] = DrainShard(0);
-  EXPECT_TRUE(rest.empty()) << "document 2's batch was not whole";
+  SendChunkEnd(0, 3);
+  SendDocument(Pretokenized(3, {13}));  // the next chunk: left for a later run
+  SendChunkEnd(1, 1);
+  SendEnd();
+  std::vector<size_t> chunk_ends;
+  auto [rest, end] = DrainShard(0, &chunk_ends);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].token_ids, (std::vector<int32_t>{8, 9, 10, 11, 12}));
+  EXPECT_EQ(chunk_ends, (std::vector<size_t>{1}));
   EXPECT_TRUE(end.drained);
-  EXPECT_EQ(end.batches, 1);
+  EXPECT_EQ(end.batches, 2);
   auto [second, second_end] = DrainShard(1);
-  ASSERT_EQ(second.size(), 1u);
-  EXPECT_EQ(Lengths(second[0]), (std::vector<int32_t>{3, 4}));
+  EXPECT_EQ(second.size(), 2u);
   EXPECT_TRUE(second_end.drained);
   auto rejects_end = Receive(rejects_, kPatience);
   ASSERT_TRUE(rejects_end && *rejects_end);
   ASSERT_EQ((*rejects_end)->type, MessageType::kEndOfStream);
   EXPECT_TRUE((*rejects_end)->As<EndOfStreamMessage>()->drained);
+  EXPECT_TRUE(actor_->Join());
+}
+
+TEST_F(TokenizerActorTest, ADrainBetweenChunksEndsTheStreamsAtOnce) {
+  TokenizerActorConfig config;
+  config.packing = {.max_seq_len = 8, .batch_tokens = 8};
+  Start(std::move(config), 1);
+  SendDocument(Pretokenized(0, {1, 2}));
+  SendChunkEnd(0, 1);
+  auto batch = Receive(shards_[0], kPatience);
+  ASSERT_TRUE(batch && *batch);
+  auto chunk_end = Receive(shards_[0], kPatience);
+  ASSERT_TRUE(chunk_end && *chunk_end);
+  EXPECT_EQ((*chunk_end)->type, MessageType::kChunkEnd);
+  actor_->RequestDrain();
+  auto [rest, end] = DrainShard(0);  // before the loader sends anything more
+  EXPECT_TRUE(rest.empty());
+  EXPECT_TRUE(end.drained);
+  SendDocument(Pretokenized(1, {3}));
+  SendEnd();
   EXPECT_TRUE(actor_->Join());
 }
 

@@ -62,6 +62,7 @@ class VerifyCommand : public testing::Test {
     options.sites = {"resid_post"};
     options.dtype = "bfloat16";
     options.shard_bytes = 1;
+    options.chunk_docs = 1;  // so that each document closes a shard
     options.blas_threads = 1;
     auto summary = RunExtraction(options);
     ASSERT_TRUE(summary.has_value()) << summary.error();

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "extraction_reader.h"
+#include "storage/shard_listing.h"
 #include "transport/wire.h"
 
 namespace actex {
@@ -47,7 +48,8 @@ class WriterActorTest : public ::testing::Test {
     WriterConfig config;
     config.shards.dir = out_.path() + "/host_00";
     config.shards.sites = {{"blocks.0.hook_resid_post", kWidth}};
-    config.shards.shard_bytes = 64;  // a shard per document or two
+    config.shards.shard_bytes = 64;  // a shard per chunk
+    config.shards.chunk_docs = 2;
     config.activations_endpoint = "inproc://test-activations";
     config.rejects_endpoint = "inproc://test-rejects";
     config.events_endpoint = "inproc://test-events";
@@ -67,6 +69,8 @@ class WriterActorTest : public ::testing::Test {
     auto [batch, frames] = Batch(batch_id, std::move(sequences));
     ASSERT_TRUE(Send(activations_, batch, std::move(frames)));
   }
+  // Chunks of two documents: chunk c holds documents 2c and 2c + 1.
+  void EndChunk(int64_t chunk) { ASSERT_TRUE(Send(activations_, ChunkEndMessage{chunk, 2})); }
   // The loader's and the tokenizer's reject streams end; the loader's may carry the
   // corpus error.
   void EndRejects(const std::string& corpus_error = "") {
@@ -101,8 +105,11 @@ class WriterActorTest : public ::testing::Test {
 
 TEST_F(WriterActorTest, WritesWholeDocumentsAcrossBatchesAndListsRejects) {
   SendBatch(0, {{0, 0, 3, true}, {1, 0, 2, false}});  // document 1 goes on in batch 1
+  SendBatch(1, {{1, 2, 2, true}});
+  EndChunk(0);
   ASSERT_TRUE(Send(rejects_, RejectMessage{2, "corpus.jsonl", 3, "not JSON"}));
-  SendBatch(1, {{1, 2, 2, true}, {3, 0, 1, true}});
+  SendBatch(2, {{3, 0, 1, true}});
+  EndChunk(1);
   ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
   EndRejects();
   ASSERT_TRUE(writer_->Join());
@@ -118,20 +125,27 @@ TEST_F(WriterActorTest, WritesWholeDocumentsAcrossBatchesAndListsRejects) {
   EXPECT_EQ(RejectedIds(out_.path()), (std::multiset<int64_t>{2}));
   const nlohmann::json metadata = Metadata();
   EXPECT_TRUE(metadata.at("complete").get<bool>()) << metadata.dump();
+  ASSERT_EQ(metadata.at("shards").size(), 2u);
+  EXPECT_EQ(metadata["shards"][0]["chunks"], nlohmann::json::parse("[[0, 2]]"));
+  EXPECT_EQ(metadata["shards"][1]["chunks"], nlohmann::json::parse("[[1, 2]]"));
   const std::vector<std::string> kinds = EventKinds();
   ASSERT_FALSE(kinds.empty());
   EXPECT_EQ(kinds.front(), "started");
   EXPECT_EQ(kinds.back(), "finished");
 }
 
-TEST_F(WriterActorTest, ACorpusErrorKeepsWhatCameBeforeItAndThenFails) {
-  SendBatch(0, {{0, 0, 2, true}});
+TEST_F(WriterActorTest, ACorpusErrorKeepsTheWholeChunksBeforeItAndThenFails) {
+  SendBatch(0, {{0, 0, 2, true}, {1, 0, 2, true}});
+  EndChunk(0);
+  SendBatch(1, {{2, 0, 2, true}});  // chunk 1 never ends: the damage came first
   ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
   EndRejects("b.parquet: row group 3 page 2: snappy data is corrupt");
   auto joined = writer_->Join();
   ASSERT_FALSE(joined);
   EXPECT_NE(joined.error().find("snappy data is corrupt"), std::string::npos) << joined.error();
-  EXPECT_EQ(ReadHostFolder(out_.path() + "/host_00").count(0), 1u);
+  auto documents = ReadHostFolder(out_.path() + "/host_00");
+  EXPECT_EQ(documents.size(), 2u);
+  EXPECT_EQ(documents.count(2), 0u);
   EXPECT_FALSE(Metadata().at("complete").get<bool>());
 }
 
@@ -145,44 +159,48 @@ TEST_F(WriterActorTest, AStreamEndingInsideASplitDocumentFailsWithoutListingIt) 
   EXPECT_EQ(ReadHostFolder(out_.path() + "/host_00").count(1), 0u);
 }
 
-// SIGTERM: the tokenizer's drained ends are the last the writer hears (the loader was
-// stopped). It lists every whole document, drops a split one it has only part of, and
-// leaves the output marked incomplete for a resume.
-TEST_F(WriterActorTest, ADrainedStreamListsWholeDocumentsAndLeavesTheOutputIncomplete) {
-  SendBatch(0, {{0, 0, 2, true}, {1, 0, 2, false}});  // document 1 goes on in a dropped batch
+// SIGTERM: the tokenizer's drained ends are the last the writer hears (the loader's
+// may never come). It lists every chunk that ended, drops one it has only part of,
+// and leaves the output marked incomplete for a resume.
+TEST_F(WriterActorTest, ADrainedStreamListsTheChunksThatEndedAndLeavesTheOutputIncomplete) {
+  SendBatch(0, {{0, 0, 2, true}, {1, 0, 2, true}});
+  EndChunk(0);
+  SendBatch(1, {{2, 0, 2, false}});  // document 2 goes on in a batch that never comes
   EndOfStreamMessage drained;
   drained.drained = true;
-  ASSERT_TRUE(Send(rejects_, drained));  // the tokenizer's; the loader's never comes
+  ASSERT_TRUE(Send(rejects_, drained));
   ASSERT_TRUE(Send(activations_, drained));
   ASSERT_TRUE(writer_->Join());
   auto documents = ReadHostFolder(out_.path() + "/host_00");
-  EXPECT_EQ(documents.count(0), 1u);
-  EXPECT_EQ(documents.count(1), 0u);
+  EXPECT_EQ(documents.size(), 2u);
+  EXPECT_EQ(documents.count(2), 0u);
   EXPECT_FALSE(Metadata().at("complete").get<bool>());
   EXPECT_EQ(EventKinds().back(), "drained");
 }
 
-// The pipeline stopped where it was (a drain that outlasted its timeout): no stream
-// ends, and the writer, asked to drain, lists the whole documents that came.
-TEST_F(WriterActorTest, ADrainRequestListsTheWholeDocumentsThatCameAndEnds) {
+// The pipeline stopped where it was (a drain that outlasted its timeout, a lost
+// host): no stream ends, and the writer, asked to drain, lists the chunks that
+// ended among what came.
+TEST_F(WriterActorTest, ADrainRequestListsTheChunksThatEndedAmongWhatCame) {
   SendBatch(0, {{0, 0, 2, true}, {1, 0, 2, true}});
+  EndChunk(0);
   ASSERT_TRUE(Send(rejects_, RejectMessage{2, "corpus.jsonl", 3, "not JSON"}));
-  SendBatch(1, {{3, 0, 2, true}, {4, 0, 2, false}});  // document 4's rest never comes
-  writer_->RequestDrain();  // after everything above is queued: a send enqueues
+  SendBatch(1, {{3, 0, 2, true}});  // chunk 1 has not ended
+  writer_->RequestDrain();          // after everything above is queued: a send enqueues
   ASSERT_TRUE(writer_->Join());
   auto documents = ReadHostFolder(out_.path() + "/host_00");
-  EXPECT_EQ(documents.size(), 3u);
-  EXPECT_EQ(documents.count(3), 1u);
-  EXPECT_EQ(documents.count(4), 0u);
-  EXPECT_EQ(RejectedIds(out_.path()), (std::multiset<int64_t>{2}));
+  EXPECT_EQ(documents.size(), 2u);
+  EXPECT_EQ(documents.count(3), 0u);
   const nlohmann::json metadata = Metadata();
   EXPECT_FALSE(metadata.at("complete").get<bool>());
-  EXPECT_EQ(metadata.at("totals").at("docs"), 3);
+  EXPECT_EQ(metadata.at("totals").at("docs"), 2);
+  EXPECT_EQ(ListedChunks(metadata), (std::map<int64_t, int64_t>{{0, 2}}));
   EXPECT_EQ(EventKinds().back(), "drained");
 }
 
 TEST_F(WriterActorTest, WaitsForEveryRejectStreamBeforeFinishing) {
   SendBatch(0, {{0, 0, 1, true}});
+  EndChunk(0);
   ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
   ASSERT_TRUE(Send(rejects_, EndOfStreamMessage{}));  // the tokenizer's has not ended
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -224,11 +242,13 @@ TEST_F(WriterEstimateTest, ReportsTheEstimatedTotalThenTheExactOne) {
   };
   ASSERT_TRUE(Send(rejects_, CorpusProgressMessage{1, 1, 400, false}));
   SendBatch(0, {{0, 0, 10, true}});
+  EndChunk(0);
   MonitorEventMessage event = next_shard_event();
   EXPECT_EQ(event.docs_total, 10);
   EXPECT_TRUE(event.docs_total_estimated);
   ASSERT_TRUE(Send(rejects_, CorpusProgressMessage{2, 2, 800, false}));
-  SendBatch(1, {{1, 0, 10, true}});
+  SendBatch(1, {{2, 0, 10, true}});
+  EndChunk(1);
   event = next_shard_event();
   EXPECT_EQ(event.docs_total, 20);
   EXPECT_TRUE(event.docs_total_estimated);

@@ -34,7 +34,7 @@ std::vector<ListedShard> WriteUnfinishedRun(const std::string& dir) {
   EXPECT_TRUE(writer.has_value()) << writer.error();
   if (!writer) return {};
   for (int64_t doc_id = 0; doc_id < 3; ++doc_id) {
-    EXPECT_TRUE((*writer)->Add(MakeDocument(doc_id, 2, kSites).View()).has_value());
+    EXPECT_TRUE(AddWhole(**writer, MakeDocument(doc_id, 2, kSites)).has_value());
   }
   std::vector<ListedShard> listed;
   for (int64_t i = 0; i < (*writer)->stats().shards; ++i)

@@ -93,7 +93,7 @@ void WriteHost(const std::string& dir, const HostSpec& spec) {
   auto writer = ShardWriter::Open(options);
   ASSERT_TRUE(writer.has_value()) << writer.error();
   for (int64_t doc_id : spec.written) {
-    auto added = (*writer)->Add(MakeDocument(doc_id, 2 + doc_id % 3, kSites).View());
+    auto added = AddWhole(**writer, MakeDocument(doc_id, 2 + doc_id % 3, kSites));
     ASSERT_TRUE(added.has_value()) << added.error();
   }
   if (spec.finish) {

@@ -68,7 +68,7 @@ std::vector<OwnedDocument> WriteDocuments(const std::string& dir, OutputDtype dt
   documents[0].sites[0][2] = 1.00390625f;  // a bfloat16 tie
   if (!writer.has_value()) return documents;
   for (const auto& document : documents) {
-    EXPECT_TRUE((*writer)->Add(document.View()).has_value());
+    EXPECT_TRUE(AddWhole(**writer, document).has_value());
   }
   EXPECT_TRUE((*writer)->Finish().has_value());
   return documents;

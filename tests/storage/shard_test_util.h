@@ -30,6 +30,14 @@ struct OwnedDocument {
   }
 };
 
+// Adds `document` as a chunk of its own (chunk_docs 1, the writer's default) and
+// ends that chunk.
+inline std::expected<void, std::string> AddWhole(ShardWriter& writer,
+                                                 const OwnedDocument& document) {
+  if (auto added = writer.Add(document.View()); !added) return added;
+  return writer.EndChunk(document.doc_id, 1);
+}
+
 // The value at (doc, token, site, dim): varied in sign and magnitude, not rounded
 // to any dtype, and recomputable by the tests that read it back.
 inline float ActivationValue(int64_t doc, int64_t token, size_t site, int64_t dim) {

@@ -9,6 +9,7 @@
 
 #include "storage/float_convert.h"
 #include "storage/safetensors.h"
+#include "storage/shard_listing.h"
 #include "tests/storage/shard_test_util.h"
 #include "tests/storage/temp_dir.h"
 
@@ -103,7 +104,7 @@ TEST(ShardWriter, WritesShardWithSiteAndIdTensors) {
   std::vector<OwnedDocument> documents = {MakeDocument(0, 3, kSites), MakeDocument(2, 1, kSites),
                                           MakeDocument(5, 4, kSites)};
   for (const auto& document : documents) {
-    auto added = writer->Add(document.View());
+    auto added = AddWhole(*writer, document);
     ASSERT_TRUE(added.has_value()) << added.error();
   }
   ASSERT_TRUE(writer->Finish().has_value());
@@ -147,7 +148,7 @@ TEST(ShardWriter, WritesMetadataJsonWithCrcOfEachShard) {
   options.dtype = OutputDtype::kBF16;
   options.shard_bytes = 1;  // every document closes its shard
   auto writer = OpenOrDie(options);
-  for (int64_t doc : {3, 4}) ASSERT_TRUE(writer->Add(MakeDocument(doc, 2, kSites).View()));
+  for (int64_t doc : {3, 4}) ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc, 2, kSites)));
   ASSERT_TRUE(writer->Finish().has_value());
 
   const nlohmann::json metadata = ReadMetadata(dir.path());
@@ -187,7 +188,7 @@ TEST(ShardWriter, RollsOverBySizeKeepingDocumentsWhole) {
   std::vector<int64_t> added;
   for (int64_t doc = 0; doc < 40; ++doc) {
     const int tokens = 1 + static_cast<int>((doc * 5) % 7);
-    ASSERT_TRUE(writer->Add(MakeDocument(doc * 2, tokens, kSites).View()));
+    ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc * 2, tokens, kSites)));
     added.push_back(doc * 2);
   }
   ASSERT_TRUE(writer->Finish().has_value());
@@ -207,9 +208,9 @@ TEST(ShardWriter, GivesDocumentLargerThanTheLimitAShardOfItsOwn) {
   ShardWriterOptions options = Options(dir.path());
   options.shard_bytes = 68 * 4;
   auto writer = OpenOrDie(options);
-  ASSERT_TRUE(writer->Add(MakeDocument(0, 1, kSites).View()));
-  ASSERT_TRUE(writer->Add(MakeDocument(1, 50, kSites).View()));
-  ASSERT_TRUE(writer->Add(MakeDocument(2, 1, kSites).View()));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(0, 1, kSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(1, 50, kSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(2, 1, kSites)));
   ASSERT_TRUE(writer->Finish().has_value());
   const nlohmann::json metadata = ReadMetadata(dir.path());
   ASSERT_EQ(metadata["shards"].size(), 2u);
@@ -224,8 +225,8 @@ TEST(ShardWriter, ListsOnlyClosedShardsUntilFinish) {
   options.shard_bytes = 68 * 3;
   auto writer = OpenOrDie(options);
   EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 0u);  // written at Open
-  ASSERT_TRUE(writer->Add(MakeDocument(0, 3, kSites).View()));
-  ASSERT_TRUE(writer->Add(MakeDocument(1, 2, kSites).View()));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(0, 3, kSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(1, 2, kSites)));
   nlohmann::json metadata = ReadMetadata(dir.path());
   EXPECT_EQ(metadata["complete"], false);
   EXPECT_EQ(metadata["shards"].size(), 1u);
@@ -247,7 +248,7 @@ TEST(ShardWriter, ConvertsToBfloat16AndFloat16) {
     OwnedDocument document = MakeDocument(7, 6, kSites);
     document.sites[0][0] = 1e30f;     // beyond float16: infinity there
     document.sites[0][1] = 0x1p-20f;  // a float16 subnormal
-    ASSERT_TRUE(writer->Add(document.View()));
+    ASSERT_TRUE(AddWhole(*writer, document));
     ASSERT_TRUE(writer->Finish().has_value());
     auto file = SafetensorsFile::Open(dir.File("shard_000001.safetensors"));
     ASSERT_TRUE(file.has_value()) << file.error();
@@ -275,7 +276,7 @@ TEST(ShardWriter, GzipShardDecompressesToTheUncompressedShard) {
     options->shard_bytes = 68 * 20;
     auto writer = OpenOrDie(*options);
     for (int64_t doc = 0; doc < 12; ++doc)
-      ASSERT_TRUE(writer->Add(MakeDocument(doc, 9, kSites).View()));
+      ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc, 9, kSites)));
     ASSERT_TRUE(writer->Finish().has_value());
   }
   const nlohmann::json metadata = ReadMetadata(gzip_dir.path());
@@ -290,7 +291,9 @@ TEST(ShardWriter, GzipShardDecompressesToTheUncompressedShard) {
 
 TEST(ShardWriter, RejectsInconsistentDocuments) {
   TempDir dir;
-  auto writer = OpenOrDie(Options(dir.path()));
+  ShardWriterOptions options = Options(dir.path());
+  options.chunk_docs = 10;
+  auto writer = OpenOrDie(options);
   ASSERT_TRUE(writer->Add(MakeDocument(5, 2, kSites).View()));
   auto same_id = writer->Add(MakeDocument(5, 2, kSites).View());
   ASSERT_FALSE(same_id.has_value());
@@ -318,8 +321,111 @@ TEST(ShardWriter, RejectsInconsistentDocuments) {
 
   // A refused document changes nothing: the writer goes on.
   ASSERT_TRUE(writer->Add(MakeDocument(6, 3, kSites).View()));
+  ASSERT_TRUE(writer->EndChunk(0, 10));
   ASSERT_TRUE(writer->Finish().has_value());
   EXPECT_EQ(CheckListedShards(dir.path()), (std::vector<int64_t>{5, 6}));
+}
+
+TEST(ShardWriter, ClosesAShardOnlyWhereAChunkEnds) {
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.path());
+  options.chunk_docs = 3;
+  options.shard_bytes = 68 * 2;  // reached by the first document
+  auto writer = OpenOrDie(options);
+  ASSERT_TRUE(writer->Add(MakeDocument(0, 2, kSites).View()));
+  ASSERT_TRUE(writer->Add(MakeDocument(1, 2, kSites).View()));
+  EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 0u);  // chunk 0 is still open
+  ASSERT_TRUE(writer->EndChunk(0, 3));                       // document 2 was rejected
+  nlohmann::json metadata = ReadMetadata(dir.path());
+  ASSERT_EQ(metadata["shards"].size(), 1u);
+  EXPECT_EQ(metadata["shards"][0]["chunks"], nlohmann::json::parse("[[0, 3]]"));
+  EXPECT_EQ(metadata["shards"][0]["docs"], 2);
+  ASSERT_TRUE(writer->Add(MakeDocument(9, 1, kSites).View()));  // chunk 3: 1 and 2 went elsewhere
+  ASSERT_TRUE(writer->EndChunk(3, 3));
+  ASSERT_TRUE(writer->Finish());
+  metadata = ReadMetadata(dir.path());
+  EXPECT_EQ(metadata["shards"][1]["chunks"], nlohmann::json::parse("[[3, 3]]"));
+  EXPECT_EQ(metadata["chunks_without_documents"], nlohmann::json::array());
+  EXPECT_EQ(CheckListedShards(dir.path()), (std::vector<int64_t>{0, 1, 9}));
+  EXPECT_EQ(writer->listed_chunks(), (std::set<int64_t>{0, 3}));
+}
+
+TEST(ShardWriter, FinishDropsTheChunkThatNeverEnded) {
+  for (bool gzip : {false, true}) {
+    TempDir dir;
+    ShardWriterOptions options = Options(dir.path());
+    options.chunk_docs = 2;
+    options.gzip = gzip;
+    auto writer = OpenOrDie(options);
+    ASSERT_TRUE(writer->Add(MakeDocument(0, 3, kSites).View()));
+    ASSERT_TRUE(writer->Add(MakeDocument(1, 2, kSites).View()));
+    ASSERT_TRUE(writer->EndChunk(0, 2));
+    ASSERT_TRUE(writer->Add(MakeDocument(2, 4, kSites).View()));  // chunk 1 never ends
+    ASSERT_TRUE(writer->Finish(/*complete=*/false));
+    const nlohmann::json metadata = ReadMetadata(dir.path());
+    EXPECT_EQ(metadata["complete"], false);
+    ASSERT_EQ(metadata["shards"].size(), 1u);
+    EXPECT_EQ(metadata["shards"][0]["chunks"], nlohmann::json::parse("[[0, 2]]"));
+    EXPECT_EQ(metadata["totals"]["tokens"], 5);
+    // The statistics count the rows written, not those of the dropped document.
+    EXPECT_EQ(metadata["statistics"]["blocks.0.hook_resid_post"]["count"], 5);
+    EXPECT_EQ(CheckListedShards(dir.path()), (std::vector<int64_t>{0, 1}));
+    const std::string first = gzip ? "shard_000001.safetensors.gz" : "shard_000001.safetensors";
+    EXPECT_EQ(DirectoryEntries(dir.path()), (std::set<std::string>{first, "metadata.json"}));
+  }
+}
+
+TEST(ShardWriter, ListsChunksWhoseDocumentsWereAllRejected) {
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.path());
+  options.chunk_docs = 2;
+  auto writer = OpenOrDie(options);
+  ASSERT_TRUE(writer->EndChunk(0, 2));  // no shard open: it rides with the next one
+  ASSERT_TRUE(writer->Add(MakeDocument(2, 1, kSites).View()));
+  ASSERT_TRUE(writer->EndChunk(1, 2));
+  ASSERT_TRUE(writer->Finish());
+  nlohmann::json metadata = ReadMetadata(dir.path());
+  EXPECT_EQ(metadata["shards"][0]["chunks"], nlohmann::json::parse("[[0, 2], [1, 2]]"));
+
+  TempDir only_rejects;
+  writer = OpenOrDie(Options(only_rejects.path()));
+  ASSERT_TRUE(writer->EndChunk(5, 1));
+  ASSERT_TRUE(writer->Finish());
+  metadata = ReadMetadata(only_rejects.path());
+  EXPECT_EQ(metadata["shards"].size(), 0u);
+  EXPECT_EQ(metadata["chunks_without_documents"], nlohmann::json::parse("[[5, 1]]"));
+  EXPECT_EQ(ListedChunks(metadata), (std::map<int64_t, int64_t>{{5, 1}}));
+}
+
+TEST(ShardWriter, RefusesAChunkTwiceAndAnotherChunkWhileOneIsOpen) {
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.path());
+  options.chunk_docs = 4;
+  auto writer = OpenOrDie(options);
+  ASSERT_TRUE(writer->Add(MakeDocument(4, 1, kSites).View()));
+  auto other = writer->Add(MakeDocument(8, 1, kSites).View());
+  ASSERT_FALSE(other);
+  EXPECT_THAT(other.error(), HasSubstr("document 8 belongs to chunk 2, but chunk 1 has not ended"));
+  auto wrong_end = writer->EndChunk(2, 4);
+  ASSERT_FALSE(wrong_end);
+  EXPECT_THAT(wrong_end.error(), HasSubstr("chunk 2 ended while chunk 1 is open"));
+  auto too_many = writer->EndChunk(1, 5);
+  ASSERT_FALSE(too_many);
+  EXPECT_THAT(too_many.error(), HasSubstr("5 documents, not 1 to the chunk size 4"));
+  ASSERT_TRUE(writer->EndChunk(1, 4));
+  auto again = writer->Add(MakeDocument(5, 1, kSites).View());
+  ASSERT_FALSE(again);
+  EXPECT_THAT(again.error(), HasSubstr("its chunk 1 was listed or ended already"));
+  ASSERT_FALSE(writer->EndChunk(1, 4));
+  ASSERT_TRUE(writer->Finish());
+
+  // A resumed run refuses what the earlier one listed.
+  options.continue_from = ReadMetadata(dir.path());
+  writer = OpenOrDie(options);
+  auto listed = writer->Add(MakeDocument(6, 1, kSites).View());
+  ASSERT_FALSE(listed);
+  EXPECT_THAT(listed.error(), HasSubstr("its chunk 1 was listed or ended already"));
+  ASSERT_TRUE(writer->Add(MakeDocument(0, 1, kSites).View()));  // chunk 0 was never seen
 }
 
 TEST(ShardWriter, RejectsBadOptionsAndEarlierRun) {
@@ -362,7 +468,7 @@ TEST(ShardWriter, WriteErrorLeavesListedShardsValid) {
         error = writer.error();
       } else {
         for (int64_t doc = 0; doc < 10 && error.empty(); ++doc) {
-          if (auto added = (*writer)->Add(MakeDocument(doc, 5, kSites).View()); !added) {
+          if (auto added = AddWhole(**writer, MakeDocument(doc, 5, kSites)); !added) {
             error = added.error();
           }
         }

@@ -98,7 +98,7 @@ TEST(ShardWriterStatistics, CoverExactlyTheListedShardsAcrossAResume) {
     auto writer = ShardWriter::Open(options);
     ASSERT_TRUE(writer.has_value());
     for (int64_t doc = 0; doc < 9; ++doc) {
-      ASSERT_TRUE((*writer)->Add(MakeDocument(doc, 3 + doc % 4, kSites).View()).has_value());
+      ASSERT_TRUE(AddWhole(**writer, MakeDocument(doc, 3 + doc % 4, kSites)).has_value());
     }
     // No Finish: a crash. The statistics cover the listed shards only.
   }
@@ -111,7 +111,7 @@ TEST(ShardWriterStatistics, CoverExactlyTheListedShardsAcrossAResume) {
   auto writer = ShardWriter::Open(options);
   ASSERT_TRUE(writer.has_value());
   for (int64_t doc = listed_docs; doc < 12; ++doc) {
-    ASSERT_TRUE((*writer)->Add(MakeDocument(doc, 3 + doc % 4, kSites).View()).has_value());
+    ASSERT_TRUE(AddWhole(**writer, MakeDocument(doc, 3 + doc % 4, kSites)).has_value());
   }
   ASSERT_TRUE((*writer)->Finish().has_value());
   int count = 0;
@@ -131,14 +131,14 @@ TEST(ShardWriterStatistics, ContinuingAnOutputWithoutThemRecordsNone) {
   {
     auto writer = ShardWriter::Open(options);
     ASSERT_TRUE(writer.has_value());
-    ASSERT_TRUE((*writer)->Add(MakeDocument(0, 20, kSites).View()).has_value());
+    ASSERT_TRUE(AddWhole(**writer, MakeDocument(0, 20, kSites)).has_value());
   }
   nlohmann::json older = Metadata(options.dir);
   older.erase("statistics");
   options.continue_from = older;
   auto writer = ShardWriter::Open(options);
   ASSERT_TRUE(writer.has_value());
-  ASSERT_TRUE((*writer)->Add(MakeDocument(1, 20, kSites).View()).has_value());
+  ASSERT_TRUE(AddWhole(**writer, MakeDocument(1, 20, kSites)).has_value());
   ASSERT_TRUE((*writer)->Finish().has_value());
   EXPECT_TRUE(Metadata(options.dir)["statistics"].is_null());
 }

@@ -41,7 +41,7 @@ inline void WriteSyntheticOutput(const std::string& out, const SyntheticOutput& 
     auto writer = ShardWriter::Open(options);
     ASSERT_TRUE(writer.has_value()) << writer.error();
     for (int64_t doc_id = host; doc_id < spec.documents; doc_id += spec.hosts) {
-      auto added = (*writer)->Add(MakeDocument(doc_id, SyntheticTokens(doc_id), spec.sites).View());
+      auto added = AddWhole(**writer, MakeDocument(doc_id, SyntheticTokens(doc_id), spec.sites));
       ASSERT_TRUE(added.has_value()) << added.error();
     }
     ASSERT_TRUE((*writer)->Finish().has_value());

@@ -141,7 +141,7 @@ TEST(UploadLedger, FilesNotUploadedListsWhatTheLedgerDoesNotVouchFor) {
   auto writer = ShardWriter::Open(options);
   ASSERT_TRUE(writer.has_value()) << writer.error();
   for (int64_t doc_id : {0, 1}) {
-    ASSERT_TRUE((*writer)->Add(MakeDocument(doc_id, 3, sites).View()).has_value());
+    ASSERT_TRUE(AddWhole(**writer, MakeDocument(doc_id, 3, sites)).has_value());
   }
   ASSERT_TRUE((*writer)->Finish().has_value());
   const ListedShard first = (*writer)->listed_shard(0);
