@@ -11,6 +11,7 @@
 
 #include "base/whole_file.h"
 #include "storage/line_reader.h"
+#include "storage/shard_listing.h"
 #include "storage/upload_ledger.h"
 
 namespace actex {
@@ -51,9 +52,9 @@ std::string SiteDtype(const std::string& dtype) {
 }
 
 // One "shards" entry; nullopt (after adding a finding) when it cannot be checked.
-std::optional<ShardListing> ReadShardEntry(const nlohmann::json& entry, size_t index,
-                                           const std::string& metadata_file,
-                                           std::vector<VerifyFinding>* faults) {
+std::optional<ShardEntry> ReadShardEntry(const nlohmann::json& entry, size_t index,
+                                         const std::string& metadata_file,
+                                         std::vector<VerifyFinding>* faults) {
   std::string where = "shards[" + std::to_string(index) + "]";
   auto fault = [&](const std::string& problem) {
     faults->push_back({metadata_file, where + ": " + problem});
@@ -67,7 +68,7 @@ std::optional<ShardListing> ReadShardEntry(const nlohmann::json& entry, size_t i
   if (!std::regex_match(name, ShardFilePattern())) {
     return fault("file name is not shard_NNNNNN.safetensors[.gz]");
   }
-  ShardListing shard;
+  ShardEntry shard;
   shard.gzip = name.ends_with(".gz");
   if (!ReadInt(entry, "first_doc_id", 0, &shard.first_doc_id) ||
       !ReadInt(entry, "last_doc_id", shard.first_doc_id, &shard.last_doc_id) ||
@@ -88,6 +89,11 @@ std::optional<ShardListing> ReadShardEntry(const nlohmann::json& entry, size_t i
     return fault("crc32 is not 8 lowercase hex digits");
   }
   shard.crc32 = static_cast<uint32_t>(std::stoul(crc->get<std::string>(), nullptr, 16));
+  for (const auto& chunk : entry.value("chunks", nlohmann::json::array())) {
+    shard.chunks.push_back(chunk.is_array() && !chunk.empty() && chunk[0].is_number_integer()
+                               ? chunk[0].get<int64_t>()
+                               : -1);  // ListedChunks names the malformed entry
+  }
   return shard;
 }
 
@@ -182,6 +188,23 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
     if (!totals.contains(key) || totals[key] != sum) {
       fault("totals." + key + " is " + totals.value(key, nlohmann::json()).dump() +
             " but the listed shards add up to " + sum.dump());
+    }
+  }
+  folder.lists_chunks =
+      shards.is_array() && !shards.empty() && shards[0].is_object() && shards[0].contains("chunks");
+  folder.lists_chunks = folder.lists_chunks || metadata.contains("chunks_without_documents");
+  const nlohmann::json chunk_docs = folder.config.value("chunk_docs", nlohmann::json(1));
+  if (!chunk_docs.is_number_integer() || chunk_docs.get<int64_t>() < 1) {
+    fault("config.chunk_docs is " + chunk_docs.dump() + ", not a positive integer");
+  } else {
+    folder.chunk_docs = chunk_docs.get<int64_t>();
+  }
+  if (folder.lists_chunks) {
+    auto chunks = ListedChunks(metadata);
+    if (!chunks) {
+      fault(chunks.error());
+    } else {
+      folder.chunks = std::move(*chunks);
     }
   }
   return folder;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -27,8 +28,13 @@ struct OutputFolder {
   nlohmann::json config;  // metadata.json "config"
   bool complete = false;
   std::vector<std::string> shard_files;     // as listed, in order
-  std::vector<ShardListing> shards;         // same order
+  std::vector<ShardEntry> shards;           // same order
   int64_t docs = 0, tokens = 0, bytes = 0;  // sums over the listing
+  // Whether the shards list their chunks (outputs older than whole-chunk shards do
+  // not), and then every chunk listed: chunk -> documents it has, of `chunk_docs`.
+  bool lists_chunks = false;
+  std::map<int64_t, int64_t> chunks;
+  int64_t chunk_docs = 1;  // config "chunk_docs"; older outputs dealt single documents
 };
 
 // Reads and checks `path`/metadata.json: format "actex-activations" version 1, the

@@ -1,7 +1,9 @@
 #include "storage/output_verifier.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "storage/shard_check.h"
 #include "storage/uploaded_shards.h"
@@ -27,6 +29,14 @@ std::string ListIds(const std::map<int64_t, std::vector<std::string>>& ids, int6
   return text;
 }
 
+// Per listed chunk of a folder, how many of its documents were seen there (written
+// or rejected), and the chunks of shards that could not be read.
+struct ChunkAnswers {
+  std::map<int64_t, int64_t> documents;
+  std::set<int64_t> unread;
+  void Unread(const ShardEntry& shard) { unread.insert(shard.chunks.begin(), shard.chunks.end()); }
+};
+
 class Verifier {
  public:
   explicit Verifier(const VerifyOptions& options)
@@ -41,7 +51,14 @@ class Verifier {
   // and deleted locally, as seen in tally source `source`; `rejected` (sorted) holds
   // the folder's rejected ids inside its deleted shards' ranges.
   void RecordDeletedShard(const JobFolder& folder, size_t index, int source,
-                          const std::vector<int64_t>& rejected);
+                          const std::vector<int64_t>& rejected, ChunkAnswers* answered);
+  // Every document of the folder's shard `index` must be of a chunk the shard lists;
+  // counts them per chunk in `answered`.
+  void CheckShardChunks(const OutputFolder& output, size_t index,
+                        const std::vector<int64_t>& documents, ChunkAnswers* answered);
+  // A listed chunk is whole: each of its documents is written or rejected in this
+  // folder. Chunks of a shard that could not be read are faulted as that shard.
+  void CheckChunksWhole(const OutputFolder& output, const ChunkAnswers& answered);
   // One occurrence of `doc_id` in `folder`, seen in `place` (tally source `source`).
   void Record(const JobFolder& folder, int64_t doc_id, int source, const std::string& place);
   void CheckCoverage();
@@ -124,6 +141,7 @@ void Verifier::CheckFolder(JobFolder& folder) {
   // (listing index, tally source) of each shard uploaded and deleted locally: its
   // documents are inferred once the folder's rejects are known.
   std::vector<std::pair<size_t, int>> deleted;
+  ChunkAnswers answered;
   std::vector<std::pair<int64_t, int64_t>> deleted_ranges;
   for (size_t i = 0; i < output.shards.size(); ++i) {
     const std::string place = output.label + "/" + output.shard_files[i];
@@ -133,6 +151,7 @@ void Verifier::CheckFolder(JobFolder& folder) {
           JudgeMissingShard(uploads, output.shard_files[i], output.shards[i]);
       if (!verdict.uploaded_deleted) {
         Fault(place, std::move(verdict.problem));
+        answered.Unread(output.shards[i]);
         continue;
       }
       report_.warnings.push_back({place, std::move(verdict.problem)});
@@ -142,8 +161,13 @@ void Verifier::CheckFolder(JobFolder& folder) {
       deleted_ranges.emplace_back(output.shards[i].first_doc_id, output.shards[i].last_doc_id);
       continue;
     }
+    // A shard already at odds with its listing is faulted for that alone.
+    const bool at_odds = !check.faults.empty();
+    if (!check.documents_read || at_odds) answered.Unread(output.shards[i]);
     for (auto& problem : check.faults) Fault(place, std::move(problem));
-    if (!check.documents_read || !tally_) continue;
+    if (!check.documents_read) continue;
+    if (!at_odds) CheckShardChunks(output, i, check.documents, &answered);
+    if (!tally_) continue;
     const int source = tally_->AddSource(place, /*rejected=*/false);
     for (int64_t doc_id : check.documents) Record(folder, doc_id, source, place);
   }
@@ -151,17 +175,32 @@ void Verifier::CheckFolder(JobFolder& folder) {
   std::vector<int64_t> rejected_in_deleted;
   const std::string rejects = output.label + "/rejects.jsonl";
   const int source = tally_ ? tally_->AddSource(rejects, /*rejected=*/true) : -1;
+  int64_t rejects_of_unlisted_chunks = 0;
   summary.rejected = ReadRejects(
       output,
       [&](int64_t doc_id) {
+        if (output.lists_chunks && !output.chunks.contains(doc_id / output.chunk_docs)) {
+          ++rejects_of_unlisted_chunks;  // its chunk is computed again, rejects and all
+          return;
+        }
+        ++answered.documents[doc_id / output.chunk_docs];
         Record(folder, doc_id, source, rejects);
         if (in_deleted.Contains(doc_id)) rejected_in_deleted.push_back(doc_id);
       },
       &report_.faults);
+  summary.rejected -= rejects_of_unlisted_chunks;
+  if (rejects_of_unlisted_chunks > 0) {
+    report_.warnings.push_back(
+        {rejects, std::to_string(rejects_of_unlisted_chunks) +
+                      " rejects of chunks no shard lists, left by a run that stopped: not "
+                      "counted (a resume removes them)"});
+  }
   std::sort(rejected_in_deleted.begin(), rejected_in_deleted.end());
   for (const auto& [index, shard_source] : deleted) {
-    RecordDeletedShard(folder, index, shard_source, rejected_in_deleted);
+    RecordDeletedShard(folder, index, shard_source, rejected_in_deleted, &answered);
   }
+  // (Without the corpus, deleted shards' documents were not inferred.)
+  if (tally_ || summary.uploaded_deleted == 0) CheckChunksWhole(output, answered);
   for (auto& warning : FindUnlistedFiles(output)) report_.warnings.push_back(std::move(warning));
   report_.shards += summary.shards;
   report_.bytes += summary.bytes;
@@ -169,31 +208,81 @@ void Verifier::CheckFolder(JobFolder& folder) {
   report_.folders.push_back(summary);
 }
 
+void Verifier::CheckShardChunks(const OutputFolder& output, size_t index,
+                                const std::vector<int64_t>& documents, ChunkAnswers* answered) {
+  if (!output.lists_chunks) return;
+  const ShardEntry& shard = output.shards[index];
+  const std::set<int64_t> listed(shard.chunks.begin(), shard.chunks.end());
+  for (int64_t doc_id : documents) {
+    const int64_t chunk = doc_id / output.chunk_docs;
+    if (listed.contains(chunk)) {
+      ++answered->documents[chunk];
+      continue;
+    }
+    Fault(output.label + "/" + output.shard_files[index],
+          "holds document " + std::to_string(doc_id) + " of chunk " + std::to_string(chunk) +
+              ", which its listing does not name");
+    return;
+  }
+}
+
+void Verifier::CheckChunksWhole(const OutputFolder& output, const ChunkAnswers& answered) {
+  int64_t broken = 0;
+  std::string first;
+  for (const auto& [chunk, documents] : output.chunks) {
+    if (answered.unread.contains(chunk)) continue;
+    auto seen = answered.documents.find(chunk);
+    const int64_t count = seen == answered.documents.end() ? 0 : seen->second;
+    if (count == documents) continue;
+    if (broken++ == 0) {
+      first = "chunk " + std::to_string(chunk) + " lists " + std::to_string(documents) +
+              " documents, the shards and rejects.jsonl hold " + std::to_string(count);
+    }
+  }
+  if (broken > 0) {
+    Fault(output.label + "/metadata.json",
+          std::to_string(broken) + " listed chunks are not whole (" + first + ")");
+  }
+}
+
 void Verifier::RecordDeletedShard(const JobFolder& folder, size_t index, int source,
-                                  const std::vector<int64_t>& rejected) {
-  const ShardListing& shard = folder.output.shards[index];
+                                  const std::vector<int64_t>& rejected, ChunkAnswers* answered) {
+  const ShardEntry& shard = folder.output.shards[index];
   const std::string place = folder.output.label + "/" + folder.output.shard_files[index];
   const std::string range =
       std::to_string(shard.first_doc_id) + ".." + std::to_string(shard.last_doc_id);
   if (shard.last_doc_id >= tally_->corpus_documents()) {
     // Also bounds the walk over the range below.
+    answered->Unread(shard);
     Fault(place, "uploaded and deleted locally, and metadata.json lists doc ids " + range +
                      ", beyond the corpus's " + std::to_string(tally_->corpus_documents()) +
                      " documents: its documents cannot be inferred");
     return;
   }
+  // Its documents: of the chunks it lists, or (older outputs) of the folder's share.
+  const std::set<int64_t> chunks(shard.chunks.begin(), shard.chunks.end());
+  const int64_t chunk_docs = folder.output.chunk_docs;
   const std::vector<int64_t> documents =
-      InferDeletedShardDocuments(shard, folder.role.owns, rejected);
+      folder.output.lists_chunks
+          ? InferDeletedShardDocuments(
+                shard, [&](int64_t doc_id) { return chunks.contains(doc_id / chunk_docs); },
+                rejected)
+          : InferDeletedShardDocuments(shard, folder.role.owns, rejected);
   if (static_cast<int64_t>(documents.size()) != shard.docs) {
     // The folder's rejects or share do not match what the writer did: no document
     // of the shard can be vouched for, so none is counted as written.
+    answered->Unread(shard);
     Fault(place, "uploaded and deleted locally: inferred " + std::to_string(documents.size()) +
                      " documents from its doc ids " + range +
-                     " (the folder's share, less its rejects.jsonl), metadata.json lists " +
+                     (folder.output.lists_chunks ? " (its chunks" : " (the folder's share") +
+                     ", less its rejects.jsonl), metadata.json lists " +
                      std::to_string(shard.docs) + "; none of them is counted as written");
     return;
   }
-  for (int64_t doc_id : documents) Record(folder, doc_id, source, place);
+  for (int64_t doc_id : documents) {
+    ++answered->documents[doc_id / chunk_docs];
+    Record(folder, doc_id, source, place);
+  }
 }
 
 void Verifier::CheckCoverage() {

@@ -83,7 +83,7 @@ std::optional<HeaderEntry> ParseEntry(const std::string& name, const nlohmann::j
 // The tensors the shard must hold, against its header. Returns the token count
 // when doc_ids and positions are usable for the document checks.
 std::optional<int64_t> CheckLayout(const std::string& header_json, int64_t data_bytes,
-                                   const ShardListing& shard, std::vector<std::string>* faults) {
+                                   const ShardEntry& shard, std::vector<std::string>* faults) {
   nlohmann::json header = nlohmann::json::parse(header_json, nullptr, false);
   if (header.is_discarded() || !header.is_object()) {
     faults->push_back("header is not a JSON object");
@@ -155,7 +155,7 @@ std::optional<int64_t> CheckLayout(const std::string& header_json, int64_t data_
 
 // Doc ids and positions token by token; see CheckShard.
 void CheckDocuments(std::span<const uint8_t> doc_id_bytes, std::span<const uint8_t> position_bytes,
-                    const ShardListing& shard, ShardCheck* check) {
+                    const ShardEntry& shard, ShardCheck* check) {
   const size_t tokens = doc_id_bytes.size() / sizeof(int64_t);
   bool order_reported = false, position_reported = false;
   size_t run_start = 0;
@@ -211,7 +211,7 @@ std::string WithoutPath(const std::string& error, const std::string& path) {
   return error.starts_with(prefix) ? error.substr(prefix.size()) : error;
 }
 
-void CheckPlainContents(const ShardListing& shard, ShardCheck* check) {
+void CheckPlainContents(const ShardEntry& shard, ShardCheck* check) {
   auto file = SafetensorsFile::Open(shard.path);
   if (!file) {
     check->faults.push_back("not a valid safetensors file: " +
@@ -225,8 +225,7 @@ void CheckPlainContents(const ShardListing& shard, ShardCheck* check) {
   CheckDocuments(tensors.at("doc_ids").bytes, tensors.at("positions").bytes, shard, check);
 }
 
-void CheckGzipContents(const ShardInflater& inflated, const ShardListing& shard,
-                       ShardCheck* check) {
+void CheckGzipContents(const ShardInflater& inflated, const ShardEntry& shard, ShardCheck* check) {
   if (!inflated.error().empty()) {
     check->faults.push_back(inflated.error());
     return;
@@ -242,7 +241,7 @@ void CheckGzipContents(const ShardInflater& inflated, const ShardListing& shard,
 
 }  // namespace
 
-ShardCheck CheckShard(const ShardListing& shard) {
+ShardCheck CheckShard(const ShardEntry& shard) {
   ShardCheck check;
   int fd = ::open(shard.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

@@ -11,12 +11,13 @@ namespace actex {
 // What metadata.json says about one shard, and what every shard of its host folder
 // must hold. An internal part of the output verifier (storage/output_verifier.h);
 // not ShardWriter's ListedShard (storage/shard_writer.h), which only names a file.
-struct ShardListing {
+struct ShardEntry {
   std::string path;   // the file on disk
   bool gzip = false;  // listed as .safetensors.gz: the file is one gzip stream
   int64_t bytes = 0;
   uint32_t crc32 = 0;
   int64_t first_doc_id = 0, last_doc_id = 0, docs = 0, tokens = 0;
+  std::vector<int64_t> chunks;  // the chunks it holds; empty in an older output's listing
   std::vector<std::pair<std::string, int>> sites;  // (hook name, width) from metadata "sites"
   std::string site_dtype;                          // "F32", "F16" or "BF16"
 };
@@ -37,7 +38,7 @@ struct ShardCheck {
 // the data section; doc ids in increasing runs (a document is contiguous) whose
 // positions count 0..n-1; and tokens, docs, first and last doc id as listed.
 // Every fault found is reported, not only the first.
-ShardCheck CheckShard(const ShardListing& shard);
+ShardCheck CheckShard(const ShardEntry& shard);
 
 }  // namespace actex
 

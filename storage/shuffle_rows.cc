@@ -123,7 +123,7 @@ std::expected<SourceOutput, std::string> ReadSourceOutput(const std::string& dir
                              "/metadata.json: the run has not finished (\"complete\": "
                              "false); finish or resume it first");
     }
-    for (const ShardListing& listing : folder->shards) {
+    for (const ShardEntry& listing : folder->shards) {
       if (source.shards.empty()) {
         source.sites = listing.sites;
         source.dtype = listing.site_dtype;

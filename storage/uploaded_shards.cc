@@ -36,7 +36,7 @@ FolderUploads ReadFolderUploads(const OutputFolder& folder, std::vector<VerifyFi
 }
 
 MissingShardVerdict JudgeMissingShard(const FolderUploads& uploads, const std::string& file,
-                                      const ShardListing& shard) {
+                                      const ShardEntry& shard) {
   const std::string listed_crc = FormatCrc32(shard.crc32);
   MissingShardVerdict verdict;
   if (UploadedAndDeleted(uploads.records, file, shard.bytes, listed_crc)) {
@@ -86,7 +86,7 @@ bool DocIdRanges::Contains(int64_t doc_id) const {
   return after != ranges_.begin() && std::prev(after)->second >= doc_id;
 }
 
-std::vector<int64_t> InferDeletedShardDocuments(const ShardListing& shard,
+std::vector<int64_t> InferDeletedShardDocuments(const ShardEntry& shard,
                                                 const std::function<bool(int64_t)>& owns,
                                                 const std::vector<int64_t>& rejected) {
   std::vector<int64_t> documents;

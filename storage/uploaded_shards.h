@@ -40,7 +40,7 @@ struct MissingShardVerdict {
   std::string problem;
 };
 MissingShardVerdict JudgeMissingShard(const FolderUploads& uploads, const std::string& file,
-                                      const ShardListing& shard);
+                                      const ShardEntry& shard);
 
 // Closed doc id ranges [first, last], possibly overlapping, for telling which
 // rejects.jsonl entries fall inside the ranges of a folder's deleted shards.
@@ -61,7 +61,7 @@ class DocIdRanges {
 // not hold. The writer writes every document of its share that it does not reject,
 // in doc id order, so for an intact folder there are exactly the listed "docs".
 // The caller keeps last_doc_id below the corpus size (the range is walked).
-std::vector<int64_t> InferDeletedShardDocuments(const ShardListing& shard,
+std::vector<int64_t> InferDeletedShardDocuments(const ShardEntry& shard,
                                                 const std::function<bool(int64_t)>& owns,
                                                 const std::vector<int64_t>& rejected);
 

@@ -92,8 +92,16 @@ void WriteHost(const std::string& dir, const HostSpec& spec) {
   options.run_config = spec.config;
   auto writer = ShardWriter::Open(options);
   ASSERT_TRUE(writer.has_value()) << writer.error();
-  for (int64_t doc_id : spec.written) {
-    auto added = AddWhole(**writer, MakeDocument(doc_id, 2 + doc_id % 3, kSites));
+  // Chunks of one document each, in doc id order as a replica lists them; a rejected
+  // document's chunk ends without it.
+  std::set<int64_t> rejected(spec.rejected.begin(), spec.rejected.end());
+  std::set<int64_t> all(spec.written.begin(), spec.written.end());
+  all.insert(rejected.begin(), rejected.end());
+  for (int64_t doc_id : all) {
+    const bool written =
+        std::find(spec.written.begin(), spec.written.end(), doc_id) != spec.written.end();
+    auto added = written ? AddWhole(**writer, MakeDocument(doc_id, 2 + doc_id % 3, kSites))
+                         : (*writer)->EndChunk(doc_id, 1);
     ASSERT_TRUE(added.has_value()) << added.error();
   }
   if (spec.finish) {
@@ -168,6 +176,45 @@ TEST_F(TwoHosts, CleanOutputVerifiesWithItsSummary) {
   ASSERT_EQ(report.folders.size(), 2u);
   EXPECT_EQ(report.folders[1].label, "host_01");
   EXPECT_EQ(report.folders[1].rejected, 1);
+}
+
+// host_00 lists chunk 4 (one document, rejected): without its reject line the chunk
+// is listed but not whole.
+TEST_F(TwoHosts, AListedChunkMissingADocumentIsNotWhole) {
+  WriteBytes(Host(0) + "/rejects.jsonl", "");
+  EXPECT_THAT(Faults(Verify()),
+              ElementsAre("host_00/metadata.json: 1 listed chunks are not whole (chunk 4 lists 1 "
+                          "documents, the shards and rejects.jsonl hold 0)",
+                          HasSubstr("1 documents missing")));
+}
+
+// A run that stopped after logging a reject but before listing its chunk: the line
+// is a leftover, warned about and not counted (a resume removes it).
+TEST_F(TwoHosts, ARejectOfAnUnlistedChunkIsALeftoverNotADocument) {
+  nlohmann::json metadata = ReadJson(Host(0) + "/metadata.json");
+  for (auto& shard : metadata["shards"]) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& chunk : shard["chunks"]) {
+      if (chunk[0] != 4) kept.push_back(chunk);
+    }
+    shard["chunks"] = kept;
+  }
+  WriteJson(Host(0) + "/metadata.json", metadata);
+  VerifyReport report = Verify(/*allow_incomplete=*/true);
+  EXPECT_THAT(Faults(report), ElementsAre(HasSubstr("1 documents missing")));
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_EQ(report.warnings[0].file, "host_00/rejects.jsonl");
+  EXPECT_THAT(report.warnings[0].problem, HasSubstr("1 rejects of chunks no shard lists"));
+  EXPECT_EQ(report.folders[0].rejected, 0);
+}
+
+TEST_F(TwoHosts, AShardHoldingADocumentOfAChunkItDoesNotListIsAFault) {
+  nlohmann::json metadata = ReadJson(Host(1) + "/metadata.json");
+  metadata["shards"][0]["chunks"] = nlohmann::json::parse("[[3, 1]]");  // it holds document 1
+  WriteJson(Host(1) + "/metadata.json", metadata);
+  EXPECT_THAT(Faults(Verify()),
+              testing::Contains("host_01/shard_000001.safetensors.gz: holds document 1 of chunk "
+                                "1, which its listing does not name"));
 }
 
 TEST_F(TwoHosts, FlippedActivationByteIsACrcFaultOfThatShardOnly) {
@@ -592,7 +639,7 @@ TEST_F(UploadedShards, InferredDocumentCountOtherThanListedIsAFault) {
   VerifyReport report = Verify();
   EXPECT_THAT(Faults(report),
               ElementsAre("host_00/shard_000001.safetensors: uploaded and deleted locally: "
-                          "inferred 4 documents from its doc ids 0..6 (the folder's share, less "
+                          "inferred 4 documents from its doc ids 0..6 (its chunks, less "
                           "its rejects.jsonl), metadata.json lists 3; none of them is counted "
                           "as written",
                           HasSubstr("4 documents missing (neither written nor in a "
