@@ -22,10 +22,6 @@ std::expected<void, std::string> DocumentAssembler::AddBatch(
   size_t row = 0;
   for (size_t index = 0; index < batch.sequences.size(); ++index) {
     const SequenceInfo& sequence = batch.sequences[index];
-    const RestartPoint restart =
-        index + 1 < batch.sequences.size()
-            ? RestartPoint{batch.sequences[0].doc_id, batch.sequences[0].doc_offset}
-            : RestartPoint{sequence.doc_id + 1, 0};
     const size_t length = sequence.length;
     if (row + length > tokens || length == 0) {
       return std::unexpected("batch " + std::to_string(batch.batch_id) +
@@ -36,10 +32,7 @@ std::expected<void, std::string> DocumentAssembler::AddBatch(
       return std::unexpected("document " + std::to_string(pending_doc_) +
                              " ended without its last window");
     }
-    const bool resumes_inside = sequence.doc_id == restart_.batch_doc &&
-                                sequence.doc_offset == restart_.batch_offset;
-    if (continues ? sequence.doc_offset != pending_length_
-                  : sequence.doc_offset != 0 && !resumes_inside) {
+    if (continues ? sequence.doc_offset != pending_length_ : sequence.doc_offset != 0) {
       return std::unexpected("document " + std::to_string(sequence.doc_id) +
                              ": windows arrived out of order");
     }
@@ -52,7 +45,7 @@ std::expected<void, std::string> DocumentAssembler::AddBatch(
       for (size_t s = 0; s < sites.size(); ++s) {
         document.sites.push_back(sites[s].subspan(row * widths_[s], length * widths_[s]));
       }
-      if (auto added = sink(document, restart); !added) return added;
+      if (auto added = sink(document); !added) return added;
     } else {
       if (!continues) {
         pending_doc_ = sequence.doc_id;
@@ -72,7 +65,7 @@ std::expected<void, std::string> DocumentAssembler::AddBatch(
         DocumentActivations document{pending_doc_, token_ids_, positions_, {}};
         for (const auto& values : values_) document.sites.push_back(values);
         pending_doc_ = -1;
-        if (auto added = sink(document, restart); !added) return added;
+        if (auto added = sink(document); !added) return added;
       }
     }
     row += length;

@@ -18,23 +18,9 @@ namespace actex {
 // of a split document are collected until its last one arrives.
 class DocumentAssembler {
  public:
-  // Where a run that stops right after a document must start again to form the
-  // same batches: the first sequence of the batch that completed the document when
-  // more of that batch follows it, else the next document.
-  struct RestartPoint {
-    int64_t batch_doc = 0;
-    int32_t batch_offset = 0;
-  };
-  using Sink = std::function<std::expected<void, std::string>(const DocumentActivations&,
-                                                              const RestartPoint&)>;
+  using Sink = std::function<std::expected<void, std::string>(const DocumentActivations&)>;
 
-  // `restart`: a resumed run's first batch may open with a later window of a
-  // document written already (its earlier windows were in an earlier batch); that
-  // one sequence is accepted as a beginning.
-  DocumentAssembler(std::vector<int> site_widths, RestartPoint restart)
-      : widths_(std::move(site_widths)), restart_(restart) {}
-  explicit DocumentAssembler(std::vector<int> site_widths)
-      : DocumentAssembler(std::move(site_widths), RestartPoint{0, 0}) {}
+  explicit DocumentAssembler(std::vector<int> site_widths) : widths_(std::move(site_widths)) {}
 
   // `sites[s]` is the batch's [tokens, width_s] tensor of site s.
   std::expected<void, std::string> AddBatch(const ActivationBatchMessage& batch,
@@ -45,7 +31,6 @@ class DocumentAssembler {
 
  private:
   std::vector<int> widths_;
-  RestartPoint restart_;
   int64_t pending_doc_ = -1;
   int32_t pending_length_ = 0;  // tokens collected so far
   std::vector<int32_t> token_ids_, positions_;

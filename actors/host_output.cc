@@ -68,14 +68,14 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
   // A complete output keeps every reject; otherwise those of unlisted chunks go, as
   // their chunks are computed again.
   if (!start.complete) {
-    if (auto kept = TruncateRejects(dir + "/rejects.jsonl", start.written_through); !kept) {
+    if (auto kept = TruncateRejects(dir + "/rejects.jsonl", start.first_doc - 1); !kept) {
       return std::unexpected(kept.error());
     }
   }
   writer.shards.continue_from = found.metadata;
   spdlog::info("{}: {}; {} shard(s) kept, {} unfinished file(s) removed", dir,
                start.complete ? "already complete"
-                              : "resuming after document " + std::to_string(start.written_through),
+                              : "resuming at document " + std::to_string(start.first_doc),
                found.metadata["shards"].size(), removed->size());
   return start;
 }
@@ -122,8 +122,7 @@ std::expected<WrittenReplica, std::string> PrepareWrittenReplica(const NodeOptio
   }
   auto start = PrepareOutput(options.extract, writer);
   if (!start) return std::unexpected(start.error());
-  writer.start = *start;
-  WrittenReplica written{std::move(writer), 0};
+  WrittenReplica written{std::move(writer), *start, 0};
   if (written.writer.shards.continue_from.is_object()) {
     for (const auto& shard : written.writer.shards.continue_from["shards"]) {
       written.tokens_resumed += shard.value("tokens", int64_t{0});

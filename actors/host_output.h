@@ -28,7 +28,8 @@ std::string SiteList(const std::vector<Site>& sites);
 // the loader's progress through JSONL), and the folder prepared (PrepareOutput).
 // The caller sets the writer's endpoints.
 struct WrittenReplica {
-  WriterConfig writer;         // writer.start: where the replica resumes
+  WriterConfig writer;
+  ReplicaStart start;          // where the replica resumes
   int64_t tokens_resumed = 0;  // listed by an earlier run, kept
 };
 std::expected<WrittenReplica, std::string> PrepareWrittenReplica(const NodeOptions& options,

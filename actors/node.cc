@@ -108,7 +108,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     writer.activations_endpoint = kActivationsEndpoint;
     writer.rejects_endpoint = kRejectsEndpoint;
     writer.events_endpoint = kEventsEndpoint;
-    starts[layout.written_replica()] = writer.start;
+    starts[layout.written_replica()] = written->start;
     summary.tokens_resumed = written->tokens_resumed;
   }
   zmq::context_t context;
@@ -226,8 +226,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
                                          .batch_tokens = extract.batch_tokens},
                 .documents_endpoint = DocumentsEndpoint(replica),
                 .shard_endpoints = shard_endpoints,
-                .rejects_endpoint = replica == layout.written_replica() ? kRejectsEndpoint : "",
-                .start = starts[replica]}),
+                .rejects_endpoint = replica == layout.written_replica() ? kRejectsEndpoint : ""}),
         NodeSupervisor::OnStopSignal::kDrain);
   }
   if (started) {
@@ -242,14 +241,13 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       auto found = std::find(replicas.begin(), replicas.end(), replica);
       if (found == replicas.end()) return -1;
       const ReplicaStart& start = starts.at(replica);
-      if (start.complete || doc_id < start.batch_doc) return -1;
+      if (start.complete || doc_id < start.first_doc) return -1;
       return static_cast<int>(found - replicas.begin());
     };
     if (writes) loading.rejects_endpoint = kRejectsEndpoint;
     const int written = layout.written_replica();
-    const int64_t written_through = writes ? starts[written].written_through : -1;
-    loading.lists_reject = [mesh, written, written_through](int64_t doc_id) {
-      return mesh.ReplicaOfDocument(doc_id) == written && doc_id > written_through;
+    loading.lists_reject = [mesh, written](int64_t doc_id) {
+      return mesh.ReplicaOfDocument(doc_id) == written;
     };
     started = supervisor.Add(StartLoader(context, std::move(loading)),
                              NodeSupervisor::OnStopSignal::kDrain);

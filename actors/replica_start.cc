@@ -5,23 +5,19 @@
 namespace actex {
 
 nlohmann::json ReplicaStart::ToJson() const {
-  return {{"batch_doc", batch_doc},
-          {"batch_offset", batch_offset},
-          {"written_through", written_through},
-          {"complete", complete}};
+  return {{"first_doc", first_doc}, {"complete", complete}};
 }
 
 std::expected<ReplicaStart, std::string> ReplicaStart::FromJson(const nlohmann::json& json) {
-  if (!json.is_object() || !json.contains("batch_doc") || !json.contains("written_through")) {
-    return std::unexpected("a resume point must hold batch_doc and written_through, got " +
-                           json.dump());
+  const bool well_formed = json.is_object() && json.contains("first_doc") &&
+                           json["first_doc"].is_number_integer() &&
+                           json["first_doc"].get<int64_t>() >= 0 && json.contains("complete") &&
+                           json["complete"].is_boolean();
+  if (!well_formed) {
+    return std::unexpected(
+        "a start must be {\"first_doc\": integer >= 0, \"complete\": bool}, got " + json.dump());
   }
-  ReplicaStart start;
-  start.batch_doc = json["batch_doc"].get<int64_t>();
-  start.batch_offset = json.value("batch_offset", 0);
-  start.written_through = json["written_through"].get<int64_t>();
-  start.complete = json.value("complete", false);
-  return start;
+  return ReplicaStart{json["first_doc"].get<int64_t>(), json["complete"].get<bool>()};
 }
 
 ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, int64_t chunk_docs) {
@@ -29,12 +25,10 @@ ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, int64_t chu
   if (!earlier) return start;
   if (earlier->complete) {
     start.complete = true;
-    start.written_through = earlier->last_doc_id;
     return start;
   }
   if (earlier->chunks.empty()) return start;  // nothing was listed: start afresh
-  start.batch_doc = (earlier->chunks.rbegin()->first + 1) * chunk_docs;
-  start.written_through = start.batch_doc - 1;
+  start.first_doc = (earlier->chunks.rbegin()->first + 1) * chunk_docs;
   return start;
 }
 

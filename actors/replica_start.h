@@ -11,15 +11,12 @@
 
 namespace actex {
 
-// Where a replica's pipeline starts. A resumed run must form exactly the batches an
-// uninterrupted run formed (the numbers of a row depend slightly on the shape of
-// its batch), so it restarts at the first sequence of the batch that held the first
-// unwritten document, and drops what that batch recomputes but was written already.
+// Where a replica's pipeline starts: at a chunk's first document, since a shard
+// holds whole chunks and no batch holds two chunks' documents, so the resumed run
+// forms exactly the batches an uninterrupted run formed from there on.
 struct ReplicaStart {
-  int64_t batch_doc = 0;         // documents below this id are not sent to the replica
-  int32_t batch_offset = 0;      // windows of batch_doc before this token are dropped
-  int64_t written_through = -1;  // documents up to this id are written already
-  bool complete = false;         // nothing is left to do
+  int64_t first_doc = 0;  // documents below this id are written (or not the replica's)
+  bool complete = false;  // nothing is left to do
 
   nlohmann::json ToJson() const;
   static std::expected<ReplicaStart, std::string> FromJson(const nlohmann::json& json);

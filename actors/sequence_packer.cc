@@ -6,14 +6,13 @@ namespace actex {
 
 SequencePacker::SequencePacker(const PackerOptions& options) : options_(options) {}
 
-std::vector<TokenBatchMessage> SequencePacker::Add(int64_t doc_id, std::span<const int32_t> tokens,
-                                                   int64_t first_offset) {
+std::vector<TokenBatchMessage> SequencePacker::Add(int64_t doc_id,
+                                                   std::span<const int32_t> tokens) {
   std::vector<TokenBatchMessage> completed;
   const int64_t total = static_cast<int64_t>(tokens.size());
   const int64_t window = options_.max_seq_len;
   const int64_t kept = options_.overflow == Overflow::kSplit ? total : std::min(total, window);
   for (int64_t offset = 0; offset < kept; offset += window) {
-    if (offset < first_offset) continue;
     SequenceInfo sequence;
     sequence.doc_id = doc_id;
     sequence.doc_offset = static_cast<int32_t>(offset);

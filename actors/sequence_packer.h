@@ -21,17 +21,14 @@ struct PackerOptions {
 // only, or every window with --overflow split) and packs them end to end into
 // batches of at most batch_tokens, so each projection of the forward pass is one
 // large matrix product with no padding. A sequence is never cut by a batch border;
-// one longer than batch_tokens travels alone. A new chunk starts a new batch.
+// one longer than batch_tokens travels alone.
 class SequencePacker {
  public:
   explicit SequencePacker(const PackerOptions& options);
 
-  // Adds a document (at least one token); returns the batches it completed. Windows
-  // that start before `first_offset` are left out (a resumed run restarting in the
-  // middle of a split document, whose earlier windows belonged to an earlier batch).
-  std::vector<TokenBatchMessage> Add(int64_t doc_id, std::span<const int32_t> tokens,
-                                     int64_t first_offset = 0);
-  // The partly filled batch, if any, at the end of the stream.
+  // Adds a document (at least one token); returns the batches it completed.
+  std::vector<TokenBatchMessage> Add(int64_t doc_id, std::span<const int32_t> tokens);
+  // The partly filled batch, if any, at a chunk's or the stream's end.
   std::optional<TokenBatchMessage> Flush();
 
   int64_t batches_emitted() const { return next_batch_id_; }

@@ -97,9 +97,7 @@ class TokenizerStage {
       }
     }
     ++documents_sent_;
-    const int64_t first_offset =
-        document.doc_id == config_.start.batch_doc ? config_.start.batch_offset : 0;
-    for (TokenBatchMessage& batch : packer_.Add(document.doc_id, tokens, first_offset)) {
+    for (TokenBatchMessage& batch : packer_.Add(document.doc_id, tokens)) {
       if (auto sent = Broadcast(batch); !sent) return sent;
     }
     return {};
@@ -107,8 +105,7 @@ class TokenizerStage {
 
   Step Reject(const DocumentMessage& document, const std::string& reason) {
     ++rejected_;
-    // An earlier run listed it already, when it wrote the documents around it.
-    if (!rejects_ || document.doc_id <= config_.start.written_through) return {};
+    if (!rejects_) return {};
     return SendUnlessStopped(actor_, rejects_,
                              RejectMessage{document.doc_id, document.file, document.line, reason});
   }

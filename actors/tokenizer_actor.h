@@ -8,7 +8,6 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "actors/replica_start.h"
 #include "actors/sequence_packer.h"
 #include "model/tokenizer/tokenizer.h"
 #include "transport/actor.h"
@@ -27,7 +26,6 @@ struct TokenizerActorConfig {
   // Connects a PUSH to the writer; empty when the replica is written on another host
   // (whose own tokenizer lists the same rejects).
   std::string rejects_endpoint;
-  ReplicaStart start;  // where a resumed run's first batch begins
 };
 
 // Tokenizes documents and packs them into batches, sending every batch to every

@@ -33,7 +33,7 @@ class WriterStage {
     rejects_log_ = std::move(*rejects_log);
     std::vector<int> widths;
     for (const auto& site : config_.shards.sites) widths.push_back(site.second);
-    DocumentAssembler assembler(widths, {config_.start.batch_doc, config_.start.batch_offset});
+    DocumentAssembler assembler(widths);
 
     zmq::socket_t activations =
         MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kBatchQueue);
@@ -132,13 +132,9 @@ class WriterStage {
       copies.push_back(std::move(*floats));
       sites.emplace_back(copies.back());
     }
-    auto added = assembler.AddBatch(
-        *batch, sites,
-        [this](const DocumentActivations& document,
-               const DocumentAssembler::RestartPoint&) -> std::expected<void, std::string> {
-          if (document.doc_id <= config_.start.written_through) return {};
-          return shards_->Add(document);
-        });
+    auto added = assembler.AddBatch(*batch, sites, [this](const DocumentActivations& document) {
+      return shards_->Add(document);
+    });
     if (!added) return added;
     tokens_since_report_ += static_cast<int64_t>(batch->token_ids.size());
     return {};

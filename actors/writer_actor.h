@@ -8,7 +8,6 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "actors/replica_start.h"
 #include "storage/shard_writer.h"
 #include "transport/actor.h"
 #include "transport/schema.h"
@@ -33,9 +32,6 @@ struct WriterConfig {
   // Otherwise (JSONL in the corpus), the documents it answers for as the loader's
   // CorpusProgress tells them: an estimate until the last one. Null: none is made.
   std::function<int64_t(const CorpusProgressMessage&)> docs_total_from_progress;
-  // Documents up to start.written_through were written by an earlier run (whose
-  // metadata is shards.continue_from) and are dropped when recomputed.
-  ReplicaStart start;
 };
 
 // Owns the host's output folder: reassembles documents from the activation batches

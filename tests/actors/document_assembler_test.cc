@@ -12,8 +12,7 @@ struct Collected {
 };
 
 DocumentAssembler::Sink CollectInto(std::vector<Collected>* documents) {
-  return [documents](const DocumentActivations& document,
-                     const DocumentAssembler::RestartPoint&) -> std::expected<void, std::string> {
+  return [documents](const DocumentActivations& document) -> std::expected<void, std::string> {
     documents->push_back({document.doc_id,
                           {document.token_ids.begin(), document.token_ids.end()},
                           {document.positions.begin(), document.positions.end()},
@@ -47,38 +46,15 @@ TEST(DocumentAssembler, JoinsWindowsOfASplitDocumentAcrossBatches) {
   DocumentAssembler assembler({1});
   std::vector<Collected> documents;
   std::vector<float> first = {1, 2}, second = {3};
-  ASSERT_TRUE(assembler.AddBatch(Batch({{9, 0, 2, false}}, {40, 41}), {first},
-                                 CollectInto(&documents)));
+  ASSERT_TRUE(
+      assembler.AddBatch(Batch({{9, 0, 2, false}}, {40, 41}), {first}, CollectInto(&documents)));
   EXPECT_TRUE(documents.empty());
   EXPECT_FALSE(assembler.idle());
-  ASSERT_TRUE(assembler.AddBatch(Batch({{9, 2, 1, true}}, {42}), {second},
-                                 CollectInto(&documents)));
+  ASSERT_TRUE(
+      assembler.AddBatch(Batch({{9, 2, 1, true}}, {42}), {second}, CollectInto(&documents)));
   ASSERT_EQ(documents.size(), 1u);
   EXPECT_EQ(documents[0].positions, (std::vector<int32_t>{0, 1, 2}));
   EXPECT_EQ(documents[0].values, (std::vector<float>{1, 2, 3}));
-}
-
-TEST(DocumentAssembler, RestartPointIsTheBatchStartUnlessTheDocumentEndsTheBatch) {
-  DocumentAssembler assembler({1});
-  std::vector<std::pair<int64_t, DocumentAssembler::RestartPoint>> seen;
-  auto sink = [&](const DocumentActivations& document,
-                  const DocumentAssembler::RestartPoint& restart) -> std::expected<void, std::string> {
-    seen.emplace_back(document.doc_id, restart);
-    return {};
-  };
-  std::vector<float> first = {1, 2, 3}, second = {4, 5};
-  // Batch 1: the last window of document 3 (it began in an earlier batch), then 4.
-  ASSERT_TRUE(assembler.AddBatch(Batch({{3, 0, 1, false}}, {9}), {std::vector<float>{0}}, sink));
-  ASSERT_TRUE(assembler.AddBatch(Batch({{3, 1, 2, true}, {4, 0, 1, true}}, {7, 8, 9}), {first}, sink));
-  ASSERT_TRUE(assembler.AddBatch(Batch({{6, 0, 2, true}}, {1, 2}), {second}, sink));
-  ASSERT_EQ(seen.size(), 3u);
-  // After document 3, the batch goes on: restart at its first sequence (3 at token 1).
-  EXPECT_EQ(seen[0].second.batch_doc, 3);
-  EXPECT_EQ(seen[0].second.batch_offset, 1);
-  // Document 4 ends its batch: restart with whatever document comes next.
-  EXPECT_EQ(seen[1].second.batch_doc, 5);
-  EXPECT_EQ(seen[1].second.batch_offset, 0);
-  EXPECT_EQ(seen[2].second.batch_doc, 7);
 }
 
 TEST(DocumentAssembler, RefusesWindowsOutOfOrder) {

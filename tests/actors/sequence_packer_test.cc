@@ -39,16 +39,6 @@ TEST(SequencePacker, SplitsLongDocumentIntoWindowsWithDocumentOffsets) {
   EXPECT_EQ(batch->token_ids, Tokens(10));
 }
 
-TEST(SequencePacker, RestartInsideASplitDocumentLeavesOutEarlierWindows) {
-  SequencePacker packer({.max_seq_len = 4, .overflow = Overflow::kSplit, .batch_tokens = 100});
-  packer.Add(3, Tokens(10), /*first_offset=*/4);
-  auto batch = packer.Flush();
-  ASSERT_TRUE(batch);
-  ASSERT_EQ(batch->sequences.size(), 2u);
-  EXPECT_EQ(batch->sequences[0].doc_offset, 4);
-  EXPECT_EQ(batch->token_ids, (std::vector<int32_t>{104, 105, 106, 107, 108, 109}));
-}
-
 TEST(SequencePacker, NeverCutsASequenceAtABatchBorder) {
   SequencePacker packer({.max_seq_len = 8, .overflow = Overflow::kTruncate, .batch_tokens = 10});
   EXPECT_TRUE(packer.Add(0, Tokens(6)).empty());

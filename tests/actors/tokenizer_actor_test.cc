@@ -265,25 +265,5 @@ TEST_F(TokenizerActorTest, TextWithoutATokenizerFailsNamingTheModelFolder) {
       << joined.error();
 }
 
-TEST_F(TokenizerActorTest, AResumedRunStartsInsideItsFirstBatchAndDoesNotListOldRejectsAgain) {
-  TokenizerActorConfig config;
-  config.vocab_size = 50;
-  config.packing = {.max_seq_len = 4, .overflow = Overflow::kSplit, .batch_tokens = 8};
-  config.start = {.batch_doc = 3, .batch_offset = 4, .written_through = 3};
-  Start(std::move(config), 1);
-  SendDocument(Pretokenized(2, {99}));  // rejected by the earlier run, which listed it
-  SendDocument(Pretokenized(3, {1, 2, 3, 4, 5, 6}));  // its first window was batched before
-  SendEnd();
-  auto [batches, end] = DrainShard(0);
-  ASSERT_EQ(batches.size(), 1u);
-  ASSERT_EQ(batches[0].sequences.size(), 1u);
-  EXPECT_EQ(batches[0].sequences[0].doc_offset, 4);
-  EXPECT_EQ(batches[0].token_ids, (std::vector<int32_t>{5, 6}));
-  auto reject = Receive(rejects_, kPatience);
-  ASSERT_TRUE(reject && *reject);
-  EXPECT_EQ((*reject)->type, MessageType::kEndOfStream);  // no Reject for document 2
-  EXPECT_TRUE(actor_->Join());
-}
-
 }  // namespace
 }  // namespace actex
