@@ -210,6 +210,10 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
     return std::unexpected("shard size must be positive, got " +
                            std::to_string(options.shard_bytes));
   }
+  if (options.chunk_docs <= 0) {
+    return std::unexpected("chunk size must be positive, got " +
+                           std::to_string(options.chunk_docs));
+  }
   if (options.sites.empty()) return std::unexpected(std::string("no activation site to write"));
   std::set<std::string> names(std::begin(kIdTensors), std::end(kIdTensors));
   names.insert(kSafetensorsMetadataKey);
@@ -236,10 +240,6 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
   state.budget.remaining = state.options.fail_after_bytes;
   state.scratch.resize(kCopyChunkBytes);
   state.converted.resize(kCopyChunkBytes / sizeof(uint16_t));
-  if (state.options.chunk_docs <= 0) {
-    return std::unexpected("chunk size must be positive, got " +
-                           std::to_string(state.options.chunk_docs));
-  }
   for (const auto& site : state.options.sites) {
     state.open_statistics.emplace_back(site.second);
     state.chunk_statistics.emplace_back(site.second);
@@ -373,7 +373,10 @@ std::expected<void, std::string> ShardWriter::Finish(bool complete) {
     return std::unexpected("shard writer stopped by an earlier error: " + state.failure);
   }
   if (state.finished) return {};
-  if (state.open_chunk >= 0) {
+  // An input that ended normally ended every chunk; one still open is dropped all the
+  // same, and the output is then not complete.
+  const int64_t unended = state.open_chunk;
+  if (unended >= 0) {
     if (auto cut = state.CutBackOpenChunk(); !cut) return state.Fail(cut.error());
   }
   if (state.spill && state.shard_docs > 0) {
@@ -384,10 +387,14 @@ std::expected<void, std::string> ShardWriter::Finish(bool complete) {
     state.listing->ListWithoutDocuments(state.ended_chunks);
     state.ended_chunks = nlohmann::ordered_json::array();
   }
-  if (auto written = state.WriteMetadata(complete); !written) {
+  if (auto written = state.WriteMetadata(complete && unended < 0); !written) {
     return state.Fail(written.error());
   }
   state.finished = true;
+  if (complete && unended >= 0) {
+    return std::unexpected("the input ended inside chunk " + std::to_string(unended) +
+                           ", which was not listed");
+  }
   return {};
 }
 

@@ -88,7 +88,8 @@ class ShardWriter {
   std::expected<void, std::string> EndChunk(int64_t chunk, int64_t documents);
   // Lists what is whole and writes metadata.json with "complete": `complete` (false
   // when the input ended early, in an error or a drain). The documents of a chunk
-  // that never ended are dropped: a later run computes that chunk again.
+  // that never ended are dropped: a later run computes that chunk again; with
+  // `complete` that is an error (and the output is not complete).
   std::expected<void, std::string> Finish(bool complete = true);
 
   const ShardStats& stats() const;

@@ -373,6 +373,17 @@ TEST(ShardWriter, FinishDropsTheChunkThatNeverEnded) {
     const std::string first = gzip ? "shard_000001.safetensors.gz" : "shard_000001.safetensors";
     EXPECT_EQ(DirectoryEntries(dir.path()), (std::set<std::string>{first, "metadata.json"}));
   }
+  // An input said to be complete must have ended every chunk.
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.path());
+  options.chunk_docs = 2;
+  auto writer = OpenOrDie(options);
+  ASSERT_TRUE(writer->Add(MakeDocument(0, 1, kSites).View()));
+  auto finished = writer->Finish(/*complete=*/true);
+  ASSERT_FALSE(finished);
+  EXPECT_THAT(finished.error(), HasSubstr("ended inside chunk 0, which was not listed"));
+  EXPECT_EQ(ReadMetadata(dir.path())["complete"], false);
+  EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 0u);
 }
 
 TEST(ShardWriter, ListsChunksWhoseDocumentsWereAllRejected) {
