@@ -28,7 +28,7 @@ std::string StopLine(const ExtractionSummary& summary) {
                     : summary.ending == RunEnding::kDrainTimedOut
                         ? "the drain outlasted --drain-timeout: stopped where it was"
                     : summary.ending == RunEnding::kJobStopped
-                        ? "the job's hosts stop together: stopped where it was"
+                        ? "a host of a job of several hosts: stopped where it was"
                         : "stopped at once";
   return fmt::format("stopped by {} ({}): {}; run the same command to resume", signal, how, kept);
 }

@@ -139,6 +139,7 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
     coordinating.security = state.security;
     coordinating.join_timeout = options.join_timeout;
     coordinating.liveness = JobLiveness(options);
+    coordinating.hosts_independent = mesh.ReplicasWithinHosts();
     auto started = StartCoordinator(context, coordinating);
     if (!started) return std::unexpected(started.error());
     state.coordinator_actor = std::move(*started);

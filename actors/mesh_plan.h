@@ -26,6 +26,10 @@ struct MeshPlan {
 
   int HostOfShard(int global_shard) const { return global_shard / shards_per_host; }
   int FirstShardOfReplica(int replica) const { return replica * model; }
+  // Whether every replica lies on one host (no collective crosses hosts).
+  bool ReplicasWithinHosts() const {
+    return model <= shards_per_host && shards_per_host % model == 0;
+  }
   // The host that holds a replica's model rank 0 and so writes its documents.
   int WriterHost(int replica) const { return HostOfShard(FirstShardOfReplica(replica)); }
   // The replica that computes `doc_id` on this machine, or -1 when another machine

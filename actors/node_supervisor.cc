@@ -63,8 +63,8 @@ void NodeSupervisor::WatchStopSignals() {
   }
   const int signal = options_.stop_signals->last.load();
   if (ending_ == RunEnding::kCompleted && options_.job != nullptr) {
-    // A replica may span hosts, so one host of a job cannot end its batches alone.
-    spdlog::warn("stop signal {}: the job's hosts stop together", signal);
+    // A replica may span hosts, so one host of a job cannot drain its batches alone.
+    spdlog::warn("stop signal {}: stopping where this host is", signal);
     ending_ = RunEnding::kJobStopped;
     StopWhereItIs();
   } else if (ending_ == RunEnding::kCompleted && options_.drain_timeout.count() > 0) {

@@ -44,8 +44,14 @@ struct CoordinatorOptions {
   int num_hosts = 1;             // 1 to 65536
   // Hosts missing this long after the coordinator started end the job.
   std::chrono::milliseconds join_timeout{300000};
-  // Heartbeats to every joined host; a host lost by them ends the job.
+  // Heartbeats to every joined host; a host lost by them ends the job, unless the
+  // hosts are independent.
   Liveness liveness;
+  // Every data-parallel replica lies on one host (a 2d mesh), so no host waits for
+  // another's collectives: a host other than 0 that is lost or fails then ends only
+  // its own share. The others finish theirs, barriers wait for the hosts still in the
+  // job, and the job ends after its final barrier with an error naming what was lost.
+  bool hosts_independent = false;
   // After the job ended (final barrier released, or aborted) the coordinator keeps
   // relaying monitor events and answering late peers with the Abort this long.
   std::chrono::milliseconds final_drain{1000};
@@ -71,9 +77,11 @@ struct CoordinatorOptions {
 // monitor events (section 9). The actor returns success after releasing the final
 // barrier "done" (kFinalBarrierName), and an error carrying the reason after sending
 // every node an Abort: a refused Hello, hosts missing at join_timeout, a lost host, a
-// host's Failure, or a stop request from its parent. Hostile input (anything
-// Receive refuses, unexpected types, strangers) is logged, counted and dropped; it
-// never ends the job. The context must outlive the actor.
+// host's Failure, or a stop request from its parent. With hosts_independent a lost
+// or failed host other than 0 ends no other host: the final barrier is released to
+// the rest, and the actor then returns an error naming the hosts that were lost. Hostile input
+// (anything Receive refuses, unexpected types, strangers) is logged, counted and dropped; it never
+// ends the job. The context must outlive the actor.
 std::expected<std::unique_ptr<Actor>, std::string> StartCoordinator(zmq::context_t& context,
                                                                     CoordinatorOptions options);
 

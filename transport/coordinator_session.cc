@@ -102,7 +102,7 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
       auto failure = message->As<FailureMessage>();
       if (!failure) return DropMalformed(sender, failure.error());
       // The host id is the one the node joined with, whatever the message claims.
-      return Abort(fmt::format("host {} failed: {}", host_id, failure->reason), now);
+      return LoseHost(host_id, fmt::format("host {} failed: {}", host_id, failure->reason), now);
     }
     default:
       return DropUnexpected(fmt::format("a {} message from {}", MessageTypeName(type), sender));
@@ -147,14 +147,44 @@ void CoordinatorSession::OnBarrier(int host_id, const ReceivedMessage& message,
     return DropUnexpected(
         fmt::format("host {} arriving at barrier '{}' a second time", host_id, barrier->name));
   }
-  if (static_cast<int>(found->second.size()) < options_.num_hosts) return;
-  barriers_.erase(found);
-  for (const auto& host : hosts_) Queue(host->identity, BarrierReleaseMessage{barrier->name});
-  spdlog::info("coordinator: released barrier '{}'", barrier->name);
-  if (barrier->name == kFinalBarrierName) {
-    phase_ = Phase::kEnding;
-    ends_at_ = now + options_.final_drain;
+  ReleaseIfAllArrived(barrier->name, now);
+}
+
+void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::time_point now) {
+  auto found = barriers_.find(name);
+  if (found == barriers_.end()) return;
+  for (size_t id = 0; id < hosts_.size(); ++id) {
+    if (hosts_[id] && !found->second.contains(static_cast<int>(id))) return;
   }
+  barriers_.erase(found);
+  for (const auto& host : hosts_) {
+    if (host) Queue(host->identity, BarrierReleaseMessage{name});
+  }
+  spdlog::info("coordinator: released barrier '{}'", name);
+  if (name != kFinalBarrierName) return;
+  phase_ = Phase::kEnding;
+  ends_at_ = now + options_.final_drain;
+  if (lost_.empty()) return;
+  std::string lost;
+  for (const auto& [id, reason] : lost_) lost += (lost.empty() ? "" : "; ") + reason;
+  abort_reason_ = fmt::format(
+      "the job finished without {} host(s), whose shares are not all written ({}); run "
+      "every host's command again to finish them",
+      lost_.size(), lost);
+  spdlog::error("coordinator: {}", *abort_reason_);
+}
+
+void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_point now) {
+  if (!options_.hosts_independent || host_id == 0 || phase_ != Phase::kRunning) {
+    return Abort(std::move(reason), now);
+  }
+  spdlog::error("coordinator: {}; the other hosts go on with their own shares", reason);
+  host_by_identity_.erase(hosts_[host_id]->identity);
+  hosts_[host_id].reset();
+  lost_[host_id] = std::move(reason);
+  std::vector<std::string> open;
+  for (const auto& [name, arrived] : barriers_) open.push_back(name);
+  for (const std::string& name : open) ReleaseIfAllArrived(name, now);
 }
 
 void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::time_point now) {
@@ -185,17 +215,21 @@ void CoordinatorSession::Tick(Clock::time_point now) {
   for (size_t id = 0; id < hosts_.size(); ++id) {
     if (!hosts_[id]) continue;
     const Host& host = *hosts_[id];
+    const int host_id = static_cast<int>(id);
     if (now - host.last_message >= options_.liveness.heartbeat_timeout) {
-      return Abort(fmt::format("host {} lost: no message for {}", id,
-                               SecondsText(options_.liveness.heartbeat_timeout)),
-                   now);
+      LoseHost(host_id,
+               fmt::format("host {} lost: no message for {}", id,
+                           SecondsText(options_.liveness.heartbeat_timeout)),
+               now);
+    } else if (host.disconnected_at &&
+               now - *host.disconnected_at >= options_.liveness.disconnect_grace) {
+      LoseHost(host_id,
+               fmt::format("host {} lost: its connection closed and it did not come back "
+                           "within {}",
+                           id, SecondsText(options_.liveness.disconnect_grace)),
+               now);
     }
-    if (host.disconnected_at && now - *host.disconnected_at >= options_.liveness.disconnect_grace) {
-      return Abort(fmt::format("host {} lost: its connection closed and it did not come back "
-                               "within {}",
-                               id, SecondsText(options_.liveness.disconnect_grace)),
-                   now);
-    }
+    if (phase_ == Phase::kEnding) return;
   }
   if (now >= next_heartbeat_) {
     ++heartbeat_sequence_;

@@ -79,6 +79,10 @@ class CoordinatorSession {
   void DropUnexpected(const std::string& why);
   // The admitted host that `identity` belongs to, or -1.
   int HostOf(const std::string& identity) const;
+  // A host lost or failed: the job ends, or (independent hosts) goes on without it.
+  void LoseHost(int host_id, std::string reason, Clock::time_point now);
+  // Releases barrier `name` if every host still in the job arrived at it.
+  void ReleaseIfAllArrived(const std::string& name, Clock::time_point now);
 
   const CoordinatorOptions& options_;
   CoordinatorCounters& counters_;
@@ -88,6 +92,7 @@ class CoordinatorSession {
   std::map<std::string, int> host_by_identity_;    // admitted peers
   std::set<std::string> refused_;                  // peers whose Hello ended the job
   std::map<std::string, std::set<int>> barriers_;  // name -> hosts arrived
+  std::map<int, std::string> lost_;                // hosts the job went on without: why
   std::optional<std::string> abort_reason_;
   Clock::time_point started_{};
   Clock::time_point next_heartbeat_{};

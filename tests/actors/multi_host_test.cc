@@ -1,7 +1,8 @@
 // Jobs of several hosts as real `actex` processes talking tcp on 127.0.0.1: the
 // same numbers as one process, every document exactly once, and every failure
 // (a host with other settings, one that never starts, one killed mid-run) ending
-// every other host with the cause named, while listed shards stay readable.
+// every other host with the cause named, while listed shards stay readable, except
+// where no collective crosses hosts (2d): there a lost worker ends only its share.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -116,7 +117,8 @@ TEST_P(SimulatedJob, MatchesOneProcessAndWritesEveryDocumentOnce) {
     EXPECT_EQ(simulated[doc].token_ids, rows.token_ids);
     for (const auto& [site, values] : rows.sites) {
       if (mesh->model == 1) {
-        EXPECT_EQ(simulated[doc].sites[site], values) << shape.name << " doc " << doc << " " << site;
+        EXPECT_EQ(simulated[doc].sites[site], values)
+            << shape.name << " doc " << doc << " " << site;
         continue;
       }
       Deviation deviation = Compare(simulated[doc].sites[site], values);
@@ -245,11 +247,54 @@ TEST_P(KilledHost, EndsTheOtherNodeWithinTheHeartbeatTimeout) {
 
 INSTANTIATE_TEST_SUITE_P(Kill9, KilledHost,
                          testing::Values(KillCase{"WorkerIn1dMesh", 1, "1d"},
-                                         KillCase{"WorkerIn2dMesh", 1, "2d"},
                                          KillCase{"CoordinatorIn2dMesh", 0, "2d"}),
                          [](const testing::TestParamInfo<KillCase>& info) {
                            return info.param.name;
                          });
+
+nlohmann::json Metadata(const std::string& host_dir) {
+  std::ifstream file(host_dir + "/metadata.json");
+  return nlohmann::json::parse(file, nullptr, false);
+}
+
+// In a 2d job no collective crosses hosts, so a worker killed with SIGKILL ends only
+// its own share: the other hosts finish theirs and host 0 then names what was lost.
+// The same commands finish the job, every document once and equal to one process to
+// the bit.
+TEST(LostHost, InA2dJobTheOthersFinishTheirSharesAndTheSameCommandsFinishTheJob) {
+  constexpr int kHosts = 3;
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1200, 48));
+  auto single = RunExtraction(Options(corpus, dir.path() + "/single", 1));
+  ASSERT_TRUE(single) << single.error();
+  const std::string out = dir.path() + "/out";
+  {
+    ManualJob job(dir);
+    std::vector<ActexProcess*> nodes;
+    for (int host = 0; host < kHosts; ++host) {
+      nodes.push_back(&job.Start(host, kHosts, corpus, "2d"));
+    }
+    ASSERT_TRUE(WaitForFirstShard(out + "/host_01", seconds(60))) << nodes[1]->err();
+    nodes[1]->Signal(SIGKILL);
+    EXPECT_EQ(nodes[2]->Wait(seconds(120)), 0) << nodes[2]->err();
+    EXPECT_NE(nodes[0]->Wait(seconds(120)), 0);
+    EXPECT_NE(nodes[0]->err().find("the job finished without 1 host(s)"), std::string::npos)
+        << nodes[0]->err();
+    EXPECT_NE(nodes[0]->err().find("host 1 lost"), std::string::npos) << nodes[0]->err();
+    EXPECT_TRUE(Metadata(out + "/host_00").value("complete", false));
+    EXPECT_TRUE(Metadata(out + "/host_02").value("complete", false));
+    EXPECT_FALSE(Metadata(out + "/host_01").value("complete", true));
+  }
+  ManualJob again(dir);
+  std::vector<ActexProcess*> nodes;
+  for (int host = 0; host < kHosts; ++host) {
+    nodes.push_back(&again.Start(host, kHosts, corpus, "2d"));
+  }
+  for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+  ExpectIdentical(out, dir.path() + "/single");
+  ActexProcess verify(dir.path() + "/verify", {"verify", out});
+  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+}
 
 TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
   TempDir dir;

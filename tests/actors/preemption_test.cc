@@ -130,11 +130,13 @@ bool WaitForMoreListed(const std::string& out, int64_t before, seconds limit) {
   return false;
 }
 
-// A job of several hosts cannot drain one host alone (a replica may span hosts), so a
-// signal to one host stops the job on every host, each keeping what it listed. Each
-// host in turn (the coordinator's last) is signalled in a run of its own, and the same
-// commands then finish the job with an uninterrupted run's bits.
-TEST(PreemptionOfAJob, EachHostSignalledInTurnStopsTheJobAndTheSameCommandsFinishIt) {
+// A signalled host of a job stops where it is, keeping what it listed. In a 2d job no
+// collective crosses hosts: a signalled worker stops alone while the others finish
+// their shares; a signalled host 0 takes the coordinator with it, so every host
+// stops. The same commands then finish the job with an uninterrupted run's bits.
+// (A host that finished its share and waits at the final barrier does not yet hear
+// a signal.)
+TEST(PreemptionOfAJob, ASignalledHostStopsAndTheSameCommandsFinishTheJob) {
   constexpr int kHosts = 3;
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(3000));
@@ -166,30 +168,35 @@ TEST(PreemptionOfAJob, EachHostSignalledInTurnStopsTheJobAndTheSameCommandsFinis
 
   const std::string out = dir.path() + "/preempted";
   const LocalClusterOptions preempted = job(out);
-  for (int signalled : {1, 2, 0}) {
-    const int64_t before = ListedDocuments(out);
-    auto nodes = start(preempted, "run" + std::to_string(signalled) + "-");
-    ASSERT_TRUE(WaitForMoreListed(out, before, seconds(120))) << nodes[signalled]->err();
-    nodes[signalled]->Signal(SIGTERM);
-    EXPECT_EQ(nodes[signalled]->Wait(seconds(30)), kExitStoppedBySignal) << nodes[signalled]->err();
-    EXPECT_NE(nodes[signalled]->err().find(
-                  "stopped by SIGTERM (the job's hosts stop together: stopped where it was)"),
-              std::string::npos)
-        << nodes[signalled]->err();
-    for (int host = 0; host < kHosts; ++host) {
-      if (host == signalled) continue;
-      EXPECT_NE(nodes[host]->Wait(seconds(30)), 0) << nodes[host]->err();
-      EXPECT_NE(nodes[host]->err().find("host " + std::to_string(signalled) + " stopped by signal"),
-                std::string::npos)
-          << nodes[host]->err();
-    }
+  // Host 0 (the coordinator's): every other host stops too, naming it.
+  auto first = start(preempted, "run1-");
+  ASSERT_TRUE(WaitForMoreListed(out, 0, seconds(120))) << first[0]->err();
+  first[0]->Signal(SIGTERM);
+  EXPECT_EQ(first[0]->Wait(seconds(30)), kExitStoppedBySignal) << first[0]->err();
+  EXPECT_NE(first[0]->err().find(
+                "stopped by SIGTERM (a host of a job of several hosts: stopped where it was)"),
+            std::string::npos)
+      << first[0]->err();
+  for (int host : {1, 2}) {
+    EXPECT_NE(first[host]->Wait(seconds(30)), 0) << first[host]->err();
+    EXPECT_NE(first[host]->err().find("host 0 stopped by signal"), std::string::npos)
+        << first[host]->err();
   }
-  bool all_complete = true;
-  for (int host = 0; host < kHosts; ++host) {
-    const nlohmann::json metadata = Metadata(out + "/host_0" + std::to_string(host));
-    all_complete = all_complete && metadata.value("complete", false);
-  }
-  EXPECT_FALSE(all_complete) << "the job finished before every host was signalled";
+  // Host 1 (a worker): it stops alone; the others finish their shares, and host 0
+  // names host 1 when the job ends.
+  const int64_t before = ListedDocuments(out);
+  auto second = start(preempted, "run2-");
+  ASSERT_TRUE(WaitForMoreListed(out, before, seconds(120))) << second[1]->err();
+  second[1]->Signal(SIGTERM);
+  EXPECT_EQ(second[1]->Wait(seconds(30)), kExitStoppedBySignal) << second[1]->err();
+  EXPECT_EQ(second[2]->Wait(seconds(120)), 0) << second[2]->err();
+  EXPECT_NE(second[0]->Wait(seconds(120)), 0);
+  EXPECT_NE(second[0]->err().find("the job finished without 1 host(s)"), std::string::npos)
+      << second[0]->err();
+  EXPECT_NE(second[0]->err().find("host 1 stopped by signal"), std::string::npos)
+      << second[0]->err();
+  EXPECT_FALSE(Metadata(out + "/host_01").value("complete", true))
+      << "host 1 finished before it was signalled";
   for (auto& node : start(preempted, "again")) {
     ASSERT_EQ(node->Wait(seconds(300)), 0) << node->err();
   }

@@ -30,6 +30,12 @@ ShardWriterOptions Options(const std::string& dir) {
   return options;
 }
 
+ShardWriterOptions ChunksOf(int64_t chunk_docs, const std::string& dir) {
+  ShardWriterOptions options = Options(dir);
+  options.chunk_docs = chunk_docs;
+  return options;
+}
+
 std::unique_ptr<ShardWriter> OpenOrDie(ShardWriterOptions options) {
   auto writer = ShardWriter::Open(std::move(options));
   EXPECT_TRUE(writer.has_value()) << writer.error();
@@ -291,9 +297,7 @@ TEST(ShardWriter, GzipShardDecompressesToTheUncompressedShard) {
 
 TEST(ShardWriter, RejectsInconsistentDocuments) {
   TempDir dir;
-  ShardWriterOptions options = Options(dir.path());
-  options.chunk_docs = 10;
-  auto writer = OpenOrDie(options);
+  auto writer = OpenOrDie(ChunksOf(10, dir.path()));
   ASSERT_TRUE(writer->Add(MakeDocument(5, 2, kSites).View()));
   auto same_id = writer->Add(MakeDocument(5, 2, kSites).View());
   ASSERT_FALSE(same_id.has_value());
@@ -375,9 +379,7 @@ TEST(ShardWriter, FinishDropsTheChunkThatNeverEnded) {
   }
   // An input said to be complete must have ended every chunk.
   TempDir dir;
-  ShardWriterOptions options = Options(dir.path());
-  options.chunk_docs = 2;
-  auto writer = OpenOrDie(options);
+  auto writer = OpenOrDie(ChunksOf(2, dir.path()));
   ASSERT_TRUE(writer->Add(MakeDocument(0, 1, kSites).View()));
   auto finished = writer->Finish(/*complete=*/true);
   ASSERT_FALSE(finished);
@@ -388,9 +390,7 @@ TEST(ShardWriter, FinishDropsTheChunkThatNeverEnded) {
 
 TEST(ShardWriter, ListsChunksWhoseDocumentsWereAllRejected) {
   TempDir dir;
-  ShardWriterOptions options = Options(dir.path());
-  options.chunk_docs = 2;
-  auto writer = OpenOrDie(options);
+  auto writer = OpenOrDie(ChunksOf(2, dir.path()));
   ASSERT_TRUE(writer->EndChunk(0, 2));  // no shard open: it rides with the next one
   ASSERT_TRUE(writer->Add(MakeDocument(2, 1, kSites).View()));
   ASSERT_TRUE(writer->EndChunk(1, 2));
@@ -410,9 +410,7 @@ TEST(ShardWriter, ListsChunksWhoseDocumentsWereAllRejected) {
 
 TEST(ShardWriter, RefusesAChunkTwiceAndAnotherChunkWhileOneIsOpen) {
   TempDir dir;
-  ShardWriterOptions options = Options(dir.path());
-  options.chunk_docs = 4;
-  auto writer = OpenOrDie(options);
+  auto writer = OpenOrDie(ChunksOf(4, dir.path()));
   ASSERT_TRUE(writer->Add(MakeDocument(4, 1, kSites).View()));
   auto other = writer->Add(MakeDocument(8, 1, kSites).View());
   ASSERT_FALSE(other);
@@ -431,8 +429,9 @@ TEST(ShardWriter, RefusesAChunkTwiceAndAnotherChunkWhileOneIsOpen) {
   ASSERT_TRUE(writer->Finish());
 
   // A resumed run refuses what the earlier one listed.
-  options.continue_from = ReadMetadata(dir.path());
-  writer = OpenOrDie(options);
+  ShardWriterOptions resumed = ChunksOf(4, dir.path());
+  resumed.continue_from = ReadMetadata(dir.path());
+  writer = OpenOrDie(resumed);
   auto listed = writer->Add(MakeDocument(6, 1, kSites).View());
   ASSERT_FALSE(listed);
   EXPECT_THAT(listed.error(), HasSubstr("its chunk 1 was listed or ended already"));

@@ -59,6 +59,66 @@ TEST(CoordinatorLiveness, SilentHostIsLostAfterTheHeartbeatTimeout) {
   EXPECT_EQ(ended.error(), "coordinator: host 2 lost: no message for 0.6 s");
 }
 
+// Independent hosts (every replica on one host): the others' final barrier is
+// released without the lost one, and the coordinator then ends naming it.
+TEST(CoordinatorLiveness, WithIndependentHostsALostHostEndsOnlyItsOwnShare) {
+  zmq::context_t context;
+  CoordinatorOptions options = FastOptions(3);
+  options.hosts_independent = true;
+  options.liveness.heartbeat_timeout = 10s;
+  options.liveness.disconnect_grace = 300ms;
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
+  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  clients.erase(clients.begin() + 1);  // host 1's process dies
+  auto results = ForEachClient(
+      clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 20s); });
+  for (const auto& result : results) EXPECT_TRUE(result.has_value()) << result.error();
+  auto ended = (*coordinator)->Join();
+  ASSERT_FALSE(ended.has_value());
+  EXPECT_EQ(ended.error(),
+            "coordinator: the job finished without 1 host(s), whose shares are not all written "
+            "(host 1 lost: its connection closed and it did not come back within 0.3 s); run "
+            "every host's command again to finish them");
+}
+
+// The hosts left wait at a barrier for a host that then dies: losing it releases them.
+// Host 0 lost (its node is the coordinator's process) still ends the job.
+TEST(CoordinatorLiveness, WithIndependentHostsABarrierWaitsOnlyForTheHostsLeft) {
+  for (int dying : {1, 0}) {
+    SCOPED_TRACE("host " + std::to_string(dying) + " dies");
+    zmq::context_t context;
+    CoordinatorOptions options = FastOptions(3);
+    options.hosts_independent = true;
+    options.liveness.heartbeat_timeout = 10s;
+    options.liveness.disconnect_grace = 300ms;
+    auto coordinator = StartCoordinator(context, options);
+    ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+    std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
+    for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+    JoinResult doomed = std::move(clients[dying]);
+    clients.erase(clients.begin() + dying);
+    std::thread dies([&] {
+      std::this_thread::sleep_for(200ms);  // the others wait at "ready" by then
+      doomed->reset();                     // its process dies
+    });
+    auto results = ForEachClient(
+        clients, [](CoordinatorClient& client, size_t) { return client.Barrier("ready", 20s); });
+    dies.join();
+    for (const auto& result : results) {
+      if (dying != 0) {
+        EXPECT_TRUE(result.has_value()) << result.error();
+        continue;
+      }
+      ASSERT_FALSE(result.has_value());
+      EXPECT_EQ(result.error(),
+                "host 0 lost: its connection closed and it did not come back within 0.3 s");
+    }
+    if (dying == 0) EXPECT_FALSE((*coordinator)->Join().has_value());
+  }
+}
+
 TEST(CoordinatorLiveness, CrashedHostIsLostSoonAfterItsConnectionCloses) {
   zmq::context_t context;
   CoordinatorOptions options = FastOptions(3);
