@@ -59,14 +59,20 @@ TEST(CoordinatorLiveness, SilentHostIsLostAfterTheHeartbeatTimeout) {
   EXPECT_EQ(ended.error(), "coordinator: host 2 lost: no message for 0.6 s");
 }
 
-// Independent hosts (every replica on one host): the others' final barrier is
-// released without the lost one, and the coordinator then ends naming it.
-TEST(CoordinatorLiveness, WithIndependentHostsALostHostEndsOnlyItsOwnShare) {
-  zmq::context_t context;
+// Three independent hosts (every replica on one host) whose crashes show within 0.3 s.
+CoordinatorOptions IndependentHosts() {
   CoordinatorOptions options = FastOptions(3);
   options.hosts_independent = true;
   options.liveness.heartbeat_timeout = 10s;
   options.liveness.disconnect_grace = 300ms;
+  return options;
+}
+
+// Independent hosts: the others' final barrier is
+// released without the lost one, and the coordinator then ends naming it.
+TEST(CoordinatorLiveness, WithIndependentHostsALostHostEndsOnlyItsOwnShare) {
+  zmq::context_t context;
+  const CoordinatorOptions options = IndependentHosts();
   auto coordinator = StartCoordinator(context, options);
   ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
   std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
@@ -89,10 +95,7 @@ TEST(CoordinatorLiveness, WithIndependentHostsABarrierWaitsOnlyForTheHostsLeft) 
   for (int dying : {1, 0}) {
     SCOPED_TRACE("host " + std::to_string(dying) + " dies");
     zmq::context_t context;
-    CoordinatorOptions options = FastOptions(3);
-    options.hosts_independent = true;
-    options.liveness.heartbeat_timeout = 10s;
-    options.liveness.disconnect_grace = 300ms;
+    const CoordinatorOptions options = IndependentHosts();
     auto coordinator = StartCoordinator(context, options);
     ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
     std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
