@@ -84,9 +84,8 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
   switch (type) {
     case MessageType::kHello:
       if (host_id >= 0) return DropUnexpected(fmt::format("a second Hello from {}", sender));
-      if (phase_ != Phase::kRendezvous) {
-        return DropUnexpected(fmt::format("a Hello from {} after the rendezvous", sender));
-      }
+      if (phase_ != Phase::kRendezvous)
+        return OnReturningHello(identity, fd, address, *message, now);
       return OnHello(identity, fd, address, *message, now);
     case MessageType::kHeartbeat:
       if (host_id < 0) return DropUnexpected(fmt::format("a Heartbeat from {}", sender));
@@ -131,10 +130,46 @@ void CoordinatorSession::OnHello(const std::string& identity, int fd, const std:
                rendezvous_.endpoints().size());
 }
 
+void CoordinatorSession::OnReturningHello(const std::string& identity, int fd,
+                                          const std::string& address,
+                                          const ReceivedMessage& message, Clock::time_point now) {
+  if (!options_.hosts_independent) {
+    return DropUnexpected(
+        fmt::format("a Hello from a stranger at {} after the rendezvous", address));
+  }
+  auto hello = message.As<HelloMessage>();
+  if (!hello) return DropMalformed("a stranger at " + address, hello.error());
+  if (auto fits = rendezvous_.CheckReturning(*hello, address); !fits) {
+    spdlog::warn("coordinator: refused the node at {}: {}", address, fits.error());
+    return Queue(identity, AbortMessage{fits.error()});
+  }
+  const int host_id = hello->host_id;
+  const Returning node{identity, fd, address};
+  if (!hosts_[host_id]) return Readmit(host_id, node, now);
+  spdlog::warn(
+      "coordinator: a node at {} comes for host {}, which is still in the job; it takes "
+      "its place once host {} is found lost",
+      address, host_id, host_id);
+  returning_[host_id] = node;
+}
+
+void CoordinatorSession::Readmit(int host_id, Returning node, Clock::time_point now) {
+  returning_.erase(host_id);  // `node` is a copy: it may have come from there
+  hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, released_barriers_};
+  host_by_identity_[node.identity] = host_id;
+  lost_.erase(host_id);
+  Queue(node.identity, WelcomeMessage{rendezvous_.endpoints()});
+  spdlog::info("coordinator: host {} is back, from {}; it finishes its own share", host_id,
+               node.address);
+}
+
 void CoordinatorSession::OnBarrier(int host_id, const ReceivedMessage& message,
                                    Clock::time_point now) {
   auto barrier = message.As<BarrierMessage>();
   if (!barrier) return DropMalformed(fmt::format("host {}", host_id), barrier.error());
+  if (hosts_[host_id]->passed_barriers.erase(barrier->name) > 0) {
+    return Queue(hosts_[host_id]->identity, BarrierReleaseMessage{barrier->name});
+  }
   auto found = barriers_.find(barrier->name);
   if (found == barriers_.end()) {
     if (barriers_.size() >= kMaxOpenBarriers) {
@@ -157,6 +192,7 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
     if (hosts_[id] && !found->second.contains(static_cast<int>(id))) return;
   }
   barriers_.erase(found);
+  released_barriers_.insert(name);
   for (const auto& host : hosts_) {
     if (host) Queue(host->identity, BarrierReleaseMessage{name});
   }
@@ -182,6 +218,9 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
   host_by_identity_.erase(hosts_[host_id]->identity);
   hosts_[host_id].reset();
   lost_[host_id] = std::move(reason);
+  if (auto waiting = returning_.find(host_id); waiting != returning_.end()) {
+    Readmit(host_id, waiting->second, now);
+  }
   std::vector<std::string> open;
   for (const auto& [name, arrived] : barriers_) open.push_back(name);
   for (const std::string& name : open) ReleaseIfAllArrived(name, now);

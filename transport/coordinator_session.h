@@ -68,6 +68,15 @@ class CoordinatorSession {
     int fd = -1;  // the connection its last message came over
     Clock::time_point last_message;
     std::optional<Clock::time_point> disconnected_at;  // its connection closed since
+    // A node that took a lost host's place: barriers released before it came, which
+    // it passes at once.
+    std::set<std::string> passed_barriers;
+  };
+  // A node that came to take the place of a host not yet found lost.
+  struct Returning {
+    std::string identity;
+    int fd = -1;
+    std::string address;
   };
 
   template <typename T>
@@ -81,6 +90,11 @@ class CoordinatorSession {
   int HostOf(const std::string& identity) const;
   // A host lost or failed: the job ends, or (independent hosts) goes on without it.
   void LoseHost(int host_id, std::string reason, Clock::time_point now);
+  // A Hello while the job runs: with independent hosts, a node taking a lost host's
+  // place (or waiting until that host is found lost); otherwise dropped.
+  void OnReturningHello(const std::string& identity, int fd, const std::string& address,
+                        const ReceivedMessage& message, Clock::time_point now);
+  void Readmit(int host_id, Returning node, Clock::time_point now);
   // Releases barrier `name` if every host still in the job arrived at it.
   void ReleaseIfAllArrived(const std::string& name, Clock::time_point now);
 
@@ -93,6 +107,8 @@ class CoordinatorSession {
   std::set<std::string> refused_;                  // peers whose Hello ended the job
   std::map<std::string, std::set<int>> barriers_;  // name -> hosts arrived
   std::map<int, std::string> lost_;                // hosts the job went on without: why
+  std::map<int, Returning> returning_;             // by the host id whose place they take
+  std::set<std::string> released_barriers_;
   std::optional<std::string> abort_reason_;
   Clock::time_point started_{};
   Clock::time_point next_heartbeat_{};

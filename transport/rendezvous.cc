@@ -70,8 +70,8 @@ std::optional<std::string> Rendezvous::Disagreement(const HelloMessage& referenc
       continue;
     }
     if (!differences.empty()) differences += "; ";
-    differences += fmt::format("{} differs: host {} has {} but host {} has {}", key, ref,
-                               expected, id, actual);
+    differences += fmt::format("{} differs: host {} has {} but host {} has {}", key, ref, expected,
+                               id, actual);
   }
   if (differences.empty()) return std::nullopt;
   return fmt::format("host {}: {}", id, differences);
@@ -126,6 +126,26 @@ std::expected<void, std::string> Rendezvous::Admit(const HelloMessage& hello,
   hosts_[id] = Joined{hello, peer};
   ++joined_;
   if (reference_ < 0 || id == 0) reference_ = id;
+  return {};
+}
+
+std::expected<void, std::string> Rendezvous::CheckReturning(const HelloMessage& hello,
+                                                            const std::string& peer) const {
+  const int id = hello.host_id;
+  if (hello.num_hosts != num_hosts()) {
+    return std::unexpected(
+        fmt::format("host {}: --num-hosts differs: host 0 has {} but host {} has {}", id,
+                    num_hosts(), id, hello.num_hosts));
+  }
+  if (id < 0 || id >= num_hosts() || !hosts_[id].has_value()) {
+    return std::unexpected(fmt::format(
+        "host {}: the job is running and has no lost host {} whose place the node at {} could "
+        "take",
+        id, id, peer));
+  }
+  if (auto disagreement = Disagreement(hosts_[reference_]->hello, hello)) {
+    return std::unexpected(*disagreement);
+  }
   return {};
 }
 

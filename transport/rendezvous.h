@@ -34,6 +34,13 @@ class Rendezvous {
   // to every interface (tcp://0.0.0.0:P) is published with `peer`'s host instead.
   std::expected<void, std::string> Admit(const HelloMessage& hello, const std::string& peer);
 
+  // Checks `hello` from a node taking the place of host `hello.host_id`, which joined
+  // before and was lost: the job's size, the id, the software version and the
+  // fingerprint as for Admit; its endpoints are not merged (the job's table stands).
+  // A refusal concerns that node alone.
+  std::expected<void, std::string> CheckReturning(const HelloMessage& hello,
+                                                  const std::string& peer) const;
+
   int num_hosts() const { return static_cast<int>(hosts_.size()); }
   int joined() const { return joined_; }
   bool complete() const { return joined_ == num_hosts(); }

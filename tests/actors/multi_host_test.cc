@@ -345,6 +345,31 @@ INSTANTIATE_TEST_SUITE_P(Kill9, LostHosts,
                            return info.param.name;
                          });
 
+// The same command for a killed host, started again while the job runs, takes the
+// lost host's place (once the coordinator found it lost) and finishes its share: the
+// job completes without a rerun.
+TEST(LostHostReturns, InA2dJobTheSameCommandTakesItsPlaceAndTheJobCompletes) {
+  constexpr int kHosts = 3;
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
+  auto single = RunExtraction(Options(corpus, dir.path() + "/single", 1));
+  ASSERT_TRUE(single) << single.error();
+  const std::string out = dir.path() + "/out";
+  ManualJob job(dir);
+  std::vector<ActexProcess*> nodes;
+  for (int host = 0; host < kHosts; ++host) nodes.push_back(&job.Start(host, kHosts, corpus, "2d"));
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_01", seconds(60))) << nodes[1]->err();
+  nodes[1]->Signal(SIGKILL);
+  EXPECT_NE(nodes[1]->Wait(seconds(10)), 0);
+  ActexProcess& returned = job.Start(1, kHosts, corpus, "2d");
+  EXPECT_EQ(returned.Wait(seconds(120)), 0) << returned.err();
+  for (int host : {0, 2}) EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
+  EXPECT_NE(nodes[0]->err().find("host 1 is back"), std::string::npos) << nodes[0]->err();
+  ExpectIdentical(out, dir.path() + "/single");
+  ActexProcess verify(dir.path() + "/verify", {"verify", out});
+  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+}
+
 TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(3000, 48));

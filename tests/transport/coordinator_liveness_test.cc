@@ -122,6 +122,37 @@ TEST(CoordinatorLiveness, WithIndependentHostsABarrierWaitsOnlyForTheHostsLeft) 
   }
 }
 
+// A new node with a lost host's id takes its place while the job runs (at once, or
+// once the host is found lost), passes the barriers released before it came, and the
+// job then ends in success; one with other settings is refused without ending the job.
+TEST(CoordinatorLiveness, WithIndependentHostsANewNodeTakesALostHostsPlace) {
+  zmq::context_t context;
+  const CoordinatorOptions options = IndependentHosts();
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
+  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  auto ready = ForEachClient(
+      clients, [](CoordinatorClient& client, size_t) { return client.Barrier("ready", 5s); });
+  for (const auto& result : ready) ASSERT_TRUE(result.has_value()) << result.error();
+  clients[1]->reset();  // host 1's process dies; the same command starts again at once
+  // A node with other settings is refused, alone: the job goes on.
+  HelloMessage other = MakeHello(1, 3);
+  other.fingerprint["--layers"] = "20";
+  JoinResult refused = CoordinatorClient::Join(context, ClientOptionsFor(options), other);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error(), "host 1: --layers differs: host 0 has 20,21 but host 1 has 20");
+  JoinResult returned =
+      CoordinatorClient::Join(context, ClientOptionsFor(options), MakeHello(1, 3));
+  ASSERT_TRUE(returned.has_value()) << returned.error();
+  EXPECT_TRUE((*returned)->Barrier("ready", 5s).has_value());  // released before it came
+  clients[1] = std::move(returned);
+  auto done = ForEachClient(
+      clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 5s); });
+  for (const auto& result : done) EXPECT_TRUE(result.has_value()) << result.error();
+  EXPECT_TRUE((*coordinator)->Join().has_value());
+}
+
 TEST(CoordinatorLiveness, CrashedHostIsLostSoonAfterItsConnectionCloses) {
   zmq::context_t context;
   CoordinatorOptions options = FastOptions(3);
