@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -59,29 +60,41 @@ TEST(CoordinatorLiveness, SilentHostIsLostAfterTheHeartbeatTimeout) {
   EXPECT_EQ(ended.error(), "coordinator: host 2 lost: no message for 0.6 s");
 }
 
-// Three independent hosts (every replica on one host) whose crashes show within 0.3 s.
-CoordinatorOptions IndependentHosts() {
+// A coordinator of three independent hosts (every replica on one host) whose crashes
+// show within 0.3 s, and the three of them joined.
+struct IndependentJob {
+  IndependentJob() {
+    options.hosts_independent = true;
+    options.liveness.heartbeat_timeout = 10s;
+    options.liveness.disconnect_grace = 300ms;
+    auto started = StartCoordinator(context, options);
+    EXPECT_TRUE(started.has_value()) << started.error();
+    if (!started) return;
+    coordinator = std::move(*started);
+    clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
+    for (const JoinResult& client : clients) EXPECT_TRUE(client.has_value()) << client.error();
+  }
+  bool started() const {
+    return coordinator && std::ranges::all_of(clients, [](const auto& c) { return c.has_value(); });
+  }
+
+  zmq::context_t context;
   CoordinatorOptions options = FastOptions(3);
-  options.hosts_independent = true;
-  options.liveness.heartbeat_timeout = 10s;
-  options.liveness.disconnect_grace = 300ms;
-  return options;
-}
+  std::unique_ptr<Actor> coordinator;
+  std::vector<JoinResult> clients;
+};
 
 // Independent hosts: the others' final barrier is
 // released without the lost one, and the coordinator then ends naming it.
 TEST(CoordinatorLiveness, WithIndependentHostsALostHostEndsOnlyItsOwnShare) {
-  zmq::context_t context;
-  const CoordinatorOptions options = IndependentHosts();
-  auto coordinator = StartCoordinator(context, options);
-  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
-  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
-  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  IndependentJob job;
+  ASSERT_TRUE(job.started());
+  std::vector<JoinResult>& clients = job.clients;
   clients.erase(clients.begin() + 1);  // host 1's process dies
   auto results = ForEachClient(
       clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 20s); });
   for (const auto& result : results) EXPECT_TRUE(result.has_value()) << result.error();
-  auto ended = (*coordinator)->Join();
+  auto ended = job.coordinator->Join();
   ASSERT_FALSE(ended.has_value());
   EXPECT_EQ(ended.error(),
             "coordinator: the job finished without 1 host(s), whose shares are not all written "
@@ -94,12 +107,9 @@ TEST(CoordinatorLiveness, WithIndependentHostsALostHostEndsOnlyItsOwnShare) {
 TEST(CoordinatorLiveness, WithIndependentHostsABarrierWaitsOnlyForTheHostsLeft) {
   for (int dying : {1, 0}) {
     SCOPED_TRACE("host " + std::to_string(dying) + " dies");
-    zmq::context_t context;
-    const CoordinatorOptions options = IndependentHosts();
-    auto coordinator = StartCoordinator(context, options);
-    ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
-    std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
-    for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+    IndependentJob job;
+    ASSERT_TRUE(job.started());
+    std::vector<JoinResult>& clients = job.clients;
     JoinResult doomed = std::move(clients[dying]);
     clients.erase(clients.begin() + dying);
     std::thread dies([&] {
@@ -118,7 +128,7 @@ TEST(CoordinatorLiveness, WithIndependentHostsABarrierWaitsOnlyForTheHostsLeft) 
       EXPECT_EQ(result.error(),
                 "host 0 lost: its connection closed and it did not come back within 0.3 s");
     }
-    if (dying == 0) EXPECT_FALSE((*coordinator)->Join().has_value());
+    if (dying == 0) EXPECT_FALSE(job.coordinator->Join().has_value());
   }
 }
 
@@ -126,12 +136,9 @@ TEST(CoordinatorLiveness, WithIndependentHostsABarrierWaitsOnlyForTheHostsLeft) 
 // once the host is found lost), passes the barriers released before it came, and the
 // job then ends in success; one with other settings is refused without ending the job.
 TEST(CoordinatorLiveness, WithIndependentHostsANewNodeTakesALostHostsPlace) {
-  zmq::context_t context;
-  const CoordinatorOptions options = IndependentHosts();
-  auto coordinator = StartCoordinator(context, options);
-  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
-  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
-  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  IndependentJob job;
+  ASSERT_TRUE(job.started());
+  std::vector<JoinResult>& clients = job.clients;
   auto ready = ForEachClient(
       clients, [](CoordinatorClient& client, size_t) { return client.Barrier("ready", 5s); });
   for (const auto& result : ready) ASSERT_TRUE(result.has_value()) << result.error();
@@ -139,18 +146,18 @@ TEST(CoordinatorLiveness, WithIndependentHostsANewNodeTakesALostHostsPlace) {
   // A node with other settings is refused, alone: the job goes on.
   HelloMessage other = MakeHello(1, 3);
   other.fingerprint["--layers"] = "20";
-  JoinResult refused = CoordinatorClient::Join(context, ClientOptionsFor(options), other);
+  JoinResult refused = CoordinatorClient::Join(job.context, ClientOptionsFor(job.options), other);
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error(), "host 1: --layers differs: host 0 has 20,21 but host 1 has 20");
   JoinResult returned =
-      CoordinatorClient::Join(context, ClientOptionsFor(options), MakeHello(1, 3));
+      CoordinatorClient::Join(job.context, ClientOptionsFor(job.options), MakeHello(1, 3));
   ASSERT_TRUE(returned.has_value()) << returned.error();
   EXPECT_TRUE((*returned)->Barrier("ready", 5s).has_value());  // released before it came
   clients[1] = std::move(returned);
   auto done = ForEachClient(
       clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 5s); });
   for (const auto& result : done) EXPECT_TRUE(result.has_value()) << result.error();
-  EXPECT_TRUE((*coordinator)->Join().has_value());
+  EXPECT_TRUE(job.coordinator->Join().has_value());
 }
 
 TEST(CoordinatorLiveness, CrashedHostIsLostSoonAfterItsConnectionCloses) {
