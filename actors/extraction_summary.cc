@@ -30,7 +30,11 @@ std::string StopLine(const ExtractionSummary& summary) {
                     : summary.ending == RunEnding::kJobStopped
                         ? "a host of a job of several hosts: stopped where it was"
                         : "stopped at once";
-  return fmt::format("stopped by {} ({}): {}; run the same command to resume", signal, how, kept);
+  return fmt::format("stopped by {} ({}): {}; {}", signal, how, kept,
+                     summary.job_goes_on
+                         ? "the hosts still in the job take over its chunks, and the same "
+                           "command rejoins the job (or resumes it)"
+                         : "run the same command to resume");
 }
 
 std::string SummaryLine(const ExtractionSummary& summary) {

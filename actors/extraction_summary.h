@@ -32,6 +32,8 @@ struct ExtractionSummary {
   // the folder then holds what was listed, and the same command resumes.
   RunEnding ending = RunEnding::kCompleted;
   int stop_signal = 0;
+  // A host of a leased job other than 0: when it stops, the job goes on without it.
+  bool job_goes_on = false;
 
   // Takes what the folder holds from the writer's last event.
   void TakeCounts(const MonitorEventMessage& last);

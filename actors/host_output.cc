@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "storage/corpus_size.h"
 #include "storage/earlier_output.h"
+#include "storage/shard_listing.h"
 
 namespace actex {
 
@@ -65,12 +67,12 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
   }
   auto removed = DiscardUnlisted(dir, found);
   if (!removed) return std::unexpected(removed.error());
-  // A complete output keeps every reject; otherwise those of unlisted chunks go, as
-  // their chunks are computed again.
-  if (!start.complete) {
-    if (auto kept = TruncateRejects(dir + "/rejects.jsonl", start.first_doc - 1); !kept) {
-      return std::unexpected(kept.error());
-    }
+  // Rejects of unlisted chunks go, as their chunks are computed again.
+  std::set<int64_t> listed;
+  for (const auto& [chunk, documents] : found.chunks) listed.insert(chunk);
+  if (auto kept = KeepRejectsOfListedChunks(dir + "/rejects.jsonl", listed, extract.chunk_docs);
+      !kept) {
+    return std::unexpected(kept.error());
   }
   writer.shards.continue_from = found.metadata;
   spdlog::info("{}: {}; {} shard(s) kept, {} unfinished file(s) removed", dir,
@@ -122,11 +124,15 @@ std::expected<WrittenReplica, std::string> PrepareWrittenReplica(const NodeOptio
   }
   auto start = PrepareOutput(options.extract, writer);
   if (!start) return std::unexpected(start.error());
-  WrittenReplica written{std::move(writer), *start, 0};
-  if (written.writer.shards.continue_from.is_object()) {
-    for (const auto& shard : written.writer.shards.continue_from["shards"]) {
+  WrittenReplica written{std::move(writer), *start, 0, {}};
+  const nlohmann::json& earlier = written.writer.shards.continue_from;
+  if (earlier.is_object()) {
+    for (const auto& shard : earlier["shards"]) {
       written.tokens_resumed += shard.value("tokens", int64_t{0});
     }
+    auto chunks = ListedChunks(earlier);  // checked by ReadEarlierOutput
+    if (!chunks) return std::unexpected(written.writer.shards.dir + ": " + chunks.error());
+    for (const auto& [chunk, documents] : *chunks) written.listed_chunks.push_back(chunk);
   }
   return written;
 }

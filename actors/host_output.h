@@ -3,6 +3,7 @@
 
 #include <expected>
 #include <string>
+#include <vector>
 
 #include "actors/extract_options.h"
 #include "actors/node.h"
@@ -31,6 +32,7 @@ struct WrittenReplica {
   WriterConfig writer;
   ReplicaStart start;          // where the replica resumes
   int64_t tokens_resumed = 0;  // listed by an earlier run, kept
+  std::vector<int64_t> listed_chunks;  // by an earlier run, ascending
 };
 std::expected<WrittenReplica, std::string> PrepareWrittenReplica(const NodeOptions& options,
                                                                  const NodeResources& resources,

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 
+#include "actors/job_leases.h"
 #include "actors/run_fingerprint.h"
 #include "transport/coordinator.h"
 #include "transport/coordinator_client.h"
@@ -140,6 +142,16 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
     coordinating.join_timeout = options.join_timeout;
     coordinating.liveness = JobLiveness(options);
     coordinating.hosts_independent = mesh.ReplicasWithinHosts();
+    if (mesh.Leased()) {
+      // The log lives beside host 0's shards: PrepareOutput made (or emptied) the folder.
+      const std::filesystem::path folder =
+          std::filesystem::path(options.extract.out_dir) / mesh.HostFolder(0);
+      std::error_code error;
+      std::filesystem::create_directories(folder, error);
+      auto leases = JobLeases::Open((folder / LeaseLog::kFileName).string(), mesh.chunk_docs);
+      if (!leases) return std::unexpected("the lease log: " + leases.error());
+      coordinating.leases = std::move(*leases);
+    }
     auto started = StartCoordinator(context, coordinating);
     if (!started) return std::unexpected(started.error());
     state.coordinator_actor = std::move(*started);
@@ -229,6 +241,24 @@ void JobLink::ReportFailure(const std::string& reason) {
   // events (final_drain); past this wait the destructor stops it.
   zmq::pollitem_t finished{state.coordinator_actor->pipe().handle(), 0, ZMQ_POLLIN, 0};
   RetryInterrupted([&] { return zmq::poll(&finished, 1, kReportWait); });
+}
+
+void JobLink::RequestLease(const LeaseRequestMessage& request) {
+  state_->client->RequestLease(request);
+}
+
+void JobLink::ReportListed(const ChunksListedMessage& listed) {
+  state_->client->ReportListed(listed);
+}
+
+void JobLink::ReportListing(const ListingIntentMessage& intent) {
+  state_->client->ReportListing(intent);
+}
+
+std::vector<LeaseGrantMessage> JobLink::TakeGrants() { return state_->client->TakeGrants(); }
+
+std::vector<ListingAckMessage> JobLink::TakeListingAcks() {
+  return state_->client->TakeListingAcks();
 }
 
 std::expected<void, std::string> JobLink::FinishTogether() {

@@ -5,12 +5,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "actors/host_layout.h"
 #include "actors/mesh_plan.h"
 #include "actors/node.h"
 #include "transport/job_security.h"
+#include "transport/schema.h"
 
 namespace actex {
 
@@ -56,6 +58,14 @@ class JobLink {
   // most) for its own coordinator to turn the report into the job's Abort, so the
   // other hosts hear this reason, not that the coordinator stopped.
   void ReportFailure(const std::string& reason);
+  // Work leases: what the loader asks and the writer lists goes to the coordinator;
+  // its answers collect for TakeGrants and TakeListingAcks as Service() reads them.
+  void RequestLease(const LeaseRequestMessage& request);
+  void ReportListing(const ListingIntentMessage& intent);
+  void ReportListed(const ChunksListedMessage& listed);
+  std::vector<LeaseGrantMessage> TakeGrants();
+  std::vector<ListingAckMessage> TakeListingAcks();
+
   // The final barrier: no host reports success before every host finished.
   std::expected<void, std::string> FinishTogether();
 

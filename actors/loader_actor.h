@@ -5,6 +5,7 @@
 #include <expected>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -32,12 +33,26 @@ struct LoaderConfig {
   int64_t chunk_docs = 1;
   // Whether a rejected line is this host's to list (its replica is written here).
   std::function<bool(int64_t doc_id)> lists_reject = [](int64_t) { return true; };
+
+  // Set in a job of work leases (one pipeline, written here): instead of a share
+  // fixed by chunk number (route), the pipeline gets the chunks the coordinator
+  // grants, asking for one more whenever fewer than `chunks_ahead` of its chunks are
+  // on their way through it. A drain asks for none and ends the streams after the
+  // chunk being read; a grant of no chunk ends them too.
+  struct Leasing {
+    std::string requests_endpoint;  // connects a PUSH: LeaseRequestMessage to the node
+    // Binds a PULL: LeaseGrantMessage from the node; ChunkEndMessage from the writer
+    // once a chunk went through the pipeline.
+    std::string inbox_endpoint;
+    int chunks_ahead = 2;
+  };
+  std::optional<Leasing> leasing;
 };
 
 // Reads the corpus one line at a time and hands each document to the tokenizer of
 // the replica that computes it, and each rejected line to the writer that lists it;
 // a pipeline learns that a chunk of it is over (ChunkEnd) as soon as the corpus
-// shows a later document, or ends.
+// shows a later document, or ends. With leasing, it reads the granted chunks instead.
 // Opening the corpus happens before the ready handshake, so a missing input file
 // fails Start itself.
 std::expected<std::unique_ptr<Actor>, std::string> StartLoader(zmq::context_t& context,

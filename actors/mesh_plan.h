@@ -30,6 +30,10 @@ struct MeshPlan {
   bool ReplicasWithinHosts() const {
     return model <= shards_per_host && shards_per_host % model == 0;
   }
+  // Whether replicas take chunks by lease (PROTOCOL.md "Leases") instead of the fixed
+  // share ReplicaOfDocument deals: in a job of several hosts whose replicas each lie
+  // on one host, so a replica can take on more or less without any other waiting.
+  bool Leased() const { return hosts > 1 && ReplicasWithinHosts(); }
   // The host that holds a replica's model rank 0 and so writes its documents.
   int WriterHost(int replica) const { return HostOfShard(FirstShardOfReplica(replica)); }
   // The replica that computes `doc_id` on this machine, or -1 when another machine

@@ -14,6 +14,7 @@
 #include "actors/device_shard_actor.h"
 #include "actors/host_layout.h"
 #include "actors/host_output.h"
+#include "actors/job_leases.h"
 #include "actors/job_link.h"
 #include "actors/loader_actor.h"
 #include "actors/mesh_plan.h"
@@ -41,6 +42,12 @@ namespace {
 constexpr const char* kActivationsEndpoint = "inproc://activations";
 constexpr const char* kRejectsEndpoint = "inproc://rejects";
 constexpr const char* kEventsEndpoint = "inproc://events";
+// Work leases: loader -> node (requests); writer -> node (listings); node and writer
+// -> loader (grants; chunks through the pipeline).
+constexpr const char* kLeaseRequestsEndpoint = "inproc://lease-requests";
+constexpr const char* kListingsEndpoint = "inproc://listings";
+constexpr const char* kLoaderInboxEndpoint = "inproc://loader-inbox";
+constexpr const char* kListingAcksEndpoint = "inproc://listing-acks";  // node -> writer
 
 using Clock = std::chrono::steady_clock;
 
@@ -100,6 +107,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   }
   std::map<int, ReplicaStart> starts;  // by replica
   WriterConfig writer;
+  std::vector<int64_t> listed_before;  // chunks an earlier run listed here
   if (writes) {
     auto written =
         PrepareWrittenReplica(options, resources, layout.written_replica(), summary.host_dir);
@@ -110,11 +118,40 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     writer.events_endpoint = kEventsEndpoint;
     starts[layout.written_replica()] = written->start;
     summary.tokens_resumed = written->tokens_resumed;
+    listed_before = std::move(written->listed_chunks);
   }
+  std::map<std::string, std::string> published;  // read by every host at the rendezvous
+  for (const auto& [replica, start] : starts) published[ResumeKey(replica)] = start.ToJson().dump();
   zmq::context_t context;
   zmq::socket_t events(context, zmq::socket_type::pull);
   events.set(zmq::sockopt::linger, 0);
   RetryInterrupted([&] { events.bind(kEventsEndpoint); });
+  // A leased job's replica is this host's one written replica (MeshPlan::Leased).
+  const bool leased = mesh.Leased();
+  zmq::socket_t lease_requests, listings, lease_grants, listing_acks;
+  if (leased) {
+    writer.listings_endpoint = kListingsEndpoint;
+    writer.listing_acks_endpoint = kListingAcksEndpoint;
+    writer.chunks_through_endpoint = kLoaderInboxEndpoint;
+    // The host's share is whatever it is granted: no total is known up front.
+    writer.docs_total = -1;
+    writer.docs_total_from_progress = nullptr;
+    published[JobLeases::ListedKey(options.host_id)] =
+        JobLeases::FormatChunks(listed_before);
+    lease_requests = zmq::socket_t(context, zmq::socket_type::pull);
+    listings = zmq::socket_t(context, zmq::socket_type::pull);
+    lease_grants = zmq::socket_t(context, zmq::socket_type::push);
+    listing_acks = zmq::socket_t(context, zmq::socket_type::push);
+    for (zmq::socket_t* socket : {&lease_requests, &listings, &lease_grants, &listing_acks}) {
+      socket->set(zmq::sockopt::linger, 0);
+    }
+    lease_grants.set(zmq::sockopt::sndtimeo, 0);
+    listing_acks.set(zmq::sockopt::sndtimeo, 0);
+    RetryInterrupted([&] { lease_requests.bind(kLeaseRequestsEndpoint); });
+    RetryInterrupted([&] { listings.bind(kListingsEndpoint); });
+    RetryInterrupted([&] { lease_grants.connect(kLoaderInboxEndpoint); });
+    RetryInterrupted([&] { listing_acks.connect(kListingAcksEndpoint); });
+  }
   std::unique_ptr<JobLink> job;
   if (multi_host) {
     auto joined = JobLink::Open(context, options, mesh);
@@ -135,6 +172,10 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
                              .show_progress = extract.show_progress,
                              .events = &events,
                              .job = job.get(),
+                             .lease_requests = leased ? &lease_requests : nullptr,
+                             .listings = leased ? &listings : nullptr,
+                             .lease_grants = leased ? &lease_grants : nullptr,
+                             .listing_acks = leased ? &listing_acks : nullptr,
                              .stop_signals = options.stop_signals,
                              .drain_timeout = std::chrono::milliseconds(
                                  static_cast<int64_t>(extract.drain_timeout_seconds * 1000))});
@@ -186,10 +227,6 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     started = supervisor.Add(StartDeviceShard(context, std::move(shard)));
   }
   if (started && job) {
-    std::map<std::string, std::string> published;
-    for (const auto& [replica, start] : starts) {
-      published[ResumeKey(replica)] = start.ToJson().dump();
-    }
     started = job->ConnectRings(
         layout,
         RunFingerprint(extract, resources.plan, mesh, resources.weights->fingerprint(),
@@ -245,6 +282,10 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       return static_cast<int>(found - replicas.begin());
     };
     if (writes) loading.rejects_endpoint = kRejectsEndpoint;
+    if (leased) {
+      loading.leasing = LoaderConfig::Leasing{.requests_endpoint = kLeaseRequestsEndpoint,
+                                              .inbox_endpoint = kLoaderInboxEndpoint};
+    }
     const int written = layout.written_replica();
     loading.lists_reject = [mesh, written](int64_t doc_id) {
       return mesh.ReplicaOfDocument(doc_id) == written;
@@ -261,6 +302,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     // same command on every host resumes.
     summary.ending = supervisor.ending();
     summary.stop_signal = options.stop_signals->last.load();
+    summary.job_goes_on = leased && options.host_id != 0;
     const std::string why = "host " + std::to_string(options.host_id) + " stopped by signal " +
                             std::to_string(summary.stop_signal);
     if (job) job->ReportFailure(why);

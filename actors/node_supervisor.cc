@@ -62,7 +62,8 @@ void NodeSupervisor::WatchStopSignals() {
     return;
   }
   const int signal = options_.stop_signals->last.load();
-  if (ending_ == RunEnding::kCompleted && options_.job != nullptr) {
+  if (ending_ == RunEnding::kCompleted && options_.job != nullptr &&
+      options_.lease_requests == nullptr) {
     // A replica may span hosts, so one host of a job cannot drain its batches alone.
     spdlog::warn("stop signal {}: stopping where this host is", signal);
     ending_ = RunEnding::kJobStopped;
@@ -143,6 +144,54 @@ void NodeSupervisor::DrainEvents() {
   }
 }
 
+std::expected<void, std::string> NodeSupervisor::RelayLeases(bool job_failed) {
+  if (options_.lease_requests == nullptr) return {};
+  JobLink& job = *options_.job;
+  // The acks and grants sockets have a send timeout of 0: an actor that ended
+  // (a drain) reads nothing more, and nothing waits for it.
+  auto refuse = [&](uint64_t request) {
+    (void)Send(*options_.listing_acks,
+               ListingAckMessage{request, false, "the job ended for this host first"});
+  };
+  for (zmq::socket_t* inbound : {options_.listings, options_.lease_requests}) {
+    while (true) {
+      auto received = Receive(*inbound, std::chrono::milliseconds(0));
+      if (!received) return std::unexpected("lease relay: " + received.error().message);
+      if (!*received) break;
+      const ReceivedMessage& message = **received;
+      if (message.type == MessageType::kListingIntent) {
+        auto intent = message.As<ListingIntentMessage>();
+        if (!intent) return std::unexpected("lease relay: " + intent.error());
+        if (job_failed) {
+          refuse(intent->request);
+        } else {
+          pending_listings_.insert(intent->request);
+          job.ReportListing(*intent);
+        }
+      } else if (message.type == MessageType::kChunksListed) {
+        auto listed = message.As<ChunksListedMessage>();
+        if (!listed) return std::unexpected("lease relay: " + listed.error());
+        if (!job_failed) job.ReportListed(*listed);
+      } else {
+        auto request = message.As<LeaseRequestMessage>();
+        if (!request) return std::unexpected("lease relay: " + request.error());
+        if (!job_failed) job.RequestLease(*request);
+      }
+    }
+  }
+  if (job_failed) {
+    for (uint64_t request : pending_listings_) refuse(request);
+    pending_listings_.clear();
+    return {};
+  }
+  for (const ListingAckMessage& ack : job.TakeListingAcks()) {
+    pending_listings_.erase(ack.request);
+    (void)Send(*options_.listing_acks, ack);
+  }
+  for (const LeaseGrantMessage& grant : job.TakeGrants()) (void)Send(*options_.lease_grants, grant);
+  return {};
+}
+
 std::expected<void, std::string> NodeSupervisor::Run() {
   return RunUntilFinished(/*include_background=*/false, /*service_job=*/true);
 }
@@ -182,6 +231,10 @@ std::expected<void, std::string> NodeSupervisor::RunUntilFinished(bool include_b
       polled.push_back(i);
     }
     if (options_.events) items.push_back({options_.events->handle(), 0, ZMQ_POLLIN, 0});
+    if (service_job && options_.lease_requests) {
+      items.push_back({options_.lease_requests->handle(), 0, ZMQ_POLLIN, 0});
+      items.push_back({options_.listings->handle(), 0, ZMQ_POLLIN, 0});
+    }
     zmq::socket_t* job_socket = service_job && options_.job ? options_.job->socket() : nullptr;
     if (job_socket) items.push_back({job_socket->handle(), 0, ZMQ_POLLIN, 0});
     try {
@@ -196,6 +249,9 @@ std::expected<void, std::string> NodeSupervisor::RunUntilFinished(bool include_b
     if (job_socket && first_error.empty()) {
       if (auto serviced = options_.job->Service(); !serviced) fail(serviced.error());
     }
+    if (service_job) {
+      if (auto relayed = RelayLeases(!first_error.empty()); !relayed) fail(relayed.error());
+    }
     for (size_t k = 0; k < polled.size(); ++k) {
       if (!(items[k].revents & ZMQ_POLLIN)) continue;
       const size_t i = polled[k];
@@ -204,6 +260,10 @@ std::expected<void, std::string> NodeSupervisor::RunUntilFinished(bool include_b
     }
   }
   DrainEvents();
+  // The writer's last listing, before the final barrier or a stop is reported.
+  if (service_job && first_error.empty()) {
+    if (auto relayed = RelayLeases(/*job_failed=*/false); !relayed) first_error = relayed.error();
+  }
   if (options_.show_progress && !include_background) PrintProgress(last_event_, true);
   if (!first_error.empty()) return std::unexpected(first_error);
   return {};

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <expected>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -37,6 +38,14 @@ class NodeSupervisor {
     bool show_progress = false;
     zmq::socket_t* events = nullptr;  // PULL: MonitorEventMessage from the writer
     JobLink* job = nullptr;           // null for a job of one host
+    // A job of work leases (PROTOCOL.md "Leases"): the node relays the loader's lease
+    // requests (PULL) and the writer's listings (PULL) to the coordinator, and the
+    // grants to the loader (PUSH). Such a host drains on its own like a job of one host:
+    // it needs no other to finish its chunks. Null otherwise.
+    zmq::socket_t* lease_requests = nullptr;
+    zmq::socket_t* listings = nullptr;  // ListingIntent and ChunksListed
+    zmq::socket_t* lease_grants = nullptr;
+    zmq::socket_t* listing_acks = nullptr;  // PUSH to the writer
     // Null: signals are not watched. A first signal drains (see OnStopSignal), or in a
     // job of several hosts stops the pipeline where it is; --drain-timeout passing stops
     // it where it is too; a second signal stops every actor at once.
@@ -78,6 +87,9 @@ class NodeSupervisor {
 
  private:
   void DrainEvents();
+  // Passes lease traffic between the actors and the job (see Options). Once the job
+  // failed, listing intents are refused here: no coordinator can note them now.
+  std::expected<void, std::string> RelayLeases(bool job_failed);
   // Acts on stop signals that arrived since the last look (see Options).
   void WatchStopSignals();
   // Stops every actor where it is, but has the writer list the chunks that ended.
@@ -91,6 +103,7 @@ class NodeSupervisor {
   MonitorEventMessage last_event_;
   RunEnding ending_ = RunEnding::kCompleted;
   std::chrono::steady_clock::time_point drain_deadline_;
+  std::set<uint64_t> pending_listings_;  // intents sent, not yet acknowledged
 };
 
 }  // namespace actex

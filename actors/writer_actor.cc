@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <set>
 
 #include "actors/actor_io.h"
 #include "actors/document_assembler.h"
@@ -20,12 +21,22 @@ double UnixSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+std::string HaltText(const ActorHalt& halt) {
+  return halt.kind == ActorHalt::Kind::kFailed ? halt.message : "the writer was stopped";
+}
+
 class WriterStage {
  public:
   WriterStage(ActorContext& actor, const WriterConfig& config) : actor_(actor), config_(config) {}
 
   std::expected<void, std::string> Run() {
-    auto shards = ShardWriter::Open(config_.shards);
+    ShardWriterOptions options = config_.shards;
+    if (!config_.listings_endpoint.empty()) {
+      options.before_listing = [this](const std::vector<int64_t>& chunks) {
+        return AskToList(chunks);
+      };
+    }
+    auto shards = ShardWriter::Open(std::move(options));
     if (!shards) return std::unexpected(shards.error());
     shards_ = std::move(*shards);
     auto rejects_log = RejectsLog::Open(config_.shards.dir + "/rejects.jsonl");
@@ -49,6 +60,19 @@ class WriterStage {
       // an upload.
       uploads_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
       RetryInterrupted([&] { uploads_.connect(config_.uploads_endpoint); });
+    }
+    if (!config_.listings_endpoint.empty()) {
+      // Unbounded: a listing is a few bytes per shard, and the node always reads.
+      listings_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
+      RetryInterrupted([&] { listings_.connect(config_.listings_endpoint); });
+      listing_acks_ = MakePipelineSocket(actor_.context(), zmq::socket_type::pull, 0);
+      RetryInterrupted([&] { listing_acks_.bind(config_.listing_acks_endpoint); });
+      reported_ = shards_->listed_chunks();  // published when the job began
+    }
+    if (!config_.chunks_through_endpoint.empty()) {
+      chunks_through_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
+      chunks_through_.set(zmq::sockopt::sndtimeo, 0);
+      RetryInterrupted([&] { chunks_through_.connect(config_.chunks_through_endpoint); });
     }
     actor_.SignalReady();
     Report("started", "");
@@ -98,6 +122,7 @@ class WriterStage {
     const int64_t shards_before = shards_->stats().shards;
     auto finished = shards_->Finish(/*complete=*/corpus_error_.empty() && !drained_);
     if (!finished) return finished;
+    if (auto reported = ReportListed(); !reported) return reported;
     Report(drained_ ? "drained" : "finished", "");
     if (auto requested = RequestUploads(shards_before); !requested) return requested;
     if (uploads_) {
@@ -153,10 +178,66 @@ class WriterStage {
     if (auto ended = shards_->EndChunk(chunk_end->chunk, chunk_end->documents); !ended) {
       return ended;
     }
+    ++chunks_ended_;
+    if (chunks_through_) {
+      // Only a hint that the loader may ask for more: it may have ended already.
+      msgpack::sbuffer body;
+      msgpack::pack(body, *chunk_end);
+      (void)SendEncoded(chunks_through_, chunk_end->kType, body, {});
+    }
+    return AnnounceListed(shards_before);
+  }
+
+  // The loader waits for more work, and every chunk it sent ended here: list them.
+  std::expected<void, std::string> ListNow(ReceivedMessage& message) {
+    auto list_now = message.As<ListNowMessage>();
+    if (!list_now) return std::unexpected("list now: " + list_now.error());
+    if (list_now->chunks_sent != chunks_ended_) {
+      return std::unexpected("the loader sent " + std::to_string(list_now->chunks_sent) +
+                             " chunks, but " + std::to_string(chunks_ended_) + " ended here");
+    }
+    const int64_t shards_before = shards_->stats().shards;
+    if (auto listed = shards_->ListEnded(); !listed) return listed;
+    return AnnounceListed(shards_before);
+  }
+
+  // Tells the monitors, the node (leases) and the uploader of the shards listed
+  // since the first `shards_before`.
+  std::expected<void, std::string> AnnounceListed(int64_t shards_before) {
     for (int64_t shard = shards_before; shard < shards_->stats().shards; ++shard) {
       Report("shard_written", "shard " + std::to_string(shard + 1));
     }
+    if (auto reported = ReportListed(); !reported) return reported;
     return RequestUploads(shards_before);
+  }
+
+  // Leases: the coordinator must know the chunks are being listed before they are,
+  // so that it never gives them to another host should this one be lost meanwhile.
+  std::expected<void, std::string> AskToList(const std::vector<int64_t>& chunks) {
+    const ListingIntentMessage intent{++listing_intents_, chunks};
+    if (auto sent = SendUnlessStopped(actor_, listings_, intent); !sent) {
+      return std::unexpected("chunks not listed: " + HaltText(sent.error()));
+    }
+    auto answer = ReceiveUnlessStopped(actor_, listing_acks_);
+    if (!answer) return std::unexpected("chunks not listed: " + HaltText(answer.error()));
+    auto ack = answer->As<ListingAckMessage>();
+    if (!ack) return std::unexpected("listing ack: " + ack.error());
+    if (ack->request != intent.request) {
+      return std::unexpected("listing ack " + std::to_string(ack->request) + " answers no request");
+    }
+    if (!ack->accepted) return std::unexpected("the coordinator refused the listing: " + ack->reason);
+    return {};
+  }
+
+  // Tells the node the chunks listed since the last report (leases only).
+  std::expected<void, std::string> ReportListed() {
+    if (!listings_) return {};
+    ChunksListedMessage listed;
+    for (int64_t chunk : shards_->listed_chunks()) {
+      if (reported_.insert(chunk).second) listed.chunks.push_back(chunk);
+    }
+    if (listed.chunks.empty()) return {};
+    return EndActor(SendUnlessStopped(actor_, listings_, listed));
   }
 
   std::expected<void, std::string> Handle(ReceivedMessage& message, DocumentAssembler& assembler) {
@@ -199,6 +280,10 @@ class WriterStage {
         if (!end->corpus_error.empty()) corpus_error_ = end->corpus_error;
         drained_ = drained_ || end->drained;
         ++*streams_ended;
+        continue;
+      }
+      if ((*message)->type == MessageType::kListNow) {
+        if (auto listed = ListNow(**message); !listed) return listed;
         continue;
       }
       if ((*message)->type == MessageType::kCorpusProgress) {
@@ -252,6 +337,12 @@ class WriterStage {
   std::unique_ptr<RejectsLog> rejects_log_;
   zmq::socket_t events_;
   zmq::socket_t uploads_;  // not connected without an uploader
+  zmq::socket_t listings_;        // leases only
+  zmq::socket_t listing_acks_;    // leases only
+  uint64_t listing_intents_ = 0;
+  zmq::socket_t chunks_through_;  // leases only
+  std::set<int64_t> reported_;    // listed chunks the node was told of
+  int64_t chunks_ended_ = 0;      // by this run
   std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
   int64_t tokens_since_report_ = 0;
   std::string corpus_error_;  // from the loader: the corpus ended in this error

@@ -24,6 +24,15 @@ struct WriterConfig {
   // Not empty: connects a PUSH to the uploader: an UploadRequest per listed shard,
   // EndOfStream once metadata.json is final.
   std::string uploads_endpoint;
+  // A job of work leases: connects a PUSH to the node: a ListingIntentMessage before
+  // chunks are listed, answered on listing_acks_endpoint (a PULL it binds; a refusal
+  // fails the writer, the chunks unlisted), and a ChunksListedMessage once they are,
+  // for the coordinator. Empty otherwise.
+  std::string listings_endpoint;
+  std::string listing_acks_endpoint;
+  // A job of work leases: connects a PUSH to the loader's inbox: each ChunkEnd back
+  // once its chunk is through the pipeline (the loader then has room for another).
+  std::string chunks_through_endpoint;
   int host_id = 0;
   // Documents this host's output answers for (written or rejected), when the corpus
   // size is known up front (all Parquet); -1 otherwise. Reported as docs_total, so

@@ -97,7 +97,9 @@ std::expected<std::vector<std::string>, std::string> DiscardUnlisted(const std::
   return removed;
 }
 
-std::expected<void, std::string> TruncateRejects(const std::string& path, int64_t last_doc_id) {
+std::expected<void, std::string> KeepRejectsOfListedChunks(const std::string& path,
+                                                           const std::set<int64_t>& listed,
+                                                           int64_t chunk_docs) {
   std::ifstream file(path);
   if (!file) return {};
   std::ostringstream kept;
@@ -108,7 +110,7 @@ std::expected<void, std::string> TruncateRejects(const std::string& path, int64_
         !reject["doc_id"].is_number_integer()) {
       continue;
     }
-    if (reject["doc_id"].get<int64_t>() <= last_doc_id) kept << line << '\n';
+    if (listed.contains(reject["doc_id"].get<int64_t>() / chunk_docs)) kept << line << '\n';
   }
   return WriteFileAtomically(path, kept.str(), nullptr);
 }

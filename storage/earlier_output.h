@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,9 +36,13 @@ std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const
 std::expected<std::vector<std::string>, std::string> DiscardUnlisted(const std::string& dir,
                                                                      const EarlierOutput& earlier);
 
-// Keeps only the lines of `path` (rejects.jsonl) whose "doc_id" is at most
-// `last_doc_id`, replacing the file atomically; a missing file is fine.
-std::expected<void, std::string> TruncateRejects(const std::string& path, int64_t last_doc_id);
+// Keeps only the lines of `path` (rejects.jsonl) whose "doc_id" lies in one of the
+// `listed` chunks of `chunk_docs` documents, replacing the file atomically; a
+// missing file is fine. The others were logged by a run that stopped before it
+// listed their chunk, which is computed again.
+std::expected<void, std::string> KeepRejectsOfListedChunks(const std::string& path,
+                                                           const std::set<int64_t>& listed,
+                                                           int64_t chunk_docs);
 
 }  // namespace actex
 

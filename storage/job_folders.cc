@@ -134,7 +134,7 @@ std::expected<JobFolders, std::string> FindJobFolders(const std::string& out_dir
                            "cannot tell which documents the folder holds: " + given.error()});
       }
     }
-    if (!folder.output.complete && !allow_incomplete) {
+    if (!folder.output.complete && !allow_incomplete && !folder.role.leased) {
       faults->push_back({label,
                          "did not finish (\"complete\": false): resume the run, or pass "
                          "--allow-incomplete to check what it has written so far"});

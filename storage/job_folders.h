@@ -31,6 +31,10 @@ struct FolderRole {
   std::vector<std::string> job_folders;
   std::function<bool(int64_t doc_id)> owns;      // this folder's documents
   std::function<bool(int64_t doc_id)> job_owns;  // all of the job's folders' documents
+  // The job leased its chunks: a folder holds what its host was granted, so one
+  // whose host was lost ("complete": false) may still be part of a finished job;
+  // whether every document is there is told by the coverage alone.
+  bool leased = false;
 };
 using FolderRoleRule =
     std::function<std::expected<FolderRole, std::string>(const nlohmann::json& config)>;

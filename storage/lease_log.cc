@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -51,11 +52,15 @@ std::expected<LeaseTable::Record, std::string> ParseRecord(const std::string& li
   for (std::string word; words >> word;) parts.push_back(word);
   using Kind = LeaseTable::Record::Kind;
   LeaseTable::Record record;
-  if (parts.size() == 3 && (parts[0] == "granted" || parts[0] == "listed")) {
-    record.kind = parts[0] == "granted" ? Kind::kGranted : Kind::kListed;
+  const std::map<std::string, Kind> with_chunk = {
+      {"granted", Kind::kGranted}, {"listing", Kind::kListing}, {"listed", Kind::kListed}};
+  const std::map<std::string, Kind> without_chunk = {{"lost", Kind::kLost},
+                                                     {"released", Kind::kReleased}};
+  if (parts.size() == 3 && with_chunk.contains(parts[0])) {
+    record.kind = with_chunk.at(parts[0]);
     record.holder = parts[2];
-  } else if (parts.size() == 2 && parts[0] == "released") {
-    record.kind = Kind::kReleased;
+  } else if (parts.size() == 2 && without_chunk.contains(parts[0])) {
+    record.kind = without_chunk.at(parts[0]);
     record.holder = parts[1];
     return record;
   } else if (parts.size() == 2 && parts[0] == "ended") {

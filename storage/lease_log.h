@@ -18,6 +18,9 @@ namespace actex {
 // appended and synced to the disk before the change is acted on.
 class LeaseLog {
  public:
+  // Its name inside host 0's folder.
+  static constexpr const char* kFileName = "leases.log";
+
   // Opens the log at `path`, creating it when absent, and replays it into `table`
   // (which must be empty). A last line without its newline is what a crash
   // mid-append leaves: it is cut off. Refused, naming the path and the line: another

@@ -13,39 +13,50 @@ bool ValidHolder(const std::string& holder) {
 }  // namespace
 
 std::optional<LeaseTable::Record> LeaseTable::NextGrant(const std::string& holder) const {
-  const int64_t chunk = returned_.empty() ? fresh_ : *returned_.begin();
+  int64_t chunk = fresh_;
+  if (!returned_.empty()) {
+    chunk = *returned_.begin();
+  } else {
+    // Chunks a folder listed without a grant (adopted) are passed over.
+    while (listed_.contains(chunk)) ++chunk;
+  }
   if (end_ && chunk >= *end_) return std::nullopt;
   return Record{Record::Kind::kGranted, chunk, holder};
 }
 
-bool LeaseTable::IsFree(int64_t chunk) const {
-  if (end_ && chunk >= *end_) return false;
-  return chunk == fresh_ || returned_.contains(chunk);
-}
-
 std::expected<void, std::string> LeaseTable::Check(const Record& record) const {
   const bool needs_holder = record.kind != Record::Kind::kEnded;
+  const bool needs_chunk =
+      record.kind != Record::Kind::kReleased && record.kind != Record::Kind::kLost;
   if (needs_holder && !ValidHolder(record.holder)) {
     return std::unexpected("holder \"" + record.holder + "\" is empty or holds a space");
   }
-  const bool needs_chunk = record.kind != Record::Kind::kReleased;
   if (needs_chunk && record.chunk < 0) {
     return std::unexpected("chunk " + std::to_string(record.chunk) + " is negative");
   }
   switch (record.kind) {
     case Record::Kind::kGranted:
       // Grants come lowest free chunk first, so a log never skips ahead.
-      if (IsFree(record.chunk)) return {};
+      if (auto next = NextGrant(record.holder); next && next->chunk == record.chunk) return {};
       if (IsListed(record.chunk))
         return std::unexpected(DescribeRecord(record) + ": listed already");
       if (auto holder = HolderOf(record.chunk)) {
         return std::unexpected(DescribeRecord(record) + ": granted to " + *holder + " already");
       }
       return std::unexpected(DescribeRecord(record) + ": not the next free chunk");
-    case Record::Kind::kListed:
+    case Record::Kind::kListed: {
+      // A chunk held by no one may be listed too: a folder that lists what the
+      // log does not know (a lost log, an output written before leases).
+      const std::optional<std::string> holder = HolderOf(record.chunk);
+      if (!IsListed(record.chunk) && (!holder || *holder == record.holder)) return {};
+      if (IsListed(record.chunk)) return std::unexpected(DescribeRecord(record) + ": listed already");
+      return std::unexpected(DescribeRecord(record) + ": the chunk is granted to " + *holder);
+    }
+    case Record::Kind::kListing:
       if (HolderOf(record.chunk) == record.holder) return {};
       return std::unexpected(DescribeRecord(record) + ": the chunk is not granted to " +
                              record.holder);
+    case Record::Kind::kLost:
     case Record::Kind::kReleased:
       return {};
     case Record::Kind::kEnded:
@@ -60,26 +71,37 @@ std::expected<void, std::string> LeaseTable::Apply(const Record& record) {
   if (auto fits = Check(record); !fits) return fits;
   switch (record.kind) {
     case Record::Kind::kGranted:
-      if (record.chunk == fresh_) {
-        ++fresh_;
+      if (record.chunk >= fresh_) {
+        fresh_ = record.chunk + 1;
       } else {
         returned_.erase(record.chunk);
       }
       granted_[record.chunk] = record.holder;
       held_[record.holder].insert(record.chunk);
       break;
+    case Record::Kind::kListing:
+      listing_.insert(record.chunk);
+      break;
     case Record::Kind::kListed:
-      granted_.erase(record.chunk);
-      held_[record.holder].erase(record.chunk);
+      if (granted_.erase(record.chunk) > 0) held_[record.holder].erase(record.chunk);
+      listing_.erase(record.chunk);
+      returned_.erase(record.chunk);
       listed_.insert(record.chunk);
       break;
+    case Record::Kind::kLost:
     case Record::Kind::kReleased:
       if (auto held = held_.find(record.holder); held != held_.end()) {
-        for (int64_t chunk : held->second) {
-          granted_.erase(chunk);
-          if (!end_ || chunk < *end_) returned_.insert(chunk);
+        const bool keep_listing = record.kind == Record::Kind::kLost;
+        for (auto chunk = held->second.begin(); chunk != held->second.end();) {
+          if (keep_listing && listing_.contains(*chunk)) {
+            ++chunk;
+            continue;
+          }
+          granted_.erase(*chunk);
+          listing_.erase(*chunk);
+          if (!end_ || *chunk < *end_) returned_.insert(*chunk);
+          chunk = held->second.erase(chunk);
         }
-        held_.erase(held);
       }
       break;
     case Record::Kind::kEnded:
@@ -102,6 +124,22 @@ std::vector<int64_t> LeaseTable::HeldBy(const std::string& holder) const {
   return {held->second.begin(), held->second.end()};
 }
 
+std::vector<int64_t> LeaseTable::BeingListedBy(const std::string& holder) const {
+  std::vector<int64_t> chunks;
+  for (int64_t chunk : HeldBy(holder)) {
+    if (listing_.contains(chunk)) chunks.push_back(chunk);
+  }
+  return chunks;
+}
+
+std::vector<std::string> LeaseTable::holders() const {
+  std::vector<std::string> names;
+  for (const auto& [holder, chunks] : held_) {
+    if (!chunks.empty()) names.push_back(holder);
+  }
+  return names;
+}
+
 std::optional<std::string> LeaseTable::HolderOf(int64_t chunk) const {
   auto granted = granted_.find(chunk);
   if (granted == granted_.end()) return std::nullopt;
@@ -113,8 +151,12 @@ std::string DescribeRecord(const LeaseTable::Record& record) {
   switch (record.kind) {
     case Kind::kGranted:
       return "granted " + std::to_string(record.chunk) + " " + record.holder;
+    case Kind::kListing:
+      return "listing " + std::to_string(record.chunk) + " " + record.holder;
     case Kind::kListed:
       return "listed " + std::to_string(record.chunk) + " " + record.holder;
+    case Kind::kLost:
+      return "lost " + record.holder;
     case Kind::kReleased:
       return "released " + record.holder;
     case Kind::kEnded:

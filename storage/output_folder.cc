@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/whole_file.h"
+#include "storage/lease_log.h"
 #include "storage/line_reader.h"
 #include "storage/shard_listing.h"
 #include "storage/upload_ledger.h"
@@ -154,6 +155,9 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
   const nlohmann::json shards = metadata.value("shards", nlohmann::json());
   if (!shards.is_array()) fault("has no \"shards\" list");
   std::set<std::string> names;
+  folder.lists_chunks =
+      shards.is_array() && !shards.empty() && shards[0].is_object() && shards[0].contains("chunks");
+  folder.lists_chunks = folder.lists_chunks || metadata.contains("chunks_without_documents");
   int64_t previous_last = -1;
   for (size_t i = 0; shards.is_array() && i < shards.size(); ++i) {
     auto shard = ReadShardEntry(shards[i], i, metadata_file, faults);
@@ -163,7 +167,10 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
       fault("lists " + name + " twice");
       continue;
     }
-    if (shard->first_doc_id <= previous_last) {
+    // Shards that list whole chunks may hold them in any order (a leased job gets
+    // chunks as they are granted); the chunks themselves are checked against the
+    // documents. Before chunks, shards rose by doc id.
+    if (!folder.lists_chunks && shard->first_doc_id <= previous_last) {
       fault(name + " starts at doc " + std::to_string(shard->first_doc_id) +
             ", not after the previous shard's last doc " + std::to_string(previous_last) +
             " (a document split or repeated across shards)");
@@ -190,9 +197,6 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
             " but the listed shards add up to " + sum.dump());
     }
   }
-  folder.lists_chunks =
-      shards.is_array() && !shards.empty() && shards[0].is_object() && shards[0].contains("chunks");
-  folder.lists_chunks = folder.lists_chunks || metadata.contains("chunks_without_documents");
   const nlohmann::json chunk_docs = folder.config.value("chunk_docs", nlohmann::json(1));
   if (!chunk_docs.is_number_integer() || chunk_docs.get<int64_t>() < 1) {
     fault("config.chunk_docs is " + chunk_docs.dump() + ", not a positive integer");
@@ -212,7 +216,7 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
 
 std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
   std::set<std::string> known(folder.shard_files.begin(), folder.shard_files.end());
-  known.insert({"metadata.json", "rejects.jsonl", UploadLedger::kFileName});
+  known.insert({"metadata.json", "rejects.jsonl", UploadLedger::kFileName, LeaseLog::kFileName});
   std::vector<VerifyFinding> warnings;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(folder.path, error)) {

@@ -91,6 +91,10 @@ struct ShardWriter::State {
   std::expected<void, std::string> SpillRows(const DocumentActivations& document, size_t site);
   std::expected<void, std::string> CloseShard();
   std::expected<void, std::string> CutBackOpenChunk();
+  // Asks options.before_listing about `chunks` ([chunk, documents] pairs).
+  std::expected<void, std::string> AllowListing(const nlohmann::ordered_json& chunks);
+  // Closes the open shard (if it holds documents) and lists the chunks ended since.
+  std::expected<void, std::string> ListEnded();
   std::expected<void, std::string> Fail(std::string message) {
     failure = std::move(message);
     return std::unexpected(failure);
@@ -167,6 +171,7 @@ std::expected<void, std::string> ShardWriter::State::CloseShard() {
     return std::unexpected(written.error());
   }
   spill.reset();  // closing the descriptors frees the unlinked spill files
+  if (auto allowed = AllowListing(ended_chunks); !allowed) return allowed;
 
   spdlog::debug("wrote {}: docs {}..{} ({} docs, {} tokens, {} bytes)", path, first_doc_id,
                 last_doc_id, shard_docs, shard_tokens, written->second);
@@ -183,6 +188,26 @@ std::expected<void, std::string> ShardWriter::State::CloseShard() {
   for (size_t i = 0; i < open_statistics.size(); ++i) {
     open_statistics[i] = SiteStatistics(options.sites[i].second);
   }
+  return WriteMetadata(/*complete=*/false);
+}
+
+std::expected<void, std::string> ShardWriter::State::AllowListing(
+    const nlohmann::ordered_json& chunks) {
+  if (!options.before_listing) return {};
+  std::vector<int64_t> numbers;
+  for (const auto& chunk : chunks) numbers.push_back(chunk[0].get<int64_t>());
+  return options.before_listing(numbers);
+}
+
+std::expected<void, std::string> ShardWriter::State::ListEnded() {
+  if (spill && shard_docs > 0) {
+    if (auto closed = CloseShard(); !closed) return closed;
+  }
+  spill.reset();
+  if (ended_chunks.empty()) return {};
+  if (auto allowed = AllowListing(ended_chunks); !allowed) return allowed;
+  listing->ListWithoutDocuments(ended_chunks);
+  ended_chunks = nlohmann::ordered_json::array();
   return WriteMetadata(/*complete=*/false);
 }
 
@@ -379,14 +404,7 @@ std::expected<void, std::string> ShardWriter::Finish(bool complete) {
   if (unended >= 0) {
     if (auto cut = state.CutBackOpenChunk(); !cut) return state.Fail(cut.error());
   }
-  if (state.spill && state.shard_docs > 0) {
-    if (auto closed = state.CloseShard(); !closed) return state.Fail(closed.error());
-  }
-  state.spill.reset();
-  if (!state.ended_chunks.empty()) {
-    state.listing->ListWithoutDocuments(state.ended_chunks);
-    state.ended_chunks = nlohmann::ordered_json::array();
-  }
+  if (auto listed = state.ListEnded(); !listed) return state.Fail(listed.error());
   if (auto written = state.WriteMetadata(complete && unended < 0); !written) {
     return state.Fail(written.error());
   }
@@ -395,6 +413,20 @@ std::expected<void, std::string> ShardWriter::Finish(bool complete) {
     return std::unexpected("the input ended inside chunk " + std::to_string(unended) +
                            ", which was not listed");
   }
+  return {};
+}
+
+std::expected<void, std::string> ShardWriter::ListEnded() {
+  State& state = *state_;
+  if (!state.failure.empty()) {
+    return std::unexpected("shard writer stopped by an earlier error: " + state.failure);
+  }
+  if (state.finished) return std::unexpected(std::string("shard writer: ListEnded after Finish"));
+  if (state.open_chunk >= 0) {
+    return std::unexpected("chunk " + std::to_string(state.open_chunk) +
+                           " is open: nothing is listed before it ends");
+  }
+  if (auto listed = state.ListEnded(); !listed) return state.Fail(listed.error());
   return {};
 }
 

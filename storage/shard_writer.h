@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,10 @@ struct ShardWriterOptions {
   // storage/earlier_output.h). Its listed shards are kept, numbering continues after
   // them, and its listed chunks are refused if they come again.
   nlohmann::json continue_from;
+  // Not null: asked before metadata.json lists more chunks (a leased job's coordinator
+  // must know first); an error is final, and the chunks are not listed.
+  std::function<std::expected<void, std::string>(const std::vector<int64_t>& chunks)>
+      before_listing;
 };
 
 // One whole document's activations. Spans point into the caller's buffers.
@@ -86,6 +91,10 @@ class ShardWriter {
   // the chunk has in the corpus, the rest of them rejected); closes the shard once
   // its tensor bytes reach options.shard_bytes.
   std::expected<void, std::string> EndChunk(int64_t chunk, int64_t documents);
+  // Lists every chunk that ended, closing the open shard early, without finishing:
+  // a host of a leased job that waits for more work lists what it holds, so the job
+  // can finish. Refused while a chunk is open.
+  std::expected<void, std::string> ListEnded();
   // Lists what is whole and writes metadata.json with "complete": `complete` (false
   // when the input ended early, in an error or a drain). The documents of a chunk
   // that never ended are dropped: a later run computes that chunk again; with

@@ -11,6 +11,7 @@
 
 #include "transport/actor.h"
 #include "transport/job_security.h"
+#include "transport/lease_desk.h"
 #include "transport/liveness.h"
 
 namespace actex {
@@ -52,6 +53,10 @@ struct CoordinatorOptions {
   // its own share. The others finish theirs, barriers wait for the hosts still in the
   // job, and the job ends after its final barrier with an error naming what was lost.
   bool hosts_independent = false;
+  // Work leases (independent hosts only): the hosts ask for chunks of the corpus
+  // one at a time, and a lost host's unlisted chunks go to the others, so the job
+  // finishes without it. Null: every replica computes a fixed share.
+  std::shared_ptr<LeaseDesk> leases;
   // After the job ended (final barrier released, or aborted) the coordinator keeps
   // relaying monitor events and answering late peers with the Abort this long.
   std::chrono::milliseconds final_drain{1000};

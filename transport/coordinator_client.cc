@@ -158,6 +158,18 @@ void CoordinatorClient::Handle(const ReceivedMessage& message) {
       if (release->name == kFinalBarrierName) finished_ = true;
       return;
     }
+    case MessageType::kLeaseGrant: {
+      auto grant = message.As<LeaseGrantMessage>();
+      if (!grant) return Drop(grant.error());
+      grants_.push_back(*grant);
+      return;
+    }
+    case MessageType::kListingAck: {
+      auto ack = message.As<ListingAckMessage>();
+      if (!ack) return Drop(ack.error());
+      listing_acks_.push_back(*ack);
+      return;
+    }
     default:
       return Drop(fmt::format("a {} message", MessageTypeName(message.type)));
   }
@@ -275,6 +287,18 @@ std::expected<void, std::string> CoordinatorClient::Barrier(const std::string& n
 
 void CoordinatorClient::ReportFailure(const std::string& reason) {
   SendNow(FailureMessage{host_id_, reason});
+}
+
+void CoordinatorClient::RequestLease(const LeaseRequestMessage& request) { SendNow(request); }
+
+void CoordinatorClient::ReportListing(const ListingIntentMessage& intent) { SendNow(intent); }
+
+void CoordinatorClient::ReportListed(const ChunksListedMessage& listed) { SendNow(listed); }
+
+std::vector<LeaseGrantMessage> CoordinatorClient::TakeGrants() { return std::move(grants_); }
+
+std::vector<ListingAckMessage> CoordinatorClient::TakeListingAcks() {
+  return std::move(listing_acks_);
 }
 
 }  // namespace actex

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "transport/connection_watch.h"
@@ -79,6 +80,15 @@ class CoordinatorClient {
   // Best effort and non-blocking; the linger delivers it while the socket closes.
   void ReportFailure(const std::string& reason);
 
+  // Work leases (PROTOCOL.md "Leases"): a request is answered by a grant and a
+  // listing intent by an ack, which Service() collects for TakeGrants and
+  // TakeListingAcks; a listing is not answered.
+  void RequestLease(const LeaseRequestMessage& request);
+  void ReportListing(const ListingIntentMessage& intent);
+  void ReportListed(const ChunksListedMessage& listed);
+  std::vector<LeaseGrantMessage> TakeGrants();
+  std::vector<ListingAckMessage> TakeListingAcks();
+
   // Messages from the coordinator that were dropped (malformed or unexpected).
   uint64_t dropped_messages() const { return dropped_messages_; }
   // Connections to the coordinator that ended during the ZeroMQ handshake: a
@@ -108,6 +118,8 @@ class CoordinatorClient {
   bool finished_ = false;  // the final barrier was released
   std::optional<std::string> failure_;
   std::set<std::string> released_barriers_;
+  std::vector<LeaseGrantMessage> grants_;  // arrived, not yet taken
+  std::vector<ListingAckMessage> listing_acks_;
   std::optional<Clock::time_point> last_message_;  // from the coordinator
   std::optional<Clock::time_point> disconnected_at_;
   Clock::time_point next_heartbeat_{};

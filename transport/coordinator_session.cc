@@ -103,6 +103,13 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
       // The host id is the one the node joined with, whatever the message claims.
       return LoseHost(host_id, fmt::format("host {} failed: {}", host_id, failure->reason), now);
     }
+    case MessageType::kLeaseRequest:
+    case MessageType::kListingIntent:
+    case MessageType::kChunksListed:
+      if (host_id < 0 || !options_.leases || phase_ != Phase::kRunning) {
+        return DropUnexpected(fmt::format("a {} message from {}", MessageTypeName(type), sender));
+      }
+      return OnLeaseMessage(host_id, *message, now);
     default:
       return DropUnexpected(fmt::format("a {} message from {}", MessageTypeName(type), sender));
   }
@@ -123,6 +130,11 @@ void CoordinatorSession::OnHello(const std::string& identity, int fd, const std:
   spdlog::info("coordinator: host {} joined from {} ({} of {})", host_id, address,
                rendezvous_.joined(), options_.num_hosts);
   if (!rendezvous_.complete()) return;
+  if (options_.leases) {
+    if (auto begun = options_.leases->Begin(rendezvous_.endpoints()); !begun) {
+      return Abort(begun.error(), now);
+    }
+  }
   for (const auto& host : hosts_) Queue(host->identity, WelcomeMessage{rendezvous_.endpoints()});
   phase_ = Phase::kRunning;
   counters_.welcomed = true;
@@ -144,7 +156,7 @@ void CoordinatorSession::OnReturningHello(const std::string& identity, int fd,
     return Queue(identity, AbortMessage{fits.error()});
   }
   const int host_id = hello->host_id;
-  const Returning node{identity, fd, address};
+  const Returning node{identity, fd, address, hello->endpoints};
   if (!hosts_[host_id]) return Readmit(host_id, node, now);
   spdlog::warn(
       "coordinator: a node at {} comes for host {}, which is still in the job; it takes "
@@ -155,12 +167,18 @@ void CoordinatorSession::OnReturningHello(const std::string& identity, int fd,
 
 void CoordinatorSession::Readmit(int host_id, Returning node, Clock::time_point now) {
   returning_.erase(host_id);  // `node` is a copy: it may have come from there
+  if (options_.leases) {
+    if (auto rejoined = options_.leases->Rejoin(host_id, node.published); !rejoined) {
+      return Abort(rejoined.error(), now);
+    }
+    AnswerWaitingLeases(now);  // what it was listing when lost may be free now
+  }
   hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, released_barriers_};
   host_by_identity_[node.identity] = host_id;
   lost_.erase(host_id);
   Queue(node.identity, WelcomeMessage{rendezvous_.endpoints()});
-  spdlog::info("coordinator: host {} is back, from {}; it finishes its own share", host_id,
-               node.address);
+  spdlog::info("coordinator: host {} is back, from {}; {}", host_id, node.address,
+               options_.leases ? "it takes leases again" : "it finishes its own share");
 }
 
 void CoordinatorSession::OnBarrier(int host_id, const ReceivedMessage& message,
@@ -203,10 +221,21 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
   if (lost_.empty()) return;
   std::string lost;
   for (const auto& [id, reason] : lost_) lost += (lost.empty() ? "" : "; ") + reason;
-  abort_reason_ = fmt::format(
-      "the job finished without {} host(s), whose shares are not all written ({}); run "
-      "every host's command again to finish them",
-      lost_.size(), lost);
+  if (options_.leases && options_.leases->finished()) {
+    spdlog::info("coordinator: the job finished without {} host(s) ({}); the others listed {}",
+                 lost_.size(), lost, options_.leases->Progress());
+    return;
+  }
+  abort_reason_ =
+      options_.leases
+          ? fmt::format(
+                "the job finished without {} host(s) ({}), and {}; run every host's command "
+                "again to finish the rest",
+                lost_.size(), lost, options_.leases->Progress())
+          : fmt::format(
+                "the job finished without {} host(s), whose shares are not all written ({}); "
+                "run every host's command again to finish them",
+                lost_.size(), lost);
   spdlog::error("coordinator: {}", *abort_reason_);
 }
 
@@ -214,16 +243,73 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
   if (!options_.hosts_independent || host_id == 0 || phase_ != Phase::kRunning) {
     return Abort(std::move(reason), now);
   }
-  spdlog::error("coordinator: {}; the other hosts go on with their own shares", reason);
+  if (options_.leases) {
+    if (auto lost = options_.leases->Lose(host_id); !lost) return Abort(lost.error(), now);
+  }
+  spdlog::error("coordinator: {}; the other hosts go on {}", reason,
+                options_.leases ? "and take its unlisted chunks" : "with their own shares");
   host_by_identity_.erase(hosts_[host_id]->identity);
   hosts_[host_id].reset();
   lost_[host_id] = std::move(reason);
+  waiting_leases_.erase(host_id);
+  if (options_.leases) AnswerWaitingLeases(now);
   if (auto waiting = returning_.find(host_id); waiting != returning_.end()) {
     Readmit(host_id, waiting->second, now);
   }
   std::vector<std::string> open;
   for (const auto& [name, arrived] : barriers_) open.push_back(name);
   for (const std::string& name : open) ReleaseIfAllArrived(name, now);
+}
+
+void CoordinatorSession::OnLeaseMessage(int host_id, const ReceivedMessage& message,
+                                        Clock::time_point now) {
+  const std::string sender = fmt::format("host {}", host_id);
+  LeaseDesk& leases = *options_.leases;
+  if (message.type == MessageType::kChunksListed) {
+    auto listed = message.As<ChunksListedMessage>();
+    if (!listed) return DropMalformed(sender, listed.error());
+    if (auto applied = leases.List(host_id, listed->chunks); !applied) {
+      return Abort(applied.error(), now);
+    }
+    return AnswerWaitingLeases(now);
+  }
+  if (message.type == MessageType::kListingIntent) {
+    auto intent = message.As<ListingIntentMessage>();
+    if (!intent) return DropMalformed(sender, intent.error());
+    auto allowed = leases.BeginListing(host_id, intent->chunks);
+    if (!allowed) return Abort(allowed.error(), now);
+    return Queue(hosts_[host_id]->identity,
+                 ListingAckMessage{intent->request, *allowed,
+                                   *allowed ? "" : "the host does not hold every chunk it lists"});
+  }
+  auto request = message.As<LeaseRequestMessage>();
+  if (!request) return DropMalformed(sender, request.error());
+  auto granted = leases.Grant(host_id, request->corpus_chunks);
+  if (!granted) return Abort(granted.error(), now);
+  if (*granted) {
+    return Queue(hosts_[host_id]->identity, LeaseGrantMessage{request->request, **granted});
+  }
+  // None is free: the request waits for a lost host's chunks, or the job's end.
+  const bool nothing_left = leases.finished() || leases.stalled();
+  Queue(hosts_[host_id]->identity, LeaseGrantMessage{request->request, -1, nothing_left});
+  if (!nothing_left) waiting_leases_[host_id] = request->request;
+}
+
+void CoordinatorSession::AnswerWaitingLeases(Clock::time_point now) {
+  LeaseDesk& leases = *options_.leases;
+  for (auto waiting = waiting_leases_.begin(); waiting != waiting_leases_.end();) {
+    const auto [host_id, request] = *waiting;
+    auto granted = leases.Grant(host_id, -1);
+    if (!granted) return Abort(granted.error(), now);
+    const bool nothing_left = leases.finished() || leases.stalled();
+    if (!*granted && !nothing_left) {
+      ++waiting;
+      continue;
+    }
+    Queue(hosts_[host_id]->identity,
+          LeaseGrantMessage{request, granted->value_or(-1), nothing_left && !*granted});
+    waiting = waiting_leases_.erase(waiting);
+  }
 }
 
 void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::time_point now) {

@@ -77,6 +77,7 @@ class CoordinatorSession {
     std::string identity;
     int fd = -1;
     std::string address;
+    std::map<std::string, std::string> published;  // its Hello's endpoints
   };
 
   template <typename T>
@@ -84,6 +85,11 @@ class CoordinatorSession {
   void OnHello(const std::string& identity, int fd, const std::string& address,
                const ReceivedMessage& message, Clock::time_point now);
   void OnBarrier(int host_id, const ReceivedMessage& message, Clock::time_point now);
+  // LeaseRequest (answered with a LeaseGrant) or ChunksListed.
+  void OnLeaseMessage(int host_id, const ReceivedMessage& message, Clock::time_point now);
+  // Grants what became free to the hosts waiting for a chunk, or tells them the
+  // job finished.
+  void AnswerWaitingLeases(Clock::time_point now);
   void DropMalformed(const std::string& sender, const std::string& why);
   void DropUnexpected(const std::string& why);
   // The admitted host that `identity` belongs to, or -1.
@@ -109,6 +115,7 @@ class CoordinatorSession {
   std::map<int, std::string> lost_;                // hosts the job went on without: why
   std::map<int, Returning> returning_;             // by the host id whose place they take
   std::set<std::string> released_barriers_;
+  std::map<int, uint64_t> waiting_leases_;  // host -> its open LeaseRequest
   std::optional<std::string> abort_reason_;
   Clock::time_point started_{};
   Clock::time_point next_heartbeat_{};

@@ -44,6 +44,8 @@ std::optional<MessageTypeInfo> DescribeMessageType(uint64_t type_id) {
       return Info<CorpusProgressMessage>("CorpusProgress");
     case MessageType::kChunkEnd:
       return Info<ChunkEndMessage>("ChunkEnd");
+    case MessageType::kListNow:
+      return Info<ListNowMessage>("ListNow");
     case MessageType::kMonitorEvent:
       return Info<MonitorEventMessage>("MonitorEvent");
     case MessageType::kCollectiveChunk:
@@ -62,6 +64,16 @@ std::optional<MessageTypeInfo> DescribeMessageType(uint64_t type_id) {
       return Info<HeartbeatMessage>("Heartbeat");
     case MessageType::kFailure:
       return Info<FailureMessage>("Failure");
+    case MessageType::kLeaseRequest:
+      return Info<LeaseRequestMessage>("LeaseRequest");
+    case MessageType::kLeaseGrant:
+      return Info<LeaseGrantMessage>("LeaseGrant");
+    case MessageType::kChunksListed:
+      return Info<ChunksListedMessage>("ChunksListed");
+    case MessageType::kListingIntent:
+      return Info<ListingIntentMessage>("ListingIntent");
+    case MessageType::kListingAck:
+      return Info<ListingAckMessage>("ListingAck");
     case MessageType::kRingBound:
       return Info<RingBoundMessage>("RingBound");
     case MessageType::kRingTable:

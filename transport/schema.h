@@ -29,6 +29,7 @@ enum class MessageType : uint16_t {
   kUploadRequest = 6,
   kCorpusProgress = 7,
   kChunkEnd = 8,
+  kListNow = 9,
   // Node -> monitor subscribers (PUB).
   kMonitorEvent = 10,
   // Collectives between device shards (inproc or tcp).
@@ -42,6 +43,11 @@ enum class MessageType : uint16_t {
   kBarrierRelease = 34,
   kHeartbeat = 35,
   kFailure = 36,
+  kLeaseRequest = 37,
+  kLeaseGrant = 38,
+  kChunksListed = 39,
+  kListingIntent = 40,
+  kListingAck = 41,
   // Ring set-up inside a node (inproc): device shard <-> node.
   kRingBound = 50,
   kRingTable = 51,
@@ -139,6 +145,15 @@ struct ChunkEndMessage {
   int64_t chunk = 0;
   int64_t documents = 0;
   MSGPACK_DEFINE_MAP(chunk, documents);
+};
+
+// loader -> writer (with the rejects), in a leased job whose host waits for a chunk
+// to be free again: every chunk sent went through the pipeline; list them now, so
+// the job can finish.
+struct ListNowMessage {
+  static constexpr MessageType kType = MessageType::kListNow;
+  int64_t chunks_sent = 0;  // by this run's loader, each ended at the writer by now
+  MSGPACK_DEFINE_MAP(chunks_sent);
 };
 
 // writer -> uploader: a shard that was closed and listed in metadata.json. The
@@ -265,6 +280,61 @@ struct FailureMessage {
   int32_t host_id = 0;
   std::string reason;
   MSGPACK_DEFINE_MAP(host_id, reason);
+};
+
+// ---- Work leases (PROTOCOL.md "Leases"): jobs whose replicas each lie on one host ----
+
+// loader -> its node -> coordinator: the host's replica has room for one more chunk.
+// `corpus_chunks` is how many chunks the corpus has, once the loader read its end
+// (-1 before), so the coordinator learns where the work ends.
+struct LeaseRequestMessage {
+  static constexpr MessageType kType = MessageType::kLeaseRequest;
+  uint64_t request = 0;  // 1, 2, 3, ... per host run, echoed by the grant
+  int64_t corpus_chunks = -1;
+  MSGPACK_DEFINE_MAP(request, corpus_chunks);
+};
+
+// coordinator -> node -> its loader: the answer to request `request`: the chunk
+// now held; or -1 with `finished` when no host in the job has anything left to do
+// (every chunk is listed, or waits for a lost host's folder): the loader ends its
+// streams; or -1 alone when none is free now but some are held by others: the
+// request stays open, and a second grant answers it once a lost host's chunk is
+// free again or nothing is left.
+struct LeaseGrantMessage {
+  static constexpr MessageType kType = MessageType::kLeaseGrant;
+  uint64_t request = 0;
+  int64_t chunk = -1;
+  bool finished = false;
+  MSGPACK_DEFINE_MAP(request, chunk, finished);
+};
+
+// writer -> its node -> coordinator, before the host's metadata.json lists `chunks`:
+// the coordinator notes them as being listed (should the host be lost now, they wait
+// for its folder rather than go to another host) and answers with a ListingAck.
+struct ListingIntentMessage {
+  static constexpr MessageType kType = MessageType::kListingIntent;
+  uint64_t request = 0;  // 1, 2, 3, ... per host run, echoed by the ack
+  std::vector<int64_t> chunks;
+  MSGPACK_DEFINE_MAP(request, chunks);
+};
+
+// coordinator -> node -> writer: whether the host may list them. Refused (with the
+// reason) when it does not hold them, or when its node can no longer ask the
+// coordinator (the job ended for it): the chunks are then not listed.
+struct ListingAckMessage {
+  static constexpr MessageType kType = MessageType::kListingAck;
+  uint64_t request = 0;
+  bool accepted = false;
+  std::string reason;
+  MSGPACK_DEFINE_MAP(request, accepted, reason);
+};
+
+// writer -> its node -> coordinator: these chunks are now listed in the host's
+// metadata.json (its shards hold their documents, or all of them were rejected).
+struct ChunksListedMessage {
+  static constexpr MessageType kType = MessageType::kChunksListed;
+  std::vector<int64_t> chunks;
+  MSGPACK_DEFINE_MAP(chunks);
 };
 
 }  // namespace actex

@@ -76,10 +76,13 @@ std::expected<FolderRole, std::string> RoleFromConfig(const nlohmann::json& conf
   role.name = plan->HostFolder(*host);
   for (int r = 0; r < plan->data; ++r)
     role.job_folders.push_back(plan->HostFolder(plan->WriterHost(r)));
-  role.owns = [plan = *plan, replica](int64_t doc_id) {
+  role.job_owns = [plan = *plan](int64_t doc_id) { return plan.ReplicaOfDocument(doc_id) >= 0; };
+  // With leases a folder holds whatever chunks its host was granted: which folder
+  // holds a document is not fixed, only that one of the job's does.
+  role.leased = plan->Leased();
+  role.owns = role.leased ? role.job_owns : [plan = *plan, replica](int64_t doc_id) {
     return plan.ReplicaOfDocument(doc_id) == replica;
   };
-  role.job_owns = [plan = *plan](int64_t doc_id) { return plan.ReplicaOfDocument(doc_id) >= 0; };
   return role;
 }
 

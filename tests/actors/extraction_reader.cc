@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "storage/safetensors.h"
+#include "storage/shard_listing.h"
 
 namespace actex {
 namespace {
@@ -72,9 +73,20 @@ std::map<int64_t, DocumentRows> ReadJob(const std::string& out) {
 std::multiset<int64_t> RejectedIds(const std::string& out) {
   std::multiset<int64_t> rejected;
   for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    if (!entry.is_directory()) continue;
+    std::ifstream metadata_file(entry.path() / "metadata.json");
+    const auto metadata = nlohmann::json::parse(metadata_file, nullptr, false);
+    auto listed = ListedChunks(metadata);
+    if (!listed) {
+      ADD_FAILURE() << entry.path() << ": " << listed.error();
+      continue;
+    }
+    const nlohmann::json config = metadata.value("config", nlohmann::json());
+    const int64_t chunk_docs = config.is_object() ? config.value("chunk_docs", int64_t{1}) : 1;
     std::ifstream file(entry.path() / "rejects.jsonl");
     for (std::string line; std::getline(file, line);) {
-      rejected.insert(nlohmann::json::parse(line)["doc_id"].get<int64_t>());
+      const int64_t doc_id = nlohmann::json::parse(line)["doc_id"].get<int64_t>();
+      if (listed->contains(doc_id / chunk_docs)) rejected.insert(doc_id);
     }
   }
   return rejected;

@@ -27,7 +27,8 @@ std::map<int64_t, DocumentRows> ReadHostFolder(const std::string& host_dir);
 // document written twice.
 std::map<int64_t, DocumentRows> ReadJob(const std::string& out);
 
-// The doc ids listed in every rejects.jsonl below OUT, repeats kept.
+// The doc ids in every rejects.jsonl below OUT whose chunk its folder lists, repeats
+// kept (as verify counts them: the others were left by a run that stopped).
 std::multiset<int64_t> RejectedIds(const std::string& out);
 
 // A temporary folder removed when the object goes away.

@@ -130,13 +130,13 @@ bool WaitForMoreListed(const std::string& out, int64_t before, seconds limit) {
   return false;
 }
 
-// A signalled host of a job stops where it is, keeping what it listed. In a 2d job no
-// collective crosses hosts: a signalled worker stops alone while the others finish
-// their shares; a signalled host 0 takes the coordinator with it, so every host
-// stops. The same commands then finish the job with an uninterrupted run's bits.
-// (A host that finished its share and waits at the final barrier does not yet hear
-// a signal.)
-TEST(PreemptionOfAJob, ASignalledHostStopsAndTheSameCommandsFinishTheJob) {
+// A signalled host of a leased (2d) job drains alone, keeping what it listed. A
+// signalled worker gives back its leases and the others finish the job without it;
+// a signalled host 0 takes the coordinator with it, so every other host stops where
+// it is, and the same commands finish the job. Either way the job ends with an
+// uninterrupted run's bits. (A host that has nothing left to do and waits at the
+// final barrier does not yet hear a signal.)
+TEST(PreemptionOfAJob, ASignalledWorkerDrainsAloneAndTheOthersFinishTheJob) {
   constexpr int kHosts = 3;
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(3000));
@@ -168,13 +168,13 @@ TEST(PreemptionOfAJob, ASignalledHostStopsAndTheSameCommandsFinishTheJob) {
 
   const std::string out = dir.path() + "/preempted";
   const LocalClusterOptions preempted = job(out);
-  // Host 0 (the coordinator's): every other host stops too, naming it.
+  // Host 0 (the coordinator's): it drains, and then every other host stops too,
+  // naming it.
   auto first = start(preempted, "run1-");
   ASSERT_TRUE(WaitForMoreListed(out, 0, seconds(120))) << first[0]->err();
   first[0]->Signal(SIGTERM);
   EXPECT_EQ(first[0]->Wait(seconds(30)), kExitStoppedBySignal) << first[0]->err();
-  EXPECT_NE(first[0]->err().find(
-                "stopped by SIGTERM (a host of a job of several hosts: stopped where it was)"),
+  EXPECT_NE(first[0]->err().find("stopped by SIGTERM (drained at a chunk's end)"),
             std::string::npos)
       << first[0]->err();
   for (int host : {1, 2}) {
@@ -182,21 +182,26 @@ TEST(PreemptionOfAJob, ASignalledHostStopsAndTheSameCommandsFinishTheJob) {
     EXPECT_NE(first[host]->err().find("host 0 stopped by signal"), std::string::npos)
         << first[host]->err();
   }
-  // Host 1 (a worker): it stops alone; the others finish their shares, and host 0
-  // names host 1 when the job ends.
+  // Host 1 (a worker): it drains alone and gives back its leases; the others finish
+  // the job, its chunks included, and host 0 names host 1 when the job ends.
   const int64_t before = ListedDocuments(out);
   auto second = start(preempted, "run2-");
   ASSERT_TRUE(WaitForMoreListed(out, before, seconds(120))) << second[1]->err();
   second[1]->Signal(SIGTERM);
   EXPECT_EQ(second[1]->Wait(seconds(30)), kExitStoppedBySignal) << second[1]->err();
+  EXPECT_NE(second[1]->err().find("the hosts still in the job take over its chunks"),
+            std::string::npos)
+      << second[1]->err();
   EXPECT_EQ(second[2]->Wait(seconds(120)), 0) << second[2]->err();
-  EXPECT_NE(second[0]->Wait(seconds(120)), 0);
+  EXPECT_EQ(second[0]->Wait(seconds(120)), 0) << second[0]->err();
   EXPECT_NE(second[0]->err().find("the job finished without 1 host(s)"), std::string::npos)
       << second[0]->err();
   EXPECT_NE(second[0]->err().find("host 1 stopped by signal"), std::string::npos)
       << second[0]->err();
   EXPECT_FALSE(Metadata(out + "/host_01").value("complete", true))
       << "host 1 finished before it was signalled";
+  ExpectIdentical(out, dir.path() + "/reference");
+  // The same commands again find every chunk listed: nothing is computed twice.
   for (auto& node : start(preempted, "again")) {
     ASSERT_EQ(node->Wait(seconds(300)), 0) << node->err();
   }

@@ -50,6 +50,7 @@ class WriterActorTest : public ::testing::Test {
     config.shards.sites = {{"blocks.0.hook_resid_post", kWidth}};
     config.shards.shard_bytes = 64;  // a shard per chunk
     config.shards.chunk_docs = 2;
+    config.shards.run_config = {{"chunk_docs", 2}};  // as a node writes it
     config.activations_endpoint = "inproc://test-activations";
     config.rejects_endpoint = "inproc://test-rejects";
     config.events_endpoint = "inproc://test-events";

@@ -49,6 +49,21 @@ TEST(LeaseLog, ReplayingTheLogRebuildsTheTable) {
   EXPECT_EQ(replayed.NextGrant("c"), written.NextGrant("c"));  // chunk 3, b's, first
 }
 
+TEST(LeaseLog, ListingAndLossRecordsReplay) {
+  TempDir dir;
+  const std::string path = dir.File("leases.log");
+  {
+    std::ofstream(path) << "actex-leases 1 chunk_docs 8\ngranted 0 host-1\ngranted 1 host-1\n"
+                           "listing 1 host-1\nlost host-1\n";
+  }
+  LeaseTable table;
+  auto log = LeaseLog::Open(path, 8, &table);
+  ASSERT_TRUE(log) << log.error();
+  EXPECT_EQ(table.HeldBy("host-1"), (std::vector<int64_t>{1}));
+  EXPECT_EQ(table.BeingListedBy("host-1"), (std::vector<int64_t>{1}));
+  EXPECT_EQ(table.NextGrant("host-2")->chunk, 0);
+}
+
 TEST(LeaseLog, ATornLastLineNeverTookEffectAndIsCutOff) {
   TempDir dir;
   const std::string path = dir.File("leases.log");
@@ -105,7 +120,7 @@ TEST(LeaseLog, AnAppendTheTableRefusesWritesNothing) {
   LeaseTable table;
   auto log = LeaseLog::Open(path, 8, &table);
   ASSERT_TRUE(log) << log.error();
-  EXPECT_FALSE((*log)->Append({Kind::kListed, 0, "a"}));
+  EXPECT_FALSE((*log)->Append({Kind::kListing, 0, "a"}));  // never granted
   EXPECT_EQ(Contents(path), "actex-leases 1 chunk_docs 8\n");
   EXPECT_EQ((*log)->records(), 0);
 }

@@ -55,7 +55,7 @@ TEST(LeaseTable, RefusesWhatWouldWriteAChunkTwiceOrLoseOne) {
   EXPECT_FALSE(table.Apply(Granted(0, "b")));   // granted already
   EXPECT_FALSE(table.Apply(Granted(5, "b")));   // not the next free chunk
   EXPECT_FALSE(table.Apply(Listed(0, "b")));    // not b's
-  EXPECT_FALSE(table.Apply(Listed(1, "a")));    // never granted
+  EXPECT_FALSE(table.Apply({Kind::kListing, 1, "a"}));  // never granted
   EXPECT_FALSE(table.Apply(Granted(-1, "a")));  // negative
   EXPECT_FALSE(table.Apply(Granted(1, "")));    // no holder
   EXPECT_FALSE(table.Apply(Granted(1, "two words")));
@@ -86,6 +86,32 @@ TEST(LeaseTable, DescribesEachRecordAsTheLogWritesIt) {
   EXPECT_EQ(DescribeRecord(Listed(12, "replica-1")), "listed 12 replica-1");
   EXPECT_EQ(DescribeRecord(Released("replica-1")), "released replica-1");
   EXPECT_EQ(DescribeRecord(Ended(37)), "ended 37");
+}
+
+TEST(LeaseTable, ALostHolderKeepsTheChunksItWasListingUntilItIsReleased) {
+  LeaseTable table;
+  EXPECT_EQ(GrantNext(table, "host-1"), 0);
+  EXPECT_EQ(GrantNext(table, "host-1"), 1);
+  ASSERT_TRUE(table.Apply({Kind::kListing, 1, "host-1"}));
+  ASSERT_TRUE(table.Apply({Kind::kLost, -1, "host-1"}));
+  // Chunk 0 is free again; chunk 1 may be in host-1's folder, so it waits for it.
+  EXPECT_EQ(GrantNext(table, "host-2"), 0);
+  EXPECT_EQ(table.HolderOf(1), "host-1");
+  EXPECT_EQ(table.BeingListedBy("host-1"), (std::vector<int64_t>{1}));
+  ASSERT_TRUE(table.Apply(Released("host-1")));  // its folder was seen without it
+  EXPECT_EQ(GrantNext(table, "host-2"), 1);
+  EXPECT_FALSE(table.Apply({Kind::kListing, 1, "host-3"})) << "host-3 does not hold chunk 1";
+}
+
+TEST(LeaseTable, AChunkAFolderListsWithoutAGrantIsListedAndPassedOver) {
+  LeaseTable table;
+  ASSERT_TRUE(table.Apply(Listed(1, "host-0")));
+  ASSERT_TRUE(table.Apply(Listed(2, "host-1")));
+  EXPECT_EQ(GrantNext(table, "host-0"), 0);
+  EXPECT_EQ(GrantNext(table, "host-0"), 3);
+  EXPECT_FALSE(table.Apply(Listed(2, "host-0"))) << "listed already";
+  EXPECT_FALSE(table.Apply(Listed(3, "host-1"))) << "granted to host-0";
+  EXPECT_FALSE(table.Apply(Granted(5, "host-1"))) << "not the next free chunk";
 }
 
 }  // namespace

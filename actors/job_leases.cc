@@ -1,0 +1,179 @@
+#include "actors/job_leases.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+namespace actex {
+namespace {
+
+using Kind = LeaseTable::Record::Kind;
+
+constexpr char kListedPrefix[] = "listed/";
+
+std::expected<int64_t, std::string> ParseNumber(std::string_view text) {
+  int64_t value = -1;
+  auto [stop, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || stop != text.data() + text.size() || value < 0) {
+    return std::unexpected("\"" + std::string(text) + "\" is not a chunk number");
+  }
+  return value;
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<JobLeases>, std::string> JobLeases::Open(const std::string& log_path,
+                                                                       int64_t chunk_docs) {
+  std::unique_ptr<JobLeases> leases(new JobLeases());
+  auto log = LeaseLog::Open(log_path, chunk_docs, &leases->table_);
+  if (!log) return std::unexpected(log.error());
+  leases->log_ = std::move(*log);
+  return leases;
+}
+
+std::string JobLeases::ListedKey(int host) { return kListedPrefix + std::to_string(host); }
+
+std::string JobLeases::FormatChunks(const std::vector<int64_t>& chunks) {
+  std::string text;
+  for (size_t i = 0; i < chunks.size();) {
+    size_t last = i;
+    while (last + 1 < chunks.size() && chunks[last + 1] == chunks[last] + 1) ++last;
+    text += (text.empty() ? "" : ",") + std::to_string(chunks[i]);
+    if (last > i) text += "-" + std::to_string(chunks[last]);
+    i = last + 1;
+  }
+  return text;
+}
+
+std::expected<std::vector<int64_t>, std::string> JobLeases::ParseChunks(const std::string& text) {
+  std::vector<int64_t> chunks;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view run = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const size_t dash = run.find('-');
+    auto first = ParseNumber(run.substr(0, dash));
+    auto last = dash == std::string_view::npos ? first : ParseNumber(run.substr(dash + 1));
+    if (!first) return std::unexpected(first.error());
+    if (!last) return std::unexpected(last.error());
+    if (*last < *first || (!chunks.empty() && *first <= chunks.back())) {
+      return std::unexpected("chunk list \"" + text + "\" is not ascending");
+    }
+    for (int64_t chunk = *first; chunk <= *last; ++chunk) chunks.push_back(chunk);
+  }
+  return chunks;
+}
+
+std::expected<void, std::string> JobLeases::Adopt(
+    int host, const std::map<std::string, std::string>& published) {
+  auto found = published.find(ListedKey(host));
+  if (found == published.end()) return {};
+  auto chunks = ParseChunks(found->second);
+  if (!chunks) return std::unexpected("host " + std::to_string(host) + ": " + chunks.error());
+  for (int64_t chunk : *chunks) {
+    const LeaseTable::Record listed{Kind::kListed, chunk, Holder(host)};
+    if (table_.IsListed(chunk)) continue;  // the log knew it
+    if (auto holder = table_.HolderOf(chunk); holder && *holder != Holder(host)) {
+      // A host listed it and was lost before saying so, and the chunk went to
+      // another: both folders hold it now, and `actex verify` will say so.
+      spdlog::warn("chunk {} is listed in host {}'s folder and was granted to {} as well", chunk,
+                   host, *holder);
+      continue;
+    }
+    if (auto appended = log_->Append(listed); !appended) return appended;
+  }
+  return {};
+}
+
+std::expected<void, std::string> JobLeases::Begin(
+    const std::map<std::string, std::string>& published) {
+  // Leases of an earlier run are void: its hosts are gone.
+  for (const std::string& holder : table_.holders()) {
+    if (auto released = log_->Append({Kind::kReleased, -1, holder}); !released) return released;
+  }
+  for (const auto& [key, value] : published) {
+    if (!key.starts_with(kListedPrefix)) continue;
+    auto host = ParseNumber(std::string_view(key).substr(sizeof(kListedPrefix) - 1));
+    if (!host) return std::unexpected("published key " + key + ": " + host.error());
+    if (auto adopted = Adopt(static_cast<int>(*host), published); !adopted) return adopted;
+  }
+  spdlog::info("leases: {} at the start", Progress());
+  return {};
+}
+
+std::expected<void, std::string> JobLeases::Rejoin(
+    int host, const std::map<std::string, std::string>& published) {
+  if (auto adopted = Adopt(host, published); !adopted) return adopted;
+  lost_.erase(Holder(host));
+  // What its folder does not list, it never listed: free for anyone now.
+  return log_->Append({Kind::kReleased, -1, Holder(host)});
+}
+
+std::expected<std::optional<int64_t>, std::string> JobLeases::Grant(int host,
+                                                                    int64_t corpus_chunks) {
+  if (corpus_chunks >= 0 && table_.end() != corpus_chunks) {
+    if (auto ended = log_->Append({Kind::kEnded, corpus_chunks, ""}); !ended) {
+      return std::unexpected("host " + std::to_string(host) + " read the corpus's end: " +
+                             ended.error());
+    }
+  }
+  std::optional<LeaseTable::Record> grant = table_.NextGrant(Holder(host));
+  if (!grant) return std::nullopt;
+  if (auto granted = log_->Append(*grant); !granted) return std::unexpected(granted.error());
+  return grant->chunk;
+}
+
+std::expected<void, std::string> JobLeases::List(int host, const std::vector<int64_t>& chunks) {
+  for (int64_t chunk : chunks) {
+    if (auto listed = log_->Append({Kind::kListed, chunk, Holder(host)}); !listed) {
+      return std::unexpected("host " + std::to_string(host) + " listed a chunk: " + listed.error());
+    }
+  }
+  return {};
+}
+
+std::expected<bool, std::string> JobLeases::BeginListing(int host,
+                                                         const std::vector<int64_t>& chunks) {
+  for (int64_t chunk : chunks) {
+    if (table_.HolderOf(chunk) != Holder(host)) return false;
+  }
+  for (int64_t chunk : chunks) {
+    if (auto noted = log_->Append({Kind::kListing, chunk, Holder(host)}); !noted) {
+      return std::unexpected(noted.error());
+    }
+  }
+  return true;
+}
+
+std::expected<void, std::string> JobLeases::Lose(int host) {
+  lost_.insert(Holder(host));
+  return log_->Append({Kind::kLost, -1, Holder(host)});
+}
+
+bool JobLeases::stalled() const {
+  if (!table_.end() || table_.NextGrant("") || table_.finished()) return false;
+  for (const std::string& holder : table_.holders()) {
+    if (lost_.contains(holder)) continue;
+    // A chunk granted past the end (before the end was known) holds no work.
+    for (int64_t chunk : table_.HeldBy(holder)) {
+      if (chunk < *table_.end()) return false;
+    }
+  }
+  return true;
+}
+
+std::string JobLeases::Progress() const {
+  const std::optional<int64_t> end = table_.end();
+  std::string progress = std::to_string(table_.listed_chunks()) + " of " +
+                         (end ? std::to_string(*end) : std::string("?")) + " chunks listed";
+  for (const std::string& holder : table_.holders()) {
+    const std::vector<int64_t> waiting = table_.BeingListedBy(holder);
+    if (waiting.empty()) continue;
+    progress += "; chunks " + FormatChunks(waiting) + " wait for " + holder +
+                "'s folder (it was lost while listing them)";
+  }
+  return progress;
+}
+
+}  // namespace actex

@@ -1,0 +1,63 @@
+#ifndef ACTEX_ACTORS_JOB_LEASES_H_
+#define ACTEX_ACTORS_JOB_LEASES_H_
+
+#include <cstdint>
+#include <expected>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "storage/lease_log.h"
+#include "storage/lease_table.h"
+#include "transport/lease_desk.h"
+
+namespace actex {
+
+// The lease desk of a job whose replicas each lie on one host: host h's replica
+// holds leases as "host-h". The table lives in a lease log (storage/lease_log.h) in
+// host 0's folder, so a restarted job knows what was granted and listed before;
+// what the hosts' folders list (published at the rendezvous under ListedKey) is
+// the final word, as a host may have listed a chunk whose report never arrived.
+class JobLeases : public LeaseDesk {
+ public:
+  static std::expected<std::unique_ptr<JobLeases>, std::string> Open(const std::string& log_path,
+                                                                     int64_t chunk_docs);
+
+  // The rendezvous key under which host `host` publishes the chunks its folder lists.
+  static std::string ListedKey(int host);
+  // "0-2,4,7-9": ascending chunks as runs; "" for none.
+  static std::string FormatChunks(const std::vector<int64_t>& chunks);
+  static std::expected<std::vector<int64_t>, std::string> ParseChunks(const std::string& text);
+
+  std::expected<void, std::string> Begin(
+      const std::map<std::string, std::string>& published) override;
+  std::expected<void, std::string> Rejoin(
+      int host, const std::map<std::string, std::string>& published) override;
+  std::expected<std::optional<int64_t>, std::string> Grant(int host,
+                                                           int64_t corpus_chunks) override;
+  std::expected<bool, std::string> BeginListing(int host,
+                                               const std::vector<int64_t>& chunks) override;
+  std::expected<void, std::string> List(int host, const std::vector<int64_t>& chunks) override;
+  std::expected<void, std::string> Lose(int host) override;
+  bool finished() const override { return table_.finished(); }
+  bool stalled() const override;
+  std::string Progress() const override;
+
+ private:
+  JobLeases() = default;
+  static std::string Holder(int host) { return "host-" + std::to_string(host); }
+  // Lists what `host`'s folder lists, as published under ListedKey(host).
+  std::expected<void, std::string> Adopt(int host,
+                                         const std::map<std::string, std::string>& published);
+
+  LeaseTable table_;
+  std::set<std::string> lost_;  // holders lost and not seen since
+  std::unique_ptr<LeaseLog> log_;
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_JOB_LEASES_H_
