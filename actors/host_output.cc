@@ -51,7 +51,7 @@ std::string SiteList(const std::vector<Site>& sites) {
 }
 
 std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& extract,
-                                                       WriterConfig& writer) {
+                                                       WriterConfig& writer, bool leased) {
   const std::string& dir = writer.shards.dir;
   if (std::error_code error; extract.overwrite && std::filesystem::exists(dir, error)) {
     std::filesystem::remove_all(dir, error);
@@ -62,7 +62,8 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
   const ReplicaStart start = StartAfter(*earlier, extract.chunk_docs);
   if (!*earlier) return start;
   const EarlierOutput& found = **earlier;
-  if (auto same = CheckSameRun(dir, found.metadata["config"], writer.shards.run_config); !same) {
+  if (auto same = CheckSameRun(dir, found.metadata["config"], writer.shards.run_config, leased);
+      !same) {
     return std::unexpected(same.error());
   }
   auto removed = DiscardUnlisted(dir, found);
@@ -122,7 +123,7 @@ std::expected<WrittenReplica, std::string> PrepareWrittenReplica(const NodeOptio
       return documents ? of_replica(*documents) : -1;
     };
   }
-  auto start = PrepareOutput(options.extract, writer);
+  auto start = PrepareOutput(options.extract, writer, mesh.Leased());
   if (!start) return std::unexpected(start.error());
   WrittenReplica written{std::move(writer), *start, 0, {}};
   const nlohmann::json& earlier = written.writer.shards.continue_from;

@@ -17,9 +17,10 @@ namespace actex {
 // This host's output folder (writer.shards.dir): a fresh one, or an earlier run's to
 // resume, checked against this run's options (writer.shards.run_config) and with what
 // it left unlisted removed; --overwrite removes it first. Returns where the written
-// replica starts; `writer` learns what to continue from.
+// replica starts; `writer` learns what to continue from. A `leased` job may resume
+// with another host count (CheckSameRun).
 std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& extract,
-                                                       WriterConfig& writer);
+                                                       WriterConfig& writer, bool leased);
 
 // The sites as the shards' metadata names them: "blocks.20.hook_resid_post,...".
 std::string SiteList(const std::vector<Site>& sites);

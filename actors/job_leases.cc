@@ -88,15 +88,27 @@ std::expected<void, std::string> JobLeases::Adopt(
 
 std::expected<void, std::string> JobLeases::Begin(
     const std::map<std::string, std::string>& published) {
-  // Leases of an earlier run are void: its hosts are gone.
-  for (const std::string& holder : table_.holders()) {
-    if (auto released = log_->Append({Kind::kReleased, -1, holder}); !released) return released;
-  }
+  std::set<int> present;
   for (const auto& [key, value] : published) {
     if (!key.starts_with(kListedPrefix)) continue;
     auto host = ParseNumber(std::string_view(key).substr(sizeof(kListedPrefix) - 1));
     if (!host) return std::unexpected("published key " + key + ": " + host.error());
-    if (auto adopted = Adopt(static_cast<int>(*host), published); !adopted) return adopted;
+    present.insert(static_cast<int>(*host));
+  }
+  // Leases of an earlier run are void: its hosts are gone. What the folders of this
+  // run list is listed. A host not in this run (the job has fewer now) keeps what it
+  // was listing: only its folder can tell.
+  for (int host : present) {
+    if (auto released = log_->Append({Kind::kReleased, -1, Holder(host)}); !released) {
+      return released;
+    }
+  }
+  for (int host : present) {
+    if (auto adopted = Adopt(host, published); !adopted) return adopted;
+  }
+  for (const std::string& holder : table_.holders()) {
+    lost_.insert(holder);
+    if (auto lost = log_->Append({Kind::kLost, -1, holder}); !lost) return lost;
   }
   spdlog::info("leases: {} at the start", Progress());
   return {};

@@ -353,6 +353,35 @@ INSTANTIATE_TEST_SUITE_P(Kill9, LostHosts,
                            return info.param.name;
                          });
 
+// A leased job resumes with another host count: 4 hosts killed mid-run, then 2 hosts
+// finish it; what the 4 listed stays, the rest is leased anew, every document once
+// and equal to one process to the bit.
+TEST(LeasedJob, KilledWithFourHostsAndFinishedWithTwo) {
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
+  auto single = RunExtraction(Options(corpus, dir.path() + "/single", 1));
+  ASSERT_TRUE(single) << single.error();
+  const std::string out = dir.path() + "/out";
+  auto into_out = [&](NodeOptions& node) { node.extract.out_dir = out; };
+  {
+    ManualJob job(dir);
+    std::vector<ActexProcess*> nodes;
+    for (int host = 0; host < 4; ++host) {
+      nodes.push_back(&job.Start(host, 4, corpus, "2d", into_out));
+    }
+    ASSERT_TRUE(WaitForFirstShard(out + "/host_03", seconds(60))) << nodes[3]->err();
+    for (ActexProcess* node : nodes) node->Signal(SIGKILL);
+    for (ActexProcess* node : nodes) EXPECT_NE(node->Wait(seconds(10)), 0);
+  }
+  ManualJob job(dir);
+  std::vector<ActexProcess*> nodes;
+  for (int host = 0; host < 2; ++host) nodes.push_back(&job.Start(host, 2, corpus, "2d", into_out));
+  for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+  ExpectIdentical(out, dir.path() + "/single");
+  ActexProcess verify(dir.path() + "/verify", {"verify", out});
+  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+}
+
 // The same command for a killed host, started again while the job runs, takes the
 // lost host's place (once the coordinator found it lost) and finishes its share: the
 // job completes without a rerun.
