@@ -31,8 +31,8 @@ std::string SiteList(const std::vector<Site>& sites);
 // The caller sets the writer's endpoints.
 struct WrittenReplica {
   WriterConfig writer;
-  ReplicaStart start;          // where the replica resumes
-  int64_t tokens_resumed = 0;  // listed by an earlier run, kept
+  ReplicaStart start;                  // where the replica resumes
+  int64_t tokens_resumed = 0;          // listed by an earlier run, kept
   std::vector<int64_t> listed_chunks;  // by an earlier run, ascending
 };
 std::expected<WrittenReplica, std::string> PrepareWrittenReplica(const NodeOptions& options,

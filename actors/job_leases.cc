@@ -126,8 +126,8 @@ std::expected<std::optional<int64_t>, std::string> JobLeases::Grant(int host,
                                                                     int64_t corpus_chunks) {
   if (corpus_chunks >= 0 && table_.end() != corpus_chunks) {
     if (auto ended = log_->Append({Kind::kEnded, corpus_chunks, ""}); !ended) {
-      return std::unexpected("host " + std::to_string(host) + " read the corpus's end: " +
-                             ended.error());
+      return std::unexpected("host " + std::to_string(host) +
+                             " read the corpus's end: " + ended.error());
     }
   }
   std::optional<LeaseTable::Record> grant = table_.NextGrant(Holder(host));

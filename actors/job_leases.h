@@ -39,7 +39,7 @@ class JobLeases : public LeaseDesk {
   std::expected<std::optional<int64_t>, std::string> Grant(int host,
                                                            int64_t corpus_chunks) override;
   std::expected<bool, std::string> BeginListing(int host,
-                                               const std::vector<int64_t>& chunks) override;
+                                                const std::vector<int64_t>& chunks) override;
   std::expected<void, std::string> List(int host, const std::vector<int64_t>& chunks) override;
   std::expected<void, std::string> Lose(int host) override;
   bool finished() const override { return table_.finished(); }

@@ -113,9 +113,9 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
 // any doc id. Returns how many it has (0 past the corpus's end), or -1 when a
 // damaged file cut it short (the error is in rejects_end): such a chunk is never
 // ended, so never listed.
-std::expected<int64_t, ActorHalt> SendChunk(ActorContext& actor, int64_t chunk,
-                                            ChunkReader& reader, zmq::socket_t& pipeline,
-                                            zmq::socket_t& rejects, EndOfStreamMessage& end,
+std::expected<int64_t, ActorHalt> SendChunk(ActorContext& actor, int64_t chunk, ChunkReader& reader,
+                                            zmq::socket_t& pipeline, zmq::socket_t& rejects,
+                                            EndOfStreamMessage& end,
                                             EndOfStreamMessage& rejects_end) {
   auto corpus_broke = [&](const std::string& error) {
     rejects_end.corpus_error = error;
@@ -130,8 +130,8 @@ std::expected<int64_t, ActorHalt> SendChunk(ActorContext& actor, int64_t chunk,
     std::expected<void, ActorHalt> sent;
     if (!line.reject_reason.empty()) {
       ++rejects_end.rejected;
-      sent = SendUnlessStopped(actor, rejects,
-                               RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
+      sent = SendUnlessStopped(
+          actor, rejects, RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
     } else {
       ++end.documents;
       sent = SendUnlessStopped(actor, pipeline,

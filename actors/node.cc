@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "actors/host_output.h"
 #include "actors/job_leases.h"
 #include "actors/job_link.h"
+#include "actors/lease_links.h"
 #include "actors/loader_actor.h"
 #include "actors/mesh_plan.h"
 #include "actors/node_resources.h"
@@ -42,12 +44,6 @@ namespace {
 constexpr const char* kActivationsEndpoint = "inproc://activations";
 constexpr const char* kRejectsEndpoint = "inproc://rejects";
 constexpr const char* kEventsEndpoint = "inproc://events";
-// Work leases: loader -> node (requests); writer -> node (listings); node and writer
-// -> loader (grants; chunks through the pipeline).
-constexpr const char* kLeaseRequestsEndpoint = "inproc://lease-requests";
-constexpr const char* kListingsEndpoint = "inproc://listings";
-constexpr const char* kLoaderInboxEndpoint = "inproc://loader-inbox";
-constexpr const char* kListingAcksEndpoint = "inproc://listing-acks";  // node -> writer
 
 using Clock = std::chrono::steady_clock;
 
@@ -128,29 +124,14 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   RetryInterrupted([&] { events.bind(kEventsEndpoint); });
   // A leased job's replica is this host's one written replica (MeshPlan::Leased).
   const bool leased = mesh.Leased();
-  zmq::socket_t lease_requests, listings, lease_grants, listing_acks;
+  std::optional<LeaseLinks> leases;
   if (leased) {
-    writer.listings_endpoint = kListingsEndpoint;
-    writer.listing_acks_endpoint = kListingAcksEndpoint;
-    writer.chunks_through_endpoint = kLoaderInboxEndpoint;
+    leases.emplace(context);
+    leases->ConfigureWriter(writer);
     // The host's share is whatever it is granted: no total is known up front.
     writer.docs_total = -1;
     writer.docs_total_from_progress = nullptr;
-    published[JobLeases::ListedKey(options.host_id)] =
-        JobLeases::FormatChunks(listed_before);
-    lease_requests = zmq::socket_t(context, zmq::socket_type::pull);
-    listings = zmq::socket_t(context, zmq::socket_type::pull);
-    lease_grants = zmq::socket_t(context, zmq::socket_type::push);
-    listing_acks = zmq::socket_t(context, zmq::socket_type::push);
-    for (zmq::socket_t* socket : {&lease_requests, &listings, &lease_grants, &listing_acks}) {
-      socket->set(zmq::sockopt::linger, 0);
-    }
-    lease_grants.set(zmq::sockopt::sndtimeo, 0);
-    listing_acks.set(zmq::sockopt::sndtimeo, 0);
-    RetryInterrupted([&] { lease_requests.bind(kLeaseRequestsEndpoint); });
-    RetryInterrupted([&] { listings.bind(kListingsEndpoint); });
-    RetryInterrupted([&] { lease_grants.connect(kLoaderInboxEndpoint); });
-    RetryInterrupted([&] { listing_acks.connect(kListingAcksEndpoint); });
+    published[JobLeases::ListedKey(options.host_id)] = JobLeases::FormatChunks(listed_before);
   }
   std::unique_ptr<JobLink> job;
   if (multi_host) {
@@ -172,10 +153,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
                              .show_progress = extract.show_progress,
                              .events = &events,
                              .job = job.get(),
-                             .lease_requests = leased ? &lease_requests : nullptr,
-                             .listings = leased ? &listings : nullptr,
-                             .lease_grants = leased ? &lease_grants : nullptr,
-                             .listing_acks = leased ? &listing_acks : nullptr,
+                             .leases = leases ? &*leases : nullptr,
                              .stop_signals = options.stop_signals,
                              .drain_timeout = std::chrono::milliseconds(
                                  static_cast<int64_t>(extract.drain_timeout_seconds * 1000))});
@@ -282,10 +260,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       return static_cast<int>(found - replicas.begin());
     };
     if (writes) loading.rejects_endpoint = kRejectsEndpoint;
-    if (leased) {
-      loading.leasing = LoaderConfig::Leasing{.requests_endpoint = kLeaseRequestsEndpoint,
-                                              .inbox_endpoint = kLoaderInboxEndpoint};
-    }
+    if (leases) loading.leasing = leases->LoaderLeasing();
     const int written = layout.written_replica();
     loading.lists_reject = [mesh, written](int64_t doc_id) {
       return mesh.ReplicaOfDocument(doc_id) == written;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "actors/job_link.h"
+#include "actors/lease_links.h"
 #include "transport/interrupted.h"
 #include "transport/wire.h"
 
@@ -62,8 +63,7 @@ void NodeSupervisor::WatchStopSignals() {
     return;
   }
   const int signal = options_.stop_signals->last.load();
-  if (ending_ == RunEnding::kCompleted && options_.job != nullptr &&
-      options_.lease_requests == nullptr) {
+  if (ending_ == RunEnding::kCompleted && options_.job != nullptr && options_.leases == nullptr) {
     // A replica may span hosts, so one host of a job cannot drain its batches alone.
     spdlog::warn("stop signal {}: stopping where this host is", signal);
     ending_ = RunEnding::kJobStopped;
@@ -145,15 +145,16 @@ void NodeSupervisor::DrainEvents() {
 }
 
 std::expected<void, std::string> NodeSupervisor::RelayLeases(bool job_failed) {
-  if (options_.lease_requests == nullptr) return {};
+  if (options_.leases == nullptr) return {};
   JobLink& job = *options_.job;
+  LeaseLinks& links = *options_.leases;
   // The acks and grants sockets have a send timeout of 0: an actor that ended
   // (a drain) reads nothing more, and nothing waits for it.
   auto refuse = [&](uint64_t request) {
-    (void)Send(*options_.listing_acks,
+    (void)Send(links.acks(),
                ListingAckMessage{request, false, "the job ended for this host first"});
   };
-  for (zmq::socket_t* inbound : {options_.listings, options_.lease_requests}) {
+  for (zmq::socket_t* inbound : {&links.listings(), &links.requests()}) {
     while (true) {
       auto received = Receive(*inbound, std::chrono::milliseconds(0));
       if (!received) return std::unexpected("lease relay: " + received.error().message);
@@ -186,9 +187,9 @@ std::expected<void, std::string> NodeSupervisor::RelayLeases(bool job_failed) {
   }
   for (const ListingAckMessage& ack : job.TakeListingAcks()) {
     pending_listings_.erase(ack.request);
-    (void)Send(*options_.listing_acks, ack);
+    (void)Send(links.acks(), ack);
   }
-  for (const LeaseGrantMessage& grant : job.TakeGrants()) (void)Send(*options_.lease_grants, grant);
+  for (const LeaseGrantMessage& grant : job.TakeGrants()) (void)Send(links.grants(), grant);
   return {};
 }
 
@@ -231,9 +232,9 @@ std::expected<void, std::string> NodeSupervisor::RunUntilFinished(bool include_b
       polled.push_back(i);
     }
     if (options_.events) items.push_back({options_.events->handle(), 0, ZMQ_POLLIN, 0});
-    if (service_job && options_.lease_requests) {
-      items.push_back({options_.lease_requests->handle(), 0, ZMQ_POLLIN, 0});
-      items.push_back({options_.listings->handle(), 0, ZMQ_POLLIN, 0});
+    if (service_job && options_.leases) {
+      items.push_back({options_.leases->requests().handle(), 0, ZMQ_POLLIN, 0});
+      items.push_back({options_.leases->listings().handle(), 0, ZMQ_POLLIN, 0});
     }
     zmq::socket_t* job_socket = service_job && options_.job ? options_.job->socket() : nullptr;
     if (job_socket) items.push_back({job_socket->handle(), 0, ZMQ_POLLIN, 0});

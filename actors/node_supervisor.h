@@ -17,6 +17,7 @@
 namespace actex {
 
 class JobLink;
+class LeaseLinks;
 
 // SIGTERM and SIGINT as the node sees them: how many arrived and the last one's
 // number. Written by a signal handler (lock-free atomics), read by the supervisor.
@@ -39,13 +40,10 @@ class NodeSupervisor {
     zmq::socket_t* events = nullptr;  // PULL: MonitorEventMessage from the writer
     JobLink* job = nullptr;           // null for a job of one host
     // A job of work leases (PROTOCOL.md "Leases"): the node relays the loader's lease
-    // requests (PULL) and the writer's listings (PULL) to the coordinator, and the
-    // grants to the loader (PUSH). Such a host drains on its own like a job of one host:
-    // it needs no other to finish its chunks. Null otherwise.
-    zmq::socket_t* lease_requests = nullptr;
-    zmq::socket_t* listings = nullptr;  // ListingIntent and ChunksListed
-    zmq::socket_t* lease_grants = nullptr;
-    zmq::socket_t* listing_acks = nullptr;  // PUSH to the writer
+    // requests and the writer's listings to the coordinator, and its grants and acks
+    // back. Such a host drains on its own like a job of one host: it needs no other
+    // to finish its chunks. Null otherwise.
+    LeaseLinks* leases = nullptr;
     // Null: signals are not watched. A first signal drains (see OnStopSignal), or in a
     // job of several hosts stops the pipeline where it is; --drain-timeout passing stops
     // it where it is too; a second signal stops every actor at once.

@@ -225,7 +225,8 @@ class WriterStage {
     if (ack->request != intent.request) {
       return std::unexpected("listing ack " + std::to_string(ack->request) + " answers no request");
     }
-    if (!ack->accepted) return std::unexpected("the coordinator refused the listing: " + ack->reason);
+    if (!ack->accepted)
+      return std::unexpected("the coordinator refused the listing: " + ack->reason);
     return {};
   }
 
@@ -336,9 +337,9 @@ class WriterStage {
   std::unique_ptr<ShardWriter> shards_;
   std::unique_ptr<RejectsLog> rejects_log_;
   zmq::socket_t events_;
-  zmq::socket_t uploads_;  // not connected without an uploader
-  zmq::socket_t listings_;        // leases only
-  zmq::socket_t listing_acks_;    // leases only
+  zmq::socket_t uploads_;       // not connected without an uploader
+  zmq::socket_t listings_;      // leases only
+  zmq::socket_t listing_acks_;  // leases only
   uint64_t listing_intents_ = 0;
   zmq::socket_t chunks_through_;  // leases only
   std::set<int64_t> reported_;    // listed chunks the node was told of

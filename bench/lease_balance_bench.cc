@@ -99,8 +99,8 @@ std::string CpuModel() {
 
 int main(int argc, char** argv) {
   Flags flags;
-  flags.actex = std::filesystem::canonical("/proc/self/exe").parent_path().string() +
-                "/../actors/actex";
+  flags.actex =
+      std::filesystem::canonical("/proc/self/exe").parent_path().string() + "/../actors/actex";
   CLI::App app("leases against a host three times slower");
   app.add_option("--actex", flags.actex, "the actex executable")->capture_default_str();
   app.add_option("--documents", flags.documents)->capture_default_str();
@@ -124,8 +124,11 @@ int main(int argc, char** argv) {
     }
   }
   const std::vector<std::string> common = {
-      "--model", std::string(ACTEX_SOURCE_DIR) + "/tests/fixtures/qwen2-tiny", "--data", corpus,
-      "--layers", "0,1", "--chunk-docs", std::to_string(flags.chunk_docs), "--blas-threads", "1"};
+      "--model",        std::string(ACTEX_SOURCE_DIR) + "/tests/fixtures/qwen2-tiny",
+      "--data",         corpus,
+      "--layers",       "0,1",
+      "--chunk-docs",   std::to_string(flags.chunk_docs),
+      "--blas-threads", "1"};
   auto with = [&](std::vector<std::string> args) {
     args.insert(args.end(), common.begin(), common.end());
     return args;
@@ -141,15 +144,14 @@ int main(int argc, char** argv) {
     std::vector<pid_t> nodes;
     const auto started = Clock::now();
     for (int host = 0; host < 2; ++host) {
-      nodes.push_back(Spawn(with({flags.actex, "node", "--coordinator",
-                                  "127.0.0.1:" + std::to_string(port), "--host-id",
-                                  std::to_string(host), "--num-hosts", "2", "--mesh", "2d",
-                                  "--out", dir + "/" + name}),
-                            dir + "/" + name + std::to_string(host) + ".log"));
+      nodes.push_back(
+          Spawn(with({flags.actex, "node", "--coordinator", "127.0.0.1:" + std::to_string(port),
+                      "--host-id", std::to_string(host), "--num-hosts", "2", "--mesh", "2d",
+                      "--out", dir + "/" + name}),
+                dir + "/" + name + std::to_string(host) + ".log"));
     }
     const auto period = std::chrono::milliseconds(60);
-    const auto running =
-        std::chrono::duration_cast<std::chrono::milliseconds>(period / slowdown);
+    const auto running = std::chrono::duration_cast<std::chrono::milliseconds>(period / slowdown);
     int status0 = -2;
     while (true) {
       int status = 0;
@@ -184,18 +186,19 @@ int main(int argc, char** argv) {
   // the equal pair's capacity. Fixed shares would make host 1 take `slowdown` times as
   // long as in the equal job.
   const double ideal = equal->seconds * 2 / (1 + 1 / flags.slowdown);
-  const double slow_share = static_cast<double>(slowed->docs[1]) /
-                            static_cast<double>(slowed->docs[0] + slowed->docs[1]);
+  const double slow_share =
+      static_cast<double>(slowed->docs[1]) / static_cast<double>(slowed->docs[0] + slowed->docs[1]);
   std::printf("machine: %s; OPENBLAS_CORETYPE=%s\n", CpuModel().c_str(),
               std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset");
-  std::printf("%d documents of %d tokens, chunks of %d, two hosts on 127.0.0.1\n",
-              flags.documents, flags.tokens_per_document, flags.chunk_docs);
+  std::printf("%d documents of %d tokens, chunks of %d, two hosts on 127.0.0.1\n", flags.documents,
+              flags.tokens_per_document, flags.chunk_docs);
   std::printf("equal hosts: %.2f s (host 1 wrote %lld of %d documents)\n", equal->seconds,
               static_cast<long long>(equal->docs[1]), flags.documents);
-  std::printf("host 1 %.1fx slower: %.2f s; host 1 wrote %.3f of the documents (%.3f would "
-              "match its speed); fixed shares would take about %.2f s\n",
-              flags.slowdown, slowed->seconds, slow_share, 1 / (1 + flags.slowdown),
-              equal->seconds * flags.slowdown);
+  std::printf(
+      "host 1 %.1fx slower: %.2f s; host 1 wrote %.3f of the documents (%.3f would "
+      "match its speed); fixed shares would take about %.2f s\n",
+      flags.slowdown, slowed->seconds, slow_share, 1 / (1 + flags.slowdown),
+      equal->seconds * flags.slowdown);
   std::printf("job / ideal (%.2f s): %.3f (target <= 1.15)\n", ideal, slowed->seconds / ideal);
   const bool met = slowed->seconds / ideal <= 1.15;
   std::filesystem::remove_all(dir);

@@ -21,7 +21,7 @@ class ChunkReader {
  public:
   // `options.wants_docs` is replaced by the reader's own.
   static std::expected<std::unique_ptr<ChunkReader>, std::string> Open(CorpusOptions options,
-                                                                        int64_t chunk_docs);
+                                                                       int64_t chunk_docs);
 
   // Starts reading chunk `chunk`.
   std::expected<void, std::string> Seek(int64_t chunk);

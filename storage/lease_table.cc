@@ -49,7 +49,8 @@ std::expected<void, std::string> LeaseTable::Check(const Record& record) const {
       // log does not know (a lost log, an output written before leases).
       const std::optional<std::string> holder = HolderOf(record.chunk);
       if (!IsListed(record.chunk) && (!holder || *holder == record.holder)) return {};
-      if (IsListed(record.chunk)) return std::unexpected(DescribeRecord(record) + ": listed already");
+      if (IsListed(record.chunk))
+        return std::unexpected(DescribeRecord(record) + ": listed already");
       return std::unexpected(DescribeRecord(record) + ": the chunk is granted to " + *holder);
     }
     case Record::Kind::kListing:

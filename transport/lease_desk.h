@@ -35,7 +35,7 @@ class LeaseDesk {
                                                                    int64_t corpus_chunks) = 0;
   // `host` is about to list `chunks`: false when it does not hold them all.
   virtual std::expected<bool, std::string> BeginListing(int host,
-                                                       const std::vector<int64_t>& chunks) = 0;
+                                                        const std::vector<int64_t>& chunks) = 0;
   virtual std::expected<void, std::string> List(int host, const std::vector<int64_t>& chunks) = 0;
   // `host` was lost: the chunks it held are free again, but those it was listing,
   // which wait for its folder to be seen again (Rejoin, or the next Begin).

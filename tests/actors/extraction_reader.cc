@@ -1,11 +1,11 @@
 #include "extraction_reader.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "storage/safetensors.h"
@@ -129,7 +129,8 @@ Deviation Compare(const std::vector<float>& actual, const std::vector<float>& re
   for (size_t i = 0; i < std::min(actual.size(), reference.size()); ++i) {
     deviation.max_abs_error =
         std::max(deviation.max_abs_error, std::fabs(double(actual[i]) - reference[i]));
-    deviation.max_abs_reference = std::max(deviation.max_abs_reference, std::fabs(double(reference[i])));
+    deviation.max_abs_reference =
+        std::max(deviation.max_abs_reference, std::fabs(double(reference[i])));
   }
   return deviation;
 }

@@ -304,34 +304,37 @@ TEST_P(LostHosts, InA2dJobTheOthersTakeOverTheLostChunksAndFinishTheJob) {
   const std::string out = dir.path() + "/out";
   std::string host0_log;
   int host0_status = -1;
-  const double with_losses = run_job(out, [&](Nodes& nodes) {
-    for (int host : killed) {
-      ASSERT_TRUE(WaitForFirstShard(out + "/host_0" + std::to_string(host), seconds(60)))
-          << nodes[host]->err();
-      std::this_thread::sleep_for(milliseconds(100));  // mid-run, past the first listing
-      nodes[host]->Signal(SIGKILL);
-    }
-    host0_status = nodes[0]->Wait(seconds(120));
-    host0_log = nodes[0]->err();
-    for (int host = 1; host < kHosts; ++host) {
-      if (std::ranges::find(killed, host) != killed.end()) continue;
-      EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
-    }
-  }, nothing);
+  const double with_losses = run_job(
+      out,
+      [&](Nodes& nodes) {
+        for (int host : killed) {
+          ASSERT_TRUE(WaitForFirstShard(out + "/host_0" + std::to_string(host), seconds(60)))
+              << nodes[host]->err();
+          std::this_thread::sleep_for(milliseconds(100));  // mid-run, past the first listing
+          nodes[host]->Signal(SIGKILL);
+        }
+        host0_status = nodes[0]->Wait(seconds(120));
+        host0_log = nodes[0]->err();
+        for (int host = 1; host < kHosts; ++host) {
+          if (std::ranges::find(killed, host) != killed.end()) continue;
+          EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
+        }
+      },
+      nothing);
   for (int host : killed) {
     EXPECT_FALSE(Metadata(out + "/host_0" + std::to_string(host)).value("complete", true)) << host;
     EXPECT_NE(host0_log.find("host " + std::to_string(host) + " lost"), std::string::npos)
         << host0_log;
   }
-  EXPECT_NE(host0_log.find("the job finished without " + std::to_string(killed.size()) +
-                           " host(s)"),
-            std::string::npos)
+  EXPECT_NE(
+      host0_log.find("the job finished without " + std::to_string(killed.size()) + " host(s)"),
+      std::string::npos)
       << host0_log;
   // A host killed between saying it lists chunks and saying it listed them leaves
   // them to its folder, which only its own command can read: the job then ends
   // naming them, and the same commands finish it.
-  const bool waited_for_a_folder = host0_log.find("'s folder (it was lost while listing") !=
-                                   std::string::npos;
+  const bool waited_for_a_folder =
+      host0_log.find("'s folder (it was lost while listing") != std::string::npos;
   EXPECT_EQ(host0_status, waited_for_a_folder ? 1 : 0) << host0_log;
   if (waited_for_a_folder) {
     std::printf("a host was killed while listing: the same commands finish the job\n");

@@ -52,12 +52,12 @@ TEST(LeaseTable, ALostHoldersUnlistedChunksGoOutAgainFirstAndItsListedOnesNever)
 TEST(LeaseTable, RefusesWhatWouldWriteAChunkTwiceOrLoseOne) {
   LeaseTable table;
   GrantNext(table, "a");
-  EXPECT_FALSE(table.Apply(Granted(0, "b")));   // granted already
-  EXPECT_FALSE(table.Apply(Granted(5, "b")));   // not the next free chunk
-  EXPECT_FALSE(table.Apply(Listed(0, "b")));    // not b's
+  EXPECT_FALSE(table.Apply(Granted(0, "b")));           // granted already
+  EXPECT_FALSE(table.Apply(Granted(5, "b")));           // not the next free chunk
+  EXPECT_FALSE(table.Apply(Listed(0, "b")));            // not b's
   EXPECT_FALSE(table.Apply({Kind::kListing, 1, "a"}));  // never granted
-  EXPECT_FALSE(table.Apply(Granted(-1, "a")));  // negative
-  EXPECT_FALSE(table.Apply(Granted(1, "")));    // no holder
+  EXPECT_FALSE(table.Apply(Granted(-1, "a")));          // negative
+  EXPECT_FALSE(table.Apply(Granted(1, "")));            // no holder
   EXPECT_FALSE(table.Apply(Granted(1, "two words")));
   ASSERT_TRUE(table.Apply(Listed(0, "a")));
   EXPECT_FALSE(table.Apply(Listed(0, "a")));  // listed already

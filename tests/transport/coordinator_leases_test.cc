@@ -45,7 +45,7 @@ class MemoryDesk : public LeaseDesk {
     return std::nullopt;
   }
   std::expected<bool, std::string> BeginListing(int host,
-                                               const std::vector<int64_t>& chunks) override {
+                                                const std::vector<int64_t>& chunks) override {
     for (int64_t chunk : chunks) {
       if (!holder_.contains(chunk) || holder_[chunk] != host) return false;
     }
