@@ -72,29 +72,30 @@ class MemoryDesk : public LeaseDesk {
   std::set<int64_t> listed_;
 };
 
-// Services `client` until the coordinator's answer to a lease request arrives.
-LeaseGrantMessage AwaitGrant(CoordinatorClient& client) {
+// Services `client` until an answer of the coordinator's that `take` collects arrives.
+template <typename Answer>
+Answer Await(CoordinatorClient& client, std::vector<Answer> (CoordinatorClient::*take)()) {
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (std::chrono::steady_clock::now() < deadline) {
     EXPECT_TRUE(client.Service().has_value());
-    std::vector<LeaseGrantMessage> grants = client.TakeGrants();
-    if (!grants.empty()) return grants.front();
+    std::vector<Answer> answers = (client.*take)();
+    if (!answers.empty()) return answers.front();
     std::this_thread::sleep_for(5ms);
   }
-  ADD_FAILURE() << "no lease grant within 10 s";
+  ADD_FAILURE() << "no answer within 10 s";
   return {};
 }
 
-ListingAckMessage AwaitAck(CoordinatorClient& client) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    EXPECT_TRUE(client.Service().has_value());
-    std::vector<ListingAckMessage> acks = client.TakeListingAcks();
-    if (!acks.empty()) return acks.front();
-    std::this_thread::sleep_for(5ms);
-  }
-  ADD_FAILURE() << "no listing ack within 10 s";
-  return {};
+LeaseGrantMessage AwaitGrant(CoordinatorClient& client) {
+  return Await(client, &CoordinatorClient::TakeGrants);
+}
+
+// What a writer does: asks to list `chunks`, and lists them when allowed.
+bool List(CoordinatorClient& client, uint64_t request, std::vector<int64_t> chunks) {
+  client.ReportListing({request, chunks});
+  const bool accepted = Await(client, &CoordinatorClient::TakeListingAcks).accepted;
+  if (accepted) client.ReportListed({std::move(chunks)});
+  return accepted;
 }
 
 TEST(CoordinatorLeases, ALostHostsChunkGoesToTheHostWaitingAndTheJobEndsInSuccess) {
@@ -116,11 +117,8 @@ TEST(CoordinatorLeases, ALostHostsChunkGoesToTheHostWaitingAndTheJobEndsInSucces
   EXPECT_EQ(AwaitGrant(host1).chunk, 0);
   host0.RequestLease({1, -1});
   EXPECT_EQ(AwaitGrant(host0).chunk, 1);
-  host0.ReportListing({1, {0}});
-  EXPECT_FALSE(AwaitAck(host0).accepted) << "host 0 does not hold chunk 0";
-  host0.ReportListing({2, {1}});
-  EXPECT_TRUE(AwaitAck(host0).accepted);
-  host0.ReportListed({{1}});
+  EXPECT_FALSE(List(host0, 1, {0})) << "host 0 does not hold chunk 0";
+  EXPECT_TRUE(List(host0, 2, {1}));
   // No chunk is free, but host 1 holds one: the request waits.
   host0.RequestLease({2, -1});
   const LeaseGrantMessage waiting = AwaitGrant(host0);
@@ -130,9 +128,7 @@ TEST(CoordinatorLeases, ALostHostsChunkGoesToTheHostWaitingAndTheJobEndsInSucces
   const LeaseGrantMessage taken_over = AwaitGrant(host0);
   EXPECT_EQ(taken_over.request, 2u);
   EXPECT_EQ(taken_over.chunk, 0);
-  host0.ReportListing({3, {0}});
-  EXPECT_TRUE(AwaitAck(host0).accepted);
-  host0.ReportListed({{0}});
+  EXPECT_TRUE(List(host0, 3, {0}));
   host0.RequestLease({3, -1});
   const LeaseGrantMessage last = AwaitGrant(host0);
   EXPECT_EQ(last.chunk, -1);
