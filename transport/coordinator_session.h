@@ -81,7 +81,11 @@ class CoordinatorSession {
   };
 
   template <typename T>
-  void Queue(const std::string& identity, const T& message);
+  void Queue(const std::string& identity, const T& message) {
+    OutgoingMessage outgoing{identity, T::kType, {}};
+    msgpack::pack(outgoing.body, message);
+    outgoing_.push_back(std::move(outgoing));
+  }
   void OnHello(const std::string& identity, int fd, const std::string& address,
                const ReceivedMessage& message, Clock::time_point now);
   void OnBarrier(int host_id, const ReceivedMessage& message, Clock::time_point now);
