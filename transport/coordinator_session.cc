@@ -211,16 +211,25 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
   if (name != kFinalBarrierName) return;
   phase_ = Phase::kEnding;
   ends_at_ = now + options_.final_drain;
-  if (lost_.empty()) return;
+  // With leases, chunks may still wait for the folder of a host of an earlier run.
+  const bool unfinished = options_.leases && !options_.leases->finished();
+  if (lost_.empty() && !unfinished) return;
   std::string lost;
   for (const auto& [id, reason] : lost_) lost += (lost.empty() ? "" : "; ") + reason;
-  if (options_.leases && options_.leases->finished()) {
+  if (lost_.empty()) {
+    abort_reason_ = fmt::format(
+        "the job finished with {}; run the command of the hosts named again to finish it",
+        options_.leases->Progress());
+    spdlog::error("coordinator: {}", *abort_reason_);
+    return;
+  }
+  if (options_.leases && !unfinished) {
     spdlog::info("coordinator: the job finished without {} host(s) ({}); the others listed {}",
                  lost_.size(), lost, options_.leases->Progress());
     return;
   }
   abort_reason_ =
-      options_.leases
+      unfinished
           ? fmt::format(
                 "the job finished without {} host(s) ({}), and {}; run every host's command "
                 "again to finish the rest",
