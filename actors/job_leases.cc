@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 
 namespace actex {
 namespace {
@@ -10,15 +9,6 @@ namespace {
 using Kind = LeaseTable::Record::Kind;
 
 constexpr char kListedPrefix[] = "listed/";
-
-std::expected<int64_t, std::string> ParseNumber(std::string_view text) {
-  int64_t value = -1;
-  auto [stop, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || stop != text.data() + text.size() || value < 0) {
-    return std::unexpected("\"" + std::string(text) + "\" is not a chunk number");
-  }
-  return value;
-}
 
 }  // namespace
 
@@ -53,8 +43,8 @@ std::expected<std::vector<int64_t>, std::string> JobLeases::ParseChunks(const st
     const std::string_view run = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     const size_t dash = run.find('-');
-    auto first = ParseNumber(run.substr(0, dash));
-    auto last = dash == std::string_view::npos ? first : ParseNumber(run.substr(dash + 1));
+    auto first = ParseChunkNumber(run.substr(0, dash));
+    auto last = dash == std::string_view::npos ? first : ParseChunkNumber(run.substr(dash + 1));
     if (!first) return std::unexpected(first.error());
     if (!last) return std::unexpected(last.error());
     if (*last < *first || (!chunks.empty() && *first <= chunks.back())) {
@@ -91,7 +81,7 @@ std::expected<void, std::string> JobLeases::Begin(
   std::set<int> present;
   for (const auto& [key, value] : published) {
     if (!key.starts_with(kListedPrefix)) continue;
-    auto host = ParseNumber(std::string_view(key).substr(sizeof(kListedPrefix) - 1));
+    auto host = ParseChunkNumber(std::string_view(key).substr(sizeof(kListedPrefix) - 1));
     if (!host) return std::unexpected("published key " + key + ": " + host.error());
     present.insert(static_cast<int>(*host));
   }
@@ -166,11 +156,7 @@ std::expected<void, std::string> JobLeases::Lose(int host) {
 bool JobLeases::stalled() const {
   if (!table_.end() || table_.NextGrant("") || table_.finished()) return false;
   for (const std::string& holder : table_.holders()) {
-    if (lost_.contains(holder)) continue;
-    // A chunk granted past the end (before the end was known) holds no work.
-    for (int64_t chunk : table_.HeldBy(holder)) {
-      if (chunk < *table_.end()) return false;
-    }
+    if (!lost_.contains(holder)) return false;
   }
   return true;
 }

@@ -34,17 +34,17 @@ std::expected<void, std::string> AppendDurably(int fd, const std::string& text,
   return written;
 }
 
-std::expected<int64_t, std::string> ParseChunk(const std::string& text) {
+}  // namespace
+
+std::expected<int64_t, std::string> ParseChunkNumber(std::string_view text) {
   int64_t chunk = -1;
   const char* end = text.data() + text.size();
   auto [stop, error] = std::from_chars(text.data(), end, chunk);
   if (error != std::errc() || stop != end || chunk < 0) {
-    return std::unexpected("\"" + text + "\" is not a chunk number");
+    return std::unexpected("\"" + std::string(text) + "\" is not a chunk number");
   }
   return chunk;
 }
-
-}  // namespace
 
 std::expected<LeaseTable::Record, std::string> ParseRecord(const std::string& line) {
   std::istringstream words(line);
@@ -68,7 +68,7 @@ std::expected<LeaseTable::Record, std::string> ParseRecord(const std::string& li
   } else {
     return std::unexpected("\"" + line + "\" is not a lease record");
   }
-  auto chunk = ParseChunk(parts[1]);
+  auto chunk = ParseChunkNumber(parts[1]);
   if (!chunk) return std::unexpected(chunk.error());
   record.chunk = *chunk;
   return record;

@@ -5,6 +5,7 @@
 #include <expected>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "storage/file_io.h"
 #include "storage/lease_table.h"
@@ -43,6 +44,9 @@ class LeaseLog {
   LeaseTable* table_ = nullptr;
   int64_t records_ = 0;
 };
+
+// A chunk number as the log writes it ("12"); refused: anything else, negatives.
+std::expected<int64_t, std::string> ParseChunkNumber(std::string_view text);
 
 // Parses one record line (without its newline) as DescribeRecord wrote it.
 std::expected<LeaseTable::Record, std::string> ParseRecord(const std::string& line);

@@ -108,6 +108,12 @@ std::expected<void, std::string> LeaseTable::Apply(const Record& record) {
     case Record::Kind::kEnded:
       end_ = record.chunk;
       returned_.erase(returned_.lower_bound(record.chunk), returned_.end());
+      // A chunk granted past the end (before the end was known) holds no work.
+      for (auto past = granted_.lower_bound(record.chunk); past != granted_.end();) {
+        held_[past->second].erase(past->first);
+        listing_.erase(past->first);
+        past = granted_.erase(past);
+      }
       break;
   }
   return {};
