@@ -138,6 +138,7 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
     coordinating.monitor_port = coordinator->port + 1;
     coordinating.monitor_collect_port = coordinator->port + 2;
     coordinating.num_hosts = mesh.hosts;
+    coordinating.max_hosts = options.max_hosts;
     coordinating.security = state.security;
     coordinating.join_timeout = options.join_timeout;
     coordinating.liveness = JobLiveness(options);

@@ -83,6 +83,10 @@ std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int h
                                    Seconds(node.join_timeout),
                                    "--heartbeat-timeout",
                                    Seconds(node.heartbeat_timeout)};
+  if (node.max_hosts != 0) {
+    args.push_back("--max-hosts");
+    args.push_back(std::to_string(node.max_hosts));
+  }
   if (!node.job_key_file.empty()) {
     args.push_back("--job-key-file");
     args.push_back(node.job_key_file);

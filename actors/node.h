@@ -17,6 +17,9 @@ struct NodeOptions {
   ExtractOptions extract;  // extract.shards is the number of shards on this host
   int host_id = 0;
   int num_hosts = 1;
+  // Host ids num_hosts to max_hosts - 1 may join the running job later and take
+  // leases (a leased job only); 0: num_hosts. Host 0's value counts.
+  int max_hosts = 0;
   std::string mesh = "1d";  // 1d, 2d or data=D,model=M
   int machine_id = 0;       // independent jobs splitting one corpus
   int total_machines = 1;

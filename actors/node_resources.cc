@@ -1,5 +1,7 @@
 #include "actors/node_resources.h"
 
+#include <algorithm>
+
 #include "model/tokenizer/tokenizer.h"
 #include "storage/corpus_reader.h"
 
@@ -12,9 +14,21 @@ std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options
                        options.total_machines, extract.chunk_docs);
   if (!mesh) return std::unexpected(mesh.error());
   resources.mesh = *mesh;
-  if (options.host_id < 0 || options.host_id >= options.num_hosts) {
+  const int max_hosts = std::max(options.max_hosts, options.num_hosts);
+  if (max_hosts > options.num_hosts && !mesh->Leased()) {
+    return std::unexpected("--max-hosts " + std::to_string(max_hosts) +
+                           " needs a leased job: several hosts, each holding whole replicas "
+                           "(--mesh 2d), so that an added host can take chunks; with --mesh " +
+                           options.mesh + " every host's part is fixed");
+  }
+  if (options.max_hosts != 0 && options.max_hosts < options.num_hosts) {
+    return std::unexpected("--max-hosts " + std::to_string(options.max_hosts) +
+                           " is below --num-hosts " + std::to_string(options.num_hosts));
+  }
+  if (options.host_id < 0 || options.host_id >= max_hosts) {
     return std::unexpected("--host-id " + std::to_string(options.host_id) + " must be in [0, " +
-                           std::to_string(options.num_hosts) + ")");
+                           std::to_string(max_hosts) + ")" +
+                           (max_hosts > options.num_hosts ? " (--max-hosts)" : ""));
   }
   auto config = LoadModelConfig(extract.model_dir);
   if (!config) return std::unexpected(config.error());

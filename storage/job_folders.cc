@@ -84,7 +84,15 @@ void GroupJobs(JobFolders& found, std::vector<VerifyFinding>* faults,
     }
     job.folders.push_back(i);
   }
-  if (found.single_folder) return;
+  if (found.single_folder) {
+    if (!folders.empty() && folders.front().role.leased) {
+      warnings->push_back({folders.front().output.label,
+                           "a leased job's folder holds the chunks its host was granted: only "
+                           "those are checked; verify the whole output folder to check that "
+                           "every document of the job is written once"});
+    }
+    return;
+  }
   std::set<std::string> absent_jobs;
   for (const JobFolder& folder : folders) {
     for (const std::string& job : folder.role.all_jobs) {

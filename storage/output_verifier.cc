@@ -290,6 +290,11 @@ void Verifier::CheckCoverage() {
   auto expected = [&](int64_t doc_id) {
     if (found_.single_folder) {
       const JobFolder& folder = found_.folders.front();
+      // A leased folder holds the chunks its host was granted: alone, it answers for
+      // those only.
+      if (folder.role.leased && folder.output.lists_chunks) {
+        return folder.output.chunks.contains(doc_id / folder.output.chunk_docs);
+      }
       return (folder.max_docs < 0 || doc_id < folder.max_docs) && folder.role.owns(doc_id);
     }
     for (const auto& [name, job] : found_.jobs) {

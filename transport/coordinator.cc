@@ -53,6 +53,16 @@ std::expected<void, std::string> CheckOptions(CoordinatorOptions& options) {
     return std::unexpected(
         fmt::format("num_hosts is {}, must be between 1 and {}", options.num_hosts, kMaxHosts));
   }
+  if (options.max_hosts == 0) options.max_hosts = options.num_hosts;
+  if (options.max_hosts < options.num_hosts || options.max_hosts > kMaxHosts) {
+    return std::unexpected(fmt::format("max_hosts is {}, must be between num_hosts {} and {}",
+                                       options.max_hosts, options.num_hosts, kMaxHosts));
+  }
+  if (options.max_hosts > options.num_hosts && !options.leases) {
+    return std::unexpected(std::string(
+        "added hosts (max_hosts above num_hosts) need leases: only leased hosts can take on "
+        "part of a running job"));
+  }
   using std::chrono::milliseconds;
   if (options.join_timeout <= milliseconds(0)) {
     return std::unexpected(std::string("join_timeout must be positive"));

@@ -43,6 +43,10 @@ struct CoordinatorOptions {
   int monitor_port = 0;          // XPUB for `actex monitor`; 0: port + 1
   int monitor_collect_port = 0;  // XSUB the nodes' monitor PUBs connect to; 0: port + 2
   int num_hosts = 1;             // 1 to 65536
+  // Host ids from num_hosts up to max_hosts - 1 are added hosts: no rendezvous waits
+  // for them, and each joins the running job when it comes, taking leases (so only
+  // with `leases`). 0: num_hosts, no added hosts.
+  int max_hosts = 0;
   // Hosts missing this long after the coordinator started end the job.
   std::chrono::milliseconds join_timeout{300000};
   // Heartbeats to every joined host; a host lost by them ends the job, unless the

@@ -21,8 +21,8 @@ CoordinatorSession::CoordinatorSession(const CoordinatorOptions& options,
                                        CoordinatorCounters& counters)
     : options_(options),
       counters_(counters),
-      rendezvous_(options.num_hosts),
-      hosts_(options.num_hosts) {}
+      rendezvous_(options.num_hosts, options.max_hosts),
+      hosts_(rendezvous_.max_hosts()) {}
 
 std::vector<OutgoingMessage> CoordinatorSession::TakeOutgoing() { return std::move(outgoing_); }
 
@@ -69,17 +69,22 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
 
   if (phase_ == Phase::kEnding) {
     // A node that comes after the end learns why; the rest no longer matters.
-    if (type == MessageType::kHello && host_id < 0 && abort_reason_) {
-      Queue(identity, AbortMessage{*abort_reason_});
+    if (type == MessageType::kHello && host_id < 0) {
+      Queue(identity, AbortMessage{abort_reason_.value_or(
+                          "the job finished before this node joined: nothing is left to do")});
     }
     return;
   }
   switch (type) {
-    case MessageType::kHello:
+    case MessageType::kHello: {
       if (host_id >= 0) return DropUnexpected(fmt::format("a second Hello from {}", sender));
-      if (phase_ != Phase::kRendezvous)
-        return OnReturningHello(identity, fd, address, *message, now);
-      return OnHello(identity, fd, address, *message, now);
+      auto hello = message->As<HelloMessage>();
+      if (!hello) return DropMalformed(sender, hello.error());
+      if (phase_ == Phase::kRendezvous && !rendezvous_.is_added(hello->host_id)) {
+        return OnHello(identity, fd, address, *hello, now);
+      }
+      return OnJoiningHello({identity, fd, address, std::move(*hello)}, now);
+    }
     case MessageType::kHeartbeat:
       if (host_id < 0) return DropUnexpected(fmt::format("a Heartbeat from {}", sender));
       return;
@@ -109,15 +114,13 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
 }
 
 void CoordinatorSession::OnHello(const std::string& identity, int fd, const std::string& address,
-                                 const ReceivedMessage& message, Clock::time_point now) {
-  auto hello = message.As<HelloMessage>();
-  if (!hello) return DropMalformed("a stranger at " + address, hello.error());
-  if (auto admitted = rendezvous_.Admit(*hello, address); !admitted) {
+                                 const HelloMessage& hello, Clock::time_point now) {
+  if (auto admitted = rendezvous_.Admit(hello, address); !admitted) {
     refused_.insert(identity);
     return Abort(admitted.error(), now);
   }
-  const int host_id = hello->host_id;
-  hosts_[host_id] = Host{identity, fd, now, std::nullopt};
+  const int host_id = hello.host_id;
+  hosts_[host_id] = Host{identity, fd, now, std::nullopt, {}};
   host_by_identity_[identity] = host_id;
   counters_.joined_hosts = rendezvous_.joined();
   spdlog::info("coordinator: host {} joined from {} ({} of {})", host_id, address,
@@ -128,50 +131,69 @@ void CoordinatorSession::OnHello(const std::string& identity, int fd, const std:
       return Abort(begun.error(), now);
     }
   }
-  for (const auto& host : hosts_) Queue(host->identity, WelcomeMessage{rendezvous_.endpoints()});
+  for (const auto& host : hosts_) {
+    if (host) Queue(host->identity, WelcomeMessage{rendezvous_.endpoints()});
+  }
   phase_ = Phase::kRunning;
   counters_.welcomed = true;
   spdlog::info("coordinator: all {} host(s) joined; {} endpoint(s) shared", options_.num_hosts,
                rendezvous_.endpoints().size());
+  // Added hosts that came early join now, as if they came this moment.
+  for (auto& [id, node] : std::exchange(returning_, {})) OnJoiningHello(std::move(node), now);
 }
 
-void CoordinatorSession::OnReturningHello(const std::string& identity, int fd,
-                                          const std::string& address,
-                                          const ReceivedMessage& message, Clock::time_point now) {
+void CoordinatorSession::OnJoiningHello(Joining node, Clock::time_point now) {
   if (!options_.hosts_independent) {
     return DropUnexpected(
-        fmt::format("a Hello from a stranger at {} after the rendezvous", address));
+        fmt::format("a Hello from a stranger at {} after the rendezvous", node.address));
   }
-  auto hello = message.As<HelloMessage>();
-  if (!hello) return DropMalformed("a stranger at " + address, hello.error());
-  if (auto fits = rendezvous_.CheckReturning(*hello, address); !fits) {
-    spdlog::warn("coordinator: refused the node at {}: {}", address, fits.error());
-    return Queue(identity, AbortMessage{fits.error()});
+  const int host_id = node.hello.host_id;
+  if (returning_.contains(host_id)) {
+    const std::string reason = fmt::format(
+        "host {}: two nodes claim --host-id {}: the node at {} came first, then the "
+        "node at {}",
+        host_id, host_id, returning_[host_id].address, node.address);
+    spdlog::warn("coordinator: refused the node at {}: {}", node.address, reason);
+    return Queue(node.identity, AbortMessage{reason});
   }
-  const int host_id = hello->host_id;
-  const Returning node{identity, fd, address, hello->endpoints};
-  if (!hosts_[host_id]) return Readmit(host_id, node, now);
+  if (phase_ == Phase::kRendezvous) {
+    spdlog::info("coordinator: host {} (an added host) at {} joins once the first {} host(s) did",
+                 host_id, node.address, options_.num_hosts);
+    returning_[host_id] = std::move(node);
+    return;
+  }
+  if (auto fits = rendezvous_.CheckReturning(node.hello, node.address); !fits) {
+    spdlog::warn("coordinator: refused the node at {}: {}", node.address, fits.error());
+    return Queue(node.identity, AbortMessage{fits.error()});
+  }
+  if (!hosts_[host_id]) return Readmit(host_id, std::move(node), now);
   spdlog::warn(
       "coordinator: a node at {} comes for host {}, which is still in the job; it takes "
       "its place once host {} is found lost",
-      address, host_id, host_id);
-  returning_[host_id] = node;
+      node.address, host_id, host_id);
+  returning_[host_id] = std::move(node);
 }
 
-void CoordinatorSession::Readmit(int host_id, Returning node, Clock::time_point now) {
+void CoordinatorSession::Readmit(int host_id, Joining node, Clock::time_point now) {
   returning_.erase(host_id);  // `node` is a copy: it may have come from there
   if (options_.leases) {
-    if (auto rejoined = options_.leases->Rejoin(host_id, node.published); !rejoined) {
+    if (auto rejoined = options_.leases->Rejoin(host_id, node.hello.endpoints); !rejoined) {
       return Abort(rejoined.error(), now);
     }
     AnswerWaitingLeases(now);  // what it was listing when lost may be free now
   }
   hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, released_barriers_};
   host_by_identity_[node.identity] = host_id;
-  lost_.erase(host_id);
   Queue(node.identity, WelcomeMessage{rendezvous_.endpoints()});
-  spdlog::info("coordinator: host {} is back, from {}; {}", host_id, node.address,
-               options_.leases ? "it takes leases again" : "it finishes its own share");
+  if (lost_.erase(host_id) > 0 || !rendezvous_.is_added(host_id)) {
+    spdlog::info("coordinator: host {} is back, from {}; {}", host_id, node.address,
+                 options_.leases ? "it takes leases again" : "it finishes its own share");
+  } else {
+    spdlog::info(
+        "coordinator: host {} joined the running job from {} (an added host); it takes "
+        "leases",
+        host_id, node.address);
+  }
 }
 
 void CoordinatorSession::OnBarrier(int host_id, const ReceivedMessage& message,

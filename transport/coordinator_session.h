@@ -29,8 +29,9 @@ struct OutgoingMessage {
 // sockets: it is fed what arrived and the time, and queues what to send. Its owner
 // (transport/coordinator.cc) does the I/O. Phases: rendezvous (Hello until all
 // hosts joined), running (barriers, heartbeats, failures), ending (the final barrier
-// was released or the job was aborted; late Hellos are answered with the Abort
-// until final_drain has passed). Not thread-safe.
+// was released or the job was aborted; late Hellos are answered with an Abort
+// until final_drain has passed). Added hosts (ids from num_hosts to max_hosts - 1)
+// join the running job, never the rendezvous. Not thread-safe.
 class CoordinatorSession {
  public:
   using Clock = std::chrono::steady_clock;
@@ -72,12 +73,13 @@ class CoordinatorSession {
     // it passes at once.
     std::set<std::string> passed_barriers;
   };
-  // A node that came to take the place of a host not yet found lost.
-  struct Returning {
+  // A node joining the running job: one taking the place of a lost host (or of one
+  // not yet found lost, for which it waits), or an added host.
+  struct Joining {
     std::string identity;
     int fd = -1;
     std::string address;
-    std::map<std::string, std::string> published;  // its Hello's endpoints
+    HelloMessage hello;
   };
 
   template <typename T>
@@ -87,7 +89,13 @@ class CoordinatorSession {
     outgoing_.push_back(std::move(outgoing));
   }
   void OnHello(const std::string& identity, int fd, const std::string& address,
-               const ReceivedMessage& message, Clock::time_point now);
+               const HelloMessage& hello, Clock::time_point now);
+  // A Hello after the rendezvous, or an added host's at any time. With independent
+  // hosts: a node taking a lost host's place (or waiting until that host is found
+  // lost), or an added host (waiting until the rendezvous completed); otherwise
+  // dropped.
+  void OnJoiningHello(Joining node, Clock::time_point now);
+  void Readmit(int host_id, Joining node, Clock::time_point now);
   void OnBarrier(int host_id, const ReceivedMessage& message, Clock::time_point now);
   // LeaseRequest (answered with a LeaseGrant) or ChunksListed.
   void OnLeaseMessage(int host_id, const ReceivedMessage& message, Clock::time_point now);
@@ -100,11 +108,6 @@ class CoordinatorSession {
   int HostOf(const std::string& identity) const;
   // A host lost or failed: the job ends, or (independent hosts) goes on without it.
   void LoseHost(int host_id, std::string reason, Clock::time_point now);
-  // A Hello while the job runs: with independent hosts, a node taking a lost host's
-  // place (or waiting until that host is found lost); otherwise dropped.
-  void OnReturningHello(const std::string& identity, int fd, const std::string& address,
-                        const ReceivedMessage& message, Clock::time_point now);
-  void Readmit(int host_id, Returning node, Clock::time_point now);
   // Releases barrier `name` if every host still in the job arrived at it.
   void ReleaseIfAllArrived(const std::string& name, Clock::time_point now);
 
@@ -117,7 +120,7 @@ class CoordinatorSession {
   std::set<std::string> refused_;                  // peers whose Hello ended the job
   std::map<std::string, std::set<int>> barriers_;  // name -> hosts arrived
   std::map<int, std::string> lost_;                // hosts the job went on without: why
-  std::map<int, Returning> returning_;             // by the host id whose place they take
+  std::map<int, Joining> returning_;               // by the host id whose place they take
   std::set<std::string> released_barriers_;
   std::map<int, uint64_t> waiting_leases_;  // host -> its open LeaseRequest
   std::optional<std::string> abort_reason_;

@@ -2,6 +2,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -43,7 +44,8 @@ std::string SecondsText(std::chrono::milliseconds duration) {
   return fmt::format("{:g} s", static_cast<double>(ms) / 1000.0);
 }
 
-Rendezvous::Rendezvous(int num_hosts) : hosts_(num_hosts > 0 ? num_hosts : 0) {}
+Rendezvous::Rendezvous(int num_hosts, int max_hosts)
+    : hosts_(num_hosts > 0 ? num_hosts : 0), max_hosts_(std::max(max_hosts, this->num_hosts())) {}
 
 bool Rendezvous::has_joined(int host_id) const {
   return host_id >= 0 && host_id < num_hosts() && hosts_[host_id].has_value();
@@ -137,11 +139,18 @@ std::expected<void, std::string> Rendezvous::CheckReturning(const HelloMessage& 
         fmt::format("host {}: --num-hosts differs: host 0 has {} but host {} has {}", id,
                     num_hosts(), id, hello.num_hosts));
   }
-  if (id < 0 || id >= num_hosts() || !hosts_[id].has_value()) {
+  if (id >= max_hosts_ && max_hosts_ > num_hosts()) {
+    return std::unexpected(
+        fmt::format("host {}: --host-id out of range: this job takes hosts 0 to {} (host 0's "
+                    "--max-hosts {}); the node at {} is not one of them",
+                    id, max_hosts_ - 1, max_hosts_, peer));
+  }
+  if (!is_added(id) && (id < 0 || id >= num_hosts() || !hosts_[id].has_value())) {
     return std::unexpected(fmt::format(
         "host {}: the job is running and has no lost host {} whose place the node at {} could "
-        "take",
-        id, id, peer));
+        "take{}",
+        id, id, peer,
+        id >= num_hosts() ? " (host 0 takes no added hosts: give every host --max-hosts)" : ""));
   }
   if (auto disagreement = Disagreement(hosts_[reference_]->hello, hello)) {
     return std::unexpected(*disagreement);

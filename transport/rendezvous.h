@@ -24,7 +24,9 @@ namespace actex {
 // one the coordinator runs with.
 class Rendezvous {
  public:
-  explicit Rendezvous(int num_hosts);
+  // Hosts 0 to num_hosts - 1 must join; ids up to max_hosts - 1 (when above
+  // num_hosts) are added hosts, which join the running job (CheckReturning).
+  explicit Rendezvous(int num_hosts, int max_hosts = 0);
 
   // Admits `hello` from the node at `peer` (an address, for messages), or returns
   // why the job must end: num_hosts differs from the job's, host id out of range or
@@ -34,14 +36,17 @@ class Rendezvous {
   // to every interface (tcp://0.0.0.0:P) is published with `peer`'s host instead.
   std::expected<void, std::string> Admit(const HelloMessage& hello, const std::string& peer);
 
-  // Checks `hello` from a node taking the place of host `hello.host_id`, which joined
-  // before and was lost: the job's size, the id, the software version and the
-  // fingerprint as for Admit; its endpoints are not merged (the job's table stands).
-  // A refusal concerns that node alone.
+  // Checks `hello` from a node joining the running job: one taking the place of host
+  // `hello.host_id`, which joined before and was lost, or an added host. The job's
+  // size, the id, the software version and the fingerprint as for Admit; its
+  // endpoints are not merged (the job's table stands). A refusal concerns that node
+  // alone. Only after the rendezvous completed.
   std::expected<void, std::string> CheckReturning(const HelloMessage& hello,
                                                   const std::string& peer) const;
 
   int num_hosts() const { return static_cast<int>(hosts_.size()); }
+  int max_hosts() const { return max_hosts_; }
+  bool is_added(int host_id) const { return host_id >= num_hosts() && host_id < max_hosts_; }
   int joined() const { return joined_; }
   bool complete() const { return joined_ == num_hosts(); }
   bool has_joined(int host_id) const;
@@ -61,6 +66,7 @@ class Rendezvous {
 
   std::vector<std::optional<Joined>> hosts_;
   int joined_ = 0;
+  int max_hosts_ = 0;
   int reference_ = -1;  // host id of the reference; -1 before anyone joined
   std::map<std::string, std::string> endpoints_;
   std::map<std::string, int> endpoint_owners_;  // endpoint name -> host id

@@ -45,6 +45,12 @@ CommandRunner AddNodeCommand(CLI::App& command) {
   CLI::Option* num_hosts = command.add_option("--num-hosts", node.num_hosts, "hosts in the job")
                                ->envname("ACTEX_NUM_HOSTS")
                                ->check(CLI::PositiveNumber);
+  command
+      .add_option("--max-hosts", node.max_hosts,
+                  "host ids up to this many may join the running job later and take leases "
+                  "(--mesh 2d; default: --num-hosts)")
+      ->envname("ACTEX_MAX_HOSTS")
+      ->check(CLI::PositiveNumber);
   command.add_option("--bind", flags->bind,
                      "interface for this node's tcp sockets (default: the coordinator's)");
   AddJobFlags(command, node, flags->timeouts);

@@ -62,6 +62,9 @@ std::expected<FolderRole, std::string> RoleFromConfig(const nlohmann::json& conf
   for (int r = 0; r < plan->data; ++r) {
     if (plan->WriterHost(r) == *host) replica = r;
   }
+  // An added host of a leased job (an id from num_hosts up to --max-hosts) writes a
+  // replica beyond the ones the job started with.
+  if (replica < 0 && plan->Leased() && *host >= *hosts) replica = plan->ReplicasOnHost(*host)[0];
   if (replica < 0) {
     return std::unexpected("host_id " + std::to_string(*host) + " writes no replica under mesh " +
                            plan->Describe() + " with " + std::to_string(*hosts) + " hosts");

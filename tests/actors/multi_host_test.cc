@@ -25,6 +25,7 @@
 #include "actors/mesh_plan.h"
 #include "actors/node.h"
 #include "extraction_reader.h"
+#include "manual_job.h"
 #include "run_support.h"
 #include "transport/job_security.h"
 #include "transport/schema.h"
@@ -36,41 +37,6 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-const std::string kModel = ACTEX_FIXTURES_DIR "/qwen2-tiny";
-
-// `documents` pre-tokenized lines of `length` pseudo-random ids below the fixture's
-// vocabulary of 512, and a few rejects among them.
-std::string Corpus(int documents, int length) {
-  std::ostringstream corpus;
-  for (int doc = 0; doc < documents; ++doc) {
-    if (doc % 17 == 5) {
-      corpus << "{\"input_ids\": [1, 2\n";  // not JSON: rejected, still uses its id
-      continue;
-    }
-    std::vector<int> ids;
-    for (int i = 0; i < length - doc % 5; ++i) ids.push_back((doc * 131 + i * 29) % 512);
-    corpus << nlohmann::json{{"input_ids", ids}}.dump() << '\n';
-  }
-  return corpus.str();
-}
-
-ExtractOptions Options(const std::string& corpus, const std::string& out, int shards_per_host) {
-  ExtractOptions options;
-  options.model_dir = kModel;
-  options.data = {corpus};
-  options.out_dir = out;
-  options.layers = {0, 1};
-  options.sites = {"resid_post", "mlp_post"};
-  options.shards = shards_per_host;
-  options.dtype = "float32";
-  options.batch_tokens = 96;
-  // Chunks of three documents: a batch of 96 tokens would hold four of them, so a
-  // chunk's end cuts batches short.
-  options.chunk_docs = 3;
-  options.blas_threads = 1;
-  return options;
-}
 
 struct JobShape {
   std::string name;
@@ -86,7 +52,7 @@ TEST_P(SimulatedJob, MatchesOneProcessAndWritesEveryDocumentOnce) {
   TempDir dir;
   const int documents = 40;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(documents, 24));
-  auto single = RunExtraction(Options(corpus, dir.path() + "/single", 1));
+  auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
   ASSERT_TRUE(single) << single.error();
   auto reference = ReadJob(dir.path() + "/single");
 
@@ -94,7 +60,7 @@ TEST_P(SimulatedJob, MatchesOneProcessAndWritesEveryDocumentOnce) {
   std::vector<std::string> args = {"simulate", "--hosts",  std::to_string(shape.hosts),
                                    "--mesh",   shape.mesh, "--heartbeat-timeout",
                                    "20"};
-  for (const std::string& arg : ExtractOptionsToArgs(Options(corpus, out, shape.shards_per_host))) {
+  for (const std::string& arg : ExtractOptionsToArgs(TinyModelOptions(corpus, out, shape.shards_per_host))) {
     args.push_back(arg);
   }
   ActexProcess simulate(dir.path() + "/simulate", args);
@@ -135,41 +101,6 @@ INSTANTIATE_TEST_SUITE_P(
                     JobShape{"ThreeHosts1d", 3, 1, "1d"}, JobShape{"ThreeHosts2d", 3, 1, "2d"},
                     JobShape{"ThreeHostsData2Model3", 3, 2, "data=2,model=3"}),
     [](const testing::TestParamInfo<JobShape>& info) { return info.param.name; });
-
-// Nodes started one by one, as on separate machines.
-class ManualJob {
- public:
-  explicit ManualJob(const TempDir& dir) : dir_(dir) {
-    auto port = FindFreePortTriple();
-    EXPECT_TRUE(port) << port.error();
-    port_ = port.value_or(0);
-  }
-
-  // Starts host `host` of `hosts`; `adjust` changes its options first.
-  ActexProcess& Start(
-      int host, int hosts, const std::string& corpus, const std::string& mesh = "1d",
-      const std::function<void(NodeOptions&)>& adjust = [](NodeOptions&) {}) {
-    LocalClusterOptions cluster;
-    cluster.hosts = hosts;
-    cluster.node.mesh = mesh;
-    cluster.node.join_timeout = seconds(20);
-    cluster.node.heartbeat_timeout = seconds(3);
-    cluster.node.extract = Options(corpus, dir_.path() + "/out", 1);
-    cluster.node.extract.shard_bytes = 32 << 10;
-    adjust(cluster.node);
-    std::vector<std::string> args = LocalNodeArgs(cluster, host, port_);
-    args.erase(args.begin());  // the binary; ActexProcess adds it
-    nodes_.push_back(
-        std::make_unique<ActexProcess>(dir_.path() + "/host" + std::to_string(host), args));
-    return *nodes_.back();
-  }
-  int port() const { return port_; }
-
- private:
-  const TempDir& dir_;
-  int port_ = 0;
-  std::vector<std::unique_ptr<ActexProcess>> nodes_;
-};
 
 TEST(MultiHostFailures, HostWithDifferentLayersEndsEveryNodeNamingHostAndFlag) {
   TempDir dir;
@@ -251,180 +182,6 @@ INSTANTIATE_TEST_SUITE_P(Kill9, KilledHost,
                          [](const testing::TestParamInfo<KillCase>& info) {
                            return info.param.name;
                          });
-
-nlohmann::json Metadata(const std::string& host_dir) {
-  std::ifstream file(host_dir + "/metadata.json");
-  return nlohmann::json::parse(file, nullptr, false);
-}
-
-struct LossCase {
-  std::string name;
-  std::vector<int> killed;  // in this order, each once it listed a shard
-  friend void PrintTo(const LossCase& loss, std::ostream* os) { *os << loss.name; }
-};
-
-class LostHosts : public testing::TestWithParam<LossCase> {};
-
-// In a 2d job chunks are leased, so a worker killed with SIGKILL costs the job only
-// its unlisted chunks: the coordinator gives them to the hosts still in the job, which
-// finish it, every document once and equal to one process to the bit. Prints the wall
-// time against an uninterrupted job of the same hosts.
-TEST_P(LostHosts, InA2dJobTheOthersTakeOverTheLostChunksAndFinishTheJob) {
-  constexpr int kHosts = 4;
-  const std::vector<int>& killed = GetParam().killed;
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
-  auto single = RunExtraction(Options(corpus, dir.path() + "/single", 1));
-  ASSERT_TRUE(single) << single.error();
-  using Clock = std::chrono::steady_clock;
-  using Nodes = std::vector<ActexProcess*>;
-  // Starts every host of a job writing to `out`, runs `during`, waits for them all
-  // and returns the job's wall time.
-  auto run_job = [&](const std::string& out, const std::function<void(Nodes&)>& during,
-                     const std::function<void(Nodes&)>& after) {
-    TempDir logs;
-    ManualJob job(logs);
-    Nodes nodes;
-    for (int host = 0; host < kHosts; ++host) {
-      nodes.push_back(&job.Start(host, kHosts, corpus, "2d",
-                                 [&](NodeOptions& node) { node.extract.out_dir = out; }));
-    }
-    const auto started = Clock::now();
-    during(nodes);
-    for (ActexProcess* node : nodes) node->Wait(seconds(120));
-    const double wall = std::chrono::duration<double>(Clock::now() - started).count();
-    after(nodes);
-    return wall;
-  };
-  auto all_succeeded = [](Nodes& nodes) {
-    for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(1)), 0) << node->err();
-  };
-  auto nothing = [](Nodes&) {};
-  const double uninterrupted = run_job(dir.path() + "/clean", nothing, all_succeeded);
-  const std::string out = dir.path() + "/out";
-  std::string host0_log;
-  int host0_status = -1;
-  const double with_losses = run_job(
-      out,
-      [&](Nodes& nodes) {
-        for (int host : killed) {
-          ASSERT_TRUE(WaitForFirstShard(out + "/host_0" + std::to_string(host), seconds(60)))
-              << nodes[host]->err();
-          std::this_thread::sleep_for(milliseconds(100));  // mid-run, past the first listing
-          nodes[host]->Signal(SIGKILL);
-        }
-        host0_status = nodes[0]->Wait(seconds(120));
-        host0_log = nodes[0]->err();
-        for (int host = 1; host < kHosts; ++host) {
-          if (std::ranges::find(killed, host) != killed.end()) continue;
-          EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
-        }
-      },
-      nothing);
-  for (int host : killed) {
-    EXPECT_FALSE(Metadata(out + "/host_0" + std::to_string(host)).value("complete", true)) << host;
-    EXPECT_NE(host0_log.find("host " + std::to_string(host) + " lost"), std::string::npos)
-        << host0_log;
-  }
-  EXPECT_NE(
-      host0_log.find("the job finished without " + std::to_string(killed.size()) + " host(s)"),
-      std::string::npos)
-      << host0_log;
-  // A host killed between saying it lists chunks and saying it listed them leaves
-  // them to its folder, which only its own command can read: the job then ends
-  // naming them, and the same commands finish it.
-  const bool waited_for_a_folder =
-      host0_log.find("'s folder (it was lost while listing") != std::string::npos;
-  EXPECT_EQ(host0_status, waited_for_a_folder ? 1 : 0) << host0_log;
-  if (waited_for_a_folder) {
-    std::printf("a host was killed while listing: the same commands finish the job\n");
-    run_job(out, nothing, all_succeeded);
-  }
-  ExpectIdentical(out, dir.path() + "/single");
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
-  std::printf(
-      "%d hosts, 2d, 1600 documents; uninterrupted %.2f s; with %zu host(s) killed %.2f s "
-      "(%.2f x)\n",
-      kHosts, uninterrupted, killed.size(), with_losses, with_losses / uninterrupted);
-}
-
-INSTANTIATE_TEST_SUITE_P(Kill9, LostHosts,
-                         testing::Values(LossCase{"OneWorker", {1}},
-                                         LossCase{"TwoWorkersAtDifferentTimes", {2, 3}}),
-                         [](const testing::TestParamInfo<LossCase>& info) {
-                           return info.param.name;
-                         });
-
-// A leased job resumes with another host count: 4 hosts killed mid-run, then 2 hosts
-// finish it; what the 4 listed stays, the rest is leased anew, every document once
-// and equal to one process to the bit. (Chunks a killed host was listing wait for its
-// folder: then the 2 hosts' job says so, and the 4 hosts' commands finish it.)
-TEST(LeasedJob, KilledWithFourHostsAndFinishedWithTwo) {
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
-  auto single = RunExtraction(Options(corpus, dir.path() + "/single", 1));
-  ASSERT_TRUE(single) << single.error();
-  const std::string out = dir.path() + "/out";
-  auto into_out = [&](NodeOptions& node) { node.extract.out_dir = out; };
-  {
-    ManualJob job(dir);
-    std::vector<ActexProcess*> nodes;
-    for (int host = 0; host < 4; ++host) {
-      nodes.push_back(&job.Start(host, 4, corpus, "2d", into_out));
-    }
-    ASSERT_TRUE(WaitForFirstShard(out + "/host_03", seconds(60))) << nodes[3]->err();
-    std::this_thread::sleep_for(milliseconds(100));  // mid-run, past the first listing
-    for (ActexProcess* node : nodes) node->Signal(SIGKILL);
-    for (ActexProcess* node : nodes) EXPECT_NE(node->Wait(seconds(10)), 0);
-  }
-  // Runs a job of `hosts` hosts over `out`; host 0's exit status.
-  auto run = [&](int hosts) {
-    ManualJob job(dir);
-    std::vector<ActexProcess*> nodes;
-    for (int host = 0; host < hosts; ++host) {
-      nodes.push_back(&job.Start(host, hosts, corpus, "2d", into_out));
-    }
-    for (int host = 1; host < hosts; ++host) {
-      EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
-    }
-    const int status = nodes[0]->Wait(seconds(120));
-    // A host killed while listing leaves those chunks to its folder, which a job of
-    // two hosts does not read: the job says so, and the four hosts' commands finish it.
-    const bool waits = nodes[0]->err().find("wait for host-") != std::string::npos;
-    EXPECT_EQ(status, waits ? 1 : 0) << nodes[0]->err();
-    return status;
-  };
-  if (run(2) != 0) EXPECT_EQ(run(4), 0);
-  ExpectIdentical(out, dir.path() + "/single");
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
-}
-
-// The same command for a killed host, started again while the job runs, takes the
-// lost host's place (once the coordinator found it lost) and finishes its share: the
-// job completes without a rerun.
-TEST(LostHostReturns, InA2dJobTheSameCommandTakesItsPlaceAndTheJobCompletes) {
-  constexpr int kHosts = 3;
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
-  auto single = RunExtraction(Options(corpus, dir.path() + "/single", 1));
-  ASSERT_TRUE(single) << single.error();
-  const std::string out = dir.path() + "/out";
-  ManualJob job(dir);
-  std::vector<ActexProcess*> nodes;
-  for (int host = 0; host < kHosts; ++host) nodes.push_back(&job.Start(host, kHosts, corpus, "2d"));
-  ASSERT_TRUE(WaitForFirstShard(out + "/host_01", seconds(60))) << nodes[1]->err();
-  nodes[1]->Signal(SIGKILL);
-  EXPECT_NE(nodes[1]->Wait(seconds(10)), 0);
-  ActexProcess& returned = job.Start(1, kHosts, corpus, "2d");
-  EXPECT_EQ(returned.Wait(seconds(120)), 0) << returned.err();
-  for (int host : {0, 2}) EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
-  EXPECT_NE(nodes[0]->err().find("host 1 is back"), std::string::npos) << nodes[0]->err();
-  ExpectIdentical(out, dir.path() + "/single");
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
-}
 
 TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
   TempDir dir;
@@ -509,7 +266,7 @@ std::string MakeJobKey(const TempDir& dir, const std::string& name) {
 std::vector<std::string> SimulateArgs(const std::string& corpus, const std::string& out) {
   std::vector<std::string> args = {
       "simulate", "--hosts", "2", "--mesh", "1d", "--heartbeat-timeout", "20"};
-  for (const std::string& arg : ExtractOptionsToArgs(Options(corpus, out, 1))) {
+  for (const std::string& arg : ExtractOptionsToArgs(TinyModelOptions(corpus, out, 1))) {
     args.push_back(arg);
   }
   return args;
@@ -672,7 +429,7 @@ TEST_P(HostileBytes, EveryPortShrugsOffStrangersAndTheRunMatchesACleanOne) {
   const bool keyed = GetParam();
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(2000, 48));
-  auto single = RunExtraction(Options(corpus, dir.path() + "/single", 1));
+  auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
   ASSERT_TRUE(single) << single.error();
   const std::string key = keyed ? MakeJobKey(dir, "job.key") : "";
   ManualJob job(dir);

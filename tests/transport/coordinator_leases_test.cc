@@ -19,6 +19,7 @@ namespace {
 
 using coordinator_test::ClientOptionsFor;
 using coordinator_test::FastOptions;
+using coordinator_test::ForEachClient;
 using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
@@ -135,6 +136,47 @@ TEST(CoordinatorLeases, ALostHostsChunkGoesToTheHostWaitingAndTheJobEndsInSucces
   EXPECT_TRUE(last.finished);
   EXPECT_TRUE(host0.Barrier("done", 5s).has_value());
   EXPECT_TRUE((*coordinator)->Join().has_value()) << "every chunk listed without host 1";
+}
+
+// Host ids from num_hosts up to max_hosts are added hosts: one that comes during the
+// rendezvous waits for it (the job does not wait for it), joins once it completed
+// and takes leases; an id beyond max_hosts is refused, and only that node.
+TEST(CoordinatorLeases, AnAddedHostJoinsOnceTheRendezvousCompletedAndTakesLeases) {
+  zmq::context_t context;
+  CoordinatorOptions options = FastOptions(2);
+  options.max_hosts = 3;
+  options.hosts_independent = true;
+  options.leases = std::make_shared<MemoryDesk>(3);
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options),
+                                            {MakeHello(2, 2), MakeHello(0, 2), MakeHello(1, 2)});
+  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  CoordinatorClient& added = **clients[0];
+  added.RequestLease({1, -1});
+  EXPECT_EQ(AwaitGrant(added).chunk, 0);
+
+  auto beyond = CoordinatorClient::Join(context, ClientOptionsFor(options), MakeHello(3, 2));
+  ASSERT_FALSE(beyond.has_value());
+  EXPECT_TRUE(beyond.error().starts_with(
+      "host 3: --host-id out of range: this job takes hosts 0 to 2 (host 0's --max-hosts 3)"))
+      << beyond.error();
+
+  EXPECT_TRUE(List(added, 1, {0}));
+  for (int host : {1, 2}) {
+    CoordinatorClient& client = **clients[host];
+    client.RequestLease({1, -1});
+    EXPECT_TRUE(List(client, 1, {AwaitGrant(client).chunk}));
+  }
+  auto results = ForEachClient(clients, [](CoordinatorClient& client, size_t) {
+    client.RequestLease({2, -1});
+    if (!Await(client, &CoordinatorClient::TakeGrants).finished) {
+      return std::expected<void, std::string>(std::unexpected("not finished"));
+    }
+    return client.Barrier("done", 5s);
+  });
+  for (const auto& result : results) EXPECT_TRUE(result.has_value()) << result.error();
+  EXPECT_TRUE((*coordinator)->Join().has_value());
 }
 
 }  // namespace

@@ -1,0 +1,72 @@
+#include "manual_job.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "actors/local_cluster.h"
+
+namespace actex {
+
+std::string Corpus(int documents, int length) {
+  std::ostringstream corpus;
+  for (int doc = 0; doc < documents; ++doc) {
+    if (doc % 17 == 5) {
+      corpus << "{\"input_ids\": [1, 2\n";  // not JSON: rejected, still uses its id
+      continue;
+    }
+    std::vector<int> ids;
+    for (int i = 0; i < length - doc % 5; ++i) ids.push_back((doc * 131 + i * 29) % 512);
+    corpus << nlohmann::json{{"input_ids", ids}}.dump() << '\n';
+  }
+  return corpus.str();
+}
+
+ExtractOptions TinyModelOptions(const std::string& corpus, const std::string& out,
+                                int shards_per_host) {
+  ExtractOptions options;
+  options.model_dir = ACTEX_FIXTURES_DIR "/qwen2-tiny";
+  options.data = {corpus};
+  options.out_dir = out;
+  options.layers = {0, 1};
+  options.sites = {"resid_post", "mlp_post"};
+  options.shards = shards_per_host;
+  options.dtype = "float32";
+  options.batch_tokens = 96;
+  options.chunk_docs = 3;
+  options.blas_threads = 1;
+  return options;
+}
+
+nlohmann::json Metadata(const std::string& host_dir) {
+  std::ifstream file(host_dir + "/metadata.json");
+  return nlohmann::json::parse(file, nullptr, false);
+}
+
+ManualJob::ManualJob(const TempDir& dir) : dir_(dir) {
+  auto port = FindFreePortTriple();
+  EXPECT_TRUE(port) << port.error();
+  port_ = port.value_or(0);
+}
+
+ActexProcess& ManualJob::Start(int host, int hosts, const std::string& corpus,
+                               const std::string& mesh,
+                               const std::function<void(NodeOptions&)>& adjust) {
+  LocalClusterOptions cluster;
+  cluster.hosts = hosts;
+  cluster.node.mesh = mesh;
+  cluster.node.join_timeout = std::chrono::seconds(20);
+  cluster.node.heartbeat_timeout = std::chrono::seconds(3);
+  cluster.node.extract = TinyModelOptions(corpus, dir_.path() + "/out", 1);
+  cluster.node.extract.shard_bytes = 32 << 10;
+  adjust(cluster.node);
+  std::vector<std::string> args = LocalNodeArgs(cluster, host, port_);
+  args.erase(args.begin());  // the binary; ActexProcess adds it
+  nodes_.push_back(
+      std::make_unique<ActexProcess>(dir_.path() + "/host" + std::to_string(host), args));
+  return *nodes_.back();
+}
+
+}  // namespace actex

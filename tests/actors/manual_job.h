@@ -1,0 +1,53 @@
+#ifndef ACTEX_TESTS_ACTORS_MANUAL_JOB_H_
+#define ACTEX_TESTS_ACTORS_MANUAL_JOB_H_
+
+// Test support for jobs of several hosts run as real `actex node` processes on
+// 127.0.0.1, started one by one as on separate machines.
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "actex_process.h"
+#include "actors/extract_options.h"
+#include "actors/node.h"
+#include "extraction_reader.h"
+
+namespace actex {
+
+// `documents` pre-tokenized lines of `length` pseudo-random ids below the fixture's
+// vocabulary of 512, and a few rejects among them.
+std::string Corpus(int documents, int length);
+
+// The tiny fixture model, two sites of layers 0-1 in float32, `shards_per_host`
+// shards, batches of 96 tokens and chunks of three documents (so a chunk's end cuts
+// batches short), one BLAS thread.
+ExtractOptions TinyModelOptions(const std::string& corpus, const std::string& out,
+                                int shards_per_host);
+
+// A folder's metadata.json, or a discarded value when unreadable.
+nlohmann::json Metadata(const std::string& host_dir);
+
+// Nodes started one by one, as on separate machines, with one coordinator port.
+class ManualJob {
+ public:
+  explicit ManualJob(const TempDir& dir);
+
+  // Starts host `host` of `hosts` writing to DIR/out with 32 KB shards, a 20 s join
+  // and a 3 s heartbeat timeout; `adjust` changes its options first.
+  ActexProcess& Start(
+      int host, int hosts, const std::string& corpus, const std::string& mesh = "1d",
+      const std::function<void(NodeOptions&)>& adjust = [](NodeOptions&) {});
+  int port() const { return port_; }
+
+ private:
+  const TempDir& dir_;
+  int port_ = 0;
+  std::vector<std::unique_ptr<ActexProcess>> nodes_;
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_TESTS_ACTORS_MANUAL_JOB_H_
