@@ -29,12 +29,16 @@ std::string StopLine(const ExtractionSummary& summary) {
                         ? "the drain outlasted --drain-timeout: stopped where it was"
                     : summary.ending == RunEnding::kJobStopped
                         ? "a host of a job of several hosts: stopped where it was"
+                    : summary.ending == RunEnding::kLeftFinalBarrier
+                        ? "its part was complete; it was waiting for the other hosts"
                         : "stopped at once";
-  return fmt::format("stopped by {} ({}): {}; {}", signal, how, kept,
-                     summary.job_goes_on
-                         ? "the hosts still in the job take over its chunks, and the same "
-                           "command rejoins the job (or resumes it)"
-                         : "run the same command to resume");
+  const char* next =
+      !summary.job_goes_on ? "run the same command to resume"
+      : summary.ending == RunEnding::kLeftFinalBarrier
+          ? "the job finishes without it"
+          : "the hosts still in the job take over its chunks, and the same command rejoins the "
+            "job (or resumes it)";
+  return fmt::format("stopped by {} ({}): {}; {}", signal, how, kept, next);
 }
 
 std::string SummaryLine(const ExtractionSummary& summary) {

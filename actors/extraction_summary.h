@@ -18,6 +18,8 @@ enum class RunEnding {
   kDrainTimedOut,
   kJobStopped,
   kStoppedAtOnce,  // a second stop signal: the open shard is dropped
+  // A stop signal while the host waited at the final barrier: its part was complete.
+  kLeftFinalBarrier,
 };
 
 // What one host's run did: what its folder holds, how long it took, how it ended.

@@ -28,6 +28,9 @@ Liveness JobLiveness(const NodeOptions& options) {
 // The final barrier waits for the slowest host to finish its documents, which may be
 // days; liveness while waiting comes from the heartbeats.
 constexpr std::chrono::hours kFinishWait{24 * 30};
+// How often a host waiting at the final barrier looks at stop signals and services
+// its link to the coordinator.
+constexpr std::chrono::milliseconds kFinalBarrierSlice{200};
 // How long host 0 lets its coordinator tell the other hosts why host 0 ends.
 constexpr std::chrono::seconds kReportWait{5};
 constexpr std::chrono::seconds kShardSetupWait{30};
@@ -262,11 +265,36 @@ std::vector<ListingAckMessage> JobLink::TakeListingAcks() {
   return state_->client->TakeListingAcks();
 }
 
-std::expected<void, std::string> JobLink::FinishTogether() {
+std::expected<JobLink::Finish, std::string> JobLink::FinishTogether(
+    const std::function<bool()>& stop_requested) {
   State& state = *state_;
-  if (auto done = state.client->Barrier("done", kFinishWait); !done) return done;
-  if (state.coordinator_actor) return state.coordinator_actor->Join();
-  return {};
+  if (auto entered = state.client->EnterBarrier(kFinalBarrierName); !entered) {
+    return std::unexpected(entered.error());
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kFinishWait;
+  while (!state.client->BarrierReleased(kFinalBarrierName)) {
+    if (stop_requested()) return Finish::kLeft;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return std::unexpected(fmt::format(
+          "barrier '{}' was not released within {} h: the coordinator is still waiting for "
+          "other hosts",
+          kFinalBarrierName, kFinishWait.count()));
+    }
+    // A stop signal interrupts the wait (EINTR): then the loop looks at it at once.
+    zmq::pollitem_t arrived{state.client->socket().handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      zmq::poll(&arrived, 1, kFinalBarrierSlice);
+    } catch (const zmq::error_t& error) {
+      if (error.num() != EINTR) throw;
+    }
+    if (auto serviced = state.client->Service(); !serviced) {
+      return std::unexpected(serviced.error());
+    }
+  }
+  if (state.coordinator_actor) {
+    if (auto ended = state.coordinator_actor->Join(); !ended) return std::unexpected(ended.error());
+  }
+  return Finish::kReleased;
 }
 
 }  // namespace actex

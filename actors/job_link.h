@@ -2,6 +2,7 @@
 #define ACTEX_ACTORS_JOB_LINK_H_
 
 #include <expected>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,8 +67,11 @@ class JobLink {
   std::vector<LeaseGrantMessage> TakeGrants();
   std::vector<ListingAckMessage> TakeListingAcks();
 
-  // The final barrier: no host reports success before every host finished.
-  std::expected<void, std::string> FinishTogether();
+  // The final barrier: no host reports success before every host finished. A host
+  // waiting there has finished its part; when `stop_requested` turns true (a stop
+  // signal) it stops waiting and returns kLeft, and the caller reports why it leaves.
+  enum class Finish { kReleased, kLeft };
+  std::expected<Finish, std::string> FinishTogether(const std::function<bool()>& stop_requested);
 
  private:
   JobLink();

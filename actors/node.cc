@@ -289,7 +289,23 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   // the relay to the monitors, closes.
   supervisor.Publish("finished", "");
   if (job) {
-    if (auto done = job->FinishTogether(); !done) return fail(done.error());
+    auto done = job->FinishTogether(
+        [&] { return options.stop_signals != nullptr && options.stop_signals->count.load() > 0; });
+    if (!done) return fail(done.error());
+    if (*done == JobLink::Finish::kLeft) {
+      // Its part is complete and listed: the job goes on without it, except that
+      // host 0 takes the coordinator, and so the job, with it.
+      summary.ending = RunEnding::kLeftFinalBarrier;
+      summary.stop_signal = options.stop_signals->last.load();
+      summary.job_goes_on = options.host_id != 0;
+      const std::string why =
+          fmt::format("host {} stopped by signal {} at the final barrier, its part complete",
+                      options.host_id, summary.stop_signal);
+      job->ReportFailure(why);
+      supervisor.Publish("stopped", why);
+      summary.TakeCounts(supervisor.last_event());
+      return summary;
+    }
   }
   // Uploads finish after the job did: a host's slow uploads hold up no other host.
   if (auto uploaded = supervisor.FinishBackground(); !uploaded) {

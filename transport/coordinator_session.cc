@@ -113,89 +113,6 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
   }
 }
 
-void CoordinatorSession::OnHello(const std::string& identity, int fd, const std::string& address,
-                                 const HelloMessage& hello, Clock::time_point now) {
-  if (auto admitted = rendezvous_.Admit(hello, address); !admitted) {
-    refused_.insert(identity);
-    return Abort(admitted.error(), now);
-  }
-  const int host_id = hello.host_id;
-  hosts_[host_id] = Host{identity, fd, now, std::nullopt, {}};
-  host_by_identity_[identity] = host_id;
-  counters_.joined_hosts = rendezvous_.joined();
-  spdlog::info("coordinator: host {} joined from {} ({} of {})", host_id, address,
-               rendezvous_.joined(), options_.num_hosts);
-  if (!rendezvous_.complete()) return;
-  if (options_.leases) {
-    if (auto begun = options_.leases->Begin(rendezvous_.endpoints()); !begun) {
-      return Abort(begun.error(), now);
-    }
-  }
-  for (const auto& host : hosts_) {
-    if (host) Queue(host->identity, WelcomeMessage{rendezvous_.endpoints()});
-  }
-  phase_ = Phase::kRunning;
-  counters_.welcomed = true;
-  spdlog::info("coordinator: all {} host(s) joined; {} endpoint(s) shared", options_.num_hosts,
-               rendezvous_.endpoints().size());
-  // Added hosts that came early join now, as if they came this moment.
-  for (auto& [id, node] : std::exchange(returning_, {})) OnJoiningHello(std::move(node), now);
-}
-
-void CoordinatorSession::OnJoiningHello(Joining node, Clock::time_point now) {
-  if (!options_.hosts_independent) {
-    return DropUnexpected(
-        fmt::format("a Hello from a stranger at {} after the rendezvous", node.address));
-  }
-  const int host_id = node.hello.host_id;
-  if (returning_.contains(host_id)) {
-    const std::string reason = fmt::format(
-        "host {}: two nodes claim --host-id {}: the node at {} came first, then the "
-        "node at {}",
-        host_id, host_id, returning_[host_id].address, node.address);
-    spdlog::warn("coordinator: refused the node at {}: {}", node.address, reason);
-    return Queue(node.identity, AbortMessage{reason});
-  }
-  if (phase_ == Phase::kRendezvous) {
-    spdlog::info("coordinator: host {} (an added host) at {} joins once the first {} host(s) did",
-                 host_id, node.address, options_.num_hosts);
-    returning_[host_id] = std::move(node);
-    return;
-  }
-  if (auto fits = rendezvous_.CheckReturning(node.hello, node.address); !fits) {
-    spdlog::warn("coordinator: refused the node at {}: {}", node.address, fits.error());
-    return Queue(node.identity, AbortMessage{fits.error()});
-  }
-  if (!hosts_[host_id]) return Readmit(host_id, std::move(node), now);
-  spdlog::warn(
-      "coordinator: a node at {} comes for host {}, which is still in the job; it takes "
-      "its place once host {} is found lost",
-      node.address, host_id, host_id);
-  returning_[host_id] = std::move(node);
-}
-
-void CoordinatorSession::Readmit(int host_id, Joining node, Clock::time_point now) {
-  returning_.erase(host_id);  // `node` is a copy: it may have come from there
-  if (options_.leases) {
-    if (auto rejoined = options_.leases->Rejoin(host_id, node.hello.endpoints); !rejoined) {
-      return Abort(rejoined.error(), now);
-    }
-    AnswerWaitingLeases(now);  // what it was listing when lost may be free now
-  }
-  hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, released_barriers_};
-  host_by_identity_[node.identity] = host_id;
-  Queue(node.identity, WelcomeMessage{rendezvous_.endpoints()});
-  if (lost_.erase(host_id) > 0 || !rendezvous_.is_added(host_id)) {
-    spdlog::info("coordinator: host {} is back, from {}; {}", host_id, node.address,
-                 options_.leases ? "it takes leases again" : "it finishes its own share");
-  } else {
-    spdlog::info(
-        "coordinator: host {} joined the running job from {} (an added host); it takes "
-        "leases",
-        host_id, node.address);
-  }
-}
-
 void CoordinatorSession::OnBarrier(int host_id, const ReceivedMessage& message,
                                    Clock::time_point now) {
   auto barrier = message.As<BarrierMessage>();
@@ -261,28 +178,6 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
                 "run every host's command again to finish them",
                 lost_.size(), lost);
   spdlog::error("coordinator: {}", *abort_reason_);
-}
-
-void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_point now) {
-  if (!options_.hosts_independent || host_id == 0 || phase_ != Phase::kRunning) {
-    return Abort(std::move(reason), now);
-  }
-  if (options_.leases) {
-    if (auto lost = options_.leases->Lose(host_id); !lost) return Abort(lost.error(), now);
-  }
-  spdlog::error("coordinator: {}; the other hosts go on {}", reason,
-                options_.leases ? "and take its unlisted chunks" : "with their own shares");
-  host_by_identity_.erase(hosts_[host_id]->identity);
-  hosts_[host_id].reset();
-  lost_[host_id] = std::move(reason);
-  waiting_leases_.erase(host_id);
-  if (options_.leases) AnswerWaitingLeases(now);
-  if (auto waiting = returning_.find(host_id); waiting != returning_.end()) {
-    Readmit(host_id, waiting->second, now);
-  }
-  std::vector<std::string> open;
-  for (const auto& [name, arrived] : barriers_) open.push_back(name);
-  for (const std::string& name : open) ReleaseIfAllArrived(name, now);
 }
 
 void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::time_point now) {

@@ -108,6 +108,8 @@ class CoordinatorSession {
   int HostOf(const std::string& identity) const;
   // A host lost or failed: the job ends, or (independent hosts) goes on without it.
   void LoseHost(int host_id, std::string reason, Clock::time_point now);
+  // Forgets host `host_id` (lost, or gone after finishing its part).
+  void RemoveHost(int host_id);
   // Releases barrier `name` if every host still in the job arrived at it.
   void ReleaseIfAllArrived(const std::string& name, Clock::time_point now);
 

@@ -13,11 +13,13 @@
 #include "actors/local_cluster.h"
 #include "actors/node.h"
 #include "extraction_reader.h"
+#include "manual_job.h"
 #include "run_support.h"
 
 namespace actex {
 namespace {
 
+using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 nlohmann::json Metadata(const std::string& host_dir) {
@@ -134,8 +136,7 @@ bool WaitForMoreListed(const std::string& out, int64_t before, seconds limit) {
 // signalled worker gives back its leases and the others finish the job without it;
 // a signalled host 0 takes the coordinator with it, so every other host stops where
 // it is, and the same commands finish the job. Either way the job ends with an
-// uninterrupted run's bits. (A host that has nothing left to do and waits at the
-// final barrier does not yet hear a signal.)
+// uninterrupted run's bits.
 TEST(PreemptionOfAJob, ASignalledWorkerDrainsAloneAndTheOthersFinishTheJob) {
   constexpr int kHosts = 3;
   TempDir dir;
@@ -206,6 +207,44 @@ TEST(PreemptionOfAJob, ASignalledWorkerDrainsAloneAndTheOthersFinishTheJob) {
     ASSERT_EQ(node->Wait(seconds(300)), 0) << node->err();
   }
   ExpectIdentical(out, dir.path() + "/reference");
+}
+
+// A host waiting at the final barrier has finished its part. A stop signal there
+// ends the wait at once: the host says so and leaves, and the job finishes without
+// it, even where replicas span hosts. Here replica 1 (hosts 2 and 3) finishes while
+// replica 0 (hosts 0 and 1) is held up by SIGSTOP on host 1.
+TEST(PreemptionOfAJob, AHostSignalledAtTheFinalBarrierLeavesAndTheJobFinishesWithoutIt) {
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(600, 48));
+  const std::string out = dir.path() + "/out";
+  ManualJob job(dir);
+  auto patient = [](NodeOptions& node) { node.heartbeat_timeout = seconds(60); };
+  std::vector<ActexProcess*> nodes;
+  for (int host = 0; host < 4; ++host) {
+    nodes.push_back(&job.Start(host, 4, corpus, "data=2,model=2", patient));
+  }
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+  nodes[1]->Signal(SIGSTOP);
+  const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (!Metadata(out + "/host_02").value("complete", false) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  nodes[2]->Signal(SIGTERM);
+  EXPECT_EQ(nodes[2]->Wait(seconds(10)), kExitStoppedBySignal) << nodes[2]->err();
+  nodes[1]->Signal(SIGCONT);
+  EXPECT_NE(nodes[2]->err().find("stopped by SIGTERM (its part was complete; it was waiting for "
+                                 "the other hosts)"),
+            std::string::npos)
+      << nodes[2]->err();
+  EXPECT_NE(nodes[2]->err().find("the job finishes without it"), std::string::npos)
+      << nodes[2]->err();
+  for (int host : {0, 1, 3}) EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
+  EXPECT_NE(nodes[0]->err().find("it had finished its part, so the job goes on without it"),
+            std::string::npos)
+      << nodes[0]->err();
+  ActexProcess verify(dir.path() + "/verify", {"verify", out});
+  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
 }
 
 }  // namespace

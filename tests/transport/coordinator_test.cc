@@ -264,6 +264,27 @@ TEST(Coordinator, FailureReportAbortsEveryoneWithTheReason) {
   EXPECT_EQ((*clients[0])->Service().error(), "host 1 failed: out of memory on device 3");
 }
 
+// A host at the final barrier has finished its part: when it leaves (a stop signal)
+// or dies there, the job is not aborted, even with replicas spanning hosts, and the
+// barrier is released once the others arrive.
+TEST(Coordinator, AHostLeavingAfterItArrivedAtTheFinalBarrierEndsNothing) {
+  zmq::context_t context;
+  CoordinatorOptions options = FastOptions(3);
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
+  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  CoordinatorClient& leaving = **clients[2];
+  ASSERT_TRUE(leaving.EnterBarrier("done").has_value());
+  leaving.ReportFailure("host 2 stopped by signal 15 at the final barrier, its part complete");
+  clients[2]->reset();
+  clients.pop_back();
+  auto results = ForEachClient(
+      clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 5s); });
+  for (const auto& result : results) EXPECT_TRUE(result.has_value()) << result.error();
+  EXPECT_TRUE((*coordinator)->Join().has_value());
+}
+
 TEST(Coordinator, StopRequestAbortsEveryNode) {
   zmq::context_t context;
   CoordinatorOptions options = FastOptions(2);
