@@ -126,6 +126,42 @@ INSTANTIATE_TEST_SUITE_P(Kill9, LostHosts,
                            return info.param.name;
                          });
 
+// Host 0 runs the coordinator and keeps the lease log: when it is killed no other
+// host takes over, so every other host ends naming it, keeping what it listed, and
+// the same commands finish the job, equal to one process to the bit.
+TEST(LeasedJob, Host0KilledEndsTheJobCleanlyAndTheSameCommandsFinishIt) {
+  constexpr int kHosts = 4;
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
+  auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
+  ASSERT_TRUE(single) << single.error();
+  const std::string out = dir.path() + "/out";
+  {
+    ManualJob job(dir);
+    std::vector<ActexProcess*> nodes;
+    for (int host = 0; host < kHosts; ++host)
+      nodes.push_back(&job.Start(host, kHosts, corpus, "2d"));
+    ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+    std::this_thread::sleep_for(milliseconds(100));  // mid-run, past the first listing
+    nodes[0]->Signal(SIGKILL);
+    const auto killed_at = std::chrono::steady_clock::now();
+    for (int host = 1; host < kHosts; ++host) {
+      EXPECT_NE(nodes[host]->Wait(seconds(30)), 0) << nodes[host]->err();
+      EXPECT_NE(nodes[host]->err().find("lost the coordinator (host 0)"), std::string::npos)
+          << nodes[host]->err();
+    }
+    // The 3 s heartbeat timeout, and the time to stop and list what is whole.
+    EXPECT_LT(std::chrono::steady_clock::now() - killed_at, seconds(15));
+  }
+  ManualJob job(dir);
+  std::vector<ActexProcess*> nodes;
+  for (int host = 0; host < kHosts; ++host) nodes.push_back(&job.Start(host, kHosts, corpus, "2d"));
+  for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+  ExpectIdentical(out, dir.path() + "/single");
+  ActexProcess verify(dir.path() + "/verify", {"verify", out});
+  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+}
+
 // A leased job resumes with another host count: 4 hosts killed mid-run, then 2 hosts
 // finish it; what the 4 listed stays, the rest is leased anew, every document once
 // and equal to one process to the bit. (Chunks a killed host was listing wait for its
