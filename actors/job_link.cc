@@ -145,7 +145,7 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
     coordinating.security = state.security;
     coordinating.join_timeout = options.join_timeout;
     coordinating.liveness = JobLiveness(options);
-    coordinating.hosts_independent = mesh.ReplicasWithinHosts();
+    coordinating.stop_groups = mesh.StopGroups();
     if (mesh.Leased()) {
       // The log lives beside host 0's shards: PrepareOutput made (or emptied) the folder.
       const std::filesystem::path folder =

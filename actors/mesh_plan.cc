@@ -30,6 +30,22 @@ std::vector<int> MeshPlan::ReplicasOnHost(int host) const {
   return replicas;
 }
 
+std::vector<int> MeshPlan::StopGroups() const {
+  // A replica's group is the lowest replica it shares a host with, followed through
+  // (replicas only ever join lower ones, so one pass in host order settles it).
+  std::vector<int> group_of_replica(data);
+  for (int replica = 0; replica < data; ++replica) group_of_replica[replica] = replica;
+  std::vector<int> groups;
+  for (int host = 0; host < hosts; ++host) {
+    int lowest = data;
+    for (int replica : ReplicasOnHost(host)) lowest = std::min(lowest, group_of_replica[replica]);
+    for (int replica : ReplicasOnHost(host)) group_of_replica[replica] = lowest;
+    groups.push_back(lowest);
+  }
+  for (int& group : groups) group = group_of_replica[group];
+  return groups;
+}
+
 std::string MeshPlan::HostFolder(int host) const {
   char name[64];
   if (total_machines > 1) {

@@ -41,6 +41,10 @@ struct MeshPlan {
   int ReplicaOfDocument(int64_t doc_id) const;
   // How many of the first `documents` doc ids ReplicaOfDocument gives `replica`.
   int64_t DocumentsOfReplica(int replica, int64_t documents) const;
+  // Per host, the number of the group of hosts that stop together because they
+  // share a replica (CoordinatorOptions::stop_groups): the lowest replica of the
+  // group's hosts.
+  std::vector<int> StopGroups() const;
   // Replicas with at least one shard on `host`, ascending.
   std::vector<int> ReplicasOnHost(int host) const;
   // Output folder of `host` below OUT: host_NN, or machine_MMM_host_NN with machines.

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,17 @@ std::expected<void, std::string> CheckOptions(CoordinatorOptions& options) {
   if (options.max_hosts < options.num_hosts || options.max_hosts > kMaxHosts) {
     return std::unexpected(fmt::format("max_hosts is {}, must be between num_hosts {} and {}",
                                        options.max_hosts, options.num_hosts, kMaxHosts));
+  }
+  if (!options.stop_groups.empty() &&
+      options.stop_groups.size() != static_cast<size_t>(options.num_hosts)) {
+    return std::unexpected(fmt::format("stop_groups names {} hosts, the job has {}",
+                                       options.stop_groups.size(), options.num_hosts));
+  }
+  if (options.leases) {
+    std::set<int> groups(options.stop_groups.begin(), options.stop_groups.end());
+    if (groups.size() != static_cast<size_t>(options.num_hosts)) {
+      return std::unexpected(std::string("leases need every host in a stop group of its own"));
+    }
   }
   if (options.max_hosts > options.num_hosts && !options.leases) {
     return std::unexpected(std::string(

@@ -7,6 +7,7 @@
 #include <expected>
 #include <memory>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "transport/actor.h"
@@ -52,12 +53,16 @@ struct CoordinatorOptions {
   // Heartbeats to every joined host; a host lost by them ends the job, unless the
   // hosts are independent.
   Liveness liveness;
-  // Every data-parallel replica lies on one host (a 2d mesh), so no host waits for
-  // another's collectives: a host other than 0 that is lost or fails then ends only
-  // its own share. The others finish theirs, barriers wait for the hosts still in the
-  // job, and the job ends after its final barrier with an error naming what was lost.
-  bool hosts_independent = false;
-  // Work leases (independent hosts only): the hosts ask for chunks of the corpus
+  // Which hosts stop together, as a group number per host id (empty: all in one
+  // group, so any lost host ends the job). The hosts of a replica that spans hosts
+  // share its collectives: when one of them is lost or fails, the others of its
+  // group are sent an Abort naming it, and the other groups go on with their shares;
+  // barriers wait for the hosts still in the job, and the job ends after its final
+  // barrier with an error naming what was lost. Host 0's group lost ends the job. A
+  // host alone in its group (its replicas all on it) is independent: a node may take
+  // its place while the job runs. Added hosts are each alone.
+  std::vector<int> stop_groups;
+  // Work leases (every host independent): the hosts ask for chunks of the corpus
   // one at a time, and a lost host's unlisted chunks go to the others, so the job
   // finishes without it. Null: every replica computes a fixed share.
   std::shared_ptr<LeaseDesk> leases;
@@ -86,8 +91,8 @@ struct CoordinatorOptions {
 // monitor events (section 9). The actor returns success after releasing the final
 // barrier "done" (kFinalBarrierName), and an error carrying the reason after sending
 // every node an Abort: a refused Hello, hosts missing at join_timeout, a lost host, a
-// host's Failure, or a stop request from its parent. With hosts_independent a lost
-// or failed host other than 0 ends no other host: the final barrier is released to
+// host's Failure, or a stop request from its parent. With stop_groups a lost or
+// failed host outside host 0's group ends only its group: the final barrier is released to
 // the rest, and the actor then returns an error naming the hosts that were lost. Hostile input
 // (anything Receive refuses, unexpected types, strangers) is logged, counted and dropped; it never
 // ends the job. The context must outlive the actor.

@@ -108,6 +108,10 @@ class CoordinatorSession {
   int HostOf(const std::string& identity) const;
   // A host lost or failed: the job ends, or (independent hosts) goes on without it.
   void LoseHost(int host_id, std::string reason, Clock::time_point now);
+  // The stop group of `host_id` (CoordinatorOptions::stop_groups), and whether no
+  // other host shares it.
+  int GroupOf(int host_id) const;
+  bool Alone(int host_id) const;
   // Forgets host `host_id` (lost, or gone after finishing its part).
   void RemoveHost(int host_id);
   // Releases barrier `name` if every host still in the job arrived at it.

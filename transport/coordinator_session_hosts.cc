@@ -38,11 +38,12 @@ void CoordinatorSession::OnHello(const std::string& identity, int fd, const std:
 }
 
 void CoordinatorSession::OnJoiningHello(Joining node, Clock::time_point now) {
-  if (!options_.hosts_independent) {
+  const int host_id = node.hello.host_id;
+  // A host sharing a replica with others cannot come back alone.
+  if (!Alone(host_id)) {
     return DropUnexpected(
         fmt::format("a Hello from a stranger at {} after the rendezvous", node.address));
   }
-  const int host_id = node.hello.host_id;
   if (returning_.contains(host_id)) {
     const std::string reason = fmt::format(
         "host {}: two nodes claim --host-id {}: the node at {} came first, then the "
@@ -102,7 +103,7 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
     RemoveHost(host_id);
     return ReleaseIfAllArrived(kFinalBarrierName, now);
   }
-  if (!options_.hosts_independent || host_id == 0 || phase_ != Phase::kRunning) {
+  if (phase_ != Phase::kRunning || GroupOf(host_id) == GroupOf(0)) {
     return Abort(std::move(reason), now);
   }
   if (options_.leases) {
@@ -111,6 +112,16 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
   spdlog::error("coordinator: {}; the other hosts go on {}", reason,
                 options_.leases ? "and take its unlisted chunks" : "with their own shares");
   RemoveHost(host_id);
+  // The hosts sharing its replica wait for collectives that will never come.
+  for (int other = 0; other < static_cast<int>(hosts_.size()); ++other) {
+    if (!hosts_[other] || GroupOf(other) != GroupOf(host_id)) continue;
+    const std::string stopped = fmt::format(
+        "host {} stopped with its replica, which lost host {} ({})", other, host_id, reason);
+    spdlog::error("coordinator: {}", stopped);
+    Queue(hosts_[other]->identity, AbortMessage{stopped});
+    RemoveHost(other);
+    lost_[other] = stopped;
+  }
   lost_[host_id] = std::move(reason);
   if (options_.leases) AnswerWaitingLeases(now);
   if (auto waiting = returning_.find(host_id); waiting != returning_.end()) {
@@ -119,6 +130,18 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
   std::vector<std::string> open;
   for (const auto& [name, arrived] : barriers_) open.push_back(name);
   for (const std::string& name : open) ReleaseIfAllArrived(name, now);
+}
+
+int CoordinatorSession::GroupOf(int host_id) const {
+  if (host_id >= options_.num_hosts) return -1 - host_id;  // an added host
+  return options_.stop_groups.empty() ? 0 : options_.stop_groups[host_id];
+}
+
+bool CoordinatorSession::Alone(int host_id) const {
+  for (int other = 0; other < options_.num_hosts; ++other) {
+    if (other != host_id && GroupOf(other) == GroupOf(host_id)) return false;
+  }
+  return true;
 }
 
 void CoordinatorSession::RemoveHost(int host_id) {

@@ -123,4 +123,18 @@ TEST(HostLayout, FinalTableTakesLocalBindsAndAnnouncedPeers) {
 }
 
 }  // namespace
+// Hosts that share a replica stop together; chains of shared hosts make one group.
+TEST(MeshPlan, HostsSharingAReplicaFormAStopGroup) {
+  auto groups = [](const std::string& mesh, int hosts, int shards_per_host) {
+    auto plan = PlanMesh(mesh, hosts, shards_per_host, 0, 1, 1);
+    EXPECT_TRUE(plan) << plan.error();
+    return plan ? plan->StopGroups() : std::vector<int>{};
+  };
+  EXPECT_EQ(groups("2d", 3, 2), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(groups("1d", 3, 1), (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(groups("data=2,model=2", 4, 1), (std::vector<int>{0, 0, 1, 1}));
+  // Host 1 holds ranks of both replicas, so all three hosts stop together.
+  EXPECT_EQ(groups("data=2,model=3", 3, 2), (std::vector<int>{0, 0, 0}));
+}
+
 }  // namespace actex

@@ -60,7 +60,8 @@ TEST_P(SimulatedJob, MatchesOneProcessAndWritesEveryDocumentOnce) {
   std::vector<std::string> args = {"simulate", "--hosts",  std::to_string(shape.hosts),
                                    "--mesh",   shape.mesh, "--heartbeat-timeout",
                                    "20"};
-  for (const std::string& arg : ExtractOptionsToArgs(TinyModelOptions(corpus, out, shape.shards_per_host))) {
+  for (const std::string& arg :
+       ExtractOptionsToArgs(TinyModelOptions(corpus, out, shape.shards_per_host))) {
     args.push_back(arg);
   }
   ActexProcess simulate(dir.path() + "/simulate", args);
@@ -182,6 +183,59 @@ INSTANTIATE_TEST_SUITE_P(Kill9, KilledHost,
                          [](const testing::TestParamInfo<KillCase>& info) {
                            return info.param.name;
                          });
+
+// Replicas that span hosts (data=2,model=2 over 4 hosts: hosts 0-1 and 2-3): a host
+// killed stops its replica's other host, naming it, while the other replica finishes
+// its share; the job then ends naming both, and the same commands finish it, equal
+// to an uninterrupted job of the same mesh to the bit.
+TEST(LostReplica, ItsOtherHostStopsTheOtherReplicaFinishesAndTheSameCommandsCompleteTheJob) {
+  constexpr int kHosts = 4;
+  const std::string mesh = "data=2,model=2";
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1200, 48));
+  struct Ended {
+    int status;
+    std::string log;
+  };
+  auto run = [&](const std::string& out,
+                 const std::function<void(std::vector<ActexProcess*>&)>& during) {
+    ManualJob job(dir);
+    std::vector<ActexProcess*> nodes;
+    for (int host = 0; host < kHosts; ++host) {
+      nodes.push_back(&job.Start(host, kHosts, corpus, mesh,
+                                 [&](NodeOptions& node) { node.extract.out_dir = out; }));
+    }
+    during(nodes);
+    std::vector<Ended> ended;
+    for (ActexProcess* node : nodes) ended.push_back({node->Wait(seconds(120)), node->err()});
+    return ended;
+  };
+  auto all_succeeded = [](const std::vector<Ended>& hosts) {
+    for (const Ended& host : hosts) EXPECT_EQ(host.status, 0) << host.log;
+  };
+  all_succeeded(run(dir.path() + "/clean", [](auto&) {}));
+
+  const std::string out = dir.path() + "/out";
+  const std::vector<Ended> hosts = run(out, [&](std::vector<ActexProcess*>& nodes) {
+    ASSERT_TRUE(WaitForFirstShard(out + "/host_02", seconds(60))) << nodes[2]->err();
+    nodes[3]->Signal(SIGKILL);
+  });
+  EXPECT_EQ(hosts[1].status, 0) << hosts[1].log;
+  EXPECT_NE(hosts[2].status, 0);
+  EXPECT_NE(hosts[2].log.find("host 2 stopped with its replica, which lost host 3"),
+            std::string::npos)
+      << hosts[2].log;
+  EXPECT_TRUE(Metadata(out + "/host_00").value("complete", false)) << hosts[0].log;
+  EXPECT_EQ(hosts[0].status, 1) << hosts[0].log;
+  EXPECT_NE(hosts[0].log.find("the job finished without 2 host(s), whose shares are not all "
+                              "written"),
+            std::string::npos)
+      << hosts[0].log;
+  all_succeeded(run(out, [](auto&) {}));
+  ExpectIdentical(out, dir.path() + "/clean");
+  ActexProcess verify(dir.path() + "/verify", {"verify", out});
+  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+}
 
 TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
   TempDir dir;

@@ -102,7 +102,7 @@ bool List(CoordinatorClient& client, uint64_t request, std::vector<int64_t> chun
 TEST(CoordinatorLeases, ALostHostsChunkGoesToTheHostWaitingAndTheJobEndsInSuccess) {
   zmq::context_t context;
   CoordinatorOptions options = FastOptions(2);
-  options.hosts_independent = true;
+  options.stop_groups = {0, 1};
   options.liveness.heartbeat_timeout = 10s;
   options.liveness.disconnect_grace = 300ms;
   options.leases = std::make_shared<MemoryDesk>(2);
@@ -145,7 +145,7 @@ TEST(CoordinatorLeases, AnAddedHostJoinsOnceTheRendezvousCompletedAndTakesLeases
   zmq::context_t context;
   CoordinatorOptions options = FastOptions(2);
   options.max_hosts = 3;
-  options.hosts_independent = true;
+  options.stop_groups = {0, 1};
   options.leases = std::make_shared<MemoryDesk>(3);
   auto coordinator = StartCoordinator(context, options);
   ASSERT_TRUE(coordinator.has_value()) << coordinator.error();

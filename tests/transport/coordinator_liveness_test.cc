@@ -64,7 +64,7 @@ TEST(CoordinatorLiveness, SilentHostIsLostAfterTheHeartbeatTimeout) {
 // show within 0.3 s, and the three of them joined.
 struct IndependentJob {
   IndependentJob() {
-    options.hosts_independent = true;
+    options.stop_groups = {0, 1, 2};
     options.liveness.heartbeat_timeout = 10s;
     options.liveness.disconnect_grace = 300ms;
     auto started = StartCoordinator(context, options);
