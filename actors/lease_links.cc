@@ -5,6 +5,8 @@
 namespace actex {
 namespace {
 
+constexpr std::chrono::seconds kListingInterval{1};
+
 constexpr const char* kRequestsEndpoint = "inproc://lease-requests";  // loader -> node
 constexpr const char* kListingsEndpoint = "inproc://listings";        // writer -> node
 constexpr const char* kAcksEndpoint = "inproc://listing-acks";        // node -> writer
@@ -37,6 +39,10 @@ void LeaseLinks::ConfigureWriter(WriterConfig& writer) const {
   writer.listings_endpoint = kListingsEndpoint;
   writer.listing_acks_endpoint = kAcksEndpoint;
   writer.chunks_through_endpoint = kLoaderInboxEndpoint;
+  // A host lost between asking to list chunks and having listed them leaves them to
+  // its folder; listing at most once a second keeps that window a small part of its
+  // time, whatever the shard size.
+  writer.shards.listing_interval = kListingInterval;
 }
 
 LoaderConfig::Leasing LeaseLinks::LoaderLeasing() const {

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "storage/crc32.h"
 #include "storage/file_io.h"
@@ -82,6 +84,14 @@ struct ShardWriter::State {
   std::vector<SiteStatistics> chunk_statistics;  // per site, over the open chunk
   std::set<int64_t> chunks_seen;                 // listed, ended or open
   std::optional<ShardListing> listing;
+  // Shard files closed (written, fsynced, renamed) but not yet listed: listed
+  // together once options.listing_interval passed since the last listing.
+  struct Sealed {
+    nlohmann::ordered_json entry;            // as metadata.json will list it
+    std::vector<SiteStatistics> statistics;  // per site
+  };
+  std::vector<Sealed> sealed;
+  std::chrono::steady_clock::time_point last_listing = std::chrono::steady_clock::now();
   bool finished = false;
   std::string failure;  // set by the first error; every later call reports it
 
@@ -93,6 +103,10 @@ struct ShardWriter::State {
   std::expected<void, std::string> CutBackOpenChunk();
   // Asks options.before_listing about `chunks` ([chunk, documents] pairs).
   std::expected<void, std::string> AllowListing(const nlohmann::ordered_json& chunks);
+  // Lists the sealed shards, and `without_documents` chunks, in one metadata.json.
+  std::expected<void, std::string> ListSealed(const nlohmann::ordered_json& without_documents);
+  // ListSealed once listing_interval passed since the last listing.
+  std::expected<void, std::string> ListSealedWhenDue();
   // Closes the open shard (if it holds documents) and lists the chunks ended since.
   std::expected<void, std::string> ListEnded();
   std::expected<void, std::string> Fail(std::string message) {
@@ -171,24 +185,46 @@ std::expected<void, std::string> ShardWriter::State::CloseShard() {
     return std::unexpected(written.error());
   }
   spill.reset();  // closing the descriptors frees the unlinked spill files
-  if (auto allowed = AllowListing(ended_chunks); !allowed) return allowed;
-
   spdlog::debug("wrote {}: docs {}..{} ({} docs, {} tokens, {} bytes)", path, first_doc_id,
                 last_doc_id, shard_docs, shard_tokens, written->second);
-  listing->List({{"file", name},
-                 {"first_doc_id", first_doc_id},
-                 {"last_doc_id", last_doc_id},
-                 {"docs", shard_docs},
-                 {"tokens", shard_tokens},
-                 {"bytes", written->second},
-                 {"crc32", FormatCrc32(written->first)},
-                 {"chunks", ended_chunks}},
-                open_statistics);
+  sealed.push_back({{{"file", name},
+                     {"first_doc_id", first_doc_id},
+                     {"last_doc_id", last_doc_id},
+                     {"docs", shard_docs},
+                     {"tokens", shard_tokens},
+                     {"bytes", written->second},
+                     {"crc32", FormatCrc32(written->first)},
+                     {"chunks", ended_chunks}},
+                    open_statistics});
   ended_chunks = nlohmann::ordered_json::array();
   for (size_t i = 0; i < open_statistics.size(); ++i) {
     open_statistics[i] = SiteStatistics(options.sites[i].second);
   }
+  return ListSealedWhenDue();
+}
+
+std::expected<void, std::string> ShardWriter::State::ListSealed(
+    const nlohmann::ordered_json& without_documents) {
+  nlohmann::ordered_json chunks = nlohmann::ordered_json::array();
+  for (const Sealed& shard : sealed) {
+    for (const auto& chunk : shard.entry["chunks"]) chunks.push_back(chunk);
+  }
+  for (const auto& chunk : without_documents) chunks.push_back(chunk);
+  if (chunks.empty()) return {};
+  if (auto allowed = AllowListing(chunks); !allowed) return allowed;
+  for (Sealed& shard : sealed) listing->List(std::move(shard.entry), shard.statistics);
+  sealed.clear();
+  if (!without_documents.empty()) listing->ListWithoutDocuments(without_documents);
+  last_listing = std::chrono::steady_clock::now();
   return WriteMetadata(/*complete=*/false);
+}
+
+std::expected<void, std::string> ShardWriter::State::ListSealedWhenDue() {
+  if (sealed.empty() ||
+      std::chrono::steady_clock::now() - last_listing < options.listing_interval) {
+    return {};
+  }
+  return ListSealed(nlohmann::ordered_json::array());
 }
 
 std::expected<void, std::string> ShardWriter::State::AllowListing(
@@ -204,11 +240,8 @@ std::expected<void, std::string> ShardWriter::State::ListEnded() {
     if (auto closed = CloseShard(); !closed) return closed;
   }
   spill.reset();
-  if (ended_chunks.empty()) return {};
-  if (auto allowed = AllowListing(ended_chunks); !allowed) return allowed;
-  listing->ListWithoutDocuments(ended_chunks);
-  ended_chunks = nlohmann::ordered_json::array();
-  return WriteMetadata(/*complete=*/false);
+  // What is left ended in no shard: chunks without documents.
+  return ListSealed(std::exchange(ended_chunks, nlohmann::ordered_json::array()));
 }
 
 std::expected<void, std::string> ShardWriter::State::CutBackOpenChunk() {
@@ -388,6 +421,8 @@ std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t do
   }
   if (state.spill && state.spill->bytes() >= state.options.shard_bytes) {
     if (auto closed = state.CloseShard(); !closed) return state.Fail(closed.error());
+  } else if (auto listed = state.ListSealedWhenDue(); !listed) {
+    return state.Fail(listed.error());
   }
   return {};
 }

@@ -1,6 +1,7 @@
 #ifndef ACTEX_STORAGE_SHARD_WRITER_H_
 #define ACTEX_STORAGE_SHARD_WRITER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <functional>
@@ -38,6 +39,11 @@ struct ShardWriterOptions {
   // must know first); an error is final, and the chunks are not listed.
   std::function<std::expected<void, std::string>(const std::vector<int64_t>& chunks)>
       before_listing;
+  // Closed shards are listed together once this long passed since the last listing
+  // (at a chunk's end), and always by ListEnded and Finish. Listing less often costs a
+  // crash at most this much work, and in a leased job shortens the time a host spends
+  // between asking to list and having listed (which a lost host's chunks wait out).
+  std::chrono::milliseconds listing_interval{0};
 };
 
 // One whole document's activations. Spans point into the caller's buffers.

@@ -43,7 +43,7 @@ TEST_P(LostHosts, InA2dJobTheOthersTakeOverTheLostChunksAndFinishTheJob) {
   constexpr int kHosts = 4;
   const std::vector<int>& killed = GetParam().killed;
   TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
   auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
   ASSERT_TRUE(single) << single.error();
   using Clock = std::chrono::steady_clock;
@@ -114,7 +114,7 @@ TEST_P(LostHosts, InA2dJobTheOthersTakeOverTheLostChunksAndFinishTheJob) {
   ActexProcess verify(dir.path() + "/verify", {"verify", out});
   EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
   std::printf(
-      "%d hosts, 2d, 1600 documents; uninterrupted %.2f s; with %zu host(s) killed %.2f s "
+      "%d hosts, 2d, 4800 documents; uninterrupted %.2f s; with %zu host(s) killed %.2f s "
       "(%.2f x)\n",
       kHosts, uninterrupted, killed.size(), with_losses, with_losses / uninterrupted);
 }
@@ -132,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(Kill9, LostHosts,
 TEST(LeasedJob, Host0KilledEndsTheJobCleanlyAndTheSameCommandsFinishIt) {
   constexpr int kHosts = 4;
   TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
   auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
   ASSERT_TRUE(single) << single.error();
   const std::string out = dir.path() + "/out";
@@ -168,7 +168,7 @@ TEST(LeasedJob, Host0KilledEndsTheJobCleanlyAndTheSameCommandsFinishIt) {
 // folder: then the 2 hosts' job says so, and the 4 hosts' commands finish it.)
 TEST(LeasedJob, KilledWithFourHostsAndFinishedWithTwo) {
   TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
   auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
   ASSERT_TRUE(single) << single.error();
   const std::string out = dir.path() + "/out";
@@ -215,7 +215,7 @@ TEST(LeasedJob, KilledWithFourHostsAndFinishedWithTwo) {
 TEST(LostHostReturns, InA2dJobTheSameCommandTakesItsPlaceAndTheJobCompletes) {
   constexpr int kHosts = 3;
   TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
   auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
   ASSERT_TRUE(single) << single.error();
   const std::string out = dir.path() + "/out";
@@ -239,7 +239,7 @@ TEST(LostHostReturns, InA2dJobTheSameCommandTakesItsPlaceAndTheJobCompletes) {
 // one process to the bit, part of them in the added host's folder.
 TEST(AddedHost, StartedWhileTheJobRunsTakesLeasesAndTheJobCompletes) {
   TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1600, 48));
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
   auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
   ASSERT_TRUE(single) << single.error();
   const std::string out = dir.path() + "/out";

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "storage/float_convert.h"
 #include "storage/safetensors.h"
@@ -243,6 +245,36 @@ TEST(ShardWriter, ListsOnlyClosedShardsUntilFinish) {
   EXPECT_EQ(metadata["complete"], true);
   EXPECT_EQ(metadata["shards"].size(), 2u);
   EXPECT_EQ(writer->stats().docs, 2);
+}
+
+// With a listing interval, closed shards wait (written whole, unlisted) and are
+// listed together, with one question to before_listing, once the interval passed at
+// a chunk's end; ListEnded lists whatever waits at once.
+TEST(ShardWriter, ListsClosedShardsTogetherOnceTheListingIntervalPassed) {
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.path());
+  options.shard_bytes = 68 * 2;  // every document closes a shard
+  options.listing_interval = std::chrono::milliseconds(200);
+  std::vector<std::vector<int64_t>> asked;
+  options.before_listing = [&](const std::vector<int64_t>& chunks) {
+    asked.push_back(chunks);
+    return std::expected<void, std::string>();
+  };
+  auto writer = OpenOrDie(options);
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(0, 2, kSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(1, 2, kSites)));
+  EXPECT_TRUE(std::filesystem::exists(dir.File("shard_000002.safetensors")));
+  EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 0u);
+  EXPECT_TRUE(asked.empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(2, 2, kSites)));
+  EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 3u);
+  EXPECT_EQ(asked, (std::vector<std::vector<int64_t>>{{0, 1, 2}}));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(3, 2, kSites)));
+  ASSERT_TRUE(writer->ListEnded());
+  EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 4u);
+  EXPECT_EQ(asked.back(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(CheckListedShards(dir.path()), (std::vector<int64_t>{0, 1, 2, 3}));
 }
 
 TEST(ShardWriter, ConvertsToBfloat16AndFloat16) {
