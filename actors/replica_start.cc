@@ -1,5 +1,7 @@
 #include "actors/replica_start.h"
 
+#include <spdlog/spdlog.h>
+
 #include "actors/extract_flag_table.h"
 
 namespace actex {
@@ -45,17 +47,27 @@ std::string ReplicaShape(const nlohmann::json& mesh) {
 
 std::expected<void, std::string> CheckSameRun(const std::string& dir, const nlohmann::json& earlier,
                                               const nlohmann::json& now, bool leased) {
+  // A leased run takes whatever chunks the folders list, in any order: they stay,
+  // whoever computed them, with any host count and mesh.
+  const bool mesh_may_change = leased;
   for (const auto& [key, value] : now.items()) {
-    if (leased && key == "num_hosts") continue;
-    if (leased && key == "mesh" && earlier.contains(key) && earlier[key].is_string() &&
-        value.is_string() && ReplicaShape(earlier[key]) == ReplicaShape(value)) {
-      continue;
-    }
+    if (mesh_may_change && (key == "num_hosts" || key == "mesh" || key == "shards")) continue;
     const nlohmann::json before = earlier.contains(key) ? earlier[key] : nlohmann::json();
     if (before == value) continue;
     return std::unexpected(FlagOfConfigKey(key) + ": " + dir + " was written with " +
                            before.dump() + ", this run asks for " + value.dump() +
                            "; run the same command to resume it, or give --overwrite");
+  }
+  const std::string shape_before =
+      earlier.contains("mesh") && earlier["mesh"].is_string() ? ReplicaShape(earlier["mesh"]) : "";
+  const std::string shape_now =
+      now.contains("mesh") && now["mesh"].is_string() ? ReplicaShape(now["mesh"]) : "";
+  if (mesh_may_change && shape_before != shape_now) {
+    spdlog::warn(
+        "{} was written by replicas of {}, this run's are {}: the documents computed now sum "
+        "over their shards in another order, so they agree with the listed ones within float "
+        "rounding, not to the bit",
+        dir, shape_before, shape_now);
   }
   return {};
 }

@@ -29,9 +29,10 @@ ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, int64_t chu
 
 // Refuses to continue an earlier run made with other options; the error names the
 // folder and the option ("--layers: OUT/host_00 was written with [20,21], this run
-// asks for [20]"). A `leased` run may have another host count and so another number
-// of replicas: what the folder lists stays, whoever computed it, as long as a
-// replica had the same shape (its documents have the same bits).
+// asks for [20]"). A `leased` run may have another host count, mesh and shards per
+// host: what the folder lists stays, whoever computed it
+// (with another replica width the new documents agree within float rounding, which
+// is logged as a warning).
 std::expected<void, std::string> CheckSameRun(const std::string& dir, const nlohmann::json& earlier,
                                               const nlohmann::json& now, bool leased);
 

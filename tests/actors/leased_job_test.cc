@@ -1,8 +1,9 @@
 // Leased jobs of several hosts (a 2d mesh: every replica on one host) as real
 // `actex node` processes on 127.0.0.1: hosts lost with SIGKILL, hosts coming back,
-// hosts added while the job runs, and a job resumed with another host count. In
-// every case the job ends with every document once, equal to one process to the bit,
-// and `actex verify` passes.
+// hosts added while the job runs, and a job resumed with another host count or mesh.
+// In every case the job ends with every document once, equal to one process to the
+// bit (within float rounding where the replica width changed), and `actex verify`
+// passes.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -205,6 +206,49 @@ TEST(LeasedJob, KilledWithFourHostsAndFinishedWithTwo) {
     EXPECT_EQ(run(4), 0);
   }
   ExpectIdentical(out, dir.path() + "/single");
+  ActexProcess verify(dir.path() + "/verify", {"verify", out});
+  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+}
+
+// A leased job resumes with another mesh too: killed as 2 hosts of one shard each,
+// finished as 2 hosts of two shards each (replicas of model=2). What was listed
+// stays; the documents computed now sum over two shards, so they agree with one
+// process within float rounding, and the job says so.
+TEST(LeasedJob, KilledWithOneShardPerHostAndFinishedWithTwo) {
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
+  auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
+  ASSERT_TRUE(single) << single.error();
+  const std::string out = dir.path() + "/out";
+  {
+    ManualJob job(dir);
+    std::vector<ActexProcess*> nodes;
+    for (int host = 0; host < 2; ++host) nodes.push_back(&job.Start(host, 2, corpus, "2d"));
+    ASSERT_TRUE(WaitForFirstShard(out + "/host_01", seconds(60))) << nodes[1]->err();
+    for (ActexProcess* node : nodes) node->Signal(SIGKILL);
+    for (ActexProcess* node : nodes) EXPECT_NE(node->Wait(seconds(10)), 0);
+  }
+  ManualJob job(dir);
+  std::vector<ActexProcess*> nodes;
+  for (int host = 0; host < 2; ++host) {
+    nodes.push_back(
+        &job.Start(host, 2, corpus, "2d", [](NodeOptions& node) { node.extract.shards = 2; }));
+  }
+  for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+  EXPECT_NE(nodes[0]->err().find("written by replicas of model=1, this run's are model=2"),
+            std::string::npos)
+      << nodes[0]->err();
+  auto reference = ReadJob(dir.path() + "/single");
+  auto resumed = ReadJob(out);
+  ASSERT_EQ(resumed.size(), reference.size());
+  for (const auto& [doc, rows] : reference) {
+    EXPECT_EQ(resumed[doc].token_ids, rows.token_ids) << doc;
+    for (const auto& [site, values] : rows.sites) {
+      const Deviation deviation = Compare(resumed[doc].sites[site], values);
+      EXPECT_LE(deviation.max_abs_error, 1e-5 * deviation.max_abs_reference) << doc << site;
+    }
+  }
+  EXPECT_EQ(RejectedIds(out), RejectedIds(dir.path() + "/single"));
   ActexProcess verify(dir.path() + "/verify", {"verify", out});
   EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
 }
