@@ -1,0 +1,192 @@
+#include "storage/shard_writer_state.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <utility>
+
+#include "storage/crc32.h"
+#include "storage/float_convert.h"
+#include "storage/safetensors.h"
+#include "storage/shard_file_sink.h"
+
+namespace actex {
+namespace {
+
+const char* SafetensorsDtype(OutputDtype dtype) {
+  switch (dtype) {
+    case OutputDtype::kF16:
+      return "F16";
+    case OutputDtype::kBF16:
+      return "BF16";
+    case OutputDtype::kF32:
+      break;
+  }
+  return "F32";
+}
+
+const char* MetadataDtype(OutputDtype dtype) {
+  switch (dtype) {
+    case OutputDtype::kF16:
+      return "float16";
+    case OutputDtype::kBF16:
+      return "bfloat16";
+    case OutputDtype::kF32:
+      break;
+  }
+  return "float32";
+}
+
+std::string ShardFileName(int number, bool gzip) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "shard_%06d.safetensors%s", number, gzip ? ".gz" : "");
+  return name;
+}
+
+}  // namespace
+
+std::expected<void, std::string> ShardWriter::State::WriteMetadata(bool complete) {
+  return WriteFileAtomically(
+      PathOf(kMetadataFile),
+      listing->MetadataText(complete, options.run_config, MetadataDtype(options.dtype)), &budget);
+}
+
+std::expected<void, std::string> ShardWriter::State::OpenShard() {
+  auto opened = ShardSpill::Create(options.dir, ++shard_number,
+                                   options.sites.size() + std::size(kIdTensors), &budget);
+  if (!opened) return std::unexpected(opened.error());
+  spill.emplace(std::move(*opened));
+  shard_docs = shard_tokens = 0;
+  return {};
+}
+
+std::expected<void, std::string> ShardWriter::State::SpillRows(const DocumentActivations& document,
+                                                               size_t site) {
+  const std::span<const float> values = document.sites[site];
+  if (options.dtype == OutputDtype::kF32) {
+    return spill->Append(site, values.data(), values.size_bytes());
+  }
+  // Convert through a fixed scratch buffer so a long document costs no extra memory.
+  const size_t per_chunk = converted.size();
+  uint16_t* out = converted.data();
+  for (size_t begin = 0; begin < values.size(); begin += per_chunk) {
+    const auto chunk = values.subspan(begin, std::min(per_chunk, values.size() - begin));
+    if (options.dtype == OutputDtype::kBF16) {
+      ConvertToBfloat16(chunk, out);
+    } else {
+      ConvertToHalf(chunk, out);
+    }
+    if (auto spilled = spill->Append(site, out, chunk.size() * sizeof(uint16_t)); !spilled) {
+      return spilled;
+    }
+  }
+  return {};
+}
+
+std::expected<void, std::string> ShardWriter::State::CloseShard() {
+  std::vector<TensorToWrite> layout;
+  for (const auto& [name, width] : options.sites) {
+    layout.push_back({name, SafetensorsDtype(options.dtype), {shard_tokens, width}, nullptr});
+  }
+  layout.push_back({"token_ids", "I32", {shard_tokens}, nullptr});
+  layout.push_back({"doc_ids", "I64", {shard_tokens}, nullptr});
+  layout.push_back({"positions", "I32", {shard_tokens}, nullptr});
+  std::map<std::string, std::string> tensor_metadata = options.tensor_metadata;
+  tensor_metadata["format"] = "pt";
+  auto header = EncodeSafetensorsHeader(layout, tensor_metadata);
+  if (!header) return std::unexpected(options.dir + ": " + header.error());
+
+  const std::string name = ShardFileName(shard_number, options.gzip);
+  const std::string path = PathOf(name);
+  const std::string tmp_path = path + ".tmp";
+  auto written = [&]() -> std::expected<std::pair<uint32_t, int64_t>, std::string> {
+    auto sink = ShardFileSink::Create(tmp_path, options.gzip, &budget);
+    if (!sink) return std::unexpected(sink.error());
+    if (auto ok = (*sink)->Write(header->data(), header->size()); !ok) {
+      return std::unexpected(ok.error());
+    }
+    if (auto ok = spill->CopyTo(**sink, scratch); !ok) return std::unexpected(ok.error());
+    if (auto ok = (*sink)->Finish(); !ok) return std::unexpected(ok.error());
+    if (auto ok = CommitRename(tmp_path, path); !ok) return std::unexpected(ok.error());
+    return std::make_pair((*sink)->crc32(), (*sink)->bytes_written());
+  }();
+  if (!written) {
+    ::unlink(tmp_path.c_str());
+    return std::unexpected(written.error());
+  }
+  spill.reset();  // closing the descriptors frees the unlinked spill files
+  spdlog::debug("wrote {}: docs {}..{} ({} docs, {} tokens, {} bytes)", path, first_doc_id,
+                last_doc_id, shard_docs, shard_tokens, written->second);
+  sealed.push_back({{{"file", name},
+                     {"first_doc_id", first_doc_id},
+                     {"last_doc_id", last_doc_id},
+                     {"docs", shard_docs},
+                     {"tokens", shard_tokens},
+                     {"bytes", written->second},
+                     {"crc32", FormatCrc32(written->first)},
+                     {"chunks", ended_chunks}},
+                    open_statistics});
+  ended_chunks = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < open_statistics.size(); ++i) {
+    open_statistics[i] = SiteStatistics(options.sites[i].second);
+  }
+  return ListSealedWhenDue();
+}
+
+std::expected<void, std::string> ShardWriter::State::ListSealed(
+    const nlohmann::ordered_json& without_documents) {
+  nlohmann::ordered_json chunks = nlohmann::ordered_json::array();
+  for (const Sealed& shard : sealed) {
+    for (const auto& chunk : shard.entry["chunks"]) chunks.push_back(chunk);
+  }
+  for (const auto& chunk : without_documents) chunks.push_back(chunk);
+  if (chunks.empty()) return {};
+  if (auto allowed = AllowListing(chunks); !allowed) return allowed;
+  for (Sealed& shard : sealed) listing->List(std::move(shard.entry), shard.statistics);
+  sealed.clear();
+  if (!without_documents.empty()) listing->ListWithoutDocuments(without_documents);
+  last_listing = std::chrono::steady_clock::now();
+  return WriteMetadata(/*complete=*/false);
+}
+
+std::expected<void, std::string> ShardWriter::State::ListSealedWhenDue() {
+  if (sealed.empty() ||
+      std::chrono::steady_clock::now() - last_listing < options.listing_interval) {
+    return {};
+  }
+  return ListSealed(nlohmann::ordered_json::array());
+}
+
+std::expected<void, std::string> ShardWriter::State::AllowListing(
+    const nlohmann::ordered_json& chunks) {
+  if (!options.before_listing) return {};
+  std::vector<int64_t> numbers;
+  for (const auto& chunk : chunks) numbers.push_back(chunk[0].get<int64_t>());
+  return options.before_listing(numbers);
+}
+
+std::expected<void, std::string> ShardWriter::State::ListEnded() {
+  if (spill && shard_docs > 0) {
+    if (auto closed = CloseShard(); !closed) return closed;
+  }
+  spill.reset();
+  // What is left ended in no shard: chunks without documents.
+  return ListSealed(std::exchange(ended_chunks, nlohmann::ordered_json::array()));
+}
+
+std::expected<void, std::string> ShardWriter::State::CutBackOpenChunk() {
+  if (spill) {
+    if (auto cut = spill->CutBackTo(boundary.spill_mark); !cut) return cut;
+  }
+  shard_docs = boundary.docs;
+  shard_tokens = boundary.tokens;
+  last_doc_id = boundary.last_doc_id;
+  for (size_t i = 0; i < chunk_statistics.size(); ++i) {
+    chunk_statistics[i] = SiteStatistics(options.sites[i].second);
+  }
+  open_chunk = -1;
+  return {};
+}
+
+}  // namespace actex

@@ -1,0 +1,83 @@
+#ifndef ACTEX_STORAGE_SHARD_WRITER_STATE_H_
+#define ACTEX_STORAGE_SHARD_WRITER_STATE_H_
+
+// The inside of a ShardWriter, shared by its two files: shard_writer.cc (the calls,
+// what they check) and shard_writer_state.cc (spilling, closing and listing shards).
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "storage/file_io.h"
+#include "storage/shard_listing.h"
+#include "storage/shard_spill.h"
+#include "storage/shard_writer.h"
+#include "storage/site_statistics.h"
+
+namespace actex {
+
+inline constexpr size_t kCopyChunkBytes = size_t{1} << 20;
+inline constexpr const char* kMetadataFile = "metadata.json";
+inline constexpr const char* kIdTensors[] = {"token_ids", "doc_ids", "positions"};
+
+struct ShardWriter::State {
+  ShardWriterOptions options;
+  WriteBudget budget;
+  std::optional<ShardSpill> spill;  // the open shard: sites in order, then kIdTensors
+  std::vector<uint8_t> scratch;     // spill bytes on their way into a shard
+  std::vector<uint16_t> converted;  // half-precision rows on their way into a spill
+  // The open shard (when spill holds one): its ended chunks, then maybe an open one.
+  int shard_number = 0;
+  int64_t shard_docs = 0, shard_tokens = 0;
+  int64_t first_doc_id = 0, last_doc_id = -1;
+  std::vector<SiteStatistics> open_statistics;  // per site, over the shard's ended chunks
+  nlohmann::ordered_json ended_chunks = nlohmann::ordered_json::array();  // [chunk, documents]
+  // The chunk whose documents are coming (-1: none), and the shard as it was before
+  // its first document, to cut back to if it never ends.
+  int64_t open_chunk = -1;
+  struct Boundary {
+    std::vector<int64_t> spill_mark;
+    int64_t docs = 0, tokens = 0, last_doc_id = -1;
+  } boundary;
+  std::vector<SiteStatistics> chunk_statistics;  // per site, over the open chunk
+  std::set<int64_t> chunks_seen;                 // listed, ended or open
+  std::optional<ShardListing> listing;
+  // Shard files closed (written, fsynced, renamed) but not yet listed: listed
+  // together once options.listing_interval passed since the last listing.
+  struct Sealed {
+    nlohmann::ordered_json entry;            // as metadata.json will list it
+    std::vector<SiteStatistics> statistics;  // per site
+  };
+  std::vector<Sealed> sealed;
+  std::chrono::steady_clock::time_point last_listing = std::chrono::steady_clock::now();
+  bool finished = false;
+  std::string failure;  // set by the first error; every later call reports it
+
+  std::string PathOf(const std::string& name) const { return options.dir + "/" + name; }
+  std::expected<void, std::string> WriteMetadata(bool complete);
+  std::expected<void, std::string> OpenShard();
+  std::expected<void, std::string> SpillRows(const DocumentActivations& document, size_t site);
+  std::expected<void, std::string> CloseShard();
+  std::expected<void, std::string> CutBackOpenChunk();
+  // Asks options.before_listing about `chunks` ([chunk, documents] pairs).
+  std::expected<void, std::string> AllowListing(const nlohmann::ordered_json& chunks);
+  // Lists the sealed shards, and `without_documents` chunks, in one metadata.json.
+  std::expected<void, std::string> ListSealed(const nlohmann::ordered_json& without_documents);
+  // ListSealed once listing_interval passed since the last listing.
+  std::expected<void, std::string> ListSealedWhenDue();
+  // Closes the open shard (if it holds documents) and lists the chunks ended since.
+  std::expected<void, std::string> ListEnded();
+  std::expected<void, std::string> Fail(std::string message) {
+    failure = std::move(message);
+    return std::unexpected(failure);
+  }
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_SHARD_WRITER_STATE_H_
