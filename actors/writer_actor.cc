@@ -2,11 +2,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <set>
 
 #include "actors/actor_io.h"
-#include "actors/document_assembler.h"
-#include "storage/rejects_log.h"
+#include "actors/writer_stage.h"
 #include "transport/interrupted.h"
 #include "transport/schema.h"
 
@@ -17,342 +15,220 @@ constexpr int kBatchQueue = 2;
 constexpr int kRejectQueue = 1024;
 constexpr auto kProgressInterval = std::chrono::seconds(1);
 
-double UnixSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string HaltText(const ActorHalt& halt) {
-  return halt.kind == ActorHalt::Kind::kFailed ? halt.message : "the writer was stopped";
-}
-
-class WriterStage {
- public:
-  WriterStage(ActorContext& actor, const WriterConfig& config) : actor_(actor), config_(config) {}
-
-  std::expected<void, std::string> Run() {
-    ShardWriterOptions options = config_.shards;
-    if (!config_.listings_endpoint.empty()) {
-      options.before_listing = [this](const std::vector<int64_t>& chunks) {
-        return AskToList(chunks);
-      };
-    }
-    auto shards = ShardWriter::Open(std::move(options));
-    if (!shards) return std::unexpected(shards.error());
-    shards_ = std::move(*shards);
-    auto rejects_log = RejectsLog::Open(config_.shards.dir + "/rejects.jsonl");
-    if (!rejects_log) return std::unexpected(rejects_log.error());
-    rejects_log_ = std::move(*rejects_log);
-    std::vector<int> widths;
-    for (const auto& site : config_.shards.sites) widths.push_back(site.second);
-    DocumentAssembler assembler(widths);
-
-    zmq::socket_t activations =
-        MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kBatchQueue);
-    RetryInterrupted([&] { activations.bind(config_.activations_endpoint); });
-    zmq::socket_t rejects =
-        MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kRejectQueue);
-    RetryInterrupted([&] { rejects.bind(config_.rejects_endpoint); });
-    events_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 1000);
-    events_.set(zmq::sockopt::sndtimeo, 0);
-    RetryInterrupted([&] { events_.connect(config_.events_endpoint); });
-    if (!config_.uploads_endpoint.empty()) {
-      // Unbounded: a request is a few bytes per shard, and the writer never waits for
-      // an upload.
-      uploads_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
-      RetryInterrupted([&] { uploads_.connect(config_.uploads_endpoint); });
-    }
-    if (!config_.listings_endpoint.empty()) {
-      // Unbounded: a listing is a few bytes per shard, and the node always reads.
-      listings_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
-      RetryInterrupted([&] { listings_.connect(config_.listings_endpoint); });
-      listing_acks_ = MakePipelineSocket(actor_.context(), zmq::socket_type::pull, 0);
-      RetryInterrupted([&] { listing_acks_.bind(config_.listing_acks_endpoint); });
-      reported_ = shards_->listed_chunks();  // published when the job began
-    }
-    if (!config_.chunks_through_endpoint.empty()) {
-      chunks_through_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
-      chunks_through_.set(zmq::sockopt::sndtimeo, 0);
-      RetryInterrupted([&] { chunks_through_.connect(config_.chunks_through_endpoint); });
-    }
-    actor_.SignalReady();
-    Report("started", "");
-
-    bool activations_ended = false;
-    int reject_streams_ended = 0;
-    // A drain (SIGTERM) ends the tokenizer's streams early, marked drained; the loader,
-    // stopped, ends none, so the tokenizer's drained rejects end is the last one.
-    auto rejects_done = [&] { return drained_ || reject_streams_ended >= config_.reject_senders; };
-    while (!activations_ended || !rejects_done()) {
-      // Rejects first: a shard listing documents up to D is listed only after every
-      // reject below D was logged (the loader and tokenizer send a reject before
-      // anything that follows it), so a resume never has to re-list one.
-      auto ready = WaitForAnyUnlessStopped(actor_, {&rejects, &activations},
-                                           /*wake_on_drain=*/true);
-      if (!ready && ready.error().kind == ActorHalt::Kind::kDrainRequested) {
-        // The pipeline was stopped where it is: list what came whole, and end.
-        if (auto taken = TakeWhatCame(rejects, activations, assembler, &reject_streams_ended);
-            !taken) {
-          return taken;
-        }
-        drained_ = true;
-        break;
-      }
-      if (!ready) return EndActor(ready.error());  // stopped: the open shard is never listed
-      if (auto drained = DrainRejects(rejects, &reject_streams_ended); !drained) return drained;
-      if (*ready == 0) continue;
-      auto message = Receive(activations);
-      if (!message) return std::unexpected(message.error().message);
-      if (message->type == MessageType::kEndOfStream) {
-        auto end = message->As<EndOfStreamMessage>();
-        if (!end) return std::unexpected("from device shard 0: " + end.error());
-        activations_ended = true;
-        drained_ = drained_ || end->drained;
-        continue;
-      }
-      if (auto handled = Handle(*message, assembler); !handled) return handled;
-      if (std::chrono::steady_clock::now() - last_report_ >= kProgressInterval) {
-        Report("progress", "");
-      }
-    }
-    // A drained stream may end inside a split document: its chunk is not listed, and
-    // a later run computes it again.
-    if (!assembler.idle() && !drained_) {
-      return std::unexpected("the stream ended inside a split document");
-    }
-    const int64_t shards_before = shards_->stats().shards;
-    auto finished = shards_->Finish(/*complete=*/corpus_error_.empty() && !drained_);
-    if (!finished) return finished;
-    if (auto reported = ReportListed(); !reported) return reported;
-    Report(drained_ ? "drained" : "finished", "");
-    if (auto requested = RequestUploads(shards_before); !requested) return requested;
-    if (uploads_) {
-      auto sent = SendUnlessStopped(actor_, uploads_, EndOfStreamMessage{});
-      if (auto ended = EndActor(sent); !ended) return ended;
-    }
-    // Everything read before the corpus broke is written: now the run fails.
-    if (!corpus_error_.empty()) return std::unexpected(corpus_error_);
-    return {};
-  }
-
- private:
-  std::expected<void, std::string> HandleActivations(ReceivedMessage& message,
-                                                     DocumentAssembler& assembler) {
-    auto batch = message.As<ActivationBatchMessage>();
-    if (!batch) return std::unexpected("from device shard 0: " + batch.error());
-    if (message.payloads.size() != batch->site_names.size()) {
-      return std::unexpected("batch " + std::to_string(batch->batch_id) + " lacks site frames");
-    }
-    // Large frames live on the heap and are read in place; ZeroMQ keeps frames of a
-    // few bytes inside the message object, possibly misaligned, so those are copied.
-    std::vector<std::span<const float>> sites;
-    std::vector<std::vector<float>> copies;
-    copies.reserve(message.payloads.size());
-    for (zmq::message_t& frame : message.payloads) {
-      if (reinterpret_cast<uintptr_t>(frame.data()) % alignof(float) == 0) {
-        sites.emplace_back(frame.data<float>(), frame.size() / sizeof(float));
-        continue;
-      }
-      auto floats = FloatsFromFrame(frame);
-      if (!floats) return std::unexpected(floats.error());
-      copies.push_back(std::move(*floats));
-      sites.emplace_back(copies.back());
-    }
-    auto added = assembler.AddBatch(*batch, sites, [this](const DocumentActivations& document) {
-      return shards_->Add(document);
-    });
-    if (!added) return added;
-    tokens_since_report_ += static_cast<int64_t>(batch->token_ids.size());
-    return {};
-  }
-
-  // A chunk ended: the shard writer may close (and list) a shard.
-  std::expected<void, std::string> HandleChunkEnd(ReceivedMessage& message,
-                                                  const DocumentAssembler& assembler) {
-    auto chunk_end = message.As<ChunkEndMessage>();
-    if (!chunk_end) return std::unexpected("from device shard 0: " + chunk_end.error());
-    if (!assembler.idle()) {
-      return std::unexpected("chunk " + std::to_string(chunk_end->chunk) +
-                             " ended inside a split document");
-    }
-    const int64_t shards_before = shards_->stats().shards;
-    if (auto ended = shards_->EndChunk(chunk_end->chunk, chunk_end->documents); !ended) {
-      return ended;
-    }
-    ++chunks_ended_;
-    if (chunks_through_) {
-      // Only a hint that the loader may ask for more: it may have ended already.
-      msgpack::sbuffer body;
-      msgpack::pack(body, *chunk_end);
-      (void)SendEncoded(chunks_through_, chunk_end->kType, body, {});
-    }
-    return AnnounceListed(shards_before);
-  }
-
-  // The loader waits for more work, and every chunk it sent ended here: list them.
-  std::expected<void, std::string> ListNow(ReceivedMessage& message) {
-    auto list_now = message.As<ListNowMessage>();
-    if (!list_now) return std::unexpected("list now: " + list_now.error());
-    if (list_now->chunks_sent != chunks_ended_) {
-      return std::unexpected("the loader sent " + std::to_string(list_now->chunks_sent) +
-                             " chunks, but " + std::to_string(chunks_ended_) + " ended here");
-    }
-    const int64_t shards_before = shards_->stats().shards;
-    if (auto listed = shards_->ListEnded(); !listed) return listed;
-    return AnnounceListed(shards_before);
-  }
-
-  // Tells the monitors, the node (leases) and the uploader of the shards listed
-  // since the first `shards_before`.
-  std::expected<void, std::string> AnnounceListed(int64_t shards_before) {
-    for (int64_t shard = shards_before; shard < shards_->stats().shards; ++shard) {
-      Report("shard_written", "shard " + std::to_string(shard + 1));
-    }
-    if (auto reported = ReportListed(); !reported) return reported;
-    return RequestUploads(shards_before);
-  }
-
-  // Leases: the coordinator must know the chunks are being listed before they are,
-  // so that it never gives them to another host should this one be lost meanwhile.
-  std::expected<void, std::string> AskToList(const std::vector<int64_t>& chunks) {
-    const ListingIntentMessage intent{++listing_intents_, chunks};
-    if (auto sent = SendUnlessStopped(actor_, listings_, intent); !sent) {
-      return std::unexpected("chunks not listed: " + HaltText(sent.error()));
-    }
-    auto answer = ReceiveUnlessStopped(actor_, listing_acks_);
-    if (!answer) return std::unexpected("chunks not listed: " + HaltText(answer.error()));
-    auto ack = answer->As<ListingAckMessage>();
-    if (!ack) return std::unexpected("listing ack: " + ack.error());
-    if (ack->request != intent.request) {
-      return std::unexpected("listing ack " + std::to_string(ack->request) + " answers no request");
-    }
-    if (!ack->accepted)
-      return std::unexpected("the coordinator refused the listing: " + ack->reason);
-    return {};
-  }
-
-  // Tells the node the chunks listed since the last report (leases only).
-  std::expected<void, std::string> ReportListed() {
-    if (!listings_) return {};
-    ChunksListedMessage listed;
-    for (int64_t chunk : shards_->listed_chunks()) {
-      if (reported_.insert(chunk).second) listed.chunks.push_back(chunk);
-    }
-    if (listed.chunks.empty()) return {};
-    return EndActor(SendUnlessStopped(actor_, listings_, listed));
-  }
-
-  std::expected<void, std::string> Handle(ReceivedMessage& message, DocumentAssembler& assembler) {
-    if (message.type == MessageType::kChunkEnd) return HandleChunkEnd(message, assembler);
-    return HandleActivations(message, assembler);
-  }
-
-  // Everything already queued, without waiting for more: rejects first, then batches.
-  std::expected<void, std::string> TakeWhatCame(zmq::socket_t& rejects, zmq::socket_t& activations,
-                                                DocumentAssembler& assembler, int* streams_ended) {
-    while (true) {
-      if (auto drained = DrainRejects(rejects, streams_ended); !drained) return drained;
-      auto message = Receive(activations, std::chrono::milliseconds(0));
-      if (!message) return std::unexpected(message.error().message);
-      if (!*message || (*message)->type == MessageType::kEndOfStream) return {};
-      if (auto handled = Handle(**message, assembler); !handled) return handled;
-    }
-  }
-
-  // Hands the uploader every shard listed since the first `from` were.
-  std::expected<void, std::string> RequestUploads(int64_t from) {
-    for (int64_t shard = from; uploads_ && shard < shards_->stats().shards; ++shard) {
-      const ListedShard listed = shards_->listed_shard(shard);
-      auto sent = SendUnlessStopped(actor_, uploads_,
-                                    UploadRequestMessage{listed.file, listed.bytes, listed.crc32});
-      if (!sent) return EndActor(sent.error());  // stopped: the uploader is gone
-    }
-    return {};
-  }
-
-  // Logs every reject already queued; counts the senders whose stream ended.
-  std::expected<void, std::string> DrainRejects(zmq::socket_t& rejects, int* streams_ended) {
-    while (true) {
-      auto message = Receive(rejects, std::chrono::milliseconds(0));
-      if (!message) return std::unexpected(message.error().message);
-      if (!*message) return {};
-      if ((*message)->type == MessageType::kEndOfStream) {
-        auto end = (*message)->As<EndOfStreamMessage>();
-        if (!end) return std::unexpected("rejects: " + end.error());
-        if (!end->corpus_error.empty()) corpus_error_ = end->corpus_error;
-        drained_ = drained_ || end->drained;
-        ++*streams_ended;
-        continue;
-      }
-      if ((*message)->type == MessageType::kListNow) {
-        if (auto listed = ListNow(**message); !listed) return listed;
-        continue;
-      }
-      if ((*message)->type == MessageType::kCorpusProgress) {
-        auto progress = (*message)->As<CorpusProgressMessage>();
-        if (!progress) return std::unexpected("corpus progress: " + progress.error());
-        if (config_.docs_total_from_progress) {
-          docs_total_ = config_.docs_total_from_progress(*progress);
-          docs_total_estimated_ = !progress->finished;
-        }
-        continue;
-      }
-      if (auto logged = HandleReject(**message); !logged) return logged;
-    }
-  }
-
-  std::expected<void, std::string> HandleReject(ReceivedMessage& message) {
-    auto reject = message.As<RejectMessage>();
-    if (!reject) return std::unexpected("reject: " + reject.error());
-    return rejects_log_->Add(reject->doc_id, reject->file, reject->line, reject->reason);
-  }
-
-  void Report(const std::string& kind, const std::string& text) {
-    auto now = std::chrono::steady_clock::now();
-    double seconds = std::chrono::duration<double>(now - last_report_).count();
-    const ShardStats& stats = shards_->stats();
-    MonitorEventMessage event;
-    event.kind = kind;
-    event.host_id = config_.host_id;
-    event.unix_seconds = UnixSeconds();
-    event.docs_done = stats.docs;
-    event.docs_total = docs_total_;
-    event.docs_total_estimated = docs_total_estimated_;
-    event.tokens_done = stats.tokens;
-    event.tokens_per_second = seconds > 0 ? tokens_since_report_ / seconds : 0;
-    event.shards_written = stats.shards;
-    event.rejected = rejects_log_->count();
-    event.message = text;
-    if (kind == "progress" || kind == "started") {
-      last_report_ = now;
-      tokens_since_report_ = 0;
-    }
-    // Events are advisory: a full queue drops them rather than stalling the writer.
-    msgpack::sbuffer body;
-    msgpack::pack(body, event);
-    (void)SendEncoded(events_, event.kType, body, {});
-  }
-
-  ActorContext& actor_;
-  const WriterConfig& config_;
-  std::unique_ptr<ShardWriter> shards_;
-  std::unique_ptr<RejectsLog> rejects_log_;
-  zmq::socket_t events_;
-  zmq::socket_t uploads_;       // not connected without an uploader
-  zmq::socket_t listings_;      // leases only
-  zmq::socket_t listing_acks_;  // leases only
-  uint64_t listing_intents_ = 0;
-  zmq::socket_t chunks_through_;  // leases only
-  std::set<int64_t> reported_;    // listed chunks the node was told of
-  int64_t chunks_ended_ = 0;      // by this run
-  std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
-  int64_t tokens_since_report_ = 0;
-  std::string corpus_error_;  // from the loader: the corpus ended in this error
-  bool drained_ = false;      // the node is draining: the output ends early, not complete
-  int64_t docs_total_ = config_.docs_total;
-  bool docs_total_estimated_ = false;
-};
-
 }  // namespace
+
+std::expected<void, std::string> WriterStage::Run() {
+  ShardWriterOptions options = config_.shards;
+  if (!config_.listings_endpoint.empty()) {
+    options.before_listing = [this](const std::vector<int64_t>& chunks) {
+      return AskToList(chunks);
+    };
+  }
+  auto shards = ShardWriter::Open(std::move(options));
+  if (!shards) return std::unexpected(shards.error());
+  shards_ = std::move(*shards);
+  auto rejects_log = RejectsLog::Open(config_.shards.dir + "/rejects.jsonl");
+  if (!rejects_log) return std::unexpected(rejects_log.error());
+  rejects_log_ = std::move(*rejects_log);
+  std::vector<int> widths;
+  for (const auto& site : config_.shards.sites) widths.push_back(site.second);
+  DocumentAssembler assembler(widths);
+
+  zmq::socket_t activations =
+      MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kBatchQueue);
+  RetryInterrupted([&] { activations.bind(config_.activations_endpoint); });
+  zmq::socket_t rejects =
+      MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kRejectQueue);
+  RetryInterrupted([&] { rejects.bind(config_.rejects_endpoint); });
+  events_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 1000);
+  events_.set(zmq::sockopt::sndtimeo, 0);
+  RetryInterrupted([&] { events_.connect(config_.events_endpoint); });
+  if (!config_.uploads_endpoint.empty()) {
+    // Unbounded: a request is a few bytes per shard, and the writer never waits for
+    // an upload.
+    uploads_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
+    RetryInterrupted([&] { uploads_.connect(config_.uploads_endpoint); });
+  }
+  if (!config_.listings_endpoint.empty()) {
+    // Unbounded: a listing is a few bytes per shard, and the node always reads.
+    listings_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
+    RetryInterrupted([&] { listings_.connect(config_.listings_endpoint); });
+    listing_acks_ = MakePipelineSocket(actor_.context(), zmq::socket_type::pull, 0);
+    RetryInterrupted([&] { listing_acks_.bind(config_.listing_acks_endpoint); });
+    reported_ = shards_->listed_chunks();  // published when the job began
+  }
+  if (!config_.chunks_through_endpoint.empty()) {
+    chunks_through_ = MakePipelineSocket(actor_.context(), zmq::socket_type::push, 0);
+    chunks_through_.set(zmq::sockopt::sndtimeo, 0);
+    RetryInterrupted([&] { chunks_through_.connect(config_.chunks_through_endpoint); });
+  }
+  actor_.SignalReady();
+  Report("started", "");
+
+  bool activations_ended = false;
+  int reject_streams_ended = 0;
+  // A drain (SIGTERM) ends the tokenizer's streams early, marked drained; the loader,
+  // stopped, ends none, so the tokenizer's drained rejects end is the last one.
+  auto rejects_done = [&] { return drained_ || reject_streams_ended >= config_.reject_senders; };
+  while (!activations_ended || !rejects_done()) {
+    // Rejects first: a shard listing documents up to D is listed only after every
+    // reject below D was logged (the loader and tokenizer send a reject before
+    // anything that follows it), so a resume never has to re-list one.
+    auto ready = WaitForAnyUnlessStopped(actor_, {&rejects, &activations},
+                                         /*wake_on_drain=*/true);
+    if (!ready && ready.error().kind == ActorHalt::Kind::kDrainRequested) {
+      // The pipeline was stopped where it is: list what came whole, and end.
+      if (auto taken = TakeWhatCame(rejects, activations, assembler, &reject_streams_ended);
+          !taken) {
+        return taken;
+      }
+      drained_ = true;
+      break;
+    }
+    if (!ready) return EndActor(ready.error());  // stopped: the open shard is never listed
+    if (auto drained = DrainRejects(rejects, &reject_streams_ended); !drained) return drained;
+    if (*ready == 0) continue;
+    auto message = Receive(activations);
+    if (!message) return std::unexpected(message.error().message);
+    if (message->type == MessageType::kEndOfStream) {
+      auto end = message->As<EndOfStreamMessage>();
+      if (!end) return std::unexpected("from device shard 0: " + end.error());
+      activations_ended = true;
+      drained_ = drained_ || end->drained;
+      continue;
+    }
+    if (auto handled = Handle(*message, assembler); !handled) return handled;
+    if (std::chrono::steady_clock::now() - last_report_ >= kProgressInterval) {
+      Report("progress", "");
+    }
+  }
+  // A drained stream may end inside a split document: its chunk is not listed, and
+  // a later run computes it again.
+  if (!assembler.idle() && !drained_) {
+    return std::unexpected("the stream ended inside a split document");
+  }
+  const int64_t shards_before = shards_->stats().shards;
+  auto finished = shards_->Finish(/*complete=*/corpus_error_.empty() && !drained_);
+  if (!finished) return finished;
+  if (auto reported = ReportListed(); !reported) return reported;
+  Report(drained_ ? "drained" : "finished", "");
+  if (auto requested = RequestUploads(shards_before); !requested) return requested;
+  if (uploads_) {
+    auto sent = SendUnlessStopped(actor_, uploads_, EndOfStreamMessage{});
+    if (auto ended = EndActor(sent); !ended) return ended;
+  }
+  // Everything read before the corpus broke is written: now the run fails.
+  if (!corpus_error_.empty()) return std::unexpected(corpus_error_);
+  return {};
+}
+
+std::expected<void, std::string> WriterStage::HandleActivations(ReceivedMessage& message,
+                                                                DocumentAssembler& assembler) {
+  auto batch = message.As<ActivationBatchMessage>();
+  if (!batch) return std::unexpected("from device shard 0: " + batch.error());
+  if (message.payloads.size() != batch->site_names.size()) {
+    return std::unexpected("batch " + std::to_string(batch->batch_id) + " lacks site frames");
+  }
+  // Large frames live on the heap and are read in place; ZeroMQ keeps frames of a
+  // few bytes inside the message object, possibly misaligned, so those are copied.
+  std::vector<std::span<const float>> sites;
+  std::vector<std::vector<float>> copies;
+  copies.reserve(message.payloads.size());
+  for (zmq::message_t& frame : message.payloads) {
+    if (reinterpret_cast<uintptr_t>(frame.data()) % alignof(float) == 0) {
+      sites.emplace_back(frame.data<float>(), frame.size() / sizeof(float));
+      continue;
+    }
+    auto floats = FloatsFromFrame(frame);
+    if (!floats) return std::unexpected(floats.error());
+    copies.push_back(std::move(*floats));
+    sites.emplace_back(copies.back());
+  }
+  auto added = assembler.AddBatch(*batch, sites, [this](const DocumentActivations& document) {
+    return shards_->Add(document);
+  });
+  if (!added) return added;
+  tokens_since_report_ += static_cast<int64_t>(batch->token_ids.size());
+  return {};
+}
+
+std::expected<void, std::string> WriterStage::HandleChunkEnd(ReceivedMessage& message,
+                                                             const DocumentAssembler& assembler) {
+  auto chunk_end = message.As<ChunkEndMessage>();
+  if (!chunk_end) return std::unexpected("from device shard 0: " + chunk_end.error());
+  if (!assembler.idle()) {
+    return std::unexpected("chunk " + std::to_string(chunk_end->chunk) +
+                           " ended inside a split document");
+  }
+  const int64_t shards_before = shards_->stats().shards;
+  if (auto ended = shards_->EndChunk(chunk_end->chunk, chunk_end->documents); !ended) {
+    return ended;
+  }
+  ++chunks_ended_;
+  if (chunks_through_) {
+    // Only a hint that the loader may ask for more: it may have ended already.
+    msgpack::sbuffer body;
+    msgpack::pack(body, *chunk_end);
+    (void)SendEncoded(chunks_through_, chunk_end->kType, body, {});
+  }
+  return AnnounceListed(shards_before);
+}
+
+std::expected<void, std::string> WriterStage::Handle(ReceivedMessage& message,
+                                                     DocumentAssembler& assembler) {
+  if (message.type == MessageType::kChunkEnd) return HandleChunkEnd(message, assembler);
+  return HandleActivations(message, assembler);
+}
+
+std::expected<void, std::string> WriterStage::TakeWhatCame(zmq::socket_t& rejects,
+                                                           zmq::socket_t& activations,
+                                                           DocumentAssembler& assembler,
+                                                           int* streams_ended) {
+  while (true) {
+    if (auto drained = DrainRejects(rejects, streams_ended); !drained) return drained;
+    auto message = Receive(activations, std::chrono::milliseconds(0));
+    if (!message) return std::unexpected(message.error().message);
+    if (!*message || (*message)->type == MessageType::kEndOfStream) return {};
+    if (auto handled = Handle(**message, assembler); !handled) return handled;
+  }
+}
+
+std::expected<void, std::string> WriterStage::DrainRejects(zmq::socket_t& rejects,
+                                                           int* streams_ended) {
+  while (true) {
+    auto message = Receive(rejects, std::chrono::milliseconds(0));
+    if (!message) return std::unexpected(message.error().message);
+    if (!*message) return {};
+    if ((*message)->type == MessageType::kEndOfStream) {
+      auto end = (*message)->As<EndOfStreamMessage>();
+      if (!end) return std::unexpected("rejects: " + end.error());
+      if (!end->corpus_error.empty()) corpus_error_ = end->corpus_error;
+      drained_ = drained_ || end->drained;
+      ++*streams_ended;
+      continue;
+    }
+    if ((*message)->type == MessageType::kListNow) {
+      if (auto listed = ListNow(**message); !listed) return listed;
+      continue;
+    }
+    if ((*message)->type == MessageType::kCorpusProgress) {
+      auto progress = (*message)->As<CorpusProgressMessage>();
+      if (!progress) return std::unexpected("corpus progress: " + progress.error());
+      if (config_.docs_total_from_progress) {
+        docs_total_ = config_.docs_total_from_progress(*progress);
+        docs_total_estimated_ = !progress->finished;
+      }
+      continue;
+    }
+    if (auto logged = HandleReject(**message); !logged) return logged;
+  }
+}
+
+std::expected<void, std::string> WriterStage::HandleReject(ReceivedMessage& message) {
+  auto reject = message.As<RejectMessage>();
+  if (!reject) return std::unexpected("reject: " + reject.error());
+  return rejects_log_->Add(reject->doc_id, reject->file, reject->line, reject->reason);
+}
 
 std::expected<std::unique_ptr<Actor>, std::string> StartWriter(zmq::context_t& context,
                                                                WriterConfig config) {
