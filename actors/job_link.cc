@@ -146,6 +146,7 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
     coordinating.join_timeout = options.join_timeout;
     coordinating.liveness = JobLiveness(options);
     coordinating.stop_groups = mesh.StopGroups();
+    coordinating.lease_followers = mesh.LeaseFollowers();
     if (mesh.Leased()) {
       // The log lives beside host 0's shards: PrepareOutput made (or emptied) the folder.
       const std::filesystem::path folder =

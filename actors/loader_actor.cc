@@ -130,8 +130,11 @@ std::expected<int64_t, ActorHalt> SendChunk(ActorContext& actor, int64_t chunk, 
     std::expected<void, ActorHalt> sent;
     if (!line.reject_reason.empty()) {
       ++rejects_end.rejected;
-      sent = SendUnlessStopped(
-          actor, rejects, RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
+      // A host that writes no output lists no reject either.
+      if (rejects) {
+        sent = SendUnlessStopped(
+            actor, rejects, RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
+      }
     } else {
       ++end.documents;
       sent = SendUnlessStopped(actor, pipeline,
@@ -163,6 +166,7 @@ std::expected<void, ActorHalt> DealLeases(ActorContext& actor, const LoaderConfi
   bool no_chunk_left = false;
   bool list_when_through = false;  // no chunk is free for now: list what was sent
   bool draining = false;
+  const bool follows = config.leasing->follows;
   while (true) {
     draining = draining || actor.DrainRequested();
     // A grant still on its way when the drain came is given back with this host's
@@ -173,7 +177,7 @@ std::expected<void, ActorHalt> DealLeases(ActorContext& actor, const LoaderConfi
       auto sent = SendUnlessStopped(actor, rejects, ListNowMessage{chunks_sent});
       if (!sent) return sent;
     }
-    if (awaited == 0 && chunks_in_pipeline < config.leasing->chunks_ahead) {
+    if (!follows && awaited == 0 && chunks_in_pipeline < config.leasing->chunks_ahead) {
       awaited = ++requests_sent;
       const int64_t corpus_chunks =
           reader.corpus_documents()
@@ -193,7 +197,7 @@ std::expected<void, ActorHalt> DealLeases(ActorContext& actor, const LoaderConfi
     }
     auto grant = message->As<LeaseGrantMessage>();
     if (!grant) return ActorHalt::Failed("lease inbox: " + grant.error());
-    if (grant->request != awaited) {
+    if (!follows && grant->request != awaited) {
       return ActorHalt::Failed("a lease grant answers request " + std::to_string(grant->request) +
                                ", not the one awaited (" + std::to_string(awaited) + ")");
     }
@@ -201,7 +205,7 @@ std::expected<void, ActorHalt> DealLeases(ActorContext& actor, const LoaderConfi
       // Finished: every chunk is listed. Otherwise the request stays open until a
       // lost host's chunk is free again, and what this host holds is listed meanwhile.
       no_chunk_left = grant->finished;
-      list_when_through = !grant->finished;
+      list_when_through = !grant->finished && !follows;
       continue;
     }
     awaited = 0;
@@ -217,6 +221,7 @@ std::expected<void, ActorHalt> DealLeases(ActorContext& actor, const LoaderConfi
   end.drained = draining;
   rejects_end.drained = draining;
   if (auto sent = SendUnlessStopped(actor, pipeline, end); !sent) return sent;
+  if (!rejects) return {};
   return SendUnlessStopped(actor, rejects, rejects_end);
 }
 
@@ -226,11 +231,16 @@ std::expected<void, std::string> RunLeasedLoader(ActorContext& actor, const Load
   zmq::socket_t pipeline =
       MakePipelineSocket(actor.context(), zmq::socket_type::push, kDocumentQueue);
   RetryInterrupted([&] { pipeline.connect(config.document_endpoints.at(0)); });
-  zmq::socket_t rejects =
-      MakePipelineSocket(actor.context(), zmq::socket_type::push, kDocumentQueue);
-  RetryInterrupted([&] { rejects.connect(config.rejects_endpoint); });
-  zmq::socket_t requests = MakePipelineSocket(actor.context(), zmq::socket_type::push, 0);
-  RetryInterrupted([&] { requests.connect(config.leasing->requests_endpoint); });
+  zmq::socket_t rejects;  // none on a host that writes no output
+  if (!config.rejects_endpoint.empty()) {
+    rejects = MakePipelineSocket(actor.context(), zmq::socket_type::push, kDocumentQueue);
+    RetryInterrupted([&] { rejects.connect(config.rejects_endpoint); });
+  }
+  zmq::socket_t requests;  // none on a follower
+  if (!config.leasing->follows) {
+    requests = MakePipelineSocket(actor.context(), zmq::socket_type::push, 0);
+    RetryInterrupted([&] { requests.connect(config.leasing->requests_endpoint); });
+  }
   zmq::socket_t inbox = MakePipelineSocket(actor.context(), zmq::socket_type::pull, 0);
   RetryInterrupted([&] { inbox.bind(config.leasing->inbox_endpoint); });
   actor.SignalReady();

@@ -45,6 +45,10 @@ struct LoaderConfig {
     // once a chunk went through the pipeline.
     std::string inbox_endpoint;
     int chunks_ahead = 2;
+    // A host of a replica that spans hosts, other than its writer's: it never asks,
+    // and reads the chunks its replica's writer host is granted, in the order they
+    // come (copies from the coordinator), until one says the job finished.
+    bool follows = false;
   };
   std::optional<Leasing> leasing;
 };

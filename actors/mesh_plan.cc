@@ -30,6 +30,16 @@ std::vector<int> MeshPlan::ReplicasOnHost(int host) const {
   return replicas;
 }
 
+std::map<int, std::vector<int>> MeshPlan::LeaseFollowers() const {
+  std::map<int, std::vector<int>> followers;
+  if (!Leased()) return followers;
+  for (int host = 0; host < hosts; ++host) {
+    const int leader = WriterHost(ReplicasOnHost(host).front());
+    if (leader != host) followers[leader].push_back(host);
+  }
+  return followers;
+}
+
 std::vector<int> MeshPlan::StopGroups() const {
   // A replica's group is the lowest replica it shares a host with, followed through
   // (replicas only ever join lower ones, so one pass in host order settles it).

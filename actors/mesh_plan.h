@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,13 @@ struct MeshPlan {
     return model <= shards_per_host && shards_per_host % model == 0;
   }
   // Whether replicas take chunks by lease (PROTOCOL.md "Leases") instead of the fixed
-  // share ReplicaOfDocument deals: in a job of several hosts whose replicas each lie
-  // on one host, so a replica can take on more or less without any other waiting.
-  bool Leased() const { return hosts > 1 && ReplicasWithinHosts(); }
+  // share ReplicaOfDocument deals: in a job of several hosts each holding shards of
+  // one replica only, so a replica can take on more or less without any other
+  // waiting. The replica's writer host asks; the others of a replica that spans hosts
+  // follow its grants (LeaseFollowers).
+  bool Leased() const { return hosts > 1 && model % shards_per_host == 0; }
+  // In a leased job, per writer host of a replica that spans hosts, its other hosts.
+  std::map<int, std::vector<int>> LeaseFollowers() const;
   // The host that holds a replica's model rank 0 and so writes its documents.
   int WriterHost(int replica) const { return HostOfShard(FirstShardOfReplica(replica)); }
   // The replica that computes `doc_id` on this machine, or -1 when another machine

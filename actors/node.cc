@@ -122,17 +122,19 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   zmq::socket_t events(context, zmq::socket_type::pull);
   events.set(zmq::sockopt::linger, 0);
   RetryInterrupted([&] { events.bind(kEventsEndpoint); });
-  // A leased job's replica is this host's one written replica (MeshPlan::Leased).
+  // A leased job's host holds shards of one replica; it asks for chunks if it writes
+  // that replica, and follows its writer host's grants otherwise (MeshPlan::Leased).
   const bool leased = mesh.Leased();
   std::optional<LeaseLinks> leases;
-  if (leased) {
-    leases.emplace(context);
+  if (leased) leases.emplace(context);
+  if (leased && writes) {
     leases->ConfigureWriter(writer);
     // The host's share is whatever it is granted: no total is known up front.
     writer.docs_total = -1;
     writer.docs_total_from_progress = nullptr;
     published[JobLeases::ListedKey(options.host_id)] = JobLeases::FormatChunks(listed_before);
   }
+  const std::vector<int> stop_groups = mesh.StopGroups();
   std::unique_ptr<JobLink> job;
   if (multi_host) {
     auto joined = JobLink::Open(context, options, mesh);
@@ -155,6 +157,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
                              .job = job.get(),
                              .leases = leases ? &*leases : nullptr,
                              .stop_signals = options.stop_signals,
+                             .drains_alone = leased && mesh.ReplicasWithinHosts(),
                              .drain_timeout = std::chrono::milliseconds(
                                  static_cast<int64_t>(extract.drain_timeout_seconds * 1000))});
   auto fail = [&](const std::string& error) -> std::expected<ExtractionSummary, std::string> {
@@ -260,7 +263,10 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       return static_cast<int>(found - replicas.begin());
     };
     if (writes) loading.rejects_endpoint = kRejectsEndpoint;
-    if (leases) loading.leasing = leases->LoaderLeasing();
+    if (leases) {
+      loading.leasing = leases->LoaderLeasing();
+      loading.leasing->follows = !writes;
+    }
     const int written = layout.written_replica();
     loading.lists_reject = [mesh, written](int64_t doc_id) {
       return mesh.ReplicaOfDocument(doc_id) == written;
@@ -277,7 +283,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     // same command on every host resumes.
     summary.ending = supervisor.ending();
     summary.stop_signal = options.stop_signals->last.load();
-    summary.job_goes_on = leased && options.host_id != 0;
+    summary.job_goes_on = leased && stop_groups.at(options.host_id) != stop_groups.at(0);
     const std::string why = "host " + std::to_string(options.host_id) + " stopped by signal " +
                             std::to_string(summary.stop_signal);
     if (job) job->ReportFailure(why);
@@ -297,7 +303,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       // host 0 takes the coordinator, and so the job, with it.
       summary.ending = RunEnding::kLeftFinalBarrier;
       summary.stop_signal = options.stop_signals->last.load();
-      summary.job_goes_on = options.host_id != 0;
+      summary.job_goes_on = options.host_id != 0;  // its part is done, whatever the mesh
       const std::string why =
           fmt::format("host {} stopped by signal {} at the final barrier, its part complete",
                       options.host_id, summary.stop_signal);

@@ -63,7 +63,7 @@ void NodeSupervisor::WatchStopSignals() {
     return;
   }
   const int signal = options_.stop_signals->last.load();
-  if (ending_ == RunEnding::kCompleted && options_.job != nullptr && options_.leases == nullptr) {
+  if (ending_ == RunEnding::kCompleted && options_.job != nullptr && !options_.drains_alone) {
     // A replica may span hosts, so one host of a job cannot drain its batches alone.
     spdlog::warn("stop signal {}: stopping where this host is", signal);
     ending_ = RunEnding::kJobStopped;

@@ -48,6 +48,10 @@ class NodeSupervisor {
     // job of several hosts stops the pipeline where it is; --drain-timeout passing stops
     // it where it is too; a second signal stops every actor at once.
     const StopSignals* stop_signals = nullptr;
+    // A stop signal drains this host alone (a leased job whose replicas each lie on
+    // one host); otherwise a host of a job stops where it is, and the others of its
+    // replica stop with it.
+    bool drains_alone = false;
     std::chrono::milliseconds drain_timeout{20000};
   };
 

@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <chrono>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,10 +63,17 @@ std::expected<void, std::string> CheckOptions(CoordinatorOptions& options) {
     return std::unexpected(fmt::format("stop_groups names {} hosts, the job has {}",
                                        options.stop_groups.size(), options.num_hosts));
   }
-  if (options.leases) {
-    std::set<int> groups(options.stop_groups.begin(), options.stop_groups.end());
-    if (groups.size() != static_cast<size_t>(options.num_hosts)) {
-      return std::unexpected(std::string("leases need every host in a stop group of its own"));
+  auto group_of = [&](int host) {
+    return options.stop_groups.empty() ? 0 : options.stop_groups.at(host);
+  };
+  for (const auto& [leader, followers] : options.lease_followers) {
+    for (int follower : followers) {
+      if (leader < 0 || follower < 0 || leader >= options.num_hosts ||
+          follower >= options.num_hosts || group_of(leader) != group_of(follower)) {
+        return std::unexpected(fmt::format(
+            "lease follower {} of host {} is not a host of the job in the same stop group",
+            follower, leader));
+      }
     }
   }
   if (options.max_hosts > options.num_hosts && !options.leases) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,7 +63,12 @@ struct CoordinatorOptions {
   // host alone in its group (its replicas all on it) is independent: a node may take
   // its place while the job runs. Added hosts are each alone.
   std::vector<int> stop_groups;
-  // Work leases (every host independent): the hosts ask for chunks of the corpus
+  // With leases, per host that asks for chunks, the hosts that read the same chunks
+  // (the others of its replica, which spans hosts): each gets a copy of every
+  // LeaseGrant that names a chunk or says the job finished, in the same order. They
+  // must share its stop group.
+  std::map<int, std::vector<int>> lease_followers;
+  // Work leases: the hosts ask for chunks of the corpus
   // one at a time, and a lost host's unlisted chunks go to the others, so the job
   // finishes without it. Null: every replica computes a fixed share.
   std::shared_ptr<LeaseDesk> leases;

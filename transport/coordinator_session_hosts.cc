@@ -119,6 +119,9 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
         "host {} stopped with its replica, which lost host {} ({})", other, host_id, reason);
     spdlog::error("coordinator: {}", stopped);
     Queue(hosts_[other]->identity, AbortMessage{stopped});
+    if (options_.leases) {
+      if (auto lost = options_.leases->Lose(other); !lost) return Abort(lost.error(), now);
+    }
     RemoveHost(other);
     lost_[other] = stopped;
   }

@@ -31,13 +31,21 @@ void CoordinatorSession::OnLeaseMessage(int host_id, const ReceivedMessage& mess
   if (!request) return DropMalformed(sender, request.error());
   auto granted = leases.Grant(host_id, request->corpus_chunks);
   if (!granted) return Abort(granted.error(), now);
-  if (*granted) {
-    return Queue(hosts_[host_id]->identity, LeaseGrantMessage{request->request, **granted});
-  }
+  if (*granted) return SendGrant(host_id, LeaseGrantMessage{request->request, **granted});
   // None is free: the request waits for a lost host's chunks, or the job's end.
   const bool nothing_left = leases.finished() || leases.stalled();
-  Queue(hosts_[host_id]->identity, LeaseGrantMessage{request->request, -1, nothing_left});
+  SendGrant(host_id, LeaseGrantMessage{request->request, -1, nothing_left});
   if (!nothing_left) waiting_leases_[host_id] = request->request;
+}
+
+void CoordinatorSession::SendGrant(int host_id, const LeaseGrantMessage& grant) {
+  Queue(hosts_[host_id]->identity, grant);
+  if (grant.chunk < 0 && !grant.finished) return;  // a wait concerns the asking host only
+  const auto followers = options_.lease_followers.find(host_id);
+  if (followers == options_.lease_followers.end()) return;
+  for (int follower : followers->second) {
+    if (hosts_[follower]) Queue(hosts_[follower]->identity, grant);
+  }
 }
 
 void CoordinatorSession::AnswerWaitingLeases(Clock::time_point now) {
@@ -51,8 +59,7 @@ void CoordinatorSession::AnswerWaitingLeases(Clock::time_point now) {
       ++waiting;
       continue;
     }
-    Queue(hosts_[host_id]->identity,
-          LeaseGrantMessage{request, granted->value_or(-1), nothing_left && !*granted});
+    SendGrant(host_id, LeaseGrantMessage{request, granted->value_or(-1), nothing_left && !*granted});
     waiting = waiting_leases_.erase(waiting);
   }
 }
