@@ -33,9 +33,11 @@ std::string StopLine(const ExtractionSummary& summary) {
                         ? "its part was complete; it was waiting for the other hosts"
                         : "stopped at once";
   const char* next =
-      !summary.job_goes_on ? "run the same command to resume"
-      : summary.ending == RunEnding::kLeftFinalBarrier
-          ? "the job finishes without it"
+      !summary.job_goes_on                             ? "run the same command to resume"
+      : summary.ending == RunEnding::kLeftFinalBarrier ? "the job finishes without it"
+      // Its replica spans hosts: it cannot come back alone.
+      : summary.ending == RunEnding::kJobStopped
+          ? "the other replicas take over its replica's chunks"
           : "the hosts still in the job take over its chunks, and the same command rejoins the "
             "job (or resumes it)";
   return fmt::format("stopped by {} ({}): {}; {}", signal, how, kept, next);

@@ -15,11 +15,12 @@ std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options
   if (!mesh) return std::unexpected(mesh.error());
   resources.mesh = *mesh;
   const int max_hosts = std::max(options.max_hosts, options.num_hosts);
-  if (max_hosts > options.num_hosts && !mesh->Leased()) {
+  // An added host must be a replica by itself to take chunks alone.
+  if (max_hosts > options.num_hosts && !(mesh->Leased() && mesh->ReplicasWithinHosts())) {
     return std::unexpected("--max-hosts " + std::to_string(max_hosts) +
-                           " needs a leased job: several hosts, each holding whole replicas "
-                           "(--mesh 2d), so that an added host can take chunks; with --mesh " +
-                           options.mesh + " every host's part is fixed");
+                           " needs a leased job whose hosts each hold whole replicas (--mesh "
+                           "2d), so that an added host can take chunks alone; with --mesh " +
+                           options.mesh + " a host's part is tied to other hosts");
   }
   if (options.max_hosts != 0 && options.max_hosts < options.num_hosts) {
     return std::unexpected("--max-hosts " + std::to_string(options.max_hosts) +

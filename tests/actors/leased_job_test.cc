@@ -308,15 +308,19 @@ TEST(AddedHost, StartedWhileTheJobRunsTakesLeasesAndTheJobCompletes) {
   EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
 }
 
-// --max-hosts needs leases: in a 1d job every host's part is fixed.
-TEST(AddedHost, MaxHostsInAJobWithoutLeasesIsRefusedNamingTheMesh) {
+// --max-hosts needs hosts that each hold whole replicas: in a 1d job an added host
+// could not compute anything alone.
+TEST(AddedHost, MaxHostsWhereReplicasSpanHostsIsRefusedNamingTheMesh) {
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(30, 24));
   ManualJob job(dir);
   ActexProcess& host0 =
       job.Start(0, 2, corpus, "1d", [](NodeOptions& node) { node.max_hosts = 3; });
   EXPECT_EQ(host0.Wait(seconds(30)), 1);
-  EXPECT_NE(host0.err().find("--max-hosts 3 needs a leased job"), std::string::npos) << host0.err();
+  EXPECT_NE(
+      host0.err().find("--max-hosts 3 needs a leased job whose hosts each hold whole replicas"),
+      std::string::npos)
+      << host0.err();
   EXPECT_NE(host0.err().find("--mesh 1d"), std::string::npos) << host0.err();
 }
 

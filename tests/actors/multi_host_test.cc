@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "actex_process.h"
+#include "actors/extraction_summary.h"
 #include "actors/local_cluster.h"
 #include "actors/mesh_plan.h"
 #include "actors/node.h"
@@ -185,15 +186,24 @@ INSTANTIATE_TEST_SUITE_P(Kill9, KilledHost,
                            return info.param.name;
                          });
 
+struct ReplicaLoss {
+  std::string name;
+  int signal;  // sent to host 3
+  friend void PrintTo(const ReplicaLoss& loss, std::ostream* os) { *os << loss.name; }
+};
+
+class LostReplica : public testing::TestWithParam<ReplicaLoss> {};
+
 // Replicas that span hosts (data=2,model=2 over 4 hosts: hosts 0-1 and 2-3) lease
-// chunks too: host 2 asks, host 3 follows its grants. Host 3 killed stops host 2,
+// chunks too: host 2 asks, host 3 follows its grants. Host 3 killed, or signalled (it
+// cannot drain its replica's batches alone, so it stops where it is), stops host 2,
 // naming it, and the other replica takes over their unlisted chunks and finishes the
 // job, equal to an uninterrupted job of the same mesh to the bit.
-TEST(LostReplica, ItsOtherHostStopsAndTheOtherReplicaFinishesTheJob) {
+TEST_P(LostReplica, ItsOtherHostStopsAndTheOtherReplicaFinishesTheJob) {
   constexpr int kHosts = 4;
   const std::string mesh = "data=2,model=2";
   TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1200, 48));
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(3000, 48));
   struct Ended {
     int status;
     std::string log;
@@ -219,9 +229,15 @@ TEST(LostReplica, ItsOtherHostStopsAndTheOtherReplicaFinishesTheJob) {
   const std::string out = dir.path() + "/out";
   const std::vector<Ended> hosts = run(out, [&](std::vector<ActexProcess*>& nodes) {
     ASSERT_TRUE(WaitForFirstShard(out + "/host_02", seconds(60))) << nodes[2]->err();
-    nodes[3]->Signal(SIGKILL);
+    nodes[3]->Signal(GetParam().signal);
   });
   EXPECT_EQ(hosts[1].status, 0) << hosts[1].log;
+  if (GetParam().signal == SIGTERM) {
+    EXPECT_EQ(hosts[3].status, kExitStoppedBySignal) << hosts[3].log;
+    EXPECT_NE(hosts[3].log.find("the other replicas take over its replica's chunks"),
+              std::string::npos)
+        << hosts[3].log;
+  }
   EXPECT_NE(hosts[2].status, 0);
   EXPECT_NE(hosts[2].log.find("host 2 stopped with its replica, which lost host 3"),
             std::string::npos)
@@ -241,6 +257,13 @@ TEST(LostReplica, ItsOtherHostStopsAndTheOtherReplicaFinishesTheJob) {
   ActexProcess verify(dir.path() + "/verify", {"verify", out});
   EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
 }
+
+INSTANTIATE_TEST_SUITE_P(Losses, LostReplica,
+                         testing::Values(ReplicaLoss{"Killed", SIGKILL},
+                                         ReplicaLoss{"Signalled", SIGTERM}),
+                         [](const testing::TestParamInfo<ReplicaLoss>& info) {
+                           return info.param.name;
+                         });
 
 TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
   TempDir dir;
