@@ -28,13 +28,42 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+// Every job here starts from a corpus of 4800 documents and one process's extraction
+// of it (`single`), which it must equal; jobs write `out`.
+struct LeasedJobFixture : testing::Test {
+  void SetUp() override {
+    auto extracted = RunExtraction(TinyModelOptions(corpus, single, 1));
+    ASSERT_TRUE(extracted) << extracted.error();
+  }
+  // Starts `hosts` hosts of a 2d job and kills them all with SIGKILL mid-run, once
+  // host `watched` listed a shard.
+  void KillAllOnceListed(int hosts, int watched) {
+    ManualJob job(dir);
+    std::vector<ActexProcess*> nodes = job.StartAll(hosts, corpus, "2d");
+    const std::string folder = out + "/host_0" + std::to_string(watched);
+    ASSERT_TRUE(WaitForFirstShard(folder, std::chrono::seconds(60))) << nodes[watched]->err();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (ActexProcess* node : nodes) node->Signal(SIGKILL);
+    for (ActexProcess* node : nodes) EXPECT_NE(node->Wait(std::chrono::seconds(10)), 0);
+  }
+
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
+  const std::string single = dir.path() + "/single";
+  const std::string out = dir.path() + "/out";
+};
+
+class LeasedJob : public LeasedJobFixture {};
+class LostHostReturns : public LeasedJobFixture {};
+class AddedHost : public LeasedJobFixture {};
+
 struct LossCase {
   std::string name;
   std::vector<int> killed;  // in this order, each once it listed a shard
   friend void PrintTo(const LossCase& loss, std::ostream* os) { *os << loss.name; }
 };
 
-class LostHosts : public testing::TestWithParam<LossCase> {};
+class LostHosts : public LeasedJobFixture, public testing::WithParamInterface<LossCase> {};
 
 // In a 2d job chunks are leased, so a worker killed with SIGKILL costs the job only
 // its unlisted chunks: the coordinator gives them to the hosts still in the job, which
@@ -43,10 +72,6 @@ class LostHosts : public testing::TestWithParam<LossCase> {};
 TEST_P(LostHosts, InA2dJobTheOthersTakeOverTheLostChunksAndFinishTheJob) {
   constexpr int kHosts = 4;
   const std::vector<int>& killed = GetParam().killed;
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
-  auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
-  ASSERT_TRUE(single) << single.error();
   using Clock = std::chrono::steady_clock;
   using Nodes = std::vector<ActexProcess*>;
   // Starts every host of a job writing to `out`, runs `during`, waits for them all
@@ -55,11 +80,8 @@ TEST_P(LostHosts, InA2dJobTheOthersTakeOverTheLostChunksAndFinishTheJob) {
                      const std::function<void(Nodes&)>& after) {
     TempDir logs;
     ManualJob job(logs);
-    Nodes nodes;
-    for (int host = 0; host < kHosts; ++host) {
-      nodes.push_back(&job.Start(host, kHosts, corpus, "2d",
-                                 [&](NodeOptions& node) { node.extract.out_dir = out; }));
-    }
+    Nodes nodes =
+        job.StartAll(kHosts, corpus, "2d", [&](NodeOptions& node) { node.extract.out_dir = out; });
     const auto started = Clock::now();
     during(nodes);
     for (ActexProcess* node : nodes) node->Wait(seconds(120));
@@ -72,7 +94,6 @@ TEST_P(LostHosts, InA2dJobTheOthersTakeOverTheLostChunksAndFinishTheJob) {
   };
   auto nothing = [](Nodes&) {};
   const double uninterrupted = run_job(dir.path() + "/clean", nothing, all_succeeded);
-  const std::string out = dir.path() + "/out";
   std::string host0_log;
   int host0_status = -1;
   const double with_losses = run_job(
@@ -111,9 +132,8 @@ TEST_P(LostHosts, InA2dJobTheOthersTakeOverTheLostChunksAndFinishTheJob) {
     std::printf("a host was killed while listing: the same commands finish the job\n");
     run_job(out, nothing, all_succeeded);
   }
-  ExpectIdentical(out, dir.path() + "/single");
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
   std::printf(
       "%d hosts, 2d, 4800 documents; uninterrupted %.2f s; with %zu host(s) killed %.2f s "
       "(%.2f x)\n",
@@ -130,18 +150,11 @@ INSTANTIATE_TEST_SUITE_P(Kill9, LostHosts,
 // Host 0 runs the coordinator and keeps the lease log: when it is killed no other
 // host takes over, so every other host ends naming it, keeping what it listed, and
 // the same commands finish the job, equal to one process to the bit.
-TEST(LeasedJob, Host0KilledEndsTheJobCleanlyAndTheSameCommandsFinishIt) {
+TEST_F(LeasedJob, Host0KilledEndsTheJobCleanlyAndTheSameCommandsFinishIt) {
   constexpr int kHosts = 4;
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
-  auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
-  ASSERT_TRUE(single) << single.error();
-  const std::string out = dir.path() + "/out";
   {
     ManualJob job(dir);
-    std::vector<ActexProcess*> nodes;
-    for (int host = 0; host < kHosts; ++host)
-      nodes.push_back(&job.Start(host, kHosts, corpus, "2d"));
+    std::vector<ActexProcess*> nodes = job.StartAll(kHosts, corpus, "2d");
     ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
     std::this_thread::sleep_for(milliseconds(100));  // mid-run, past the first listing
     nodes[0]->Signal(SIGKILL);
@@ -155,43 +168,22 @@ TEST(LeasedJob, Host0KilledEndsTheJobCleanlyAndTheSameCommandsFinishIt) {
     EXPECT_LT(std::chrono::steady_clock::now() - killed_at, seconds(15));
   }
   ManualJob job(dir);
-  std::vector<ActexProcess*> nodes;
-  for (int host = 0; host < kHosts; ++host) nodes.push_back(&job.Start(host, kHosts, corpus, "2d"));
+  std::vector<ActexProcess*> nodes = job.StartAll(kHosts, corpus, "2d");
   for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
-  ExpectIdentical(out, dir.path() + "/single");
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
 }
 
 // A leased job resumes with another host count: 4 hosts killed mid-run, then 2 hosts
 // finish it; what the 4 listed stays, the rest is leased anew, every document once
 // and equal to one process to the bit. (Chunks a killed host was listing wait for its
 // folder: then the 2 hosts' job says so, and the 4 hosts' commands finish it.)
-TEST(LeasedJob, KilledWithFourHostsAndFinishedWithTwo) {
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
-  auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
-  ASSERT_TRUE(single) << single.error();
-  const std::string out = dir.path() + "/out";
-  auto into_out = [&](NodeOptions& node) { node.extract.out_dir = out; };
-  {
-    ManualJob job(dir);
-    std::vector<ActexProcess*> nodes;
-    for (int host = 0; host < 4; ++host) {
-      nodes.push_back(&job.Start(host, 4, corpus, "2d", into_out));
-    }
-    ASSERT_TRUE(WaitForFirstShard(out + "/host_03", seconds(60))) << nodes[3]->err();
-    std::this_thread::sleep_for(milliseconds(100));  // mid-run, past the first listing
-    for (ActexProcess* node : nodes) node->Signal(SIGKILL);
-    for (ActexProcess* node : nodes) EXPECT_NE(node->Wait(seconds(10)), 0);
-  }
+TEST_F(LeasedJob, KilledWithFourHostsAndFinishedWithTwo) {
+  KillAllOnceListed(4, 3);
   // Runs a job of `hosts` hosts over `out`; host 0's exit status.
   auto run = [&](int hosts) {
     ManualJob job(dir);
-    std::vector<ActexProcess*> nodes;
-    for (int host = 0; host < hosts; ++host) {
-      nodes.push_back(&job.Start(host, hosts, corpus, "2d", into_out));
-    }
+    std::vector<ActexProcess*> nodes = job.StartAll(hosts, corpus, "2d");
     for (int host = 1; host < hosts; ++host) {
       EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
     }
@@ -205,40 +197,24 @@ TEST(LeasedJob, KilledWithFourHostsAndFinishedWithTwo) {
   if (run(2) != 0) {
     EXPECT_EQ(run(4), 0);
   }
-  ExpectIdentical(out, dir.path() + "/single");
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
 }
 
 // A leased job resumes with another mesh too: killed as 2 hosts of one shard each,
 // finished as 2 hosts of two shards each (replicas of model=2). What was listed
 // stays; the documents computed now sum over two shards, so they agree with one
 // process within float rounding, and the job says so.
-TEST(LeasedJob, KilledWithOneShardPerHostAndFinishedWithTwo) {
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
-  auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
-  ASSERT_TRUE(single) << single.error();
-  const std::string out = dir.path() + "/out";
-  {
-    ManualJob job(dir);
-    std::vector<ActexProcess*> nodes;
-    for (int host = 0; host < 2; ++host) nodes.push_back(&job.Start(host, 2, corpus, "2d"));
-    ASSERT_TRUE(WaitForFirstShard(out + "/host_01", seconds(60))) << nodes[1]->err();
-    for (ActexProcess* node : nodes) node->Signal(SIGKILL);
-    for (ActexProcess* node : nodes) EXPECT_NE(node->Wait(seconds(10)), 0);
-  }
+TEST_F(LeasedJob, KilledWithOneShardPerHostAndFinishedWithTwo) {
+  KillAllOnceListed(2, 1);
   ManualJob job(dir);
-  std::vector<ActexProcess*> nodes;
-  for (int host = 0; host < 2; ++host) {
-    nodes.push_back(
-        &job.Start(host, 2, corpus, "2d", [](NodeOptions& node) { node.extract.shards = 2; }));
-  }
+  std::vector<ActexProcess*> nodes =
+      job.StartAll(2, corpus, "2d", [](NodeOptions& node) { node.extract.shards = 2; });
   for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
   EXPECT_NE(nodes[0]->err().find("written by replicas of model=1, this run's are model=2"),
             std::string::npos)
       << nodes[0]->err();
-  auto reference = ReadJob(dir.path() + "/single");
+  auto reference = ReadJob(single);
   auto resumed = ReadJob(out);
   ASSERT_EQ(resumed.size(), reference.size());
   for (const auto& [doc, rows] : reference) {
@@ -248,24 +224,17 @@ TEST(LeasedJob, KilledWithOneShardPerHostAndFinishedWithTwo) {
       EXPECT_LE(deviation.max_abs_error, 1e-5 * deviation.max_abs_reference) << doc << site;
     }
   }
-  EXPECT_EQ(RejectedIds(out), RejectedIds(dir.path() + "/single"));
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+  EXPECT_EQ(RejectedIds(out), RejectedIds(single));
+  ExpectVerified(dir, out);
 }
 
 // The same command for a killed host, started again while the job runs, takes the
 // lost host's place (once the coordinator found it lost) and finishes its share: the
 // job completes without a rerun.
-TEST(LostHostReturns, InA2dJobTheSameCommandTakesItsPlaceAndTheJobCompletes) {
+TEST_F(LostHostReturns, InA2dJobTheSameCommandTakesItsPlaceAndTheJobCompletes) {
   constexpr int kHosts = 3;
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
-  auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
-  ASSERT_TRUE(single) << single.error();
-  const std::string out = dir.path() + "/out";
   ManualJob job(dir);
-  std::vector<ActexProcess*> nodes;
-  for (int host = 0; host < kHosts; ++host) nodes.push_back(&job.Start(host, kHosts, corpus, "2d"));
+  std::vector<ActexProcess*> nodes = job.StartAll(kHosts, corpus, "2d");
   ASSERT_TRUE(WaitForFirstShard(out + "/host_01", seconds(60))) << nodes[1]->err();
   nodes[1]->Signal(SIGKILL);
   EXPECT_NE(nodes[1]->Wait(seconds(10)), 0);
@@ -273,26 +242,17 @@ TEST(LostHostReturns, InA2dJobTheSameCommandTakesItsPlaceAndTheJobCompletes) {
   EXPECT_EQ(returned.Wait(seconds(120)), 0) << returned.err();
   for (int host : {0, 2}) EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
   EXPECT_NE(nodes[0]->err().find("host 1 is back"), std::string::npos) << nodes[0]->err();
-  ExpectIdentical(out, dir.path() + "/single");
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
 }
 
 // A host added while the job runs (an id from --num-hosts up to --max-hosts) joins it
 // and takes leases like the others: the job ends with every document once, equal to
 // one process to the bit, part of them in the added host's folder.
-TEST(AddedHost, StartedWhileTheJobRunsTakesLeasesAndTheJobCompletes) {
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
-  auto single = RunExtraction(TinyModelOptions(corpus, dir.path() + "/single", 1));
-  ASSERT_TRUE(single) << single.error();
-  const std::string out = dir.path() + "/out";
+TEST_F(AddedHost, StartedWhileTheJobRunsTakesLeasesAndTheJobCompletes) {
   auto up_to_three = [](NodeOptions& node) { node.max_hosts = 3; };
   ManualJob job(dir);
-  std::vector<ActexProcess*> nodes;
-  for (int host = 0; host < 2; ++host) {
-    nodes.push_back(&job.Start(host, 2, corpus, "2d", up_to_three));
-  }
+  std::vector<ActexProcess*> nodes = job.StartAll(2, corpus, "2d", up_to_three);
   ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
   ActexProcess& added = job.Start(2, 2, corpus, "2d", up_to_three);
   EXPECT_EQ(added.Wait(seconds(120)), 0) << added.err();
@@ -303,14 +263,13 @@ TEST(AddedHost, StartedWhileTheJobRunsTakesLeasesAndTheJobCompletes) {
   ASSERT_FALSE(metadata.is_discarded());
   EXPECT_TRUE(metadata.value("complete", false));
   EXPECT_FALSE(metadata["shards"].empty()) << "the added host wrote nothing";
-  ExpectIdentical(out, dir.path() + "/single");
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
 }
 
 // --max-hosts needs hosts that each hold whole replicas: in a 1d job an added host
 // could not compute anything alone.
-TEST(AddedHost, MaxHostsWhereReplicasSpanHostsIsRefusedNamingTheMesh) {
+TEST(MaxHosts, WhereReplicasSpanHostsIsRefusedNamingTheMesh) {
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(30, 24));
   ManualJob job(dir);
@@ -326,12 +285,11 @@ TEST(AddedHost, MaxHostsWhereReplicasSpanHostsIsRefusedNamingTheMesh) {
 
 // A leased folder holds whichever chunks its host was granted: `actex verify` of one
 // folder alone checks those, and says that the job's coverage needs the whole output.
-TEST(LeasedJob, EachFolderVerifiedAloneAnswersForItsOwnChunks) {
+TEST(LeasedFolder, VerifiedAloneAnswersForItsOwnChunks) {
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(300, 24));
   ManualJob job(dir);
-  std::vector<ActexProcess*> nodes;
-  for (int host = 0; host < 2; ++host) nodes.push_back(&job.Start(host, 2, corpus, "2d"));
+  std::vector<ActexProcess*> nodes = job.StartAll(2, corpus, "2d");
   for (ActexProcess* node : nodes) ASSERT_EQ(node->Wait(seconds(120)), 0) << node->err();
   for (const std::string folder : {"host_00", "host_01"}) {
     ActexProcess verify(dir.path() + "/verify_" + folder,

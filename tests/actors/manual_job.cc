@@ -45,6 +45,11 @@ nlohmann::json Metadata(const std::string& host_dir) {
   return nlohmann::json::parse(file, nullptr, false);
 }
 
+void ExpectVerified(const TempDir& dir, const std::string& out) {
+  ActexProcess verify(dir.path() + "/verify", {"verify", out});
+  EXPECT_EQ(verify.Wait(std::chrono::seconds(60)), 0) << verify.out() << verify.err();
+}
+
 ManualJob::ManualJob(const TempDir& dir) : dir_(dir) {
   auto port = FindFreePortTriple();
   EXPECT_TRUE(port) << port.error();
@@ -67,6 +72,15 @@ ActexProcess& ManualJob::Start(int host, int hosts, const std::string& corpus,
   nodes_.push_back(
       std::make_unique<ActexProcess>(dir_.path() + "/host" + std::to_string(host), args));
   return *nodes_.back();
+}
+
+std::vector<ActexProcess*> ManualJob::StartAll(int hosts, const std::string& corpus,
+                                               const std::string& mesh,
+                                               const std::function<void(NodeOptions&)>& adjust) {
+  std::vector<ActexProcess*> nodes;
+  for (int host = 0; host < hosts; ++host)
+    nodes.push_back(&Start(host, hosts, corpus, mesh, adjust));
+  return nodes;
 }
 
 }  // namespace actex

@@ -27,6 +27,9 @@ std::string Corpus(int documents, int length);
 ExtractOptions TinyModelOptions(const std::string& corpus, const std::string& out,
                                 int shards_per_host);
 
+// `actex verify OUT` exits 0 (run in a folder of `dir`).
+void ExpectVerified(const TempDir& dir, const std::string& out);
+
 // A folder's metadata.json, or a discarded value when unreadable.
 nlohmann::json Metadata(const std::string& host_dir);
 
@@ -39,6 +42,10 @@ class ManualJob {
   // and a 3 s heartbeat timeout; `adjust` changes its options first.
   ActexProcess& Start(
       int host, int hosts, const std::string& corpus, const std::string& mesh = "1d",
+      const std::function<void(NodeOptions&)>& adjust = [](NodeOptions&) {});
+  // Starts hosts 0 to hosts - 1 as Start does.
+  std::vector<ActexProcess*> StartAll(
+      int hosts, const std::string& corpus, const std::string& mesh = "1d",
       const std::function<void(NodeOptions&)>& adjust = [](NodeOptions&) {});
   int port() const { return port_; }
 

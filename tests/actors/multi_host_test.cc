@@ -211,11 +211,8 @@ TEST_P(LostReplica, ItsOtherHostStopsAndTheOtherReplicaFinishesTheJob) {
   auto run = [&](const std::string& out,
                  const std::function<void(std::vector<ActexProcess*>&)>& during) {
     ManualJob job(dir);
-    std::vector<ActexProcess*> nodes;
-    for (int host = 0; host < kHosts; ++host) {
-      nodes.push_back(&job.Start(host, kHosts, corpus, mesh,
-                                 [&](NodeOptions& node) { node.extract.out_dir = out; }));
-    }
+    std::vector<ActexProcess*> nodes =
+        job.StartAll(kHosts, corpus, mesh, [&](NodeOptions& node) { node.extract.out_dir = out; });
     during(nodes);
     std::vector<Ended> ended;
     for (ActexProcess* node : nodes) ended.push_back({node->Wait(seconds(120)), node->err()});
@@ -254,8 +251,7 @@ TEST_P(LostReplica, ItsOtherHostStopsAndTheOtherReplicaFinishesTheJob) {
     all_succeeded(run(out, [](auto&) {}));
   }
   ExpectIdentical(out, dir.path() + "/clean");
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+  ExpectVerified(dir, out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Losses, LostReplica,

@@ -219,10 +219,7 @@ TEST(PreemptionOfAJob, AHostSignalledAtTheFinalBarrierLeavesAndTheJobFinishesWit
   const std::string out = dir.path() + "/out";
   ManualJob job(dir);
   auto patient = [](NodeOptions& node) { node.heartbeat_timeout = seconds(60); };
-  std::vector<ActexProcess*> nodes;
-  for (int host = 0; host < 4; ++host) {
-    nodes.push_back(&job.Start(host, 4, corpus, "data=2,model=2", patient));
-  }
+  std::vector<ActexProcess*> nodes = job.StartAll(4, corpus, "data=2,model=2", patient);
   ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
   nodes[1]->Signal(SIGSTOP);
   const auto deadline = std::chrono::steady_clock::now() + seconds(60);
@@ -243,8 +240,7 @@ TEST(PreemptionOfAJob, AHostSignalledAtTheFinalBarrierLeavesAndTheJobFinishesWit
   EXPECT_NE(nodes[0]->err().find("it had finished its part, so the job goes on without it"),
             std::string::npos)
       << nodes[0]->err();
-  ActexProcess verify(dir.path() + "/verify", {"verify", out});
-  EXPECT_EQ(verify.Wait(seconds(60)), 0) << verify.out() << verify.err();
+  ExpectVerified(dir, out);
 }
 
 }  // namespace
