@@ -111,8 +111,8 @@ class CoordinatorSession {
   int HostOf(const std::string& identity) const;
   // A host lost or failed: the job ends, or (independent hosts) goes on without it.
   void LoseHost(int host_id, std::string reason, Clock::time_point now);
-  // The stop group of `host_id` (CoordinatorOptions::stop_groups), and whether no
-  // other host shares it.
+  // The stop group of admitted host `host_id` (CoordinatorOptions::stop_groups), and
+  // whether no other host shares it (true for any id outside the job's hosts).
   int GroupOf(int host_id) const;
   bool Alone(int host_id) const;
   // Forgets host `host_id` (lost, or gone after finishing its part).

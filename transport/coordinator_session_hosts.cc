@@ -141,6 +141,7 @@ int CoordinatorSession::GroupOf(int host_id) const {
 }
 
 bool CoordinatorSession::Alone(int host_id) const {
+  if (host_id < 0 || host_id >= options_.num_hosts) return true;  // added, or refused later
   for (int other = 0; other < options_.num_hosts; ++other) {
     if (other != host_id && GroupOf(other) == GroupOf(host_id)) return false;
   }

@@ -25,6 +25,7 @@ using coordinator_test::FreeTcpPort;
 using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
@@ -128,7 +129,9 @@ TEST(CoordinatorLiveness, WithIndependentHostsABarrierWaitsOnlyForTheHostsLeft) 
       EXPECT_EQ(result.error(),
                 "host 0 lost: its connection closed and it did not come back within 0.3 s");
     }
-    if (dying == 0) EXPECT_FALSE(job.coordinator->Join().has_value());
+    if (dying == 0) {
+      EXPECT_FALSE(job.coordinator->Join().has_value());
+    }
   }
 }
 
@@ -149,6 +152,11 @@ TEST(CoordinatorLiveness, WithIndependentHostsANewNodeTakesALostHostsPlace) {
   JoinResult refused = CoordinatorClient::Join(job.context, ClientOptionsFor(job.options), other);
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error(), "host 1: --layers differs: host 0 has 20,21 but host 1 has 20");
+  // So is a node with an id the job never had.
+  JoinResult stranger =
+      CoordinatorClient::Join(job.context, ClientOptionsFor(job.options), MakeHello(-3, 3));
+  ASSERT_FALSE(stranger.has_value());
+  EXPECT_THAT(stranger.error(), HasSubstr("has no lost host -3"));
   JoinResult returned =
       CoordinatorClient::Join(job.context, ClientOptionsFor(job.options), MakeHello(1, 3));
   ASSERT_TRUE(returned.has_value()) << returned.error();
