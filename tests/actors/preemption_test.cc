@@ -211,32 +211,42 @@ TEST(PreemptionOfAJob, ASignalledWorkerDrainsAloneAndTheOthersFinishTheJob) {
 
 // A host waiting at the final barrier has finished its part. A stop signal there
 // ends the wait at once: the host says so and leaves, and the job finishes without
-// it, even where replicas span hosts. Here replica 1 (hosts 2 and 3) finishes while
-// replica 0 (hosts 0 and 1) is held up by SIGSTOP on host 1.
+// it, even where replicas span hosts. Six hosts of two shards, replicas of three
+// (data=4,model=3): hosts 0-2 share replicas 0 and 1, hosts 3-5 replicas 2 and 3,
+// and the replicas take fixed turns of chunks (a host holds parts of two replicas,
+// so nothing is leased). Hosts 3-5 finish while host 1, held by SIGSTOP, holds up
+// hosts 0-2; then host 4 (replica 3's writer) is signalled at the barrier.
 TEST(PreemptionOfAJob, AHostSignalledAtTheFinalBarrierLeavesAndTheJobFinishesWithoutIt) {
   TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(600, 48));
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1200, 48));
   const std::string out = dir.path() + "/out";
   ManualJob job(dir);
-  auto patient = [](NodeOptions& node) { node.heartbeat_timeout = seconds(60); };
-  std::vector<ActexProcess*> nodes = job.StartAll(4, corpus, "data=2,model=2", patient);
+  std::vector<ActexProcess*> nodes =
+      job.StartAll(6, corpus, "data=4,model=3", [](NodeOptions& node) {
+        node.extract.shards = 2;
+        node.heartbeat_timeout = seconds(60);
+      });
   ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
   nodes[1]->Signal(SIGSTOP);
   const auto deadline = std::chrono::steady_clock::now() + seconds(60);
-  while (!Metadata(out + "/host_02").value("complete", false) &&
+  while (!Metadata(out + "/host_04").value("complete", false) &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(50));
   }
-  nodes[2]->Signal(SIGTERM);
-  EXPECT_EQ(nodes[2]->Wait(seconds(10)), kExitStoppedBySignal) << nodes[2]->err();
+  EXPECT_TRUE(Metadata(out + "/host_04").value("complete", false)) << nodes[4]->err();
+  EXPECT_FALSE(Metadata(out + "/host_00").value("complete", true)) << "held up by host 1";
+  nodes[4]->Signal(SIGTERM);
+  EXPECT_EQ(nodes[4]->Wait(seconds(10)), kExitStoppedBySignal) << nodes[4]->err();
   nodes[1]->Signal(SIGCONT);
-  EXPECT_NE(nodes[2]->err().find("stopped by SIGTERM (its part was complete; it was waiting for "
+  EXPECT_NE(nodes[4]->err().find("stopped by SIGTERM (its part was complete; it was waiting for "
                                  "the other hosts)"),
             std::string::npos)
-      << nodes[2]->err();
-  EXPECT_NE(nodes[2]->err().find("the job finishes without it"), std::string::npos)
-      << nodes[2]->err();
-  for (int host : {0, 1, 3}) EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
+      << nodes[4]->err();
+  EXPECT_NE(nodes[4]->err().find("the job finishes without it"), std::string::npos)
+      << nodes[4]->err();
+  for (int host : {0, 1, 2, 3, 5}) {
+    EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
+  }
   EXPECT_NE(nodes[0]->err().find("it had finished its part, so the job goes on without it"),
             std::string::npos)
       << nodes[0]->err();
