@@ -134,7 +134,11 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     writer.docs_total_from_progress = nullptr;
     published[JobLeases::ListedKey(options.host_id)] = JobLeases::FormatChunks(listed_before);
   }
+  // Whether the job goes on when this host leaves early: leased, and outside host 0's
+  // stop group (an added host is a group of its own).
   const std::vector<int> stop_groups = mesh.StopGroups();
+  const bool job_goes_on_without_it =
+      leased && (options.host_id >= mesh.hosts || stop_groups[options.host_id] != stop_groups[0]);
   std::unique_ptr<JobLink> job;
   if (multi_host) {
     auto joined = JobLink::Open(context, options, mesh);
@@ -283,7 +287,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     // same command on every host resumes.
     summary.ending = supervisor.ending();
     summary.stop_signal = options.stop_signals->last.load();
-    summary.job_goes_on = leased && stop_groups.at(options.host_id) != stop_groups.at(0);
+    summary.job_goes_on = job_goes_on_without_it;
     const std::string why = "host " + std::to_string(options.host_id) + " stopped by signal " +
                             std::to_string(summary.stop_signal);
     if (job) job->ReportFailure(why);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "actex_process.h"
+#include "actors/extraction_summary.h"
 #include "actors/node.h"
 #include "extraction_reader.h"
 #include "manual_job.h"
@@ -263,6 +264,27 @@ TEST_F(AddedHost, StartedWhileTheJobRunsTakesLeasesAndTheJobCompletes) {
   ASSERT_FALSE(metadata.is_discarded());
   EXPECT_TRUE(metadata.value("complete", false));
   EXPECT_FALSE(metadata["shards"].empty()) << "the added host wrote nothing";
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
+}
+
+// An added host drains alone on a stop signal like any host of a 2d job, and the
+// same command brings it back.
+TEST_F(AddedHost, SignalledDrainsAloneAndTheSameCommandBringsItBack) {
+  auto up_to_three = [](NodeOptions& node) { node.max_hosts = 3; };
+  ManualJob job(dir);
+  std::vector<ActexProcess*> nodes = job.StartAll(2, corpus, "2d", up_to_three);
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+  ActexProcess& added = job.Start(2, 2, corpus, "2d", up_to_three);
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_02", seconds(60))) << added.err();
+  added.Signal(SIGTERM);
+  EXPECT_EQ(added.Wait(seconds(30)), kExitStoppedBySignal) << added.err();
+  EXPECT_NE(added.err().find("the hosts still in the job take over its chunks"), std::string::npos)
+      << added.err();
+  ActexProcess& back = job.Start(2, 2, corpus, "2d", up_to_three);
+  EXPECT_EQ(back.Wait(seconds(120)), 0) << back.err();
+  for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+  EXPECT_NE(nodes[0]->err().find("host 2 is back"), std::string::npos) << nodes[0]->err();
   ExpectIdentical(out, single);
   ExpectVerified(dir, out);
 }
