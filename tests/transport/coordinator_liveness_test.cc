@@ -103,6 +103,34 @@ TEST(CoordinatorLiveness, WithIndependentHostsALostHostEndsOnlyItsOwnShare) {
             "every host's command again to finish them");
 }
 
+// Hosts sharing a replica form a stop group (here hosts 0-1 and 2-3): host 3 lost
+// stops host 2 with an Abort naming it, while hosts 0 and 1 finish, and the
+// coordinator then ends naming both.
+TEST(CoordinatorLiveness, AHostLostStopsTheOtherHostsOfItsGroupOnly) {
+  zmq::context_t context;
+  CoordinatorOptions options = FastOptions(4);
+  options.stop_groups = {0, 0, 1, 1};
+  options.liveness.heartbeat_timeout = 10s;
+  options.liveness.disconnect_grace = 300ms;
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(4));
+  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  clients.pop_back();  // host 3's process dies
+  auto results = ForEachClient(
+      clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 20s); });
+  EXPECT_TRUE(results[0].has_value()) << results[0].error();
+  EXPECT_TRUE(results[1].has_value()) << results[1].error();
+  ASSERT_FALSE(results[2].has_value());
+  EXPECT_EQ(results[2].error(),
+            "host 2 stopped with its replica, which lost host 3 (host 3 lost: its connection "
+            "closed and it did not come back within 0.3 s)");
+  auto ended = (*coordinator)->Join();
+  ASSERT_FALSE(ended.has_value());
+  EXPECT_THAT(ended.error(), HasSubstr("the job finished without 2 host(s), whose shares are "
+                                       "not all written"));
+}
+
 // The hosts left wait at a barrier for a host that then dies: losing it releases them.
 // Host 0 lost (its node is the coordinator's process) still ends the job.
 TEST(CoordinatorLiveness, WithIndependentHostsABarrierWaitsOnlyForTheHostsLeft) {
