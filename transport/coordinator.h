@@ -51,8 +51,8 @@ struct CoordinatorOptions {
   int max_hosts = 0;
   // Hosts missing this long after the coordinator started end the job.
   std::chrono::milliseconds join_timeout{300000};
-  // Heartbeats to every joined host; a host lost by them ends the job, unless the
-  // hosts are independent.
+  // Heartbeats to every joined host; a host lost by them ends the job, or only its
+  // stop group (stop_groups).
   Liveness liveness;
   // Which hosts stop together, as a group number per host id (empty: all in one
   // group, so any lost host ends the job). The hosts of a replica that spans hosts

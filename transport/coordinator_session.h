@@ -90,8 +90,8 @@ class CoordinatorSession {
   }
   void OnHello(const std::string& identity, int fd, const std::string& address,
                const HelloMessage& hello, Clock::time_point now);
-  // A Hello after the rendezvous, or an added host's at any time. With independent
-  // hosts: a node taking a lost host's place (or waiting until that host is found
+  // A Hello after the rendezvous, or an added host's at any time: a node taking the
+  // place of a lost host alone in its stop group (or waiting until that host is found
   // lost), or an added host (waiting until the rendezvous completed); otherwise
   // dropped.
   void OnJoiningHello(Joining node, Clock::time_point now);
@@ -109,7 +109,7 @@ class CoordinatorSession {
   void DropUnexpected(const std::string& why);
   // The admitted host that `identity` belongs to, or -1.
   int HostOf(const std::string& identity) const;
-  // A host lost or failed: the job ends, or (independent hosts) goes on without it.
+  // A host lost or failed: the job ends (host 0's stop group), or goes on without its group.
   void LoseHost(int host_id, std::string reason, Clock::time_point now);
   // The stop group of admitted host `host_id` (CoordinatorOptions::stop_groups), and
   // whether no other host shares it (true for any id outside the job's hosts).
