@@ -299,6 +299,8 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   // the relay to the monitors, closes.
   supervisor.Publish("finished", "");
   if (job) {
+    spdlog::info("host {}: its part is done; waiting for the other hosts to finish",
+                 options.host_id);
     auto done = job->FinishTogether(
         [&] { return options.stop_signals != nullptr && options.stop_signals->count.load() > 0; });
     if (!done) return fail(done.error());

@@ -215,7 +215,8 @@ TEST(PreemptionOfAJob, ASignalledWorkerDrainsAloneAndTheOthersFinishTheJob) {
 // (data=4,model=3): hosts 0-2 share replicas 0 and 1, hosts 3-5 replicas 2 and 3,
 // and the replicas take fixed turns of chunks (a host holds parts of two replicas,
 // so nothing is leased). Hosts 3-5 finish while host 1, held by SIGSTOP, holds up
-// hosts 0-2; then host 4 (replica 3's writer) is signalled at the barrier.
+// hosts 0-2; then host 4 (replica 3's writer, and a shard of replica 2) is signalled
+// at the barrier.
 TEST(PreemptionOfAJob, AHostSignalledAtTheFinalBarrierLeavesAndTheJobFinishesWithoutIt) {
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(1200, 48));
@@ -228,11 +229,15 @@ TEST(PreemptionOfAJob, AHostSignalledAtTheFinalBarrierLeavesAndTheJobFinishesWit
       });
   ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
   nodes[1]->Signal(SIGSTOP);
+  // Host 4 also holds a shard of replica 2: it is done once it says so.
   const auto deadline = std::chrono::steady_clock::now() + seconds(60);
-  while (!Metadata(out + "/host_04").value("complete", false) &&
-         std::chrono::steady_clock::now() < deadline) {
+  auto waits = [&] {
+    return nodes[4]->err().find("waiting for the other hosts to finish") != std::string::npos;
+  };
+  while (!waits() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(50));
   }
+  ASSERT_TRUE(waits()) << nodes[4]->err();
   EXPECT_TRUE(Metadata(out + "/host_04").value("complete", false)) << nodes[4]->err();
   EXPECT_FALSE(Metadata(out + "/host_00").value("complete", true)) << "held up by host 1";
   nodes[4]->Signal(SIGTERM);
