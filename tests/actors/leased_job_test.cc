@@ -56,7 +56,20 @@ struct LeasedJobFixture : testing::Test {
 
 class LeasedJob : public LeasedJobFixture {};
 class LostHostReturns : public LeasedJobFixture {};
-class AddedHost : public LeasedJobFixture {};
+// Hosts 0 and 1 of a 2d job with --max-hosts 3, and host 2 added once host 0 listed a
+// shard, all in `job`.
+class AddedHost : public LeasedJobFixture {
+ protected:
+  static void UpToThree(NodeOptions& node) { node.max_hosts = 3; }
+  void StartWithAnAddedHost() {
+    nodes = job.StartAll(2, corpus, "2d", UpToThree);
+    ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+    added = &job.Start(2, 2, corpus, "2d", UpToThree);
+  }
+  ManualJob job{dir};
+  std::vector<ActexProcess*> nodes;
+  ActexProcess* added = nullptr;
+};
 
 struct LossCase {
   std::string name;
@@ -251,12 +264,8 @@ TEST_F(LostHostReturns, InA2dJobTheSameCommandTakesItsPlaceAndTheJobCompletes) {
 // and takes leases like the others: the job ends with every document once, equal to
 // one process to the bit, part of them in the added host's folder.
 TEST_F(AddedHost, StartedWhileTheJobRunsTakesLeasesAndTheJobCompletes) {
-  auto up_to_three = [](NodeOptions& node) { node.max_hosts = 3; };
-  ManualJob job(dir);
-  std::vector<ActexProcess*> nodes = job.StartAll(2, corpus, "2d", up_to_three);
-  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
-  ActexProcess& added = job.Start(2, 2, corpus, "2d", up_to_three);
-  EXPECT_EQ(added.Wait(seconds(120)), 0) << added.err();
+  ASSERT_NO_FATAL_FAILURE(StartWithAnAddedHost());
+  EXPECT_EQ(added->Wait(seconds(120)), 0) << added->err();
   for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
   EXPECT_NE(nodes[0]->err().find("host 2 joined the running job"), std::string::npos)
       << nodes[0]->err();
@@ -271,17 +280,13 @@ TEST_F(AddedHost, StartedWhileTheJobRunsTakesLeasesAndTheJobCompletes) {
 // An added host drains alone on a stop signal like any host of a 2d job, and the
 // same command brings it back.
 TEST_F(AddedHost, SignalledDrainsAloneAndTheSameCommandBringsItBack) {
-  auto up_to_three = [](NodeOptions& node) { node.max_hosts = 3; };
-  ManualJob job(dir);
-  std::vector<ActexProcess*> nodes = job.StartAll(2, corpus, "2d", up_to_three);
-  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
-  ActexProcess& added = job.Start(2, 2, corpus, "2d", up_to_three);
-  ASSERT_TRUE(WaitForFirstShard(out + "/host_02", seconds(60))) << added.err();
-  added.Signal(SIGTERM);
-  EXPECT_EQ(added.Wait(seconds(30)), kExitStoppedBySignal) << added.err();
-  EXPECT_NE(added.err().find("the hosts still in the job take over its chunks"), std::string::npos)
-      << added.err();
-  ActexProcess& back = job.Start(2, 2, corpus, "2d", up_to_three);
+  ASSERT_NO_FATAL_FAILURE(StartWithAnAddedHost());
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_02", seconds(60))) << added->err();
+  added->Signal(SIGTERM);
+  EXPECT_EQ(added->Wait(seconds(30)), kExitStoppedBySignal) << added->err();
+  EXPECT_NE(added->err().find("the hosts still in the job take over its chunks"), std::string::npos)
+      << added->err();
+  ActexProcess& back = job.Start(2, 2, corpus, "2d", UpToThree);
   EXPECT_EQ(back.Wait(seconds(120)), 0) << back.err();
   for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
   EXPECT_NE(nodes[0]->err().find("host 2 is back"), std::string::npos) << nodes[0]->err();
