@@ -41,18 +41,14 @@ std::map<int, std::vector<int>> MeshPlan::LeaseFollowers() const {
 }
 
 std::vector<int> MeshPlan::StopGroups() const {
-  // A replica's group is the lowest replica it shares a host with, followed through
-  // (replicas only ever join lower ones, so one pass in host order settles it).
-  std::vector<int> group_of_replica(data);
-  for (int replica = 0; replica < data; ++replica) group_of_replica[replica] = replica;
+  // Replicas and hosts both take consecutive shards, so a group is a run of hosts each
+  // sharing a replica with the one before; it is named after its first replica.
   std::vector<int> groups;
   for (int host = 0; host < hosts; ++host) {
-    int lowest = data;
-    for (int replica : ReplicasOnHost(host)) lowest = std::min(lowest, group_of_replica[replica]);
-    for (int replica : ReplicasOnHost(host)) group_of_replica[replica] = lowest;
-    groups.push_back(lowest);
+    const int first = ReplicasOnHost(host).front();
+    const bool continues = host > 0 && ReplicasOnHost(host - 1).back() == first;
+    groups.push_back(continues ? groups.back() : first);
   }
-  for (int& group : groups) group = group_of_replica[group];
   return groups;
 }
 
