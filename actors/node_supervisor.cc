@@ -257,7 +257,17 @@ std::expected<void, std::string> NodeSupervisor::RunUntilFinished(bool include_b
       if (!(items[k].revents & ZMQ_POLLIN)) continue;
       const size_t i = polled[k];
       finished_[i] = true;
-      if (auto result = actors_[i]->Join(); !result) fail(result.error());
+      auto result = actors_[i]->Join();
+      // Actors stopped where they are for a stop signal may end in the error of an
+      // interrupted wait (a ring collective): the signal's ending is what counts.
+      const bool stopped_for_signal = ending_ == RunEnding::kJobStopped ||
+                                      ending_ == RunEnding::kDrainTimedOut ||
+                                      ending_ == RunEnding::kStoppedAtOnce;
+      if (!result && stopped_for_signal && first_error.empty()) {
+        spdlog::debug("after the stop signal: {}", result.error());
+      } else if (!result) {
+        fail(result.error());
+      }
     }
   }
   DrainEvents();
