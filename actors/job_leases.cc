@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 
 namespace actex {
 namespace {
@@ -19,6 +20,15 @@ std::expected<std::unique_ptr<JobLeases>, std::string> JobLeases::Open(const std
   if (!log) return std::unexpected(log.error());
   leases->log_ = std::move(*log);
   return leases;
+}
+
+std::expected<std::unique_ptr<JobLeases>, std::string> JobLeases::OpenStandbyCopy(
+    const std::string& path, int64_t chunk_docs) {
+  // A copy of an earlier run may lag behind what host 0's log holds now.
+  std::error_code error;
+  std::filesystem::remove(path, error);
+  if (error) return std::unexpected("cannot remove the old " + path + ": " + error.message());
+  return Open(path, chunk_docs);
 }
 
 std::string JobLeases::ListedKey(int host) { return kListedPrefix + std::to_string(host); }
@@ -151,6 +161,54 @@ std::expected<bool, std::string> JobLeases::BeginListing(int host,
 std::expected<void, std::string> JobLeases::Lose(int host) {
   lost_.insert(Holder(host));
   return log_->Append({Kind::kLost, -1, Holder(host)});
+}
+
+std::vector<std::string> JobLeases::RecordsSince(uint64_t first) const {
+  const std::vector<std::string>& lines = log_->lines();
+  if (first >= lines.size()) return {};
+  return {lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end()};
+}
+
+std::expected<void, std::string> JobLeases::Replicate(const std::vector<std::string>& records) {
+  std::vector<LeaseTable::Record> parsed;
+  for (const std::string& line : records) {
+    auto record = ParseRecord(line);
+    if (!record) return std::unexpected("a replicated lease record: " + record.error());
+    parsed.push_back(*record);
+  }
+  if (auto appended = log_->AppendAll(parsed); !appended) {
+    return std::unexpected("the standby's copy of the lease log: " + appended.error());
+  }
+  return {};
+}
+
+std::expected<std::vector<int64_t>, std::string> JobLeases::Reattach(
+    int host, const std::vector<int64_t>& held, const std::vector<int64_t>& listed) {
+  lost_.erase(Holder(host));
+  for (int64_t chunk : listed) {
+    if (table_.IsListed(chunk)) continue;
+    if (table_.HolderOf(chunk) != Holder(host)) {
+      spdlog::warn("host {} listed chunk {}, which the lease log gives to {}", host, chunk,
+                   table_.HolderOf(chunk).value_or("nobody"));
+      continue;
+    }
+    if (auto appended = log_->Append({Kind::kListed, chunk, Holder(host)}); !appended) {
+      return std::unexpected(appended.error());
+    }
+  }
+  const std::set<int64_t> known(held.begin(), held.end());
+  for (int64_t chunk : known) {
+    // Every grant reached the standby before the host heard of it.
+    if (table_.HolderOf(chunk) != Holder(host) && !table_.IsListed(chunk)) {
+      spdlog::warn("host {} holds chunk {}, which the lease log gives to {}; it cannot list it",
+                   host, chunk, table_.HolderOf(chunk).value_or("nobody"));
+    }
+  }
+  std::vector<int64_t> unknown;
+  for (int64_t chunk : table_.HeldBy(Holder(host))) {
+    if (!known.contains(chunk)) unknown.push_back(chunk);
+  }
+  return unknown;
 }
 
 bool JobLeases::stalled() const {

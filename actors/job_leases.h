@@ -25,6 +25,13 @@ class JobLeases : public LeaseDesk {
  public:
   static std::expected<std::unique_ptr<JobLeases>, std::string> Open(const std::string& log_path,
                                                                      int64_t chunk_docs);
+  // The standby coordinator's copy of host 0's log at `path`, started afresh: host 0
+  // sends it from its first record (Replicate), and it is the job's desk once the
+  // standby took over.
+  static std::expected<std::unique_ptr<JobLeases>, std::string> OpenStandbyCopy(
+      const std::string& path, int64_t chunk_docs);
+  // Its name inside the standby's host folder.
+  static constexpr const char* kStandbyCopyName = "leases.standby.log";
 
   // The rendezvous key under which host `host` publishes the chunks its folder lists.
   static std::string ListedKey(int host);
@@ -42,6 +49,11 @@ class JobLeases : public LeaseDesk {
                                                 const std::vector<int64_t>& chunks) override;
   std::expected<void, std::string> List(int host, const std::vector<int64_t>& chunks) override;
   std::expected<void, std::string> Lose(int host) override;
+  uint64_t records() const override { return log_->lines().size(); }
+  std::vector<std::string> RecordsSince(uint64_t first) const override;
+  std::expected<void, std::string> Replicate(const std::vector<std::string>& records) override;
+  std::expected<std::vector<int64_t>, std::string> Reattach(
+      int host, const std::vector<int64_t>& held, const std::vector<int64_t>& listed) override;
   bool finished() const override { return table_.finished(); }
   bool stalled() const override;
   std::string Progress() const override;

@@ -75,9 +75,12 @@ struct JobLink::State {
   zmq::context_t* context = nullptr;
   std::shared_ptr<const JobSecurity> security;  // null: an open job
   std::unique_ptr<Actor> authenticator;         // with a key: ZAP for every server socket
-  zmq::socket_t setup;                       // ROUTER: RingBound from local shards, RingTable back
-  zmq::socket_t monitor;                     // PUB towards the coordinator's monitor feed
-  std::unique_ptr<Actor> coordinator_actor;  // host 0 only
+  zmq::socket_t setup;    // ROUTER: RingBound from local shards, RingTable back
+  zmq::socket_t monitor;  // PUB towards the coordinator's monitor feed
+  // Host 0's coordinator, or the standby coordinator on the standby's host.
+  std::unique_ptr<Actor> coordinator_actor;
+  std::shared_ptr<CoordinatorCounters> coordinator_counters =
+      std::make_shared<CoordinatorCounters>();
   std::unique_ptr<CoordinatorClient> client;
 };
 
@@ -134,33 +137,42 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
     state.monitor.connect("tcp://" + coordinator->host + ":" +
                           std::to_string(coordinator->port + 2));
   });
-  if (options.host_id == 0) {
-    CoordinatorOptions coordinating;
-    coordinating.bind_address = coordinator->host;
-    coordinating.port = coordinator->port;
-    coordinating.monitor_port = coordinator->port + 1;
-    coordinating.monitor_collect_port = coordinator->port + 2;
-    coordinating.num_hosts = mesh.hosts;
-    coordinating.max_hosts = options.max_hosts;
-    coordinating.security = state.security;
-    coordinating.join_timeout = options.join_timeout;
-    coordinating.liveness = JobLiveness(options);
-    coordinating.stop_groups = mesh.StopGroups();
-    coordinating.lease_followers = mesh.LeaseFollowers();
-    if (mesh.Leased()) {
-      // The log lives beside host 0's shards: PrepareOutput made (or emptied) the folder.
-      const std::filesystem::path folder =
-          std::filesystem::path(options.extract.out_dir) / mesh.HostFolder(0);
-      std::error_code error;
-      std::filesystem::create_directories(folder, error);
-      auto leases = JobLeases::Open((folder / LeaseLog::kFileName).string(), mesh.chunk_docs);
-      if (!leases) return std::unexpected("the lease log: " + leases.error());
-      coordinating.leases = std::move(*leases);
-    }
-    auto started = StartCoordinator(context, coordinating);
-    if (!started) return std::unexpected(started.error());
-    state.coordinator_actor = std::move(*started);
+  const int standby = mesh.StandbyHost();
+  if (options.host_id != 0 && options.host_id != standby) return link;
+  CoordinatorOptions coordinating;
+  coordinating.bind_address = coordinator->host;
+  coordinating.port = coordinator->port;
+  coordinating.monitor_port = coordinator->port + 1;
+  coordinating.monitor_collect_port = coordinator->port + 2;
+  coordinating.num_hosts = mesh.hosts;
+  coordinating.max_hosts = options.max_hosts;
+  coordinating.security = state.security;
+  coordinating.join_timeout = options.join_timeout;
+  coordinating.liveness = JobLiveness(options);
+  coordinating.stop_groups = mesh.StopGroups();
+  coordinating.lease_followers = mesh.LeaseFollowers();
+  coordinating.standby_host = standby;
+  coordinating.counters = state.coordinator_counters;
+  if (mesh.Leased()) {
+    // The log lives beside the host's shards: PrepareOutput made (or emptied) the folder.
+    const std::filesystem::path folder =
+        std::filesystem::path(options.extract.out_dir) / mesh.HostFolder(options.host_id);
+    std::error_code error;
+    std::filesystem::create_directories(folder, error);
+    auto leases = options.host_id == 0
+                      ? JobLeases::Open((folder / LeaseLog::kFileName).string(), mesh.chunk_docs)
+                      : JobLeases::OpenStandbyCopy((folder / JobLeases::kStandbyCopyName).string(),
+                                                   mesh.chunk_docs);
+    if (!leases) return std::unexpected("the lease log: " + leases.error());
+    coordinating.leases = std::move(*leases);
   }
+  if (options.host_id == standby) {
+    coordinating.standby = true;
+    coordinating.bind_address = BindAddress(options);
+  }
+  auto started = StartCoordinator(context, coordinating);
+  if (!started) return std::unexpected(started.error());
+  state.coordinator_actor = std::move(*started);
   return link;
 }
 
@@ -203,6 +215,9 @@ std::expected<void, std::string> JobLink::ConnectRings(
     spdlog::info("host {}: ring ingress {} listens on {}{}", state.options.host_id, key, endpoint,
                  state.security ? " (CURVE)" : "");
   }
+  if (state.coordinator_actor && state.options.host_id != 0) {
+    hello.endpoints[kStandbyEndpointKey] = state.coordinator_counters->control_endpoint;
+  }
   CoordinatorClientOptions joining;
   joining.coordinator_address = state.coordinator.host;
   joining.port = state.coordinator.port;
@@ -223,6 +238,12 @@ std::expected<void, std::string> JobLink::ConnectRings(
   return state.client->Barrier("ready", state.options.join_timeout);
 }
 
+bool JobLink::Coordinating() const {
+  const State& state = *state_;
+  return state.coordinator_actor &&
+         (state.options.host_id == 0 || state.coordinator_counters->took_over);
+}
+
 const std::map<std::string, std::string>& JobLink::table() const {
   return state_->client->endpoints();
 }
@@ -241,7 +262,7 @@ std::expected<void, std::string> JobLink::Service() {
 void JobLink::ReportFailure(const std::string& reason) {
   State& state = *state_;
   if (state.client) state.client->ReportFailure(reason);
-  if (!state.coordinator_actor) return;
+  if (!Coordinating()) return;
   // The coordinator ends by itself once it has sent the Abort and relayed the last
   // events (final_drain); past this wait the destructor stops it.
   zmq::pollitem_t finished{state.coordinator_actor->pipe().handle(), 0, ZMQ_POLLIN, 0};
@@ -292,7 +313,7 @@ std::expected<JobLink::Finish, std::string> JobLink::FinishTogether(
       return std::unexpected(serviced.error());
     }
   }
-  if (state.coordinator_actor) {
+  if (Coordinating()) {
     if (auto ended = state.coordinator_actor->Join(); !ended) return std::unexpected(ended.error());
   }
   return Finish::kReleased;

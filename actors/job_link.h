@@ -18,7 +18,8 @@
 namespace actex {
 
 // A node's link to the rest of its job (jobs of more than one host only): on host 0
-// the coordinator actor; on every host the coordinator client (rendezvous, barriers,
+// the coordinator actor, on the standby's host (MeshPlan::StandbyHost) the standby
+// coordinator; on every host the coordinator client (rendezvous, barriers,
 // heartbeats), the PUB socket that feeds monitors through the coordinator, and the
 // exchange that tells local device shards where their ring peers listen.
 class JobLink {
@@ -75,6 +76,9 @@ class JobLink {
 
  private:
   JobLink();
+  // Whether this node's coordinator actor runs the job: host 0's, or a standby that
+  // took over.
+  bool Coordinating() const;
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -52,6 +52,15 @@ std::vector<int> MeshPlan::StopGroups() const {
   return groups;
 }
 
+int MeshPlan::StandbyHost() const {
+  if (!Leased() || hosts < 3) return -1;
+  const std::vector<int> groups = StopGroups();
+  for (int host = 1; host < hosts; ++host) {
+    if (groups[host] != groups[0]) return host;
+  }
+  return -1;
+}
+
 std::string MeshPlan::HostFolder(int host) const {
   char name[64];
   if (total_machines > 1) {

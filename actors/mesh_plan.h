@@ -50,6 +50,11 @@ struct MeshPlan {
   // share a replica (CoordinatorOptions::stop_groups): the lowest replica of the
   // group's hosts.
   std::vector<int> StopGroups() const;
+  // The host whose node runs the standby coordinator (CoordinatorOptions::standby_host):
+  // in a leased job of three hosts or more, the first host outside host 0's stop group,
+  // so that host 0's loss leaves it running. -1 when there is none: with two hosts,
+  // one left cannot tell host 0's loss from a split network.
+  int StandbyHost() const;
   // Replicas with at least one shard on `host`, ascending.
   std::vector<int> ReplicasOnHost(int host) const;
   // Output folder of `host` below OUT: host_NN, or machine_MMM_host_NN with machines.

@@ -113,7 +113,7 @@ std::expected<std::unique_ptr<LeaseLog>, std::string> LeaseLog::Open(const std::
     if (auto applied = table->Apply(*record); !applied) {
       return std::unexpected(path + " line " + std::to_string(number) + ": " + applied.error());
     }
-    ++log->records_;
+    log->lines_.push_back(line);
   }
   return log;
 }
@@ -123,8 +123,22 @@ std::expected<void, std::string> LeaseLog::Append(const LeaseTable::Record& reco
   if (auto written = AppendDurably(fd_.get(), DescribeRecord(record) + "\n", path_); !written) {
     return written;
   }
-  ++records_;
+  lines_.push_back(DescribeRecord(record));
   return table_->Apply(record);
+}
+
+std::expected<void, std::string> LeaseLog::AppendAll(
+    const std::vector<LeaseTable::Record>& records) {
+  LeaseTable after = *table_;
+  std::string text;
+  for (const LeaseTable::Record& record : records) {
+    if (auto applied = after.Apply(record); !applied) return applied;
+    text += DescribeRecord(record) + "\n";
+  }
+  if (auto written = AppendDurably(fd_.get(), text, path_); !written) return written;
+  *table_ = std::move(after);
+  for (const LeaseTable::Record& record : records) lines_.push_back(DescribeRecord(record));
+  return {};
 }
 
 }  // namespace actex

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "storage/file_io.h"
 #include "storage/lease_table.h"
@@ -33,8 +34,14 @@ class LeaseLog {
   // Applies `record` to the table once it is on disk. A write error (disk full)
   // names the path; the table is then left as it was.
   std::expected<void, std::string> Append(const LeaseTable::Record& record);
+  // Appends `records` with one write and one sync (a standby's copy receives them in
+  // batches); refused as a whole, leaving the log and the table as they were, when
+  // one of them does not fit the table as the ones before it leave it.
+  std::expected<void, std::string> AppendAll(const std::vector<LeaseTable::Record>& records);
 
-  int64_t records() const { return records_; }  // replayed and appended
+  int64_t records() const { return static_cast<int64_t>(lines_.size()); }  // replayed and appended
+  // Every record's line (without its newline), replayed and appended, in order.
+  const std::vector<std::string>& lines() const { return lines_; }
 
  private:
   LeaseLog() = default;
@@ -42,7 +49,7 @@ class LeaseLog {
   std::string path_;
   ScopedFd fd_;
   LeaseTable* table_ = nullptr;
-  int64_t records_ = 0;
+  std::vector<std::string> lines_;
 };
 
 // A chunk number as the log writes it ("12"); refused: anything else, negatives.

@@ -39,13 +39,21 @@ std::expected<void, std::string> CheckOptions(CoordinatorOptions& options) {
   if (options.monitor_port == 0) options.monitor_port = options.port + 1;
   if (options.monitor_collect_port == 0) options.monitor_collect_port = options.port + 2;
   if (options.bind_address.empty()) return std::unexpected("no bind address given");
+  if (options.standby) {
+    // Any free ports: the standby's host publishes where it listens.
+    options.port = options.monitor_port = options.monitor_collect_port = 0;
+    if (!options.leases || options.standby_host < 1) {
+      return std::unexpected(std::string("a standby needs leases and its own host id"));
+    }
+  }
   for (const int port : {options.port, options.monitor_port, options.monitor_collect_port}) {
-    if (port < 1 || port > 65535) {
+    if ((port < 1 && !options.standby) || port < 0 || port > 65535) {
       return std::unexpected(fmt::format("port {} is outside 1-65535", port));
     }
   }
-  if (options.port == options.monitor_port || options.port == options.monitor_collect_port ||
-      options.monitor_port == options.monitor_collect_port) {
+  if (options.standby) {
+  } else if (options.port == options.monitor_port || options.port == options.monitor_collect_port ||
+             options.monitor_port == options.monitor_collect_port) {
     return std::unexpected(fmt::format("the ports {}, {} and {} must differ", options.port,
                                        options.monitor_port, options.monitor_collect_port));
   }
@@ -166,6 +174,8 @@ class Coordinator {
 
  private:
   std::expected<void, std::string> Bind();
+  // Host 0's: connects the link to the standby once the session knows where it is.
+  std::expected<void, std::string> LinkStandby();
   // Sends what the session queued, one message per (identity, message).
   void Flush();
   std::chrono::milliseconds Wait(Clock::time_point now) const;
@@ -175,6 +185,7 @@ class Coordinator {
   std::shared_ptr<CoordinatorCounters> counters_;
   CoordinatorSession session_;
   zmq::socket_t control_;
+  zmq::socket_t standby_link_;  // DEALER to the standby's control ROUTER (host 0's)
   // Declared after control_, so it is destroyed (and stops watching) first.
   std::unique_ptr<ConnectionWatch> watch_;
   std::unique_ptr<MonitorRelay> relay_;
@@ -183,7 +194,8 @@ class Coordinator {
 };
 
 std::expected<void, std::string> Coordinator::Bind() {
-  const std::string address = fmt::format("{}:{}", options_.bind_address, options_.port);
+  const std::string address = fmt::format("{}:{}", options_.bind_address,
+                                          options_.port == 0 ? "*" : std::to_string(options_.port));
   try {
     control_ = zmq::socket_t(actor_.context(), zmq::socket_type::router);
     control_.set(zmq::sockopt::linger, static_cast<int>(options_.linger.count()));
@@ -198,6 +210,7 @@ std::expected<void, std::string> Coordinator::Bind() {
     return std::unexpected(
         fmt::format("cannot bind the control socket (ROUTER) to {}: {}", address, e.what()));
   }
+  counters_->control_endpoint = control_.get(zmq::sockopt::last_endpoint);
   auto watch = ConnectionWatch::Create(actor_.context(), control_);
   if (!watch) return std::unexpected("control socket: " + watch.error());
   watch_ = std::move(*watch);
@@ -219,8 +232,35 @@ std::expected<void, std::string> Coordinator::Bind() {
   return {};
 }
 
+std::expected<void, std::string> Coordinator::LinkStandby() {
+  const std::string& endpoint = *session_.standby_endpoint();
+  try {
+    standby_link_ = zmq::socket_t(actor_.context(), zmq::socket_type::dealer);
+    standby_link_.set(zmq::sockopt::linger, 0);
+    standby_link_.set(zmq::sockopt::sndtimeo, 0);  // never block the coordinator
+    standby_link_.set(zmq::sockopt::maxmsgsize, kMaxControlFrameBytes);
+    if (options_.security) {
+      if (auto secured = options_.security->ApplyClient(standby_link_); !secured) {
+        return std::unexpected("the link to the standby: " + secured.error());
+      }
+    }
+    RetryInterrupted([&] { standby_link_.connect(endpoint); });
+  } catch (const zmq::error_t& e) {
+    return std::unexpected(
+        fmt::format("cannot connect to the standby coordinator at {}: {}", endpoint, e.what()));
+  }
+  return {};
+}
+
 void Coordinator::Flush() {
   for (OutgoingMessage& outgoing : session_.TakeOutgoing()) {
+    if (outgoing.identity == CoordinatorSession::kStandbyLink) {
+      // A full queue drops the update; the standby's confirm asks for it again.
+      if (auto sent = SendEncoded(standby_link_, outgoing.type, outgoing.body, {}); !sent) {
+        spdlog::debug("coordinator: an update to the standby was not sent: {}", sent.error());
+      }
+      continue;
+    }
     zmq::message_t identity(outgoing.identity.data(), outgoing.identity.size());
     try {
       // A ROUTER never blocks: a message to a peer that is gone or full is dropped.
@@ -243,13 +283,19 @@ std::chrono::milliseconds Coordinator::Wait(Clock::time_point now) const {
 std::expected<void, std::string> Coordinator::Run() {
   if (auto bound = Bind(); !bound) return bound;
   actor_.SignalReady();
-  spdlog::info(
-      "coordinator: listening on {}:{} (monitors attach to port {}, nodes publish to port {}) for "
-      "{} host(s); {}",
-      options_.bind_address, options_.port, options_.monitor_port, options_.monitor_collect_port,
-      options_.num_hosts,
-      options_.security ? "CURVE with job key " + options_.security->key_id()
-                        : std::string("no job key: anyone who reaches these ports can join"));
+  if (options_.standby) {
+    spdlog::info("coordinator (standby on host {}): listening on {} for host 0's lease log",
+                 options_.standby_host, counters_->control_endpoint);
+  } else {
+    spdlog::info(
+        "coordinator: listening on {}:{} (monitors attach to port {}, nodes publish to port {}) "
+        "for "
+        "{} host(s); {}",
+        options_.bind_address, options_.port, options_.monitor_port, options_.monitor_collect_port,
+        options_.num_hosts,
+        options_.security ? "CURVE with job key " + options_.security->key_id()
+                          : std::string("no job key: anyone who reaches these ports can join"));
+  }
   session_.Start(Clock::now());
   while (!session_.Finished(Clock::now())) {
     std::vector<zmq::pollitem_t> items = {
@@ -262,6 +308,7 @@ std::expected<void, std::string> Coordinator::Run() {
     for (auto& relay_watch : relay_watches_) {
       items.push_back({relay_watch->socket().handle(), 0, ZMQ_POLLIN, 0});
     }
+    if (standby_link_) items.push_back({standby_link_.handle(), 0, ZMQ_POLLIN, 0});
     try {
       zmq::poll(items.data(), items.size(), Wait(Clock::now()));
     } catch (const zmq::error_t& e) {
@@ -297,10 +344,22 @@ std::expected<void, std::string> Coordinator::Run() {
         }
       }
     }
+    while (standby_link_) {
+      auto from_standby = Receive(standby_link_, std::chrono::milliseconds(0));
+      if (from_standby && !*from_standby) break;
+      session_.HandleStandbyLink(
+          from_standby ? std::expected<ReceivedMessage, WireError>(std::move(**from_standby))
+                       : std::unexpected(from_standby.error()),
+          Clock::now());
+      if (!from_standby && !from_standby.error().malformed()) break;
+    }
     relay_->ForwardSubscriptions(kMaxBatch);
     counters_->monitor_events_relayed += relay_->ForwardEvents(kMaxBatch);
     counters_->dropped_monitor_messages = relay_->dropped_messages();
     session_.Tick(Clock::now());
+    if (session_.standby_endpoint() && !standby_link_) {
+      if (auto linked = LinkStandby(); !linked) session_.Abort(linked.error(), Clock::now());
+    }
     Flush();
   }
   return session_.result();

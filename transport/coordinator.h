@@ -33,7 +33,11 @@ struct CoordinatorCounters {
   std::atomic<uint64_t> dropped_monitor_messages{0};
   std::atomic<uint64_t> monitor_events_relayed{0};
   std::atomic<int> joined_hosts{0};
-  std::atomic<bool> welcomed{false};  // the rendezvous completed
+  std::atomic<bool> welcomed{false};   // the rendezvous completed
+  std::atomic<bool> took_over{false};  // a standby that took over the job
+  // Where the control ROUTER listens ("tcp://127.0.0.1:41234"): set before
+  // StartCoordinator returns, so a standby's ephemeral port can be published.
+  std::string control_endpoint;
 };
 
 struct CoordinatorOptions {
@@ -72,6 +76,18 @@ struct CoordinatorOptions {
   // one at a time, and a lost host's unlisted chunks go to the others, so the job
   // finishes without it. Null: every replica computes a fixed share.
   std::shared_ptr<LeaseDesk> leases;
+  // The host whose node runs the standby coordinator (with leases only): it published
+  // where the standby listens in its Hello (kStandbyEndpointKey). The lease log is
+  // replicated to it, and every lease answer waits until the standby holds the
+  // records behind it, so that a standby taking over knows every grant a host heard
+  // of and every listing it allowed. -1: none; host 0's loss ends the job.
+  int standby_host = -1;
+  // This coordinator is the standby (on standby_host's node, with the other options
+  // as host 0's): it binds its ports anew (port 0: any free one), keeps `leases` as a
+  // copy of host 0's log, and takes over the job when host 0's coordinator has been
+  // silent for the heartbeat timeout: once more than half the job's hosts
+  // reattached, it goes on without the rest. Until then it only answers host 0.
+  bool standby = false;
   // After the job ended (final barrier released, or aborted) the coordinator keeps
   // relaying monitor events and answering late peers with the Abort this long.
   std::chrono::milliseconds final_drain{1000};

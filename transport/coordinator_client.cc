@@ -37,7 +37,8 @@ CoordinatorClient::CoordinatorClient(const CoordinatorClientOptions& options, in
 CoordinatorClient::~CoordinatorClient() = default;
 
 std::string CoordinatorClient::CoordinatorName() const {
-  return fmt::format("{}:{}", options_.coordinator_address, options_.port);
+  return lost_primary_ ? "the standby coordinator at " + coordinator_endpoint_
+                       : fmt::format("{}:{}", options_.coordinator_address, options_.port);
 }
 
 std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient::Join(
@@ -81,6 +82,7 @@ std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient
   auto watch = ConnectionWatch::Create(context, client->socket_);
   if (!watch) return std::unexpected("coordinator connection: " + watch.error());
   client->watch_ = std::move(*watch);
+  client->coordinator_endpoint_ = "tcp://" + coordinator;
   if (auto sent = Send(client->socket_, hello); !sent) {
     return std::unexpected(
         fmt::format("cannot send Hello to the coordinator at {}: {}", coordinator, sent.error()));
@@ -134,8 +136,12 @@ void CoordinatorClient::Drop(const std::string& why) {
 
 void CoordinatorClient::Handle(const ReceivedMessage& message) {
   switch (message.type) {
-    case MessageType::kHeartbeat:
+    case MessageType::kHeartbeat: {
+      auto heartbeat = message.As<HeartbeatMessage>();
+      if (!heartbeat) return Drop(heartbeat.error());
+      heard_sequence_ = std::max(heard_sequence_, heartbeat->sequence);
       return;
+    }
     case MessageType::kAbort: {
       auto abort = message.As<AbortMessage>();
       if (!abort) return Drop(abort.error());
@@ -143,9 +149,15 @@ void CoordinatorClient::Handle(const ReceivedMessage& message) {
       return;
     }
     case MessageType::kWelcome: {
-      if (welcomed_) return Drop("a second Welcome");
       auto welcome = message.As<WelcomeMessage>();
       if (!welcome) return Drop(welcome.error());
+      if (reattach_deadline_) {  // the standby took over
+        reattach_deadline_.reset();
+        spdlog::warn("host {}: the standby coordinator at {} took over the job", host_id_,
+                     coordinator_endpoint_);
+        return ResendOpen();
+      }
+      if (welcomed_) return Drop("a second Welcome");
       endpoints_ = std::move(welcome->endpoints);
       welcomed_ = true;
       return;
@@ -155,18 +167,24 @@ void CoordinatorClient::Handle(const ReceivedMessage& message) {
       if (!release) return Drop(release.error());
       if (!welcomed_) return Drop("a barrier release before the Welcome");
       released_barriers_.insert(release->name);
+      entered_barriers_.erase(release->name);
       if (release->name == kFinalBarrierName) finished_ = true;
       return;
     }
     case MessageType::kLeaseGrant: {
       auto grant = message.As<LeaseGrantMessage>();
       if (!grant) return Drop(grant.error());
+      if (open_requests_.contains(grant->request)) {
+        if (grant->chunk >= 0) held_.insert(grant->chunk);
+        if (grant->chunk >= 0 || grant->finished) open_requests_.erase(grant->request);
+      }
       grants_.push_back(*grant);
       return;
     }
     case MessageType::kListingAck: {
       auto ack = message.As<ListingAckMessage>();
       if (!ack) return Drop(ack.error());
+      open_intents_.erase(ack->request);
       listing_acks_.push_back(*ack);
       return;
     }
@@ -224,19 +242,63 @@ std::expected<void, std::string> CoordinatorClient::Service() {
   // Heartbeats start once the coordinator answered, so none pile up while it is not
   // up yet; it heartbeats every joined host, so it answers within an interval.
   if (last_message_ && now >= next_heartbeat_) {
-    SendNow(HeartbeatMessage{host_id_, ++heartbeat_sequence_});
+    SendNow(HeartbeatMessage{host_id_, ++heartbeat_sequence_, heard_sequence_});
     next_heartbeat_ = now + options_.liveness.heartbeat_interval;
   }
-  if (last_message_ && now - *last_message_ >= options_.liveness.heartbeat_timeout) {
-    failure_ = fmt::format("lost the coordinator (host 0): no message for {}",
-                           SecondsText(options_.liveness.heartbeat_timeout));
+  std::optional<std::string> lost;
+  if (reattach_deadline_) {
+    if (now >= *reattach_deadline_) {
+      failure_ =
+          fmt::format("lost the coordinator (host 0): {}; {} did not take over within {}",
+                      *lost_primary_, CoordinatorName(),
+                      SecondsText(2 * options_.liveness.heartbeat_timeout + options_.join_margin));
+    }
+  } else if (last_message_ && now - *last_message_ >= options_.liveness.heartbeat_timeout) {
+    lost = fmt::format("no message for {}", SecondsText(options_.liveness.heartbeat_timeout));
   } else if (disconnected_at_ && now - *disconnected_at_ >= options_.liveness.disconnect_grace) {
-    failure_ = fmt::format(
-        "lost the coordinator (host 0): its connection closed and it did not come back within {}",
-        SecondsText(options_.liveness.disconnect_grace));
+    lost = fmt::format("its connection closed and it did not come back within {}",
+                       SecondsText(options_.liveness.disconnect_grace));
+  }
+  if (lost && !Reattach(*lost, now)) {
+    failure_ = fmt::format("lost the coordinator ({}): {}",
+                           lost_primary_ ? coordinator_endpoint_ : std::string("host 0"), *lost);
   }
   if (failure_) return std::unexpected(*failure_);
   return {};
+}
+
+bool CoordinatorClient::Reattach(const std::string& reason, Clock::time_point now) {
+  const auto standby = endpoints_.find(kStandbyEndpointKey);
+  if (lost_primary_ || host_id_ == 0 || standby == endpoints_.end()) return false;
+  try {
+    RetryInterrupted([&] { socket_.disconnect(coordinator_endpoint_); });
+    RetryInterrupted([&] { socket_.connect(standby->second); });
+  } catch (const zmq::error_t& e) {
+    spdlog::error("host {}: cannot reach the standby coordinator at {}: {}", host_id_,
+                  standby->second, e.what());
+    return false;
+  }
+  lost_primary_ = reason;
+  coordinator_endpoint_ = standby->second;
+  heard_sequence_ = 0;  // the standby counts its own
+  last_message_.reset();
+  disconnected_at_.reset();
+  reattach_deadline_ = now + 2 * options_.liveness.heartbeat_timeout + options_.join_margin;
+  ReattachMessage reattach{
+      host_id_, {held_.begin(), held_.end()}, {listed_.begin(), listed_.end()}};
+  spdlog::warn(
+      "host {}: lost the coordinator (host 0): {}; reattaching to the standby coordinator at {} "
+      "(holding chunks {})",
+      host_id_, reason, coordinator_endpoint_, reattach.held.size());
+  SendNow(reattach);
+  return true;
+}
+
+void CoordinatorClient::ResendOpen() {
+  for (const std::string& barrier : entered_barriers_) SendNow(BarrierMessage{barrier});
+  for (const ChunksListedMessage& listed : std::exchange(unsent_listed_, {})) SendNow(listed);
+  for (const auto& [request, message] : open_requests_) SendNow(message);
+  for (const auto& [request, intent] : open_intents_) SendNow(intent);
 }
 
 std::expected<void, std::string> CoordinatorClient::WaitAndService(std::chrono::milliseconds wait) {
@@ -256,6 +318,8 @@ std::expected<void, std::string> CoordinatorClient::WaitAndService(std::chrono::
 std::expected<void, std::string> CoordinatorClient::EnterBarrier(const std::string& name) {
   if (failure_) return std::unexpected(*failure_);
   released_barriers_.erase(name);
+  entered_barriers_.insert(name);
+  if (reattach_deadline_) return {};  // sent once the standby took over
   if (auto sent = Send(socket_, BarrierMessage{name}); !sent) {
     return std::unexpected(fmt::format("cannot enter barrier '{}' at the coordinator at {}: {}",
                                        name, CoordinatorName(), sent.error()));
@@ -289,11 +353,29 @@ void CoordinatorClient::ReportFailure(const std::string& reason) {
   SendNow(FailureMessage{host_id_, reason});
 }
 
-void CoordinatorClient::RequestLease(const LeaseRequestMessage& request) { SendNow(request); }
+// While reattaching, what the host asks waits for the standby's Welcome (ResendOpen):
+// sent earlier, it could reach the standby twice.
+void CoordinatorClient::RequestLease(const LeaseRequestMessage& request) {
+  open_requests_[request.request] = request;
+  if (!reattach_deadline_) SendNow(request);
+}
 
-void CoordinatorClient::ReportListing(const ListingIntentMessage& intent) { SendNow(intent); }
+void CoordinatorClient::ReportListing(const ListingIntentMessage& intent) {
+  open_intents_[intent.request] = intent;
+  if (!reattach_deadline_) SendNow(intent);
+}
 
-void CoordinatorClient::ReportListed(const ChunksListedMessage& listed) { SendNow(listed); }
+void CoordinatorClient::ReportListed(const ChunksListedMessage& listed) {
+  for (int64_t chunk : listed.chunks) {
+    held_.erase(chunk);
+    listed_.insert(chunk);
+  }
+  if (!reattach_deadline_) {
+    SendNow(listed);
+  } else {
+    unsent_listed_.push_back(listed);
+  }
+}
 
 std::vector<LeaseGrantMessage> CoordinatorClient::TakeGrants() { return std::move(grants_); }
 

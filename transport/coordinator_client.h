@@ -44,6 +44,12 @@ struct CoordinatorClientOptions {
 // Barrier. Every call is made from one thread at a time (the socket may move to
 // another thread between calls, as ZeroMQ allows with a memory barrier).
 //
+// A job with a standby coordinator (kStandbyEndpointKey in the Welcome's table): once
+// host 0's coordinator is lost, the client reattaches to the standby instead of
+// failing, reporting what its host holds and listed; requests and listing intents
+// still unanswered are sent again once the standby took over (its Welcome). The
+// supervisor sees none of this: socket() stays the same socket.
+//
 // Once an Abort arrived or the coordinator was lost, every call returns that error
 // again. Once the final barrier ("done") was released the job is over: Service()
 // returns success without looking at the coordinator any more (which may be gone).
@@ -107,6 +113,12 @@ class CoordinatorClient {
   // Waits up to `wait` for something to arrive, then services.
   std::expected<void, std::string> WaitAndService(std::chrono::milliseconds wait);
   std::string CoordinatorName() const;
+  // Host 0's coordinator is lost for `reason`: reattaches to the standby when the job
+  // has one (true), else false.
+  bool Reattach(const std::string& reason, Clock::time_point now);
+  // Sends again what host 0 may never have answered, and what was reported while
+  // reattaching, once the standby took over.
+  void ResendOpen();
 
   CoordinatorClientOptions options_;
   int host_id_ = 0;
@@ -120,10 +132,21 @@ class CoordinatorClient {
   std::set<std::string> released_barriers_;
   std::vector<LeaseGrantMessage> grants_;  // arrived, not yet taken
   std::vector<ListingAckMessage> listing_acks_;
-  std::optional<Clock::time_point> last_message_;  // from the coordinator
+  // What the host holds and asked, for a reattach (followers' copies aside).
+  std::map<uint64_t, LeaseRequestMessage> open_requests_;
+  std::map<uint64_t, ListingIntentMessage> open_intents_;
+  std::set<int64_t> held_;
+  std::set<int64_t> listed_;
+  std::set<std::string> entered_barriers_;
+  std::vector<ChunksListedMessage> unsent_listed_;      // reported while reattaching
+  std::string coordinator_endpoint_;                    // "tcp://HOST:PORT" it is connected to
+  std::optional<std::string> lost_primary_;             // why host 0's coordinator was given up
+  std::optional<Clock::time_point> reattach_deadline_;  // while waiting for the standby
+  std::optional<Clock::time_point> last_message_;       // from the coordinator
   std::optional<Clock::time_point> disconnected_at_;
   Clock::time_point next_heartbeat_{};
   uint64_t heartbeat_sequence_ = 0;
+  uint64_t heard_sequence_ = 0;  // the newest of the coordinator's heartbeats
   uint64_t dropped_messages_ = 0;
   uint64_t failed_handshakes_ = 0;
 };

@@ -28,6 +28,7 @@ std::vector<OutgoingMessage> CoordinatorSession::TakeOutgoing() { return std::mo
 
 void CoordinatorSession::Start(Clock::time_point now) {
   started_ = now;
+  if (options_.standby) phase_ = Phase::kStandby;
   next_heartbeat_ = now + options_.liveness.heartbeat_interval;
 }
 
@@ -67,6 +68,9 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
   if (!message) return DropMalformed(sender, message.error().message);
   const MessageType type = message->type;
 
+  if (phase_ == Phase::kStandby || phase_ == Phase::kTakeover) {
+    return HandleAsStandby(identity, fd, address, *message, now);
+  }
   if (phase_ == Phase::kEnding) {
     // A node that comes after the end learns why; the rest no longer matters.
     if (type == MessageType::kHello && host_id < 0) {
@@ -85,9 +89,14 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
       }
       return OnJoiningHello({identity, fd, address, std::move(*hello)}, now);
     }
-    case MessageType::kHeartbeat:
+    case MessageType::kHeartbeat: {
       if (host_id < 0) return DropUnexpected(fmt::format("a Heartbeat from {}", sender));
+      auto heartbeat = message->As<HeartbeatMessage>();
+      if (!heartbeat) return DropMalformed(sender, heartbeat.error());
+      Host& host = *hosts_[host_id];
+      host.echoed = std::max(host.echoed, heartbeat->echo);
       return;
+    }
     case MessageType::kBarrier:
       if (host_id < 0) return DropUnexpected(fmt::format("a Barrier from {}", sender));
       if (phase_ != Phase::kRunning) {
@@ -108,6 +117,11 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
         return DropUnexpected(fmt::format("a {} message from {}", MessageTypeName(type), sender));
       }
       return OnLeaseMessage(host_id, *message, now);
+    case MessageType::kReattach:
+      return Queue(identity, AbortMessage{fmt::format(
+                                 "{} came to the standby coordinator after it took over the job "
+                                 "without it; run its command again once the job ended",
+                                 sender)});
     default:
       return DropUnexpected(fmt::format("a {} message from {}", MessageTypeName(type), sender));
   }
@@ -192,6 +206,12 @@ void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::
     return;
   }
   if (event.kind != ConnectionEvent::Kind::kDisconnected || phase_ == Phase::kEnding) return;
+  if (phase_ == Phase::kStandby) {
+    if (event.value == primary_fd_ && primary_heard_ && !primary_disconnected_at_) {
+      primary_disconnected_at_ = now;
+    }
+    return;
+  }
   for (size_t id = 0; id < hosts_.size(); ++id) {
     if (!hosts_[id] || hosts_[id]->fd != event.value || hosts_[id]->disconnected_at) continue;
     hosts_[id]->disconnected_at = now;
@@ -202,6 +222,11 @@ void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::
 
 void CoordinatorSession::Tick(Clock::time_point now) {
   if (phase_ == Phase::kEnding) return;
+  if (phase_ == Phase::kStandby || phase_ == Phase::kTakeover) return TickStandby(now);
+  if (standby_active_ && now - standby_heard_ >= options_.liveness.heartbeat_timeout) {
+    LoseStandby(now);
+    if (phase_ == Phase::kEnding) return;
+  }
   if (phase_ == Phase::kRendezvous && now - started_ >= options_.join_timeout) {
     return Abort(rendezvous_.MissingHostsReason(options_.join_timeout), now);
   }
@@ -226,15 +251,26 @@ void CoordinatorSession::Tick(Clock::time_point now) {
   }
   if (now >= next_heartbeat_) {
     ++heartbeat_sequence_;
+    heartbeats_sent_[heartbeat_sequence_] = now;
+    // Only the newest are ever asked about (HeardWithin).
+    if (heartbeats_sent_.size() > 64) heartbeats_sent_.erase(heartbeats_sent_.begin());
     for (const auto& host : hosts_) {
       if (host) Queue(host->identity, HeartbeatMessage{kCoordinatorHostId, heartbeat_sequence_});
     }
     next_heartbeat_ = std::max(next_heartbeat_ + options_.liveness.heartbeat_interval, now);
   }
+  ShipToStandby(now);
 }
 
 void CoordinatorSession::Abort(std::string reason, Clock::time_point now) {
   if (phase_ == Phase::kEnding) return;
+  if (phase_ == Phase::kStandby) {  // a standby that never took over: no job to end
+    spdlog::debug("coordinator (standby): stopped: {}", reason);
+    abort_reason_ = std::move(reason);
+    phase_ = Phase::kEnding;
+    ends_at_ = now;
+    return;
+  }
   spdlog::error("coordinator: ending the job: {}", reason);
   for (const auto& host : hosts_) {
     if (host) Queue(host->identity, AbortMessage{reason});
@@ -247,7 +283,21 @@ void CoordinatorSession::Abort(std::string reason, Clock::time_point now) {
 
 CoordinatorSession::Clock::time_point CoordinatorSession::NextDeadline() const {
   if (phase_ == Phase::kEnding) return ends_at_;
+  if (phase_ == Phase::kTakeover) return takeover_deadline_;
+  if (phase_ == Phase::kStandby) {
+    Clock::time_point next = Clock::now() + options_.liveness.heartbeat_interval;
+    if (primary_heard_)
+      next = std::min(next, *primary_heard_ + options_.liveness.heartbeat_timeout);
+    if (primary_disconnected_at_) {
+      next = std::min(next, *primary_disconnected_at_ + options_.liveness.disconnect_grace);
+    }
+    return next;
+  }
   Clock::time_point next = next_heartbeat_;
+  if (standby_active_) {
+    next = std::min(
+        {next, next_standby_update_, standby_heard_ + options_.liveness.heartbeat_timeout});
+  }
   if (phase_ == Phase::kRendezvous) next = std::min(next, started_ + options_.join_timeout);
   for (const auto& host : hosts_) {
     if (!host) continue;

@@ -2,6 +2,7 @@
 #define ACTEX_TRANSPORT_COORDINATOR_SESSION_H_
 
 #include <chrono>
+#include <deque>
 #include <expected>
 #include <map>
 #include <msgpack.hpp>
@@ -18,7 +19,8 @@
 
 namespace actex {
 
-// A message the coordinator must send to the ROUTER peer `identity`.
+// A message the coordinator must send to the ROUTER peer `identity`, or, with
+// CoordinatorSession::kStandbyLink, over its link to the standby coordinator.
 struct OutgoingMessage {
   std::string identity;
   MessageType type{};
@@ -31,10 +33,19 @@ struct OutgoingMessage {
 // hosts joined), running (barriers, heartbeats, failures), ending (the final barrier
 // was released or the job was aborted; late Hellos are answered with an Abort
 // until final_drain has passed). Added hosts (ids from num_hosts to max_hosts - 1)
-// join the running job, never the rendezvous. Not thread-safe.
+// join the running job, never the rendezvous.
+//
+// With a standby (CoordinatorOptions::standby_host) host 0's session replicates its
+// lease log to it and holds back every lease answer until the standby confirmed the
+// records behind it. The standby's own session (CoordinatorOptions::standby) starts
+// in the standby phase: it keeps the copy, and once host 0 went silent it takes over
+// the job with the hosts that reattach (PROTOCOL.md "Standby"). Not thread-safe.
 class CoordinatorSession {
  public:
   using Clock = std::chrono::steady_clock;
+  // OutgoingMessage::identity of what goes to the standby (never a ROUTER peer's:
+  // ZeroMQ routing ids are never empty).
+  static constexpr const char* kStandbyLink = "";
 
   // `options` must have passed StartCoordinator's checks; `counters` must outlive
   // the session.
@@ -60,9 +71,17 @@ class CoordinatorSession {
   // Success after the final barrier, else the reason the job was aborted.
   std::expected<void, std::string> result() const;
   std::vector<OutgoingMessage> TakeOutgoing();
+  // Host 0's: where the standby listens, once the rendezvous told; the owner then
+  // connects the link that kStandbyLink messages go over.
+  const std::optional<std::string>& standby_endpoint() const { return standby_endpoint_; }
+  // A message from the standby over that link.
+  void HandleStandbyLink(const std::expected<ReceivedMessage, WireError>& message,
+                         Clock::time_point now);
+  // The standby's: true once it took over the job from host 0.
+  bool took_over() const { return coordinator_host_ != 0; }
 
  private:
-  enum class Phase { kRendezvous, kRunning, kEnding };
+  enum class Phase { kStandby, kTakeover, kRendezvous, kRunning, kEnding };
   // A node that was admitted by the rendezvous.
   struct Host {
     std::string identity;
@@ -72,6 +91,7 @@ class CoordinatorSession {
     // A node that took a lost host's place: barriers released before it came, which
     // it passes at once.
     std::set<std::string> passed_barriers;
+    uint64_t echoed = 0;  // the newest of our heartbeats it said it received
   };
   // A node joining the running job: one taking the place of a lost host (or of one
   // not yet found lost, for which it waits), or an added host.
@@ -83,11 +103,34 @@ class CoordinatorSession {
   };
 
   template <typename T>
-  void Queue(const std::string& identity, const T& message) {
+  static OutgoingMessage Encode(const std::string& identity, const T& message) {
     OutgoingMessage outgoing{identity, T::kType, {}};
     msgpack::pack(outgoing.body, message);
-    outgoing_.push_back(std::move(outgoing));
+    return outgoing;
   }
+  template <typename T>
+  void Queue(const std::string& identity, const T& message) {
+    outgoing_.push_back(Encode(identity, message));
+  }
+  // A lease answer: sent once the standby (if any) holds every record behind it.
+  void QueueAnswer(OutgoingMessage answer);
+
+  // Host 0's side of the standby (coordinator_session_standby.cc).
+  void StartStandbyLink(Clock::time_point now);
+  void ShipToStandby(Clock::time_point now);
+  void ReleaseAnswers();
+  // The standby is silent: the job goes on without one while most hosts are still
+  // in it, else it ends (the standby may have taken over).
+  void LoseStandby(Clock::time_point now);
+  // Whether host `host_id` received a heartbeat we sent after `since`: until `since`
+  // plus its heartbeat timeout it cannot have found us lost.
+  bool HeardSince(int host_id, Clock::time_point since) const;
+  // The standby's side.
+  void HandleAsStandby(const std::string& identity, int fd, const std::string& address,
+                       const ReceivedMessage& message, Clock::time_point now);
+  void TickStandby(Clock::time_point now);
+  void BeginTakeover(std::string reason, Clock::time_point now);
+  void FinishTakeover(Clock::time_point now);
   void OnHello(const std::string& identity, int fd, const std::string& address,
                const HelloMessage& hello, Clock::time_point now);
   // A Hello after the rendezvous, or an added host's at any time: a node taking the
@@ -132,12 +175,42 @@ class CoordinatorSession {
   std::map<int, Joining> returning_;               // by the host id whose place they take
   std::set<std::string> released_barriers_;
   std::map<int, uint64_t> waiting_leases_;  // host -> its open LeaseRequest
+  // After a takeover: chunks a host holds whose grants were lost with host 0; its
+  // next requests get them.
+  std::map<int, std::deque<int64_t>> owed_grants_;
   std::optional<std::string> abort_reason_;
   Clock::time_point started_{};
   Clock::time_point next_heartbeat_{};
   Clock::time_point ends_at_{};
   uint64_t heartbeat_sequence_ = 0;
+  std::map<uint64_t, Clock::time_point> heartbeats_sent_;  // the newest, by sequence
   std::vector<OutgoingMessage> outgoing_;
+  // The host whose node runs this coordinator: 0, or the standby's after a takeover.
+  int coordinator_host_ = 0;
+
+  // Host 0's link to its standby.
+  struct HeldAnswer {
+    uint64_t records = 0;  // the lease log's length when it was decided
+    OutgoingMessage message;
+  };
+  std::optional<std::string> standby_endpoint_;
+  bool standby_active_ = false;
+  uint64_t shipped_ = 0;    // records sent to the standby
+  uint64_t confirmed_ = 0;  // records the standby holds
+  Clock::time_point standby_heard_{};
+  Clock::time_point next_standby_update_{};
+  std::deque<HeldAnswer> held_answers_;
+
+  // The standby's view of the job it may take over.
+  std::string primary_identity_;  // host 0's coordinator's link
+  int primary_fd_ = -1;
+  std::optional<Clock::time_point> primary_heard_;
+  std::optional<Clock::time_point> primary_disconnected_at_;
+  std::vector<int32_t> members_;  // the hosts in the job, as host 0 last said
+  std::set<std::string> replicated_barriers_;
+  std::map<int, std::pair<Joining, ReattachMessage>> reattached_;
+  std::string takeover_reason_;
+  Clock::time_point takeover_deadline_{};
 };
 
 }  // namespace actex

@@ -31,6 +31,7 @@ void CoordinatorSession::OnHello(const std::string& identity, int fd, const std:
   }
   phase_ = Phase::kRunning;
   counters_.welcomed = true;
+  StartStandbyLink(now);
   spdlog::info("coordinator: all {} host(s) joined; {} endpoint(s) shared", options_.num_hosts,
                rendezvous_.endpoints().size());
   // Added hosts that came early join now, as if they came this moment.
@@ -96,14 +97,14 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
   // A host at the final barrier finished its part: nothing of the job waits for it
   // any more, whatever the mesh.
   const auto final_barrier = barriers_.find(kFinalBarrierName);
-  if (host_id != 0 && phase_ == Phase::kRunning && final_barrier != barriers_.end() &&
-      final_barrier->second.contains(host_id)) {
+  if (host_id != coordinator_host_ && phase_ == Phase::kRunning &&
+      final_barrier != barriers_.end() && final_barrier->second.contains(host_id)) {
     spdlog::warn("coordinator: {}; it had finished its part, so the job goes on without it",
                  reason);
     RemoveHost(host_id);
     return ReleaseIfAllArrived(kFinalBarrierName, now);
   }
-  if (phase_ != Phase::kRunning || GroupOf(host_id) == GroupOf(0)) {
+  if (phase_ != Phase::kRunning || GroupOf(host_id) == GroupOf(coordinator_host_)) {
     return Abort(std::move(reason), now);
   }
   if (options_.leases) {

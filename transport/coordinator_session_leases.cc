@@ -23,12 +23,18 @@ void CoordinatorSession::OnLeaseMessage(int host_id, const ReceivedMessage& mess
     if (!intent) return DropMalformed(sender, intent.error());
     auto allowed = leases.BeginListing(host_id, intent->chunks);
     if (!allowed) return Abort(allowed.error(), now);
-    return Queue(hosts_[host_id]->identity,
-                 ListingAckMessage{intent->request, *allowed,
-                                   *allowed ? "" : "the host does not hold every chunk it lists"});
+    return QueueAnswer(
+        Encode(hosts_[host_id]->identity,
+               ListingAckMessage{intent->request, *allowed,
+                                 *allowed ? "" : "the host does not hold every chunk it lists"}));
   }
   auto request = message.As<LeaseRequestMessage>();
   if (!request) return DropMalformed(sender, request.error());
+  if (auto owed = owed_grants_.find(host_id); owed != owed_grants_.end() && !owed->second.empty()) {
+    const int64_t chunk = owed->second.front();
+    owed->second.pop_front();
+    return SendGrant(host_id, LeaseGrantMessage{request->request, chunk});
+  }
   auto granted = leases.Grant(host_id, request->corpus_chunks);
   if (!granted) return Abort(granted.error(), now);
   if (*granted) return SendGrant(host_id, LeaseGrantMessage{request->request, **granted});
@@ -39,12 +45,12 @@ void CoordinatorSession::OnLeaseMessage(int host_id, const ReceivedMessage& mess
 }
 
 void CoordinatorSession::SendGrant(int host_id, const LeaseGrantMessage& grant) {
-  Queue(hosts_[host_id]->identity, grant);
+  QueueAnswer(Encode(hosts_[host_id]->identity, grant));
   if (grant.chunk < 0 && !grant.finished) return;  // a wait concerns the asking host only
   const auto followers = options_.lease_followers.find(host_id);
   if (followers == options_.lease_followers.end()) return;
   for (int follower : followers->second) {
-    if (hosts_[follower]) Queue(hosts_[follower]->identity, grant);
+    if (hosts_[follower]) QueueAnswer(Encode(hosts_[follower]->identity, grant));
   }
 }
 
@@ -59,7 +65,8 @@ void CoordinatorSession::AnswerWaitingLeases(Clock::time_point now) {
       ++waiting;
       continue;
     }
-    SendGrant(host_id, LeaseGrantMessage{request, granted->value_or(-1), nothing_left && !*granted});
+    SendGrant(host_id,
+              LeaseGrantMessage{request, granted->value_or(-1), nothing_left && !*granted});
     waiting = waiting_leases_.erase(waiting);
   }
 }

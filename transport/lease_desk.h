@@ -41,6 +41,25 @@ class LeaseDesk {
   // which wait for its folder to be seen again (Rejoin, or the next Begin).
   virtual std::expected<void, std::string> Lose(int host) = 0;
 
+  // Replication to the standby coordinator (PROTOCOL.md "Standby"). A desk that keeps
+  // no log has nothing to replicate, and cannot be a standby's.
+  // How many records the desk's log holds, and their lines from number `first` on.
+  virtual uint64_t records() const { return 0; }
+  virtual std::vector<std::string> RecordsSince(uint64_t /*first*/) const { return {}; }
+  // On the standby: appends what host 0's desk recorded (RecordsSince's lines, in
+  // order), so both tables agree; refused when they do not fit this table.
+  virtual std::expected<void, std::string> Replicate(const std::vector<std::string>& /*records*/) {
+    return std::unexpected(std::string("this lease desk keeps no log to replicate into"));
+  }
+  // After a takeover: what host `host` says it holds and listed. A listed chunk the
+  // table does not know as listed is listed now (its report was lost with host 0).
+  // Returns the chunks the table gives the host that it does not know of (their
+  // grants were lost with host 0): the host's next requests are answered with them.
+  virtual std::expected<std::vector<int64_t>, std::string> Reattach(
+      int /*host*/, const std::vector<int64_t>& /*held*/, const std::vector<int64_t>& /*listed*/) {
+    return std::vector<int64_t>{};
+  }
+
   // True once the corpus's end is known and every chunk below it is listed.
   virtual bool finished() const = 0;
   // True when no host in the job has anything left to do: the end is known, no chunk

@@ -74,6 +74,12 @@ std::optional<MessageTypeInfo> DescribeMessageType(uint64_t type_id) {
       return Info<ListingIntentMessage>("ListingIntent");
     case MessageType::kListingAck:
       return Info<ListingAckMessage>("ListingAck");
+    case MessageType::kStandbyUpdate:
+      return Info<StandbyUpdateMessage>("StandbyUpdate");
+    case MessageType::kStandbyConfirm:
+      return Info<StandbyConfirmMessage>("StandbyConfirm");
+    case MessageType::kReattach:
+      return Info<ReattachMessage>("Reattach");
     case MessageType::kRingBound:
       return Info<RingBoundMessage>("RingBound");
     case MessageType::kRingTable:

@@ -48,6 +48,9 @@ enum class MessageType : uint16_t {
   kChunksListed = 39,
   kListingIntent = 40,
   kListingAck = 41,
+  kStandbyUpdate = 42,
+  kStandbyConfirm = 43,
+  kReattach = 44,
   // Ring set-up inside a node (inproc): device shard <-> node.
   kRingBound = 50,
   kRingTable = 51,
@@ -270,8 +273,11 @@ struct BarrierReleaseMessage {
 struct HeartbeatMessage {
   static constexpr MessageType kType = MessageType::kHeartbeat;
   int32_t host_id = 0;    // the sender's; kCoordinatorHostId from the coordinator
-  uint64_t sequence = 0;  // 1, 2, 3, ... per sender, for logs
-  MSGPACK_DEFINE_MAP(host_id, sequence);
+  uint64_t sequence = 0;  // 1, 2, 3, ... per sender
+  // A node's: the newest sequence it received from the coordinator (0: none), which
+  // tells the coordinator how recently the node still heard it.
+  uint64_t echo = 0;
+  MSGPACK_DEFINE_MAP(host_id, sequence, echo);
 };
 
 // node -> coordinator: this host cannot go on; the coordinator aborts the job.
@@ -335,6 +341,44 @@ struct ChunksListedMessage {
   static constexpr MessageType kType = MessageType::kChunksListed;
   std::vector<int64_t> chunks;
   MSGPACK_DEFINE_MAP(chunks);
+};
+
+// ---- The standby coordinator (PROTOCOL.md "Standby"): host 0's lost, not the job ----
+
+// The key under which the standby's host publishes where its standby coordinator
+// listens ("tcp://10.0.0.11:40125") in its Hello.
+inline constexpr char kStandbyEndpointKey[] = "coordinator/standby";
+
+// host 0's coordinator -> the standby coordinator, at least every heartbeat interval:
+// the lease log's records from number `first` on (0: the first record after the
+// header), and who is in the job now.
+struct StandbyUpdateMessage {
+  static constexpr MessageType kType = MessageType::kStandbyUpdate;
+  uint64_t first = 0;
+  std::vector<std::string> records;  // as the lease log writes them: "granted 12 host-1"
+  std::vector<int32_t> hosts;        // the hosts in the job, ascending
+  std::vector<std::string> released_barriers;
+  MSGPACK_DEFINE_MAP(first, records, hosts, released_barriers);
+};
+
+// standby -> host 0's coordinator: it holds the first `records` records on its disk.
+// A value below what was sent asks for the rest again.
+struct StandbyConfirmMessage {
+  static constexpr MessageType kType = MessageType::kStandbyConfirm;
+  uint64_t records = 0;
+  MSGPACK_DEFINE_MAP(records);
+};
+
+// node -> the standby coordinator, once the node lost host 0's: what the node's host
+// holds, so the standby can take over the job. Answered by a Welcome once it did;
+// the node then sends again its barrier arrivals, lease requests and listing intents
+// that are still open.
+struct ReattachMessage {
+  static constexpr MessageType kType = MessageType::kReattach;
+  int32_t host_id = 0;
+  std::vector<int64_t> held;    // chunks granted to it and not listed
+  std::vector<int64_t> listed;  // chunks it reported listed
+  MSGPACK_DEFINE_MAP(host_id, held, listed);
 };
 
 }  // namespace actex

@@ -20,6 +20,7 @@
 #include "actors/extraction_summary.h"
 #include "actors/node.h"
 #include "extraction_reader.h"
+#include "leased_job_fixture.h"
 #include "manual_job.h"
 #include "run_support.h"
 
@@ -28,31 +29,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-// Every job here starts from a corpus of 4800 documents and one process's extraction
-// of it (`single`), which it must equal; jobs write `out`.
-struct LeasedJobFixture : testing::Test {
-  void SetUp() override {
-    auto extracted = RunExtraction(TinyModelOptions(corpus, single, 1));
-    ASSERT_TRUE(extracted) << extracted.error();
-  }
-  // Starts `hosts` hosts of a 2d job and kills them all with SIGKILL mid-run, once
-  // host `watched` listed a shard.
-  void KillAllOnceListed(int hosts, int watched) {
-    ManualJob job(dir);
-    std::vector<ActexProcess*> nodes = job.StartAll(hosts, corpus, "2d");
-    const std::string folder = out + "/host_0" + std::to_string(watched);
-    ASSERT_TRUE(WaitForFirstShard(folder, std::chrono::seconds(60))) << nodes[watched]->err();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    for (ActexProcess* node : nodes) node->Signal(SIGKILL);
-    for (ActexProcess* node : nodes) EXPECT_NE(node->Wait(std::chrono::seconds(10)), 0);
-  }
-
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
-  const std::string single = dir.path() + "/single";
-  const std::string out = dir.path() + "/out";
-};
 
 class LeasedJob : public LeasedJobFixture {};
 class LostHostReturns : public LeasedJobFixture {};
@@ -160,33 +136,6 @@ INSTANTIATE_TEST_SUITE_P(Kill9, LostHosts,
                          [](const testing::TestParamInfo<LossCase>& info) {
                            return info.param.name;
                          });
-
-// Host 0 runs the coordinator and keeps the lease log: when it is killed no other
-// host takes over, so every other host ends naming it, keeping what it listed, and
-// the same commands finish the job, equal to one process to the bit.
-TEST_F(LeasedJob, Host0KilledEndsTheJobCleanlyAndTheSameCommandsFinishIt) {
-  constexpr int kHosts = 4;
-  {
-    ManualJob job(dir);
-    std::vector<ActexProcess*> nodes = job.StartAll(kHosts, corpus, "2d");
-    ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
-    std::this_thread::sleep_for(milliseconds(100));  // mid-run, past the first listing
-    nodes[0]->Signal(SIGKILL);
-    const auto killed_at = std::chrono::steady_clock::now();
-    for (int host = 1; host < kHosts; ++host) {
-      EXPECT_NE(nodes[host]->Wait(seconds(30)), 0) << nodes[host]->err();
-      EXPECT_NE(nodes[host]->err().find("lost the coordinator (host 0)"), std::string::npos)
-          << nodes[host]->err();
-    }
-    // The 3 s heartbeat timeout, and the time to stop and list what is whole.
-    EXPECT_LT(std::chrono::steady_clock::now() - killed_at, seconds(15));
-  }
-  ManualJob job(dir);
-  std::vector<ActexProcess*> nodes = job.StartAll(kHosts, corpus, "2d");
-  for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
-  ExpectIdentical(out, single);
-  ExpectVerified(dir, out);
-}
 
 // A leased job resumes with another host count: 4 hosts killed mid-run, then 2 hosts
 // finish it; what the 4 listed stays, the rest is leased anew, every document once

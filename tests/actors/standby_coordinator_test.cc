@@ -1,0 +1,245 @@
+// Host 0's coordinator and its standby, each with the real lease log, and real
+// clients, over tcp on 127.0.0.1. One of the two coordinators runs in a forked
+// process, so that it can be lost the way a host is: by SIGKILL, saying nothing.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/job_leases.h"
+#include "base/whole_file.h"
+#include "tests/actors/extraction_reader.h"
+#include "tests/transport/coordinator_test_util.h"
+#include "transport/coordinator.h"
+#include "transport/coordinator_client.h"
+
+namespace actex {
+namespace {
+
+using coordinator_test::ClientOptionsFor;
+using coordinator_test::FastOptions;
+using coordinator_test::JoinAll;
+using coordinator_test::JoinResult;
+using coordinator_test::MakeHello;
+using coordinator_test::WaitUntil;
+using namespace std::chrono_literals;
+
+constexpr int kHosts = 4;
+constexpr int kStandbyHost = 1;
+
+// A coordinator in a child process, started with `options` and the lease desk
+// `open_leases` makes there; it runs until killed.
+class ForkedCoordinator {
+ public:
+  ForkedCoordinator(CoordinatorOptions options,
+                    const std::function<std::shared_ptr<LeaseDesk>()>& open_leases) {
+    int pipe_fds[2];
+    EXPECT_EQ(::pipe(pipe_fds), 0);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(pipe_fds[0]);
+      zmq::context_t context;
+      options.leases = open_leases();
+      auto started = StartCoordinator(context, options);
+      const std::string endpoint = started ? options.counters->control_endpoint : "";
+      (void)::write(pipe_fds[1], endpoint.data(), endpoint.size());
+      ::close(pipe_fds[1]);
+      for (;;) ::pause();
+    }
+    ::close(pipe_fds[1]);
+    char buffer[256] = {};
+    const ssize_t got = ::read(pipe_fds[0], buffer, sizeof(buffer) - 1);
+    ::close(pipe_fds[0]);
+    endpoint_ = got > 0 ? std::string(buffer, static_cast<size_t>(got)) : "";
+  }
+  ~ForkedCoordinator() { Kill(); }
+  void Kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string endpoint_;
+};
+
+struct StandbyCoordinatorTest : testing::Test {
+  CoordinatorOptions Primary() {
+    CoordinatorOptions options = FastOptions(kHosts);
+    options.liveness.heartbeat_interval = 100ms;
+    options.liveness.heartbeat_timeout = 1000ms;
+    options.liveness.disconnect_grace = 1000ms;
+    options.stop_groups = {0, 1, 2, 3};
+    options.standby_host = kStandbyHost;
+    return options;
+  }
+  CoordinatorOptions Standby() {
+    CoordinatorOptions options = Primary();
+    options.standby = true;
+    options.counters = std::make_shared<CoordinatorCounters>();
+    return options;
+  }
+  std::shared_ptr<LeaseDesk> PrimaryLeases() {
+    auto leases = JobLeases::Open(dir.path() + "/leases.log", 8);
+    EXPECT_TRUE(leases) << leases.error();
+    return std::move(*leases);
+  }
+  std::shared_ptr<LeaseDesk> StandbyLeases() {
+    auto leases = JobLeases::OpenStandbyCopy(standby_log, 8);
+    EXPECT_TRUE(leases) << leases.error();
+    return std::move(*leases);
+  }
+  // Every host joins the primary; host 1 publishes where the standby listens.
+  std::vector<JoinResult> JoinJob(zmq::context_t& context, const CoordinatorOptions& primary,
+                                  const std::string& standby_endpoint) {
+    std::vector<HelloMessage> hellos;
+    for (int host = 0; host < kHosts; ++host) hellos.push_back(MakeHello(host, kHosts));
+    hellos[kStandbyHost].endpoints[kStandbyEndpointKey] = standby_endpoint;
+    std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(primary), hellos);
+    for (const JoinResult& client : clients) EXPECT_TRUE(client) << client.error();
+    return clients;
+  }
+  // Services every client in `serviced` until `client` has a grant; returns it.
+  static LeaseGrantMessage AwaitGrant(std::vector<JoinResult>& clients, int client,
+                                      const std::vector<int>& serviced,
+                                      std::chrono::milliseconds limit = 5000ms) {
+    std::vector<LeaseGrantMessage> grants;
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          for (int host : serviced) (void)(*clients[host])->Service();
+          grants = (*clients[client])->TakeGrants();
+          return !grants.empty();
+        },
+        limit))
+        << "host " << client << " got no grant";
+    return grants.empty() ? LeaseGrantMessage{} : grants.front();
+  }
+  static bool AwaitAck(CoordinatorClient& client) {
+    std::vector<ListingAckMessage> acks;
+    EXPECT_TRUE(WaitUntil([&] {
+      (void)client.Service();
+      acks = client.TakeListingAcks();
+      return !acks.empty();
+    }));
+    return !acks.empty() && acks.front().accepted;
+  }
+
+  TempDir dir;
+  const std::string standby_log = dir.path() + "/" + JobLeases::kStandbyCopyName;
+};
+
+// Host 0's coordinator killed: hosts 1-3 reattach to the standby, which takes over
+// with the copy of the lease log it kept: the chunk host 2 listed stays listed, the
+// one host 3 was allowed to list (its report lost with host 0) is listed from what
+// host 3 says, and host 0's unlisted chunk goes to the next host that asks.
+TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing) {
+  CoordinatorOptions primary = Primary();
+  ForkedCoordinator host0(primary, [&] { return PrimaryLeases(); });
+  zmq::context_t context;
+  CoordinatorOptions standby_options = Standby();
+  standby_options.leases = StandbyLeases();
+  auto standby = StartCoordinator(context, standby_options);
+  ASSERT_TRUE(standby) << standby.error();
+  std::vector<JoinResult> clients =
+      JoinJob(context, primary, standby_options.counters->control_endpoint);
+  const std::vector<int> all = {0, 1, 2, 3};
+  int64_t next = 0;
+  for (int host : {2, 3, 1, 0}) {
+    (*clients[host])->RequestLease({1, -1});
+    EXPECT_EQ(AwaitGrant(clients, host, all).chunk, next++) << host;
+  }
+  (*clients[2])->ReportListing({1, {0}});
+  ASSERT_TRUE(AwaitAck(**clients[2]));
+  (*clients[2])->ReportListed({{0}});
+  (*clients[3])->ReportListing({1, {1}});
+  ASSERT_TRUE(AwaitAck(**clients[3]));
+
+  host0.Kill();
+  (*clients[3])->ReportListed({{1}});  // lost with host 0: the reattach says it
+  const std::vector<int> others = {1, 2, 3};
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        for (int host : others) (void)(*clients[host])->Service();
+        return standby_options.counters->took_over.load();
+      },
+      5000ms));
+  (*clients[2])->RequestLease({2, -1});
+  EXPECT_EQ(AwaitGrant(clients, 2, others).chunk, 3) << "host 0's unlisted chunk";
+  (*clients[1])->RequestLease({2, -1});
+  EXPECT_EQ(AwaitGrant(clients, 1, others).chunk, 4);
+  for (int host : others) EXPECT_TRUE((*clients[host])->Service()) << host;
+
+  auto copy = ReadWholeFile(standby_log);
+  ASSERT_TRUE(copy) << copy.error();
+  for (const char* record : {"listed 0 host-2", "listed 1 host-3", "lost host-0",
+                             "granted 3 host-2", "granted 4 host-1"}) {
+    EXPECT_NE(copy->find(record), std::string::npos) << record << " in\n" << *copy;
+  }
+}
+
+// The standby lost (killed) while every host still hears host 0: host 0's
+// coordinator goes on without one, and holds no answer back any more.
+TEST_F(StandbyCoordinatorTest, Host0GoesOnWithoutALostStandbyWhileMostHostsHearIt) {
+  CoordinatorOptions standby_options = Standby();
+  ForkedCoordinator standby(standby_options, [&] { return StandbyLeases(); });
+  ASSERT_FALSE(standby.endpoint().empty());
+  zmq::context_t context;
+  CoordinatorOptions primary = Primary();
+  primary.leases = PrimaryLeases();
+  auto host0 = StartCoordinator(context, primary);
+  ASSERT_TRUE(host0) << host0.error();
+  std::vector<JoinResult> clients = JoinJob(context, primary, standby.endpoint());
+  const std::vector<int> all = {0, 1, 2, 3};
+  (*clients[2])->RequestLease({1, -1});
+  EXPECT_EQ(AwaitGrant(clients, 2, all).chunk, 0);
+
+  standby.Kill();
+  (*clients[3])->RequestLease({1, -1});
+  // Held until the standby is found lost (1 s), then answered.
+  EXPECT_EQ(AwaitGrant(clients, 3, all).chunk, 1);
+  for (int host : all) EXPECT_TRUE((*clients[host])->Service()) << host;
+}
+
+// The standby lost while only host 0 and the standby's host still answer: host 0
+// may be the lesser side of a split network, and the standby may have taken over
+// with the rest, so host 0's coordinator ends the job rather than answer.
+TEST_F(StandbyCoordinatorTest, Host0EndsTheJobWhenItLosesTheStandbyAndMostHosts) {
+  CoordinatorOptions standby_options = Standby();
+  ForkedCoordinator standby(standby_options, [&] { return StandbyLeases(); });
+  zmq::context_t context;
+  CoordinatorOptions primary = Primary();
+  primary.leases = PrimaryLeases();
+  auto host0 = StartCoordinator(context, primary);
+  ASSERT_TRUE(host0) << host0.error();
+  std::vector<JoinResult> clients = JoinJob(context, primary, standby.endpoint());
+  (*clients[0])->RequestLease({1, -1});
+  EXPECT_EQ(AwaitGrant(clients, 0, {0, 1, 2, 3}).chunk, 0);
+
+  standby.Kill();  // and hosts 2 and 3 fall silent
+  (*clients[0])->RequestLease({2, -1});
+  std::expected<void, std::string> ended;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        (void)(*clients[1])->Service();
+        ended = (*clients[0])->Service();
+        EXPECT_TRUE((*clients[0])->TakeGrants().empty()) << "answered without its standby";
+        return !ended.has_value();
+      },
+      5000ms));
+  ASSERT_FALSE(ended.has_value());
+  EXPECT_NE(ended.error().find("the standby may have taken over the job"), std::string::npos)
+      << ended.error();
+}
+
+}  // namespace
+}  // namespace actex

@@ -1,0 +1,122 @@
+// Host 0's loss in leased jobs, as real `actex node` processes on 127.0.0.1: with
+// three hosts or more the standby coordinator (on host 1 in a 2d mesh) takes over
+// and the others finish the job; a host 0 that was only frozen is fenced off when
+// it wakes; with two hosts the job ends cleanly and the same commands finish it. In
+// every case the job ends with every document once, equal to one process to the
+// bit, and `actex verify` passes.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "leased_job_fixture.h"
+
+namespace actex {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class StandbyTakeover : public LeasedJobFixture {
+ protected:
+  static constexpr int kHosts = 4;
+  // Waits for hosts 1-3, which finish the job under the standby. They end in
+  // success, or (host 1, whose coordinator ran the end) naming the chunks host 0 was
+  // listing when it went: those wait for its folder, and the same four commands then
+  // finish the job.
+  void ExpectTheOthersFinish(std::vector<ActexProcess*>& nodes) {
+    const int host1 = nodes[1]->Wait(seconds(120));
+    for (int host = 2; host < kHosts; ++host) {
+      EXPECT_EQ(nodes[host]->Wait(seconds(30)), 0) << nodes[host]->err();
+      EXPECT_NE(nodes[host]->err().find("the standby coordinator at tcp://127.0.0.1:"),
+                std::string::npos)
+          << nodes[host]->err();
+    }
+    EXPECT_NE(nodes[1]->err().find("took over the job with 3 of its 4 hosts"), std::string::npos)
+        << nodes[1]->err();
+    const bool waits = nodes[1]->err().find("wait for host-0's folder") != std::string::npos;
+    EXPECT_EQ(host1, waits ? 1 : 0) << nodes[1]->err();
+    EXPECT_FALSE(Metadata(out + "/host_00").value("complete", true));
+    if (waits) {
+      std::printf("host 0 went while listing: the same commands finish the job\n");
+      FinishWithTheSameCommands();
+    }
+  }
+  void FinishWithTheSameCommands() {
+    ManualJob job(dir);
+    for (ActexProcess* node : job.StartAll(kHosts, corpus, "2d")) {
+      EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+    }
+  }
+};
+
+// kill -9 of host 0 mid-run: hosts 1-3 reattach to the standby on host 1, which takes
+// over with the lease log it kept, gives host 0's unlisted chunks to the others, and
+// ends the job.
+TEST_F(StandbyTakeover, Host0KilledTheStandbyTakesOverAndTheOthersFinishTheJob) {
+  ManualJob job(dir);
+  std::vector<ActexProcess*> nodes = job.StartAll(kHosts, corpus, "2d");
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+  std::this_thread::sleep_for(milliseconds(100));  // mid-run, past the first listing
+  nodes[0]->Signal(SIGKILL);
+  EXPECT_NE(nodes[0]->Wait(seconds(10)), 0);
+  ExpectTheOthersFinish(nodes);
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
+}
+
+// SIGSTOP of host 0 past the heartbeat timeout looks like a lost host 0 to the others
+// (or a split network): the standby takes over. When host 0 wakes, its coordinator
+// finds that its standby and most hosts went silent, so it ends instead of handing
+// out chunks the standby's job owns: no document is written twice.
+TEST_F(StandbyTakeover, Host0FrozenPastTheTimeoutIsFencedOffWhenItWakes) {
+  ManualJob job(dir);
+  std::vector<ActexProcess*> nodes = job.StartAll(kHosts, corpus, "2d");
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+  std::this_thread::sleep_for(milliseconds(100));
+  nodes[0]->Signal(SIGSTOP);
+  ExpectTheOthersFinish(nodes);
+  nodes[0]->Signal(SIGCONT);
+  EXPECT_NE(nodes[0]->Wait(seconds(30)), 0) << nodes[0]->err();
+  const std::string& host0 = nodes[0]->err();
+  const size_t ended = host0.rfind("coordinator: ending the job:");
+  std::printf("host 0 woke and ended: %s\n",
+              host0.substr(ended == std::string::npos ? 0 : ended, 300).c_str());
+  EXPECT_TRUE(host0.find("the standby may have taken over the job") != std::string::npos ||
+              host0.find("lost the coordinator (host 0)") != std::string::npos)
+      << host0;
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
+}
+
+// With two hosts there is no standby (one host left cannot tell host 0's loss from a
+// split network): host 1 ends naming host 0, keeping what it listed, and the same
+// commands finish the job.
+TEST_F(StandbyTakeover, Host0KilledInAJobOfTwoEndsItCleanlyAndTheSameCommandsFinishIt) {
+  {
+    ManualJob job(dir);
+    std::vector<ActexProcess*> nodes = job.StartAll(2, corpus, "2d");
+    ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+    std::this_thread::sleep_for(milliseconds(100));
+    nodes[0]->Signal(SIGKILL);
+    const auto killed_at = std::chrono::steady_clock::now();
+    EXPECT_NE(nodes[1]->Wait(seconds(30)), 0) << nodes[1]->err();
+    EXPECT_NE(nodes[1]->err().find("lost the coordinator (host 0)"), std::string::npos)
+        << nodes[1]->err();
+    // The 3 s heartbeat timeout, and the time to stop and list what is whole.
+    EXPECT_LT(std::chrono::steady_clock::now() - killed_at, seconds(15));
+  }
+  ManualJob job(dir);
+  for (ActexProcess* node : job.StartAll(2, corpus, "2d")) {
+    EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+  }
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
+}
+
+}  // namespace
+}  // namespace actex

@@ -1,0 +1,251 @@
+// The standby coordinator (PROTOCOL.md section 8, "Standby"): host 0's session
+// replicating its lease log, and the standby's session keeping the copy and taking
+// over the job once host 0 is lost.
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "transport/coordinator_session.h"
+
+namespace actex {
+
+// ---- Host 0's side ----
+
+void CoordinatorSession::StartStandbyLink(Clock::time_point now) {
+  if (options_.standby_host < 0 || !options_.leases) return;
+  const auto& table = rendezvous_.endpoints();
+  const auto found = table.find(kStandbyEndpointKey);
+  if (found == table.end()) {
+    spdlog::warn(
+        "coordinator: host {} published no standby coordinator; host 0's loss ends the job",
+        options_.standby_host);
+    return;
+  }
+  standby_endpoint_ = found->second;
+  standby_active_ = true;
+  standby_heard_ = now;
+  next_standby_update_ = now;
+  spdlog::info(
+      "coordinator: the standby coordinator of host {} at {} keeps a copy of the lease log",
+      options_.standby_host, found->second);
+}
+
+void CoordinatorSession::QueueAnswer(OutgoingMessage answer) {
+  if (standby_active_ && (!held_answers_.empty() || confirmed_ < options_.leases->records())) {
+    held_answers_.push_back({options_.leases->records(), std::move(answer)});
+    return;
+  }
+  outgoing_.push_back(std::move(answer));
+}
+
+void CoordinatorSession::ReleaseAnswers() {
+  while (!held_answers_.empty() &&
+         (!standby_active_ || held_answers_.front().records <= confirmed_)) {
+    outgoing_.push_back(std::move(held_answers_.front().message));
+    held_answers_.pop_front();
+  }
+}
+
+void CoordinatorSession::ShipToStandby(Clock::time_point now) {
+  if (!standby_active_) return;
+  const uint64_t records = options_.leases->records();
+  if (records == shipped_ && now < next_standby_update_) return;
+  StandbyUpdateMessage update;
+  update.first = shipped_;
+  update.records = options_.leases->RecordsSince(shipped_);
+  for (size_t id = 0; id < hosts_.size(); ++id) {
+    if (hosts_[id]) update.hosts.push_back(static_cast<int32_t>(id));
+  }
+  update.released_barriers.assign(released_barriers_.begin(), released_barriers_.end());
+  Queue(kStandbyLink, update);
+  shipped_ = records;
+  next_standby_update_ = now + options_.liveness.heartbeat_interval;
+}
+
+void CoordinatorSession::HandleStandbyLink(const std::expected<ReceivedMessage, WireError>& message,
+                                           Clock::time_point now) {
+  if (!standby_active_) return;
+  if (!message) return DropMalformed("the standby", message.error().message);
+  auto confirm = message->As<StandbyConfirmMessage>();
+  if (!confirm) return DropMalformed("the standby", confirm.error());
+  standby_heard_ = now;
+  // Less than was sent: the standby missed some (or started anew); send them again.
+  if (confirm->records < shipped_) shipped_ = confirm->records;
+  confirmed_ = confirm->records;
+  ReleaseAnswers();
+}
+
+bool CoordinatorSession::HeardSince(int host_id, Clock::time_point since) const {
+  if (!hosts_[host_id]) return false;
+  const auto sent = heartbeats_sent_.find(hosts_[host_id]->echoed);
+  return sent != heartbeats_sent_.end() && sent->second >= since;
+}
+
+void CoordinatorSession::LoseStandby(Clock::time_point now) {
+  const int standby = options_.standby_host;
+  // A host that echoed a heartbeat sent within `window` cannot have found host 0 lost
+  // yet (by silence or by a closed connection), so it is not among the hosts that
+  // let the standby take over; `window` is below both of those delays.
+  const auto window =
+      std::min(options_.liveness.heartbeat_timeout, options_.liveness.disconnect_grace) -
+      options_.liveness.heartbeat_interval / 2;
+  int in_job = 0;
+  int with_us = 0;
+  for (size_t id = 0; id < hosts_.size(); ++id) {
+    const int host_id = static_cast<int>(id);
+    if (!hosts_[id] && host_id != standby) continue;
+    ++in_job;
+    if (host_id != standby && (host_id == coordinator_host_ || HeardSince(host_id, now - window))) {
+      ++with_us;
+    }
+  }
+  const std::string silent = fmt::format("the standby coordinator of host {} sent nothing for {}",
+                                         standby, SecondsText(options_.liveness.heartbeat_timeout));
+  // Without most hosts, this may be the lesser side of a split network (or host 0
+  // was frozen), and the standby may have taken over the job with the rest.
+  if (2 * with_us <= in_job) {
+    return Abort(fmt::format("{}, and only {} of the job's {} hosts heard host 0 within {}: the "
+                             "standby may have taken over the job; run every host's command "
+                             "again to finish it if it did not",
+                             silent, with_us, in_job, SecondsText(window)),
+                 now);
+  }
+  spdlog::warn("coordinator: {}; the job goes on without a standby, so host 0's loss now ends it",
+               silent);
+  standby_active_ = false;
+  ReleaseAnswers();
+}
+
+// ---- The standby's side ----
+
+void CoordinatorSession::HandleAsStandby(const std::string& identity, int fd,
+                                         const std::string& address, const ReceivedMessage& message,
+                                         Clock::time_point now) {
+  if (message.type == MessageType::kReattach) {
+    auto reattach = message.As<ReattachMessage>();
+    if (!reattach) return DropMalformed(fmt::format("a node at {}", address), reattach.error());
+    const int host_id = reattach->host_id;
+    if (std::find(members_.begin(), members_.end(), host_id) == members_.end()) {
+      Queue(identity, AbortMessage{fmt::format(
+                          "host {}: the standby coordinator does not know it as a host of the job",
+                          host_id)});
+      return;
+    }
+    spdlog::info("coordinator (standby): host {} reattached from {}", host_id, address);
+    reattached_[host_id] = {Joining{identity, fd, address, {}}, std::move(*reattach)};
+    return;
+  }
+  if (message.type == MessageType::kHeartbeat) return;
+  if (message.type != MessageType::kStandbyUpdate || phase_ != Phase::kStandby) {
+    return DropUnexpected(fmt::format("a {} message from {} at the standby coordinator",
+                                      MessageTypeName(message.type), address));
+  }
+  if (primary_identity_.empty()) primary_identity_ = identity;
+  if (identity != primary_identity_) {
+    return DropUnexpected(fmt::format("a StandbyUpdate from a second sender at {}", address));
+  }
+  auto update = message.As<StandbyUpdateMessage>();
+  if (!update) return DropMalformed("host 0's coordinator", update.error());
+  primary_heard_ = now;
+  primary_fd_ = fd;
+  primary_disconnected_at_.reset();
+  LeaseDesk& leases = *options_.leases;
+  const uint64_t held = leases.records();
+  if (update->first <= held && update->first + update->records.size() > held) {
+    std::vector<std::string> fresh(
+        update->records.begin() + static_cast<std::ptrdiff_t>(held - update->first),
+        update->records.end());
+    if (auto replicated = leases.Replicate(fresh); !replicated) {
+      // Confirming no more makes host 0 go on without this standby.
+      spdlog::error("coordinator (standby): {}; it stops being the standby", replicated.error());
+      abort_reason_ = replicated.error();
+      phase_ = Phase::kEnding;
+      ends_at_ = now;
+      return;
+    }
+  }
+  members_ = update->hosts;
+  replicated_barriers_ = {update->released_barriers.begin(), update->released_barriers.end()};
+  Queue(identity, StandbyConfirmMessage{leases.records()});
+}
+
+void CoordinatorSession::TickStandby(Clock::time_point now) {
+  if (phase_ == Phase::kTakeover) {
+    size_t expected = 0;
+    for (int32_t host : members_) {
+      if (host != 0 && !reattached_.contains(host)) ++expected;
+    }
+    if (expected == 0 || now >= takeover_deadline_) FinishTakeover(now);
+    return;
+  }
+  if (!primary_heard_) return;  // host 0 never linked: nothing to take over
+  if (now - *primary_heard_ >= options_.liveness.heartbeat_timeout) {
+    return BeginTakeover(fmt::format("host 0's coordinator sent nothing for {}",
+                                     SecondsText(options_.liveness.heartbeat_timeout)),
+                         now);
+  }
+  if (primary_disconnected_at_ &&
+      now - *primary_disconnected_at_ >= options_.liveness.disconnect_grace) {
+    BeginTakeover(fmt::format("host 0's coordinator's connection closed and it did not come "
+                              "back within {}",
+                              SecondsText(options_.liveness.disconnect_grace)),
+                  now);
+  }
+}
+
+void CoordinatorSession::BeginTakeover(std::string reason, Clock::time_point now) {
+  spdlog::warn(
+      "coordinator (standby on host {}): {}; it takes over the job once the other hosts "
+      "reattach (up to {})",
+      options_.standby_host, reason, SecondsText(options_.liveness.heartbeat_timeout));
+  takeover_reason_ = std::move(reason);
+  phase_ = Phase::kTakeover;
+  takeover_deadline_ = now + options_.liveness.heartbeat_timeout;
+}
+
+void CoordinatorSession::FinishTakeover(Clock::time_point now) {
+  coordinator_host_ = options_.standby_host;
+  for (auto& [host_id, reattached] : reattached_) {
+    Joining& node = reattached.first;
+    hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, {}};
+    host_by_identity_[node.identity] = host_id;
+  }
+  const size_t present = reattached_.size();
+  if (2 * present <= members_.size()) {
+    return Abort(fmt::format("host 0 was lost ({}), and only {} of the job's {} hosts reattached "
+                             "to the standby coordinator on host {}: too few to tell a lost "
+                             "host 0 from a split network; run every host's command again to "
+                             "finish the job",
+                             takeover_reason_, present, members_.size(), options_.standby_host),
+                 now);
+  }
+  phase_ = Phase::kRunning;
+  released_barriers_ = replicated_barriers_;
+  spdlog::warn("coordinator (standby on host {}): took over the job with {} of its {} hosts",
+               options_.standby_host, present, members_.size());
+  counters_.took_over = true;
+  counters_.welcomed = true;
+  for (auto& [host_id, reattached] : reattached_) {
+    auto unknown =
+        options_.leases->Reattach(host_id, reattached.second.held, reattached.second.listed);
+    if (!unknown) return Abort(unknown.error(), now);
+    owed_grants_[host_id] = {unknown->begin(), unknown->end()};
+    Queue(reattached.first.identity, WelcomeMessage{});
+  }
+  for (int32_t host : members_) {
+    if (hosts_[host]) continue;
+    LoseHost(host,
+             host == 0
+                 ? fmt::format("host 0 lost: {}", takeover_reason_)
+                 : fmt::format("host {} lost: it did not reattach after host 0 was lost", host),
+             now);
+    if (phase_ != Phase::kRunning) return;
+  }
+  std::vector<std::string> open;
+  for (const auto& [name, arrived] : barriers_) open.push_back(name);
+  for (const std::string& name : open) ReleaseIfAllArrived(name, now);
+}
+
+}  // namespace actex
