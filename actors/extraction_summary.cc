@@ -33,7 +33,10 @@ std::string StopLine(const ExtractionSummary& summary) {
                         ? "its part was complete; it was waiting for the other hosts"
                         : "stopped at once";
   const char* next =
-      !summary.job_goes_on                             ? "run the same command to resume"
+      !summary.job_goes_on ? "run the same command to resume"
+      : summary.hands_over
+          ? "the standby coordinator takes the job over and the hosts still in it take over its "
+            "chunks; once the job ended, the same command resumes anything left"
       : summary.ending == RunEnding::kLeftFinalBarrier ? "the job finishes without it"
       // Its replica spans hosts: it cannot come back alone.
       : summary.ending == RunEnding::kJobStopped

@@ -34,8 +34,10 @@ struct ExtractionSummary {
   // the folder then holds what was listed, and the same command resumes.
   RunEnding ending = RunEnding::kCompleted;
   int stop_signal = 0;
-  // A host of a leased job other than 0: when it stops, the job goes on without it.
+  // When it stopped, the job went on without it: a host of a leased job other than 0,
+  // or host 0 handing the job over to the standby (hands_over).
   bool job_goes_on = false;
+  bool hands_over = false;
 
   // Takes what the folder holds from the writer's last event.
   void TakeCounts(const MonitorEventMessage& last);

@@ -259,9 +259,9 @@ std::expected<void, std::string> JobLink::Service() {
   return state_->client->Service();
 }
 
-void JobLink::ReportFailure(const std::string& reason) {
+void JobLink::ReportFailure(const std::string& reason, bool hand_over) {
   State& state = *state_;
-  if (state.client) state.client->ReportFailure(reason);
+  if (state.client) state.client->ReportFailure(reason, hand_over);
   if (!Coordinating()) return;
   // The coordinator ends by itself once it has sent the Abort and relayed the last
   // events (final_drain); past this wait the destructor stops it.

@@ -58,8 +58,10 @@ class JobLink {
   std::expected<void, std::string> Service();
   // Tells the other hosts why this one ends. On host 0 it waits (a few seconds at
   // most) for its own coordinator to turn the report into the job's Abort, so the
-  // other hosts hear this reason, not that the coordinator stopped.
-  void ReportFailure(const std::string& reason);
+  // other hosts hear this reason, not that the coordinator stopped; with `hand_over`
+  // (host 0 stopped by a signal, in a job with a standby) the coordinator hands the
+  // job over to the standby instead.
+  void ReportFailure(const std::string& reason, bool hand_over = false);
   // Work leases: what the loader asks and the writer lists goes to the coordinator;
   // its answers collect for TakeGrants and TakeListingAcks as Service() reads them.
   void RequestLease(const LeaseRequestMessage& request);

@@ -135,10 +135,13 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     published[JobLeases::ListedKey(options.host_id)] = JobLeases::FormatChunks(listed_before);
   }
   // Whether the job goes on when this host leaves early: leased, and outside host 0's
-  // stop group (an added host is a group of its own).
+  // stop group (an added host is a group of its own), or host 0 handing the job over
+  // to a standby.
   const std::vector<int> stop_groups = mesh.StopGroups();
+  const bool hands_over = options.host_id == 0 && mesh.StandbyHost() >= 0;
   const bool job_goes_on_without_it =
-      leased && (options.host_id >= mesh.hosts || stop_groups[options.host_id] != stop_groups[0]);
+      hands_over ||
+      (leased && (options.host_id >= mesh.hosts || stop_groups[options.host_id] != stop_groups[0]));
   std::unique_ptr<JobLink> job;
   if (multi_host) {
     auto joined = JobLink::Open(context, options, mesh);
@@ -288,9 +291,10 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     summary.ending = supervisor.ending();
     summary.stop_signal = options.stop_signals->last.load();
     summary.job_goes_on = job_goes_on_without_it;
+    summary.hands_over = hands_over;
     const std::string why = "host " + std::to_string(options.host_id) + " stopped by signal " +
                             std::to_string(summary.stop_signal);
-    if (job) job->ReportFailure(why);
+    if (job) job->ReportFailure(why, hands_over);
     supervisor.Publish("stopped", why);
     summary.TakeCounts(supervisor.last_event());
     return summary;
@@ -309,11 +313,13 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       // host 0 takes the coordinator, and so the job, with it.
       summary.ending = RunEnding::kLeftFinalBarrier;
       summary.stop_signal = options.stop_signals->last.load();
-      summary.job_goes_on = options.host_id != 0;  // its part is done, whatever the mesh
+      // Its part is done, whatever the mesh.
+      summary.job_goes_on = options.host_id != 0 || hands_over;
+      summary.hands_over = hands_over;
       const std::string why =
           fmt::format("host {} stopped by signal {} at the final barrier, its part complete",
                       options.host_id, summary.stop_signal);
-      job->ReportFailure(why);
+      job->ReportFailure(why, hands_over);
       supervisor.Publish("stopped", why);
       summary.TakeCounts(supervisor.last_event());
       return summary;

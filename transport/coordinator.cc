@@ -236,7 +236,8 @@ std::expected<void, std::string> Coordinator::LinkStandby() {
   const std::string& endpoint = *session_.standby_endpoint();
   try {
     standby_link_ = zmq::socket_t(actor_.context(), zmq::socket_type::dealer);
-    standby_link_.set(zmq::sockopt::linger, 0);
+    // The last update may say that host 0 hands the job over.
+    standby_link_.set(zmq::sockopt::linger, static_cast<int>(options_.linger.count()));
     standby_link_.set(zmq::sockopt::sndtimeo, 0);  // never block the coordinator
     standby_link_.set(zmq::sockopt::maxmsgsize, kMaxControlFrameBytes);
     if (options_.security) {

@@ -148,6 +148,12 @@ void CoordinatorClient::Handle(const ReceivedMessage& message) {
       failure_ = abort->reason;
       return;
     }
+    case MessageType::kHandOver: {
+      auto hand_over = message.As<HandOverMessage>();
+      if (!hand_over) return Drop(hand_over.error());
+      if (!Reattach(hand_over->reason, Clock::now())) failure_ = hand_over->reason;
+      return;
+    }
     case MessageType::kWelcome: {
       auto welcome = message.As<WelcomeMessage>();
       if (!welcome) return Drop(welcome.error());
@@ -349,8 +355,8 @@ std::expected<void, std::string> CoordinatorClient::Barrier(const std::string& n
   return {};
 }
 
-void CoordinatorClient::ReportFailure(const std::string& reason) {
-  SendNow(FailureMessage{host_id_, reason});
+void CoordinatorClient::ReportFailure(const std::string& reason, bool hand_over) {
+  SendNow(FailureMessage{host_id_, reason, hand_over});
 }
 
 // While reattaching, what the host asks waits for the standby's Welcome (ResendOpen):

@@ -82,9 +82,11 @@ class CoordinatorClient {
   // Never blocks: sends a heartbeat when one is due, handles everything that
   // arrived (an Abort returns its reason), and checks the coordinator's liveness.
   std::expected<void, std::string> Service();
-  // Tells the coordinator this host cannot go on (it aborts the job for everyone).
-  // Best effort and non-blocking; the linger delivers it while the socket closes.
-  void ReportFailure(const std::string& reason);
+  // Tells the coordinator this host cannot go on (it aborts the job for everyone, or
+  // goes on without the host's stop group); with `hand_over`, host 0 stops and its
+  // coordinator hands the job to the standby. Best effort and non-blocking; the
+  // linger delivers it while the socket closes.
+  void ReportFailure(const std::string& reason, bool hand_over = false);
 
   // Work leases (PROTOCOL.md "Leases"): a request is answered by a grant and a
   // listing intent by an ack, which Service() collects for TakeGrants and

@@ -84,6 +84,13 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
       if (host_id >= 0) return DropUnexpected(fmt::format("a second Hello from {}", sender));
       auto hello = message->As<HelloMessage>();
       if (!hello) return DropMalformed(sender, hello.error());
+      if (took_over()) {
+        return Queue(identity, AbortMessage{fmt::format(
+                                   "host {}: the standby coordinator on host {} took the job over "
+                                   "from host 0 and admits no node; run its command again once "
+                                   "the job ended",
+                                   hello->host_id, coordinator_host_)});
+      }
       if (phase_ == Phase::kRendezvous && !rendezvous_.is_added(hello->host_id)) {
         return OnHello(identity, fd, address, *hello, now);
       }
@@ -108,6 +115,9 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
       auto failure = message->As<FailureMessage>();
       if (!failure) return DropMalformed(sender, failure.error());
       // The host id is the one the node joined with, whatever the message claims.
+      if (failure->hand_over && host_id == 0 && standby_active_) {
+        return HandOver(fmt::format("host 0 left: {}", failure->reason), now);
+      }
       return LoseHost(host_id, fmt::format("host {} failed: {}", host_id, failure->reason), now);
     }
     case MessageType::kLeaseRequest:

@@ -122,6 +122,9 @@ class CoordinatorSession {
   // The standby is silent: the job goes on without one while most hosts are still
   // in it, else it ends (the standby may have taken over).
   void LoseStandby(Clock::time_point now);
+  // Host 0 leaves for `reason` (a stop signal): the standby takes the job over now,
+  // and every node reattaches to it.
+  void HandOver(std::string reason, Clock::time_point now);
   // Whether host `host_id` received a heartbeat we sent after `since`: until `since`
   // plus its heartbeat timeout it cannot have found us lost.
   bool HeardSince(int host_id, Clock::time_point since) const;
@@ -197,6 +200,7 @@ class CoordinatorSession {
   bool standby_active_ = false;
   uint64_t shipped_ = 0;    // records sent to the standby
   uint64_t confirmed_ = 0;  // records the standby holds
+  bool handing_over_ = false;
   Clock::time_point standby_heard_{};
   Clock::time_point next_standby_update_{};
   std::deque<HeldAnswer> held_answers_;

@@ -10,6 +10,13 @@
 #include "transport/coordinator_session.h"
 
 namespace actex {
+namespace {
+
+// Records per StandbyUpdate: a resumed job's whole log goes in several, each far
+// below the control socket's frame limit.
+constexpr size_t kMaxRecordsPerUpdate = 50000;
+
+}  // namespace
 
 // ---- Host 0's side ----
 
@@ -51,16 +58,22 @@ void CoordinatorSession::ReleaseAnswers() {
 void CoordinatorSession::ShipToStandby(Clock::time_point now) {
   if (!standby_active_) return;
   const uint64_t records = options_.leases->records();
-  if (records == shipped_ && now < next_standby_update_) return;
+  const bool periodic = now >= next_standby_update_;
+  if (records == shipped_ && !periodic) return;
+  // Once an interval, what is not confirmed yet goes again: an update may have been
+  // dropped (a full queue, a reconnect), and the standby skips what it holds.
+  if (periodic) shipped_ = confirmed_;
   StandbyUpdateMessage update;
   update.first = shipped_;
   update.records = options_.leases->RecordsSince(shipped_);
+  if (update.records.size() > kMaxRecordsPerUpdate) update.records.resize(kMaxRecordsPerUpdate);
   for (size_t id = 0; id < hosts_.size(); ++id) {
     if (hosts_[id]) update.hosts.push_back(static_cast<int32_t>(id));
   }
   update.released_barriers.assign(released_barriers_.begin(), released_barriers_.end());
+  update.hand_over = handing_over_;
+  shipped_ = update.first + update.records.size();
   Queue(kStandbyLink, update);
-  shipped_ = records;
   next_standby_update_ = now + options_.liveness.heartbeat_interval;
 }
 
@@ -71,10 +84,23 @@ void CoordinatorSession::HandleStandbyLink(const std::expected<ReceivedMessage, 
   auto confirm = message->As<StandbyConfirmMessage>();
   if (!confirm) return DropMalformed("the standby", confirm.error());
   standby_heard_ = now;
-  // Less than was sent: the standby missed some (or started anew); send them again.
-  if (confirm->records < shipped_) shipped_ = confirm->records;
-  confirmed_ = confirm->records;
+  confirmed_ = std::max(confirmed_, confirm->records);
   ReleaseAnswers();
+}
+
+void CoordinatorSession::HandOver(std::string reason, Clock::time_point now) {
+  // Its drained writer listed what was whole: the rest of its chunks are free.
+  if (auto lost = options_.leases->Lose(0); !lost) return Abort(lost.error(), now);
+  spdlog::warn("coordinator: {}; it hands the job over to the standby on host {}", reason,
+               options_.standby_host);
+  handing_over_ = true;
+  next_standby_update_ = now;
+  ShipToStandby(now);
+  for (size_t id = 1; id < hosts_.size(); ++id) {
+    if (hosts_[id]) Queue(hosts_[id]->identity, HandOverMessage{reason});
+  }
+  phase_ = Phase::kEnding;
+  ends_at_ = now + options_.final_drain;
 }
 
 bool CoordinatorSession::HeardSince(int host_id, Clock::time_point since) const {
@@ -169,6 +195,11 @@ void CoordinatorSession::HandleAsStandby(const std::string& identity, int fd,
   members_ = update->hosts;
   replicated_barriers_ = {update->released_barriers.begin(), update->released_barriers.end()};
   Queue(identity, StandbyConfirmMessage{leases.records()});
+  if (update->hand_over) {
+    // Host 0 said it stops coordinating: no split to fear, it counts no more.
+    std::erase(members_, 0);
+    BeginTakeover("host 0 handed the job over", now);
+  }
 }
 
 void CoordinatorSession::TickStandby(Clock::time_point now) {

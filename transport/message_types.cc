@@ -80,6 +80,8 @@ std::optional<MessageTypeInfo> DescribeMessageType(uint64_t type_id) {
       return Info<StandbyConfirmMessage>("StandbyConfirm");
     case MessageType::kReattach:
       return Info<ReattachMessage>("Reattach");
+    case MessageType::kHandOver:
+      return Info<HandOverMessage>("HandOver");
     case MessageType::kRingBound:
       return Info<RingBoundMessage>("RingBound");
     case MessageType::kRingTable:

@@ -51,6 +51,7 @@ enum class MessageType : uint16_t {
   kStandbyUpdate = 42,
   kStandbyConfirm = 43,
   kReattach = 44,
+  kHandOver = 45,
   // Ring set-up inside a node (inproc): device shard <-> node.
   kRingBound = 50,
   kRingTable = 51,
@@ -285,7 +286,10 @@ struct FailureMessage {
   static constexpr MessageType kType = MessageType::kFailure;
   int32_t host_id = 0;
   std::string reason;
-  MSGPACK_DEFINE_MAP(host_id, reason);
+  // Host 0's, stopped by a signal in a job with a standby: instead of ending the job,
+  // its coordinator hands it over to the standby at once.
+  bool hand_over = false;
+  MSGPACK_DEFINE_MAP(host_id, reason, hand_over);
 };
 
 // ---- Work leases (PROTOCOL.md "Leases"): jobs whose replicas each lie on one host ----
@@ -358,11 +362,12 @@ struct StandbyUpdateMessage {
   std::vector<std::string> records;  // as the lease log writes them: "granted 12 host-1"
   std::vector<int32_t> hosts;        // the hosts in the job, ascending
   std::vector<std::string> released_barriers;
-  MSGPACK_DEFINE_MAP(first, records, hosts, released_barriers);
+  bool hand_over = false;  // host 0 leaves: take the job over now
+  MSGPACK_DEFINE_MAP(first, records, hosts, released_barriers, hand_over);
 };
 
-// standby -> host 0's coordinator: it holds the first `records` records on its disk.
-// A value below what was sent asks for the rest again.
+// standby -> host 0's coordinator: it holds the first `records` records on its disk;
+// once an interval, host 0 sends again what is not confirmed.
 struct StandbyConfirmMessage {
   static constexpr MessageType kType = MessageType::kStandbyConfirm;
   uint64_t records = 0;
@@ -379,6 +384,14 @@ struct ReattachMessage {
   std::vector<int64_t> held;    // chunks granted to it and not listed
   std::vector<int64_t> listed;  // chunks it reported listed
   MSGPACK_DEFINE_MAP(host_id, held, listed);
+};
+
+// host 0's coordinator -> every node, when host 0 was stopped by a signal: reattach
+// to the standby now, which takes the job over.
+struct HandOverMessage {
+  static constexpr MessageType kType = MessageType::kHandOver;
+  std::string reason;
+  MSGPACK_DEFINE_MAP(reason);
 };
 
 }  // namespace actex

@@ -137,4 +137,20 @@ TEST(MeshPlan, HostsSharingAReplicaFormAStopGroup) {
   EXPECT_EQ(groups("data=2,model=3", 3, 2), (std::vector<int>{0, 0, 0}));
 }
 
+// The standby coordinator runs on the first host that host 0's loss leaves running,
+// in leased jobs of three hosts or more.
+TEST(MeshPlan, TheStandbyIsTheFirstHostOutsideHost0sStopGroup) {
+  auto standby = [](const std::string& mesh, int hosts, int shards_per_host) {
+    auto plan = PlanMesh(mesh, hosts, shards_per_host, 0, 1, 1);
+    EXPECT_TRUE(plan) << plan.error();
+    return plan ? plan->StandbyHost() : -2;
+  };
+  EXPECT_EQ(standby("2d", 4, 1), 1);
+  EXPECT_EQ(standby("2d", 3, 2), 1);
+  EXPECT_EQ(standby("data=2,model=2", 4, 1), 2);
+  EXPECT_EQ(standby("2d", 2, 1), -1) << "one host left cannot tell a loss from a split";
+  EXPECT_EQ(standby("1d", 3, 1), -1) << "every host stops with host 0";
+  EXPECT_EQ(standby("data=2,model=3", 3, 2), -1) << "not leased";
+}
+
 }  // namespace actex

@@ -122,6 +122,16 @@ int64_t ListedDocuments(const std::string& out) {
   return docs;
 }
 
+// Waits until `node` logged `line`; false past `limit`.
+bool WaitForLine(const ActexProcess& node, const std::string& line, seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (node.err().find(line) == std::string::npos) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
 // Waits until the hosts list more than `before` documents; false past `limit`.
 bool WaitForMoreListed(const std::string& out, int64_t before, seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -133,9 +143,10 @@ bool WaitForMoreListed(const std::string& out, int64_t before, seconds limit) {
 }
 
 // A signalled host of a leased (2d) job drains alone, keeping what it listed. A
-// signalled worker gives back its leases and the others finish the job without it;
-// a signalled host 0 takes the coordinator with it, so every other host stops where
-// it is, and the same commands finish the job. Either way the job ends with an
+// signalled worker gives back its leases and the others finish the job without it.
+// A signalled host 0 hands the job over to the standby coordinator on host 1, and the
+// others go on; host 1, signalled in turn while it coordinates, takes the job with
+// it, and the same commands finish the job. Either way the job ends with an
 // uninterrupted run's bits.
 TEST(PreemptionOfAJob, ASignalledWorkerDrainsAloneAndTheOthersFinishTheJob) {
   constexpr int kHosts = 3;
@@ -169,38 +180,39 @@ TEST(PreemptionOfAJob, ASignalledWorkerDrainsAloneAndTheOthersFinishTheJob) {
 
   const std::string out = dir.path() + "/preempted";
   const LocalClusterOptions preempted = job(out);
-  // Host 0 (the coordinator's): it drains, and then every other host stops too,
-  // naming it.
+  // Host 0 drains and hands the job over to the standby on host 1; hosts 1 and 2 go
+  // on. Then host 1, which coordinates the job now, drains and takes the job with it.
   auto first = start(preempted, "run1-");
   ASSERT_TRUE(WaitForMoreListed(out, 0, seconds(120))) << first[0]->err();
   first[0]->Signal(SIGTERM);
   EXPECT_EQ(first[0]->Wait(seconds(30)), kExitStoppedBySignal) << first[0]->err();
-  EXPECT_NE(first[0]->err().find("stopped by SIGTERM (drained at a chunk's end)"),
-            std::string::npos)
+  EXPECT_NE(first[0]->err().find("the standby coordinator takes the job over"), std::string::npos)
       << first[0]->err();
-  for (int host : {1, 2}) {
-    EXPECT_NE(first[host]->Wait(seconds(30)), 0) << first[host]->err();
-    EXPECT_NE(first[host]->err().find("host 0 stopped by signal"), std::string::npos)
-        << first[host]->err();
-  }
-  // Host 1 (a worker): it drains alone and gives back its leases; the others finish
-  // the job, its chunks included, and host 0 names host 1 when the job ends.
+  ASSERT_TRUE(WaitForLine(*first[1], "took over the job with 2 of its 2 hosts", seconds(30)))
+      << first[1]->err();
+  first[1]->Signal(SIGTERM);
+  EXPECT_EQ(first[1]->Wait(seconds(30)), kExitStoppedBySignal) << first[1]->err();
+  EXPECT_NE(first[2]->Wait(seconds(30)), 0) << first[2]->err();
+  EXPECT_NE(first[2]->err().find("host 1 failed: host 1 stopped by signal"), std::string::npos)
+      << first[2]->err();
+  // Host 2 (a worker): it drains alone and gives back its leases; the others finish
+  // the job, its chunks included, and host 0 names host 2 when the job ends.
   const int64_t before = ListedDocuments(out);
   auto second = start(preempted, "run2-");
-  ASSERT_TRUE(WaitForMoreListed(out, before, seconds(120))) << second[1]->err();
-  second[1]->Signal(SIGTERM);
-  EXPECT_EQ(second[1]->Wait(seconds(30)), kExitStoppedBySignal) << second[1]->err();
-  EXPECT_NE(second[1]->err().find("the hosts still in the job take over its chunks"),
+  ASSERT_TRUE(WaitForMoreListed(out, before, seconds(120))) << second[2]->err();
+  second[2]->Signal(SIGTERM);
+  EXPECT_EQ(second[2]->Wait(seconds(30)), kExitStoppedBySignal) << second[2]->err();
+  EXPECT_NE(second[2]->err().find("the hosts still in the job take over its chunks"),
             std::string::npos)
-      << second[1]->err();
-  EXPECT_EQ(second[2]->Wait(seconds(120)), 0) << second[2]->err();
+      << second[2]->err();
+  EXPECT_EQ(second[1]->Wait(seconds(120)), 0) << second[1]->err();
   EXPECT_EQ(second[0]->Wait(seconds(120)), 0) << second[0]->err();
   EXPECT_NE(second[0]->err().find("the job finished without 1 host(s)"), std::string::npos)
       << second[0]->err();
-  EXPECT_NE(second[0]->err().find("host 1 stopped by signal"), std::string::npos)
+  EXPECT_NE(second[0]->err().find("host 2 stopped by signal"), std::string::npos)
       << second[0]->err();
-  EXPECT_FALSE(Metadata(out + "/host_01").value("complete", true))
-      << "host 1 finished before it was signalled";
+  EXPECT_FALSE(Metadata(out + "/host_02").value("complete", true))
+      << "host 2 finished before it was signalled";
   ExpectIdentical(out, dir.path() + "/reference");
   // The same commands again find every chunk listed: nothing is computed twice.
   for (auto& node : start(preempted, "again")) {

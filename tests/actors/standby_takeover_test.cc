@@ -1,9 +1,9 @@
 // Host 0's loss in leased jobs, as real `actex node` processes on 127.0.0.1: with
 // three hosts or more the standby coordinator (on host 1 in a 2d mesh) takes over
-// and the others finish the job; a host 0 that was only frozen is fenced off when
-// it wakes; with two hosts the job ends cleanly and the same commands finish it. In
-// every case the job ends with every document once, equal to one process to the
-// bit, and `actex verify` passes.
+// and the others finish the job (host 0 killed, or signalled: then it hands the job
+// over at once); a host 0 that was only frozen is fenced off when it wakes; with two hosts the job
+// ends cleanly and the same commands finish it. In every case the job ends with every document
+// once, equal to one process to the bit, and `actex verify` passes.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "actors/extraction_summary.h"
 #include "leased_job_fixture.h"
 
 namespace actex {
@@ -65,6 +66,29 @@ TEST_F(StandbyTakeover, Host0KilledTheStandbyTakesOverAndTheOthersFinishTheJob) 
   nodes[0]->Signal(SIGKILL);
   EXPECT_NE(nodes[0]->Wait(seconds(10)), 0);
   ExpectTheOthersFinish(nodes);
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
+}
+
+// SIGTERM to host 0 (a preemption notice): it drains, listing what is whole, and
+// hands the job over at once; the standby takes over without waiting for any
+// timeout, and hosts 1-3 finish the job.
+TEST_F(StandbyTakeover, Host0SignalledHandsTheJobOverAndTheOthersFinishIt) {
+  ManualJob job(dir);
+  std::vector<ActexProcess*> nodes = job.StartAll(kHosts, corpus, "2d");
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+  nodes[0]->Signal(SIGTERM);
+  EXPECT_EQ(nodes[0]->Wait(seconds(30)), kExitStoppedBySignal) << nodes[0]->err();
+  EXPECT_NE(nodes[0]->err().find("the standby coordinator takes the job over"), std::string::npos)
+      << nodes[0]->err();
+  for (int host = 1; host < kHosts; ++host) {
+    EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
+  }
+  EXPECT_NE(nodes[1]->err().find("host 0 handed the job over"), std::string::npos)
+      << nodes[1]->err();
+  EXPECT_NE(nodes[1]->err().find("took over the job with 3 of its 3 hosts"), std::string::npos)
+      << nodes[1]->err();
+  EXPECT_EQ(nodes[1]->err().find("sent nothing for"), std::string::npos) << nodes[1]->err();
   ExpectIdentical(out, single);
   ExpectVerified(dir, out);
 }

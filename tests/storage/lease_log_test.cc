@@ -125,6 +125,25 @@ TEST(LeaseLog, AnAppendTheTableRefusesWritesNothing) {
   EXPECT_EQ((*log)->records(), 0);
 }
 
+// A standby's batch goes in whole or not at all: one record the table refuses after
+// the ones before it leaves the file, the table and the lines as they were.
+TEST(LeaseLog, ABatchIsAppendedWholeOrNotAtAll) {
+  TempDir dir;
+  const std::string path = dir.File("leases.log");
+  LeaseTable table;
+  auto log = LeaseLog::Open(path, 8, &table);
+  ASSERT_TRUE(log) << log.error();
+  ASSERT_TRUE((*log)->AppendAll({{Kind::kGranted, 0, "a"}, {Kind::kListing, 0, "a"}}));
+  EXPECT_FALSE((*log)->AppendAll({{Kind::kListed, 0, "a"}, {Kind::kGranted, 5, "b"}}));
+  EXPECT_EQ(Contents(path), "actex-leases 1 chunk_docs 8\ngranted 0 a\nlisting 0 a\n");
+  EXPECT_EQ((*log)->lines(), (std::vector<std::string>{"granted 0 a", "listing 0 a"}));
+  EXPECT_FALSE(table.IsListed(0));
+  LeaseTable replayed;
+  auto reopened = LeaseLog::Open(path, 8, &replayed);
+  ASSERT_TRUE(reopened) << reopened.error();
+  EXPECT_EQ(replayed.BeingListedBy("a"), (std::vector<int64_t>{0}));
+}
+
 // A full disk (here: a file size limit, which fails writes with EFBIG as ENOSPC fails
 // them) ends an append with an error naming the log, and leaves no partial record:
 // the log replays to exactly the table the appends that succeeded built.
