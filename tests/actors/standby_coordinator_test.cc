@@ -124,6 +124,18 @@ struct StandbyCoordinatorTest : testing::Test {
         << "host " << client << " got no grant";
     return grants.empty() ? LeaseGrantMessage{} : grants.front();
   }
+  // Host 0's coordinator here, the standby in a child process, every host joined.
+  void StartWithAForkedStandby() {
+    standby = std::make_unique<ForkedCoordinator>(Standby(), [&] { return StandbyLeases(); });
+    ASSERT_FALSE(standby->endpoint().empty());
+    context = std::make_unique<zmq::context_t>();
+    primary = Primary();
+    primary.leases = PrimaryLeases();
+    auto started = StartCoordinator(*context, primary);
+    ASSERT_TRUE(started) << started.error();
+    host0 = std::move(*started);
+    clients = JoinJob(*context, primary, standby->endpoint());
+  }
   static bool AwaitAck(CoordinatorClient& client) {
     std::vector<ListingAckMessage> acks;
     EXPECT_TRUE(WaitUntil([&] {
@@ -136,6 +148,12 @@ struct StandbyCoordinatorTest : testing::Test {
 
   TempDir dir;
   const std::string standby_log = dir.path() + "/" + JobLeases::kStandbyCopyName;
+  // What StartWithAForkedStandby starts, made after the fork.
+  std::unique_ptr<ForkedCoordinator> standby;
+  std::unique_ptr<zmq::context_t> context;
+  CoordinatorOptions primary;
+  std::unique_ptr<Actor> host0;
+  std::vector<JoinResult> clients;
 };
 
 // Host 0's coordinator killed: hosts 1-3 reattach to the standby, which takes over
@@ -190,20 +208,12 @@ TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing)
 // The standby lost (killed) while every host still hears host 0: host 0's
 // coordinator goes on without one, and holds no answer back any more.
 TEST_F(StandbyCoordinatorTest, Host0GoesOnWithoutALostStandbyWhileMostHostsHearIt) {
-  CoordinatorOptions standby_options = Standby();
-  ForkedCoordinator standby(standby_options, [&] { return StandbyLeases(); });
-  ASSERT_FALSE(standby.endpoint().empty());
-  zmq::context_t context;
-  CoordinatorOptions primary = Primary();
-  primary.leases = PrimaryLeases();
-  auto host0 = StartCoordinator(context, primary);
-  ASSERT_TRUE(host0) << host0.error();
-  std::vector<JoinResult> clients = JoinJob(context, primary, standby.endpoint());
+  StartWithAForkedStandby();
   const std::vector<int> all = {0, 1, 2, 3};
   (*clients[2])->RequestLease({1, -1});
   EXPECT_EQ(AwaitGrant(clients, 2, all).chunk, 0);
 
-  standby.Kill();
+  standby->Kill();
   (*clients[3])->RequestLease({1, -1});
   // Held until the standby is found lost (1 s), then answered.
   EXPECT_EQ(AwaitGrant(clients, 3, all).chunk, 1);
@@ -214,18 +224,11 @@ TEST_F(StandbyCoordinatorTest, Host0GoesOnWithoutALostStandbyWhileMostHostsHearI
 // may be the lesser side of a split network, and the standby may have taken over
 // with the rest, so host 0's coordinator ends the job rather than answer.
 TEST_F(StandbyCoordinatorTest, Host0EndsTheJobWhenItLosesTheStandbyAndMostHosts) {
-  CoordinatorOptions standby_options = Standby();
-  ForkedCoordinator standby(standby_options, [&] { return StandbyLeases(); });
-  zmq::context_t context;
-  CoordinatorOptions primary = Primary();
-  primary.leases = PrimaryLeases();
-  auto host0 = StartCoordinator(context, primary);
-  ASSERT_TRUE(host0) << host0.error();
-  std::vector<JoinResult> clients = JoinJob(context, primary, standby.endpoint());
+  StartWithAForkedStandby();
   (*clients[0])->RequestLease({1, -1});
   EXPECT_EQ(AwaitGrant(clients, 0, {0, 1, 2, 3}).chunk, 0);
 
-  standby.Kill();  // and hosts 2 and 3 fall silent
+  standby->Kill();  // and hosts 2 and 3 fall silent
   (*clients[0])->RequestLease({2, -1});
   std::expected<void, std::string> ended;
   EXPECT_TRUE(WaitUntil(
