@@ -6,7 +6,7 @@
 #include <charconv>
 #include <filesystem>
 
-#include "actors/job_leases.h"
+#include "actors/job_coordinator.h"
 #include "actors/run_fingerprint.h"
 #include "transport/coordinator.h"
 #include "transport/coordinator_client.h"
@@ -15,15 +15,6 @@
 
 namespace actex {
 namespace {
-
-// The same on both sides: --heartbeat-timeout, and a crashed peer noticed when its
-// connection drops, never later than its silence would tell.
-Liveness JobLiveness(const NodeOptions& options) {
-  Liveness liveness;
-  liveness.heartbeat_timeout = options.heartbeat_timeout;
-  liveness.disconnect_grace = std::min(liveness.disconnect_grace, options.heartbeat_timeout);
-  return liveness;
-}
 
 // The final barrier waits for the slowest host to finish its documents, which may be
 // days; liveness while waiting comes from the heartbeats.
@@ -34,38 +25,6 @@ constexpr std::chrono::milliseconds kFinalBarrierSlice{200};
 // How long host 0 lets its coordinator tell the other hosts why host 0 ends.
 constexpr std::chrono::seconds kReportWait{5};
 constexpr std::chrono::seconds kShardSetupWait{30};
-
-struct CoordinatorAddress {
-  std::string host;
-  int port = 0;
-};
-
-std::expected<CoordinatorAddress, std::string> ParseCoordinator(const std::string& text) {
-  const size_t colon = text.rfind(':');
-  CoordinatorAddress address;
-  if (colon == std::string::npos || colon == 0) {
-    return std::unexpected("--coordinator " + text + ": expected HOST:PORT (e.g. 10.0.0.10:8476)");
-  }
-  address.host = text.substr(0, colon);
-  if (address.host == "localhost") address.host = "127.0.0.1";
-  // Host 0's coordinator binds this address: a wildcard would open it on every
-  // interface, and other hosts could not connect to it anyway.
-  if (address.host == "0.0.0.0" || address.host == "*" || address.host == "::" ||
-      address.host == "[::]") {
-    return std::unexpected("--coordinator " + text +
-                           ": name host 0's address that the other hosts reach (e.g. "
-                           "10.0.0.10:8476), not a wildcard");
-  }
-  auto [end, error] =
-      std::from_chars(text.data() + colon + 1, text.data() + text.size(), address.port);
-  if (error != std::errc() || end != text.data() + text.size() || address.port < 1 ||
-      address.port > 65533) {
-    return std::unexpected("--coordinator " + text +
-                           ": the port must be a number from 1 to 65533 (the next two ports "
-                           "carry monitor events)");
-  }
-  return address;
-}
 
 }  // namespace
 
@@ -137,40 +96,8 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
     state.monitor.connect("tcp://" + coordinator->host + ":" +
                           std::to_string(coordinator->port + 2));
   });
-  const int standby = mesh.StandbyHost();
-  if (options.host_id != 0 && options.host_id != standby) return link;
-  CoordinatorOptions coordinating;
-  coordinating.bind_address = coordinator->host;
-  coordinating.port = coordinator->port;
-  coordinating.monitor_port = coordinator->port + 1;
-  coordinating.monitor_collect_port = coordinator->port + 2;
-  coordinating.num_hosts = mesh.hosts;
-  coordinating.max_hosts = options.max_hosts;
-  coordinating.security = state.security;
-  coordinating.join_timeout = options.join_timeout;
-  coordinating.liveness = JobLiveness(options);
-  coordinating.stop_groups = mesh.StopGroups();
-  coordinating.lease_followers = mesh.LeaseFollowers();
-  coordinating.standby_host = standby;
-  coordinating.counters = state.coordinator_counters;
-  if (mesh.Leased()) {
-    // The log lives beside the host's shards: PrepareOutput made (or emptied) the folder.
-    const std::filesystem::path folder =
-        std::filesystem::path(options.extract.out_dir) / mesh.HostFolder(options.host_id);
-    std::error_code error;
-    std::filesystem::create_directories(folder, error);
-    auto leases = options.host_id == 0
-                      ? JobLeases::Open((folder / LeaseLog::kFileName).string(), mesh.chunk_docs)
-                      : JobLeases::OpenStandbyCopy((folder / JobLeases::kStandbyCopyName).string(),
-                                                   mesh.chunk_docs);
-    if (!leases) return std::unexpected("the lease log: " + leases.error());
-    coordinating.leases = std::move(*leases);
-  }
-  if (options.host_id == standby) {
-    coordinating.standby = true;
-    coordinating.bind_address = BindAddress(options);
-  }
-  auto started = StartCoordinator(context, coordinating);
+  auto started = StartJobCoordinator(context, options, mesh, *coordinator, state.security,
+                                     state.coordinator_counters);
   if (!started) return std::unexpected(started.error());
   state.coordinator_actor = std::move(*started);
   return link;

@@ -101,6 +101,10 @@ struct CoordinatorOptions {
   std::shared_ptr<const JobSecurity> security;
 };
 
+// Fills the defaults of `options` (monitor ports next to the control port, max_hosts,
+// a standby's ports) and refuses what the coordinator cannot run with, naming it.
+std::expected<void, std::string> CheckCoordinatorOptions(CoordinatorOptions& options);
+
 // Starts the coordinator of a multi-host job as an actor (named "coordinator") in
 // host 0's node process. It binds, on bind_address, the control ROUTER at `port`,
 // the monitor XPUB at monitor_port and the monitor XSUB at monitor_collect_port

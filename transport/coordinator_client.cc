@@ -118,14 +118,6 @@ std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient
   return client;
 }
 
-template <typename T>
-void CoordinatorClient::SendNow(const T& message) {
-  if (auto sent = Send(socket_, message); !sent) {
-    spdlog::warn("host {}: could not send {} to the coordinator at {}: {}", host_id_,
-                 MessageTypeName(T::kType), CoordinatorName(), sent.error());
-  }
-}
-
 void CoordinatorClient::Drop(const std::string& why) {
   ++dropped_messages_;
   if (ShouldLogDrop(dropped_messages_)) {
@@ -273,40 +265,6 @@ std::expected<void, std::string> CoordinatorClient::Service() {
   return {};
 }
 
-bool CoordinatorClient::Reattach(const std::string& reason, Clock::time_point now) {
-  const auto standby = endpoints_.find(kStandbyEndpointKey);
-  if (lost_primary_ || host_id_ == 0 || standby == endpoints_.end()) return false;
-  try {
-    RetryInterrupted([&] { socket_.disconnect(coordinator_endpoint_); });
-    RetryInterrupted([&] { socket_.connect(standby->second); });
-  } catch (const zmq::error_t& e) {
-    spdlog::error("host {}: cannot reach the standby coordinator at {}: {}", host_id_,
-                  standby->second, e.what());
-    return false;
-  }
-  lost_primary_ = reason;
-  coordinator_endpoint_ = standby->second;
-  heard_sequence_ = 0;  // the standby counts its own
-  last_message_.reset();
-  disconnected_at_.reset();
-  reattach_deadline_ = now + 2 * options_.liveness.heartbeat_timeout + options_.join_margin;
-  ReattachMessage reattach{
-      host_id_, {held_.begin(), held_.end()}, {listed_.begin(), listed_.end()}};
-  spdlog::warn(
-      "host {}: lost the coordinator (host 0): {}; reattaching to the standby coordinator at {} "
-      "(holding chunks {})",
-      host_id_, reason, coordinator_endpoint_, reattach.held.size());
-  SendNow(reattach);
-  return true;
-}
-
-void CoordinatorClient::ResendOpen() {
-  for (const std::string& barrier : entered_barriers_) SendNow(BarrierMessage{barrier});
-  for (const ChunksListedMessage& listed : std::exchange(unsent_listed_, {})) SendNow(listed);
-  for (const auto& [request, message] : open_requests_) SendNow(message);
-  for (const auto& [request, intent] : open_intents_) SendNow(intent);
-}
-
 std::expected<void, std::string> CoordinatorClient::WaitAndService(std::chrono::milliseconds wait) {
   std::vector<zmq::pollitem_t> items = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
                                         {watch_->socket().handle(), 0, ZMQ_POLLIN, 0}};
@@ -357,36 +315,6 @@ std::expected<void, std::string> CoordinatorClient::Barrier(const std::string& n
 
 void CoordinatorClient::ReportFailure(const std::string& reason, bool hand_over) {
   SendNow(FailureMessage{host_id_, reason, hand_over});
-}
-
-// While reattaching, what the host asks waits for the standby's Welcome (ResendOpen):
-// sent earlier, it could reach the standby twice.
-void CoordinatorClient::RequestLease(const LeaseRequestMessage& request) {
-  open_requests_[request.request] = request;
-  if (!reattach_deadline_) SendNow(request);
-}
-
-void CoordinatorClient::ReportListing(const ListingIntentMessage& intent) {
-  open_intents_[intent.request] = intent;
-  if (!reattach_deadline_) SendNow(intent);
-}
-
-void CoordinatorClient::ReportListed(const ChunksListedMessage& listed) {
-  for (int64_t chunk : listed.chunks) {
-    held_.erase(chunk);
-    listed_.insert(chunk);
-  }
-  if (!reattach_deadline_) {
-    SendNow(listed);
-  } else {
-    unsent_listed_.push_back(listed);
-  }
-}
-
-std::vector<LeaseGrantMessage> CoordinatorClient::TakeGrants() { return std::move(grants_); }
-
-std::vector<ListingAckMessage> CoordinatorClient::TakeListingAcks() {
-  return std::move(listing_acks_);
 }
 
 }  // namespace actex

@@ -1,6 +1,8 @@
 #ifndef ACTEX_TRANSPORT_COORDINATOR_CLIENT_H_
 #define ACTEX_TRANSPORT_COORDINATOR_CLIENT_H_
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <cstdint>
 #include <expected>
@@ -111,7 +113,12 @@ class CoordinatorClient {
   void Drop(const std::string& why);
   // Sends without blocking; a full queue drops the message (logged).
   template <typename T>
-  void SendNow(const T& message);
+  void SendNow(const T& message) {
+    if (auto sent = Send(socket_, message); !sent) {
+      spdlog::warn("host {}: could not send {} to the coordinator at {}: {}", host_id_,
+                   MessageTypeName(T::kType), CoordinatorName(), sent.error());
+    }
+  }
   // Waits up to `wait` for something to arrive, then services.
   std::expected<void, std::string> WaitAndService(std::chrono::milliseconds wait);
   std::string CoordinatorName() const;
