@@ -63,7 +63,7 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
     return;
   }
   if (options_.leases && !unfinished) {
-    spdlog::info("coordinator: the job finished without {} host(s) ({}); the others listed {}",
+    spdlog::info("coordinator: the job finished without {} host(s) ({}); {}",
                  lost_.size(), lost, options_.leases->Progress());
     return;
   }
