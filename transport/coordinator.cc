@@ -123,6 +123,8 @@ class Coordinator {
   CoordinatorSession session_;
   zmq::socket_t control_;
   zmq::socket_t standby_link_;  // DEALER to the standby's control ROUTER (host 0's)
+  // Declared after standby_link_, so it is destroyed (and stops watching) first.
+  std::unique_ptr<ConnectionWatch> standby_watch_;
   // Declared after control_, so it is destroyed (and stops watching) first.
   std::unique_ptr<ConnectionWatch> watch_;
   std::unique_ptr<MonitorRelay> relay_;
@@ -187,6 +189,9 @@ std::expected<void, std::string> Coordinator::LinkStandby() {
     return std::unexpected(
         fmt::format("cannot connect to the standby coordinator at {}: {}", endpoint, e.what()));
   }
+  auto watch = ConnectionWatch::Create(actor_.context(), standby_link_);
+  if (!watch) return std::unexpected("the link to the standby: " + watch.error());
+  standby_watch_ = std::move(*watch);
   return {};
 }
 
@@ -246,7 +251,10 @@ std::expected<void, std::string> Coordinator::Run() {
     for (auto& relay_watch : relay_watches_) {
       items.push_back({relay_watch->socket().handle(), 0, ZMQ_POLLIN, 0});
     }
-    if (standby_link_) items.push_back({standby_link_.handle(), 0, ZMQ_POLLIN, 0});
+    if (standby_link_) {
+      items.push_back({standby_link_.handle(), 0, ZMQ_POLLIN, 0});
+      items.push_back({standby_watch_->socket().handle(), 0, ZMQ_POLLIN, 0});
+    }
     try {
       zmq::poll(items.data(), items.size(), Wait(Clock::now()));
     } catch (const zmq::error_t& e) {
@@ -290,6 +298,11 @@ std::expected<void, std::string> Coordinator::Run() {
                        : std::unexpected(from_standby.error()),
           Clock::now());
       if (!from_standby && !from_standby.error().malformed()) break;
+    }
+    if (standby_watch_) {
+      for (const ConnectionEvent& event : standby_watch_->Drain()) {
+        session_.OnStandbyLinkEvent(event, Clock::now());
+      }
     }
     relay_->ForwardSubscriptions(kMaxBatch);
     counters_->monitor_events_relayed += relay_->ForwardEvents(kMaxBatch);

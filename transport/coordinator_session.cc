@@ -164,9 +164,15 @@ void CoordinatorSession::Tick(Clock::time_point now) {
   if (phase_ == Phase::kEnding) return;
   if (phase_ == Phase::kStandby || phase_ == Phase::kTakeover) return TickStandby(now);
   if (standby_active_ && now - standby_heard_ >= options_.liveness.heartbeat_timeout) {
-    LoseStandby(now);
-    if (phase_ == Phase::kEnding) return;
+    LoseStandby(
+        fmt::format("sent nothing for {}", SecondsText(options_.liveness.heartbeat_timeout)), now);
+  } else if (standby_active_ && standby_disconnected_at_ &&
+             now - *standby_disconnected_at_ >= options_.liveness.disconnect_grace) {
+    LoseStandby(fmt::format("closed its connection and did not come back within {}",
+                            SecondsText(options_.liveness.disconnect_grace)),
+                now);
   }
+  if (phase_ == Phase::kEnding) return;
   if (phase_ == Phase::kRendezvous && now - started_ >= options_.join_timeout) {
     return Abort(rendezvous_.MissingHostsReason(options_.join_timeout), now);
   }
@@ -237,6 +243,9 @@ CoordinatorSession::Clock::time_point CoordinatorSession::NextDeadline() const {
   if (standby_active_) {
     next = std::min(
         {next, next_standby_update_, standby_heard_ + options_.liveness.heartbeat_timeout});
+    if (standby_disconnected_at_) {
+      next = std::min(next, *standby_disconnected_at_ + options_.liveness.disconnect_grace);
+    }
   }
   if (phase_ == Phase::kRendezvous) next = std::min(next, started_ + options_.join_timeout);
   for (const auto& host : hosts_) {

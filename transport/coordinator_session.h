@@ -74,9 +74,10 @@ class CoordinatorSession {
   // Host 0's: where the standby listens, once the rendezvous told; the owner then
   // connects the link that kStandbyLink messages go over.
   const std::optional<std::string>& standby_endpoint() const { return standby_endpoint_; }
-  // A message from the standby over that link.
+  // A message from the standby over that link, and what happened to its connection.
   void HandleStandbyLink(const std::expected<ReceivedMessage, WireError>& message,
                          Clock::time_point now);
+  void OnStandbyLinkEvent(const ConnectionEvent& event, Clock::time_point now);
   // The standby's: true once it took over the job from host 0.
   bool took_over() const { return coordinator_host_ != 0; }
 
@@ -119,9 +120,9 @@ class CoordinatorSession {
   void StartStandbyLink(Clock::time_point now);
   void ShipToStandby(Clock::time_point now);
   void ReleaseAnswers();
-  // The standby is silent: the job goes on without one while most hosts are still
-  // in it, else it ends (the standby may have taken over).
-  void LoseStandby(Clock::time_point now);
+  // The standby is silent (`why`): the job goes on without one while most hosts are
+  // still with host 0, else it ends (the standby may have taken over).
+  void LoseStandby(const std::string& why, Clock::time_point now);
   // Host 0 leaves for `reason` (a stop signal): the standby takes the job over now,
   // and every node reattaches to it.
   void HandOver(std::string reason, Clock::time_point now);
@@ -202,6 +203,7 @@ class CoordinatorSession {
   uint64_t confirmed_ = 0;  // records the standby holds
   bool handing_over_ = false;
   Clock::time_point standby_heard_{};
+  std::optional<Clock::time_point> standby_disconnected_at_;  // its link closed since
   Clock::time_point next_standby_update_{};
   std::deque<HeldAnswer> held_answers_;
 

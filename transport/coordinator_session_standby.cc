@@ -84,6 +84,7 @@ void CoordinatorSession::HandleStandbyLink(const std::expected<ReceivedMessage, 
   auto confirm = message->As<StandbyConfirmMessage>();
   if (!confirm) return DropMalformed("the standby", confirm.error());
   standby_heard_ = now;
+  standby_disconnected_at_.reset();
   confirmed_ = std::max(confirmed_, confirm->records);
   ReleaseAnswers();
 }
@@ -103,13 +104,23 @@ void CoordinatorSession::HandOver(std::string reason, Clock::time_point now) {
   ends_at_ = now + options_.final_drain;
 }
 
+void CoordinatorSession::OnStandbyLinkEvent(const ConnectionEvent& event, Clock::time_point now) {
+  if (!standby_active_) return;
+  // A crashed standby's connection closes at once: no need to wait for its silence.
+  if (event.kind == ConnectionEvent::Kind::kDisconnected && !standby_disconnected_at_) {
+    standby_disconnected_at_ = now;
+  } else if (event.kind == ConnectionEvent::Kind::kConnected) {
+    standby_disconnected_at_.reset();
+  }
+}
+
 bool CoordinatorSession::HeardSince(int host_id, Clock::time_point since) const {
   if (!hosts_[host_id]) return false;
   const auto sent = heartbeats_sent_.find(hosts_[host_id]->echoed);
   return sent != heartbeats_sent_.end() && sent->second >= since;
 }
 
-void CoordinatorSession::LoseStandby(Clock::time_point now) {
+void CoordinatorSession::LoseStandby(const std::string& why, Clock::time_point now) {
   const int standby = options_.standby_host;
   // A host that echoed a heartbeat sent within `window` cannot have found host 0 lost
   // yet (by silence or by a closed connection), so it is not among the hosts that
@@ -127,8 +138,7 @@ void CoordinatorSession::LoseStandby(Clock::time_point now) {
       ++with_us;
     }
   }
-  const std::string silent = fmt::format("the standby coordinator of host {} sent nothing for {}",
-                                         standby, SecondsText(options_.liveness.heartbeat_timeout));
+  const std::string silent = fmt::format("the standby coordinator of host {} {}", standby, why);
   // Without most hosts, this may be the lesser side of a split network (or host 0
   // was frozen), and the standby may have taken over the job with the rest.
   if (2 * with_us <= in_job) {
