@@ -48,6 +48,9 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
   }
   spdlog::info("coordinator: released barrier '{}'", name);
   if (name != kFinalBarrierName) return;
+  // A host that misses the release and reattaches to the standby learns it there.
+  next_standby_update_ = now;
+  ShipToStandby(now);
   phase_ = Phase::kEnding;
   ends_at_ = now + options_.final_drain;
   // With leases, chunks may still wait for the folder of a host of an earlier run.
@@ -63,8 +66,8 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
     return;
   }
   if (options_.leases && !unfinished) {
-    spdlog::info("coordinator: the job finished without {} host(s) ({}); {}",
-                 lost_.size(), lost, options_.leases->Progress());
+    spdlog::info("coordinator: the job finished without {} host(s) ({}); {}", lost_.size(), lost,
+                 options_.leases->Progress());
     return;
   }
   abort_reason_ =

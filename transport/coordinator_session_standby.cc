@@ -253,6 +253,19 @@ void CoordinatorSession::FinishTakeover(Clock::time_point now) {
     hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, {}};
     host_by_identity_[node.identity] = host_id;
   }
+  if (replicated_barriers_.contains(kFinalBarrierName)) {
+    // Host 0 had released the final barrier: the job is done; the hosts that did not
+    // hear so learn it here.
+    spdlog::info("coordinator (standby on host {}): host 0 ended the job before it was lost",
+                 options_.standby_host);
+    for (auto& [host_id, reattached] : reattached_) {
+      Queue(reattached.first.identity, WelcomeMessage{});
+      Queue(reattached.first.identity, BarrierReleaseMessage{kFinalBarrierName});
+    }
+    phase_ = Phase::kEnding;
+    ends_at_ = now + options_.final_drain;
+    return;
+  }
   const size_t present = reattached_.size();
   if (2 * present <= members_.size()) {
     return Abort(fmt::format("host 0 was lost ({}), and only {} of the job's {} hosts reattached "
