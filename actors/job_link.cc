@@ -98,8 +98,17 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
   });
   auto started = StartJobCoordinator(context, options, mesh, *coordinator, state.security,
                                      state.coordinator_counters);
-  if (!started) return std::unexpected(started.error());
-  state.coordinator_actor = std::move(*started);
+  if (started) {
+    state.coordinator_actor = std::move(*started);
+  } else if (options.host_id == 0) {
+    return std::unexpected(started.error());
+  } else {
+    // The job runs without a standby: host 0's loss ends it, as in a job of two hosts.
+    spdlog::warn(
+        "host {}: cannot run the standby coordinator here ({}); the job goes on without one, "
+        "so host 0's loss ends it: give every host a --bind address the others reach",
+        options.host_id, started.error());
+  }
   return link;
 }
 

@@ -72,7 +72,7 @@ std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int h
                                    "--num-hosts",
                                    std::to_string(options.hosts),
                                    "--bind",
-                                   "127.0.0.1",
+                                   node.bind_address.empty() ? "127.0.0.1" : node.bind_address,
                                    "--mesh",
                                    node.mesh,
                                    "--machine-id",

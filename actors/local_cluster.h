@@ -14,8 +14,9 @@ namespace actex {
 struct LocalClusterOptions {
   std::string actex_binary;  // the executable to start as each node
   int hosts = 2;
-  NodeOptions node;  // everything but host_id, num_hosts, coordinator and bind_address
-                     // (node.job_key_file is passed on to every node)
+  // Everything but host_id, num_hosts and coordinator; bind_address is 127.0.0.1
+  // unless set, and node.job_key_file is passed on to every node.
+  NodeOptions node;
 };
 
 // Picks three free consecutive loopback ports (coordinator, monitor, monitor feed).

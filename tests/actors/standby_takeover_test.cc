@@ -139,6 +139,23 @@ TEST_F(StandbyTakeover, Host0FrozenPastTheTimeoutIsFencedOffWhenItWakes) {
   ExpectVerified(dir, out);
 }
 
+// A standby that cannot bind (host 1's --bind names no address of its machine) is a
+// wrong config on one host, not the job's end: host 1 says so, host 0 runs without a
+// standby, and the job completes.
+TEST_F(StandbyTakeover, AStandbyThatCannotBindLeavesTheJobWithoutOne) {
+  for (int host = 0; host < kHosts; ++host) {
+    nodes.push_back(&job.Start(host, kHosts, corpus, "2d", [host](NodeOptions& node) {
+      if (host == 1) node.bind_address = "256.0.0.1";
+    }));
+  }
+  for (ActexProcess* node : nodes) EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+  EXPECT_NE(nodes[1]->err().find("cannot run the standby coordinator here"), std::string::npos)
+      << nodes[1]->err();
+  EXPECT_NE(nodes[0]->err().find("published no standby coordinator"), std::string::npos)
+      << nodes[0]->err();
+  ExpectIdentical(out, single);
+}
+
 // With two hosts there is no standby (one host left cannot tell host 0's loss from a
 // split network): host 1 ends naming host 0, keeping what it listed, and the same
 // commands finish the job.
