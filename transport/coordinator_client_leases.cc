@@ -62,7 +62,7 @@ bool CoordinatorClient::Reattach(const std::string& reason, Clock::time_point no
       host_id_, {held_.begin(), held_.end()}, {listed_.begin(), listed_.end()}};
   spdlog::warn(
       "host {}: lost the coordinator (host 0): {}; reattaching to the standby coordinator at {} "
-      "(holding chunks {})",
+      "(it holds {} chunk(s))",
       host_id_, reason, coordinator_endpoint_, reattach.held.size());
   SendNow(reattach);
   return true;
