@@ -19,6 +19,7 @@
 #include "tests/transport/coordinator_test_util.h"
 #include "transport/coordinator.h"
 #include "transport/coordinator_client.h"
+#include "transport/wire.h"
 
 namespace actex {
 namespace {
@@ -72,6 +73,20 @@ class ForkedCoordinator {
   pid_t pid_ = -1;
   std::string endpoint_;
 };
+
+// Sends `message` to the coordinator at `endpoint` from a new peer and returns the
+// reason of the Abort it answers with ("" when none came within 3 s).
+template <typename Message>
+std::string AbortFor(zmq::context_t& context, const std::string& endpoint, const Message& message) {
+  zmq::socket_t peer(context, zmq::socket_type::dealer);
+  peer.set(zmq::sockopt::linger, 0);
+  peer.connect(endpoint);
+  EXPECT_TRUE(Send(peer, message).has_value());
+  auto answer = Receive(peer, 3000ms);
+  if (!answer || !*answer || (*answer)->type != MessageType::kAbort) return "";
+  auto abort = (*answer)->As<AbortMessage>();
+  return abort ? abort->reason : "";
+}
 
 struct StandbyCoordinatorTest : testing::Test {
   CoordinatorOptions Primary() {
@@ -196,6 +211,14 @@ TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing)
   (*clients[1])->RequestLease({2, -1});
   EXPECT_EQ(AwaitGrant(clients, 1, others).chunk, 4);
   for (int host : others) EXPECT_TRUE((*clients[host])->Service()) << host;
+  // Nodes that come now are refused, and the job goes on.
+  const std::string& endpoint = standby_options.counters->control_endpoint;
+  EXPECT_NE(AbortFor(context, endpoint, MakeHello(3, kHosts)).find("admits no node"),
+            std::string::npos);
+  EXPECT_NE(AbortFor(context, endpoint, ReattachMessage{2, {}, {}})
+                .find("after it took over the job without it"),
+            std::string::npos);
+  for (int host : others) EXPECT_TRUE((*clients[host])->Service()) << host;
 
   auto copy = ReadWholeFile(standby_log);
   ASSERT_TRUE(copy) << copy.error();
@@ -246,6 +269,32 @@ TEST_F(StandbyCoordinatorTest, Host0EndsTheJobWhenItLosesTheStandbyAndMostHosts)
   ASSERT_FALSE(ended.has_value());
   EXPECT_NE(ended.error().find("the standby may have taken over the job"), std::string::npos)
       << ended.error();
+}
+
+// Before any takeover the standby answers only host 0: a Reattach of a host it does
+// not know is refused, and a second peer's StandbyUpdate is dropped and counted.
+TEST_F(StandbyCoordinatorTest, BeforeATakeoverTheStandbyAnswersOnlyHost0) {
+  zmq::context_t context;
+  CoordinatorOptions options = Standby();
+  options.leases = StandbyLeases();
+  auto standby = StartCoordinator(context, options);
+  ASSERT_TRUE(standby) << standby.error();
+  const std::string& endpoint = options.counters->control_endpoint;
+  zmq::socket_t first(context, zmq::socket_type::dealer);
+  first.set(zmq::sockopt::linger, 0);
+  first.connect(endpoint);
+  ASSERT_TRUE(Send(first, StandbyUpdateMessage{0, {"granted 0 host-2"}, {0, 1, 2, 3}, {}}));
+  auto confirm = Receive(first, 3000ms);
+  ASSERT_TRUE(confirm && *confirm) << "no StandbyConfirm";
+  EXPECT_EQ((*confirm)->As<StandbyConfirmMessage>()->records, 1u);
+
+  EXPECT_NE(AbortFor(context, endpoint, ReattachMessage{7, {}, {}})
+                .find("does not know it as a host of the job"),
+            std::string::npos);
+  EXPECT_EQ(AbortFor(context, endpoint, StandbyUpdateMessage{1, {"granted 1 host-3"}, {0}, {}}),
+            "");
+  EXPECT_GE(options.counters->unexpected_messages.load(), 1u);
+  EXPECT_FALSE(options.counters->took_over.load());
 }
 
 }  // namespace
