@@ -9,11 +9,12 @@
 
 namespace actex {
 
-std::expected<CoordinatorAddress, std::string> ParseCoordinator(const std::string& text) {
+std::expected<CoordinatorAddress, std::string> ParseCoordinator(const std::string& text,
+                                                                const std::string& flag) {
   const size_t colon = text.rfind(':');
   CoordinatorAddress address;
   if (colon == std::string::npos || colon == 0) {
-    return std::unexpected("--coordinator " + text + ": expected HOST:PORT (e.g. 10.0.0.10:8476)");
+    return std::unexpected(flag + " " + text + ": expected HOST:PORT (e.g. 10.0.0.10:8476)");
   }
   address.host = text.substr(0, colon);
   if (address.host == "localhost") address.host = "127.0.0.1";
@@ -21,15 +22,15 @@ std::expected<CoordinatorAddress, std::string> ParseCoordinator(const std::strin
   // interface, and other hosts could not connect to it anyway.
   if (address.host == "0.0.0.0" || address.host == "*" || address.host == "::" ||
       address.host == "[::]") {
-    return std::unexpected("--coordinator " + text +
-                           ": name host 0's address that the other hosts reach (e.g. "
+    return std::unexpected(flag + " " + text +
+                           ": name the address that the other hosts reach (e.g. "
                            "10.0.0.10:8476), not a wildcard");
   }
   auto [end, error] =
       std::from_chars(text.data() + colon + 1, text.data() + text.size(), address.port);
   if (error != std::errc() || end != text.data() + text.size() || address.port < 1 ||
       address.port > 65533) {
-    return std::unexpected("--coordinator " + text +
+    return std::unexpected(flag + " " + text +
                            ": the port must be a number from 1 to 65533 (the next two ports "
                            "carry monitor events)");
   }
@@ -45,8 +46,8 @@ Liveness JobLiveness(const NodeOptions& options) {
 
 std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
     zmq::context_t& context, const NodeOptions& options, const MeshPlan& mesh,
-    const CoordinatorAddress& coordinator, std::shared_ptr<const JobSecurity> security,
-    std::shared_ptr<CoordinatorCounters> counters) {
+    const CoordinatorAddress& coordinator, const std::optional<CoordinatorAddress>& standby_at,
+    std::shared_ptr<const JobSecurity> security, std::shared_ptr<CoordinatorCounters> counters) {
   const int standby = mesh.StandbyHost();
   if (options.host_id != 0 && options.host_id != standby) return std::unique_ptr<Actor>();
   CoordinatorOptions coordinating;
@@ -79,6 +80,13 @@ std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
   if (options.host_id == standby) {
     coordinating.standby = true;
     coordinating.bind_address = JobLink::BindAddress(options);
+    coordinating.port = 0;  // any free ports
+    if (standby_at) {
+      coordinating.bind_address = standby_at->host;
+      coordinating.port = standby_at->port;
+      coordinating.monitor_port = standby_at->port + 1;
+      coordinating.monitor_collect_port = standby_at->port + 2;
+    }
   }
   return StartCoordinator(context, coordinating);
 }

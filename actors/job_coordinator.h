@@ -3,6 +3,7 @@
 
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
@@ -22,9 +23,10 @@ struct CoordinatorAddress {
   int port = 0;
 };
 
-// Parses --coordinator; refused, naming the flag: no port, a port past 65533, a
-// wildcard host.
-std::expected<CoordinatorAddress, std::string> ParseCoordinator(const std::string& text);
+// Parses --coordinator (or `flag`, which takes the same form); refused, naming the
+// flag: no port, a port past 65533, a wildcard host.
+std::expected<CoordinatorAddress, std::string> ParseCoordinator(
+    const std::string& text, const std::string& flag = "--coordinator");
 
 // The same on both sides: --heartbeat-timeout, and a crashed peer noticed when its
 // connection drops, never later than its silence would tell.
@@ -32,12 +34,13 @@ Liveness JobLiveness(const NodeOptions& options);
 
 // Starts the coordinator actor this node runs: host 0's, with its lease log in
 // OUT/host_00, or, on MeshPlan::StandbyHost(), the standby with its copy of that log,
-// listening on this node's --bind address. Null on every other host. `counters`
+// listening at `standby_at` (--standby-coordinator), else on free ports of this node's
+// --bind address. Null on every other host. `counters`
 // tells the standby's port once it started.
 std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
     zmq::context_t& context, const NodeOptions& options, const MeshPlan& mesh,
-    const CoordinatorAddress& coordinator, std::shared_ptr<const JobSecurity> security,
-    std::shared_ptr<CoordinatorCounters> counters);
+    const CoordinatorAddress& coordinator, const std::optional<CoordinatorAddress>& standby_at,
+    std::shared_ptr<const JobSecurity> security, std::shared_ptr<CoordinatorCounters> counters);
 
 }  // namespace actex
 

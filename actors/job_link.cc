@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <optional>
 
 #include "actors/job_coordinator.h"
 #include "actors/run_fingerprint.h"
@@ -31,6 +32,7 @@ constexpr std::chrono::seconds kShardSetupWait{30};
 struct JobLink::State {
   NodeOptions options;
   CoordinatorAddress coordinator;
+  std::optional<CoordinatorAddress> standby;  // --standby-coordinator
   zmq::context_t* context = nullptr;
   std::shared_ptr<const JobSecurity> security;  // null: an open job
   std::unique_ptr<Actor> authenticator;         // with a key: ZAP for every server socket
@@ -62,6 +64,18 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
   state.options = options;
   state.coordinator = *coordinator;
   state.context = &context;
+  if (!options.standby_coordinator.empty()) {
+    auto standby = ParseCoordinator(options.standby_coordinator, "--standby-coordinator");
+    if (!standby) return std::unexpected(standby.error());
+    state.standby = *standby;
+    if (mesh.StandbyHost() < 0) {
+      spdlog::warn(
+          "host {}: --standby-coordinator {} is not used: only a leased job of three hosts or "
+          "more, with a host outside host 0's replica, has a standby coordinator",
+          options.host_id, options.standby_coordinator);
+      state.standby.reset();
+    }
+  }
   // The authenticator must answer before any server socket of this process binds.
   if (!options.job_key_file.empty()) {
     auto security = JobSecurity::FromKeyFile(options.job_key_file);
@@ -92,12 +106,15 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
       return std::unexpected("monitor events: " + secured.error());
     }
   }
-  RetryInterrupted([&] {
-    state.monitor.connect("tcp://" + coordinator->host + ":" +
-                          std::to_string(coordinator->port + 2));
-  });
-  auto started = StartJobCoordinator(context, options, mesh, *coordinator, state.security,
-                                     state.coordinator_counters);
+  // Events reach monitors attached to either coordinator: the standby's relays them
+  // once it took the job over.
+  for (const auto& at : {std::optional(*coordinator), state.standby}) {
+    if (!at) continue;
+    RetryInterrupted(
+        [&] { state.monitor.connect("tcp://" + at->host + ":" + std::to_string(at->port + 2)); });
+  }
+  auto started = StartJobCoordinator(context, options, mesh, *coordinator, state.standby,
+                                     state.security, state.coordinator_counters);
   if (started) {
     state.coordinator_actor = std::move(*started);
   } else if (options.host_id == 0) {
@@ -160,9 +177,18 @@ std::expected<void, std::string> JobLink::ConnectRings(
   joining.join_timeout = state.options.join_timeout;
   joining.security = state.security;
   joining.liveness = JobLiveness(state.options);
+  if (state.standby && !(state.coordinator_actor && state.options.host_id != 0)) {
+    joining.standby_endpoint = fmt::format("tcp://{}:{}", state.standby->host, state.standby->port);
+  }
   auto client = CoordinatorClient::Join(*state.context, joining, hello);
   if (!client) return std::unexpected(client.error());
   state.client = std::move(*client);
+  if (state.options.host_id == 0 && state.client->with_standby()) {
+    // Host 0 came back to a job its standby took over: the standby coordinates it,
+    // and this node's own coordinator, which admitted nobody else, must not.
+    spdlog::info("host 0: its own coordinator stops; the standby's runs the job");
+    state.coordinator_actor.reset();
+  }
 
   for (const auto& [key, who] : identity) {
     const int replica = replica_of[key];

@@ -87,6 +87,10 @@ std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int h
     args.push_back("--max-hosts");
     args.push_back(std::to_string(node.max_hosts));
   }
+  if (!node.standby_coordinator.empty()) {
+    args.push_back("--standby-coordinator");
+    args.push_back(node.standby_coordinator);
+  }
   if (!node.job_key_file.empty()) {
     args.push_back("--job-key-file");
     args.push_back(node.job_key_file);

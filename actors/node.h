@@ -23,7 +23,11 @@ struct NodeOptions {
   std::string mesh = "1d";  // 1d, 2d or data=D,model=M
   int machine_id = 0;       // independent jobs splitting one corpus
   int total_machines = 1;
-  std::string coordinator;   // "HOST:PORT" of host 0; empty for a job of one host
+  std::string coordinator;  // "HOST:PORT" of host 0; empty for a job of one host
+  // "HOST:PORT" where the standby coordinator listens (on MeshPlan::StandbyHost), so
+  // that a node started after host 0 was lost finds it; empty: it picks free ports,
+  // which only the job's hosts learn.
+  std::string standby_coordinator;
   std::string bind_address;  // interface for this node's tcp sockets; default: 127.0.0.1
                              // when the coordinator is on loopback, else that interface
   std::chrono::milliseconds join_timeout{300000};

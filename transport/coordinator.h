@@ -83,10 +83,11 @@ struct CoordinatorOptions {
   // of and every listing it allowed. -1: none; host 0's loss ends the job.
   int standby_host = -1;
   // This coordinator is the standby (on standby_host's node, with the other options
-  // as host 0's): it binds its ports anew (port 0: any free one), keeps `leases` as a
-  // copy of host 0's log, and takes over the job when host 0's coordinator has been
-  // silent for the heartbeat timeout: once more than half the job's hosts
-  // reattached, it goes on without the rest. Until then it only answers host 0.
+  // as host 0's): it binds ports of its own (port 0: any free ones), keeps `leases`
+  // as a copy of host 0's log, and takes over the job when host 0's coordinator has
+  // been silent for the heartbeat timeout: once more than half the job's hosts
+  // reattached, it goes on without the rest, and admits the nodes that come later
+  // as host 0's rendezvous would have. Until then it answers only host 0.
   bool standby = false;
   // After the job ended (final barrier released, or aborted) the coordinator keeps
   // relaying monitor events and answering late peers with the Abort this long.

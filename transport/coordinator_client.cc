@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <random>
 #include <utility>
 #include <vector>
 
@@ -20,102 +19,22 @@ constexpr size_t kMaxBatch = 1000;
 
 bool ShouldLogDrop(uint64_t dropped) { return dropped <= 10 || dropped % 1000 == 0; }
 
-// A routing id that stays the same across ZeroMQ's reconnects (so the coordinator
-// still knows the node) but differs between processes, even two claiming one host id.
-std::string RoutingId(int host_id) {
-  std::random_device random;
-  const uint64_t nonce = (static_cast<uint64_t>(random()) << 32) ^ random();
-  return fmt::format("host-{}-{:016x}", host_id, nonce);
-}
-
 }  // namespace
 
-CoordinatorClient::CoordinatorClient(const CoordinatorClientOptions& options, int host_id,
+CoordinatorClient::CoordinatorClient(const CoordinatorClientOptions& options,
+                                     zmq::context_t& context, const HelloMessage& hello,
                                      zmq::socket_t socket)
-    : options_(options), host_id_(host_id), socket_(std::move(socket)) {}
+    : options_(options),
+      context_(&context),
+      hello_(hello),
+      host_id_(hello.host_id),
+      socket_(std::move(socket)) {}
 
 CoordinatorClient::~CoordinatorClient() = default;
 
 std::string CoordinatorClient::CoordinatorName() const {
   return lost_primary_ ? "the standby coordinator at " + coordinator_endpoint_
                        : fmt::format("{}:{}", options_.coordinator_address, options_.port);
-}
-
-std::expected<std::unique_ptr<CoordinatorClient>, std::string> CoordinatorClient::Join(
-    zmq::context_t& context, const CoordinatorClientOptions& options, const HelloMessage& hello) {
-  const std::string coordinator = fmt::format("{}:{}", options.coordinator_address, options.port);
-  using std::chrono::milliseconds;
-  if (options.coordinator_address.empty() || options.port < 1 || options.port > 65535) {
-    return std::unexpected(fmt::format("no valid coordinator address given ({})", coordinator));
-  }
-  if (options.join_timeout <= milliseconds(0) || options.join_margin < milliseconds(0)) {
-    return std::unexpected(std::string("coordinator client: join_timeout must be positive"));
-  }
-  if (auto usable = options.liveness.Check(); !usable) {
-    return std::unexpected("coordinator client: " + usable.error());
-  }
-  zmq::socket_t socket;
-  try {
-    socket = zmq::socket_t(context, zmq::socket_type::dealer);
-    socket.set(zmq::sockopt::routing_id, RoutingId(hello.host_id));
-    socket.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
-    // The supervisor must never block on the coordinator: a full queue drops.
-    socket.set(zmq::sockopt::sndtimeo, 0);
-    socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxBodyBytes));
-    socket.set(zmq::sockopt::reconnect_ivl, 100);
-    socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
-    // Queue before the coordinator is up (it may start after this node).
-    socket.set(zmq::sockopt::immediate, false);
-    if (options.security) {
-      if (auto secured = options.security->ApplyClient(socket); !secured) {
-        return std::unexpected(fmt::format("cannot connect to the coordinator at {}: {}",
-                                           coordinator, secured.error()));
-      }
-    }
-    RetryInterrupted([&] { socket.connect("tcp://" + coordinator); });
-  } catch (const zmq::error_t& e) {
-    return std::unexpected(
-        fmt::format("cannot connect to the coordinator at {}: {}", coordinator, e.what()));
-  }
-  std::unique_ptr<CoordinatorClient> client(
-      new CoordinatorClient(options, hello.host_id, std::move(socket)));
-  auto watch = ConnectionWatch::Create(context, client->socket_);
-  if (!watch) return std::unexpected("coordinator connection: " + watch.error());
-  client->watch_ = std::move(*watch);
-  client->coordinator_endpoint_ = "tcp://" + coordinator;
-  if (auto sent = Send(client->socket_, hello); !sent) {
-    return std::unexpected(
-        fmt::format("cannot send Hello to the coordinator at {}: {}", coordinator, sent.error()));
-  }
-
-  const auto deadline = Clock::now() + options.join_timeout + options.join_margin;
-  while (!client->welcomed_) {
-    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
-    if (left <= milliseconds(0)) {
-      const std::string waited = SecondsText(options.join_timeout + options.join_margin);
-      if (client->last_message_) {
-        return std::unexpected(fmt::format(
-            "no Welcome from the coordinator at {} within {} (it answers, but not every host "
-            "joined)",
-            coordinator, waited));
-      }
-      std::string hint;
-      if (client->failed_handshakes_ > 0) {
-        hint = fmt::format(
-            "; {} connection(s) to it ended during the ZeroMQ handshake: it runs with {} job key "
-            "than this node ({}), so every host needs the same --job-key-file (or none)",
-            client->failed_handshakes_, options.security ? "another (or no)" : "a",
-            options.security ? "key " + options.security->key_id() : "no key");
-      }
-      return std::unexpected(fmt::format("no answer from the coordinator at {} within {}{}",
-                                         coordinator, waited, hint));
-    }
-    auto serviced = client->WaitAndService(std::min(left, options.liveness.heartbeat_interval));
-    if (!serviced) return std::unexpected(serviced.error());
-  }
-  spdlog::info("host {}: joined the job; {} endpoint(s) known", hello.host_id,
-               client->endpoints_.size());
-  return client;
 }
 
 void CoordinatorClient::Drop(const std::string& why) {
@@ -158,6 +77,7 @@ void CoordinatorClient::Handle(const ReceivedMessage& message) {
       if (welcomed_) return Drop("a second Welcome");
       endpoints_ = std::move(welcome->endpoints);
       welcomed_ = true;
+      CloseStandbyProbe();
       return;
     }
     case MessageType::kBarrierRelease: {
@@ -194,6 +114,7 @@ void CoordinatorClient::Handle(const ReceivedMessage& message) {
 std::expected<void, std::string> CoordinatorClient::Service() {
   if (failure_) return std::unexpected(*failure_);
   if (finished_) return {};
+  if (standby_probe_) ServiceStandbyProbe(Clock::now());
   for (size_t taken = 0; taken < kMaxBatch && !failure_ && !finished_; ++taken) {
     try {
       const int events = RetryInterrupted([&] { return socket_.get(zmq::sockopt::events); });
@@ -266,8 +187,10 @@ std::expected<void, std::string> CoordinatorClient::Service() {
 }
 
 std::expected<void, std::string> CoordinatorClient::WaitAndService(std::chrono::milliseconds wait) {
+  if (failure_) return std::unexpected(*failure_);
   std::vector<zmq::pollitem_t> items = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
                                         {watch_->socket().handle(), 0, ZMQ_POLLIN, 0}};
+  if (standby_probe_) items.push_back({standby_probe_->handle(), 0, ZMQ_POLLIN, 0});
   try {
     zmq::poll(items.data(), items.size(), std::max(wait, std::chrono::milliseconds(0)));
   } catch (const zmq::error_t& e) {
@@ -315,6 +238,36 @@ std::expected<void, std::string> CoordinatorClient::Barrier(const std::string& n
 
 void CoordinatorClient::ReportFailure(const std::string& reason, bool hand_over) {
   SendNow(FailureMessage{host_id_, reason, hand_over});
+}
+
+// While reattaching, what the host asks waits for the standby's Welcome (ResendOpen):
+// sent earlier, it could reach the standby twice.
+void CoordinatorClient::RequestLease(const LeaseRequestMessage& request) {
+  open_requests_[request.request] = request;
+  if (!reattach_deadline_) SendNow(request);
+}
+
+void CoordinatorClient::ReportListing(const ListingIntentMessage& intent) {
+  open_intents_[intent.request] = intent;
+  if (!reattach_deadline_) SendNow(intent);
+}
+
+void CoordinatorClient::ReportListed(const ChunksListedMessage& listed) {
+  for (int64_t chunk : listed.chunks) {
+    held_.erase(chunk);
+    listed_.insert(chunk);
+  }
+  if (!reattach_deadline_) {
+    SendNow(listed);
+  } else {
+    unsent_listed_.push_back(listed);
+  }
+}
+
+std::vector<LeaseGrantMessage> CoordinatorClient::TakeGrants() { return std::move(grants_); }
+
+std::vector<ListingAckMessage> CoordinatorClient::TakeListingAcks() {
+  return std::move(listing_acks_);
 }
 
 }  // namespace actex

@@ -37,6 +37,11 @@ struct CoordinatorClientOptions {
   // The job key: when set, the DEALER is a CURVE client (PROTOCOL.md section 10).
   // Null: plain tcp, for a coordinator without a key.
   std::shared_ptr<const JobSecurity> security;
+  // Where the job's standby coordinator listens ("tcp://HOST:PORT",
+  // --standby-coordinator), or empty. Join then says Hello there too, once every
+  // heartbeat interval until it answers: a standby that took the job over from a
+  // lost host 0 admits the node, one that did not stays silent while host 0 answers.
+  std::string standby_endpoint;
 };
 
 // A node's side of the coordination protocol (PROTOCOL.md section 8): one DEALER
@@ -45,6 +50,9 @@ struct CoordinatorClientOptions {
 // whenever it is readable and at least every heartbeat_interval, or blocks in
 // Barrier. Every call is made from one thread at a time (the socket may move to
 // another thread between calls, as ZeroMQ allows with a memory barrier).
+//
+// A node that joins a job whose host 0 was lost finds its standby coordinator at
+// options.standby_endpoint, and stays with it.
 //
 // A job with a standby coordinator (kStandbyEndpointKey in the Welcome's table): once
 // host 0's coordinator is lost, the client reattaches to the standby instead of
@@ -66,6 +74,9 @@ class CoordinatorClient {
   ~CoordinatorClient();
 
   int host_id() const { return host_id_; }
+  // Whether the coordinator it talks to is the standby: it reattached there, or
+  // joined a job the standby had taken over.
+  bool with_standby() const { return lost_primary_.has_value(); }
   // The Welcome's table: every host's named endpoints.
   const std::map<std::string, std::string>& endpoints() const { return endpoints_; }
 
@@ -107,7 +118,18 @@ class CoordinatorClient {
 
  private:
   using Clock = std::chrono::steady_clock;
-  CoordinatorClient(const CoordinatorClientOptions& options, int host_id, zmq::socket_t socket);
+  CoordinatorClient(const CoordinatorClientOptions& options, zmq::context_t& context,
+                    const HelloMessage& hello, zmq::socket_t socket);
+  // A DEALER towards `endpoint` with the settings every link to a coordinator has.
+  static std::expected<zmq::socket_t, std::string> Connect(zmq::context_t& context,
+                                                           const CoordinatorClientOptions& options,
+                                                           const std::string& routing_id,
+                                                           const std::string& endpoint);
+  // Before the Welcome: says Hello to the standby again when due, and takes its
+  // answer: a Welcome makes the standby this node's coordinator (AdoptStandby).
+  void ServiceStandbyProbe(Clock::time_point now);
+  void AdoptStandby(WelcomeMessage welcome, Clock::time_point now);
+  void CloseStandbyProbe();
   // Handles one message from the coordinator.
   void Handle(const ReceivedMessage& message);
   void Drop(const std::string& why);
@@ -130,8 +152,13 @@ class CoordinatorClient {
   void ResendOpen();
 
   CoordinatorClientOptions options_;
+  zmq::context_t* context_;
+  HelloMessage hello_;
   int host_id_ = 0;
   zmq::socket_t socket_;
+  // Until the Welcome, with a standby_endpoint: the Hello to the standby.
+  std::optional<zmq::socket_t> standby_probe_;
+  Clock::time_point next_standby_hello_{};
   // Declared after socket_, so it is destroyed (and stops watching) first.
   std::unique_ptr<ConnectionWatch> watch_;
   std::map<std::string, std::string> endpoints_;

@@ -12,24 +12,26 @@ constexpr int kMaxHosts = 65536;
 }  // namespace
 
 std::expected<void, std::string> CheckCoordinatorOptions(CoordinatorOptions& options) {
-  if (options.monitor_port == 0) options.monitor_port = options.port + 1;
-  if (options.monitor_collect_port == 0) options.monitor_collect_port = options.port + 2;
+  // A standby on port 0 takes any free ports: its host publishes where it listens.
+  const bool any_ports = options.standby && options.port == 0;
+  if (any_ports) {
+    options.monitor_port = options.monitor_collect_port = 0;
+  } else {
+    if (options.monitor_port == 0) options.monitor_port = options.port + 1;
+    if (options.monitor_collect_port == 0) options.monitor_collect_port = options.port + 2;
+  }
   if (options.bind_address.empty()) return std::unexpected("no bind address given");
-  if (options.standby) {
-    // Any free ports: the standby's host publishes where it listens.
-    options.port = options.monitor_port = options.monitor_collect_port = 0;
-    if (!options.leases || options.standby_host < 1) {
-      return std::unexpected(std::string("a standby needs leases and its own host id"));
-    }
+  if (options.standby && (!options.leases || options.standby_host < 1)) {
+    return std::unexpected(std::string("a standby needs leases and its own host id"));
   }
   for (const int port : {options.port, options.monitor_port, options.monitor_collect_port}) {
-    if ((port < 1 && !options.standby) || port < 0 || port > 65535) {
+    if ((port < 1 && !any_ports) || port < 0 || port > 65535) {
       return std::unexpected(fmt::format("port {} is outside 1-65535", port));
     }
   }
-  if (options.standby) {
-  } else if (options.port == options.monitor_port || options.port == options.monitor_collect_port ||
-             options.monitor_port == options.monitor_collect_port) {
+  if (!any_ports &&
+      (options.port == options.monitor_port || options.port == options.monitor_collect_port ||
+       options.monitor_port == options.monitor_collect_port)) {
     return std::unexpected(fmt::format("the ports {}, {} and {} must differ", options.port,
                                        options.monitor_port, options.monitor_collect_port));
   }

@@ -70,7 +70,8 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
   }
   if (phase_ == Phase::kEnding) {
     // A node that comes after the end learns why; the rest no longer matters.
-    if (type == MessageType::kHello && host_id < 0) {
+    // (A standby that never took over had no job to end: host 0 answers.)
+    if (type == MessageType::kHello && host_id < 0 && (!options_.standby || took_over())) {
       Queue(identity, AbortMessage{abort_reason_.value_or(
                           "the job finished before this node joined: nothing is left to do")});
     }
@@ -81,11 +82,11 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
       if (host_id >= 0) return DropUnexpected(fmt::format("a second Hello from {}", sender));
       auto hello = message->As<HelloMessage>();
       if (!hello) return DropMalformed(sender, hello.error());
-      if (took_over()) {
+      if (took_over() && !rendezvous_.complete()) {
         return Queue(identity, AbortMessage{fmt::format(
                                    "host {}: the standby coordinator on host {} took the job over "
-                                   "from host 0 and admits no node; run its command again once "
-                                   "the job ended",
+                                   "from host 0 without host 0's rendezvous and admits no node; "
+                                   "run its command again once the job ended",
                                    hello->host_id, coordinator_host_)});
       }
       if (phase_ == Phase::kRendezvous && !rendezvous_.is_added(hello->host_id)) {

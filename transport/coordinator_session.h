@@ -202,6 +202,7 @@ class CoordinatorSession {
   uint64_t shipped_ = 0;    // records sent to the standby
   uint64_t confirmed_ = 0;  // records the standby holds
   bool handing_over_ = false;
+  bool standby_holds_joined_ = false;  // the rendezvous's hosts reached it
   Clock::time_point standby_heard_{};
   std::optional<Clock::time_point> standby_disconnected_at_;  // its link closed since
   Clock::time_point next_standby_update_{};
@@ -212,7 +213,9 @@ class CoordinatorSession {
   int primary_fd_ = -1;
   std::optional<Clock::time_point> primary_heard_;
   std::optional<Clock::time_point> primary_disconnected_at_;
-  std::vector<int32_t> members_;  // the hosts in the job, as host 0 last said
+  std::vector<int32_t> members_;    // the hosts in the job, as host 0 last said
+  std::vector<JoinedHost> joined_;  // host 0's rendezvous, for nodes that come later
+  int joined_max_hosts_ = 0;
   std::set<std::string> replicated_barriers_;
   std::map<int, std::pair<Joining, ReattachMessage>> reattached_;
   std::string takeover_reason_;

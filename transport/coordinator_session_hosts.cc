@@ -45,11 +45,14 @@ void CoordinatorSession::OnJoiningHello(Joining node, Clock::time_point now) {
     return DropUnexpected(
         fmt::format("a Hello from a stranger at {} after the rendezvous", node.address));
   }
-  if (returning_.contains(host_id)) {
+  const auto waiting = returning_.find(host_id);
+  // A node asking again (as it does a standby until it took over) waits as it was.
+  if (waiting != returning_.end() && waiting->second.identity == node.identity) return;
+  if (waiting != returning_.end()) {
     const std::string reason = fmt::format(
         "host {}: two nodes claim --host-id {}: the node at {} came first, then the "
         "node at {}",
-        host_id, host_id, returning_[host_id].address, node.address);
+        host_id, host_id, waiting->second.address, node.address);
     spdlog::warn("coordinator: refused the node at {}: {}", node.address, reason);
     return Queue(node.identity, AbortMessage{reason});
   }

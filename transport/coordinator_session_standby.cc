@@ -72,6 +72,10 @@ void CoordinatorSession::ShipToStandby(Clock::time_point now) {
   }
   update.released_barriers.assign(released_barriers_.begin(), released_barriers_.end());
   update.hand_over = handing_over_;
+  if (!standby_holds_joined_) {
+    update.joined = rendezvous_.Admitted();
+    update.max_hosts = rendezvous_.max_hosts();
+  }
   shipped_ = update.first + update.records.size();
   Queue(kStandbyLink, update);
   next_standby_update_ = now + options_.liveness.heartbeat_interval;
@@ -86,6 +90,7 @@ void CoordinatorSession::HandleStandbyLink(const std::expected<ReceivedMessage, 
   standby_heard_ = now;
   standby_disconnected_at_.reset();
   confirmed_ = std::max(confirmed_, confirm->records);
+  standby_holds_joined_ = standby_holds_joined_ || confirm->joined;
   ReleaseAnswers();
 }
 
@@ -173,7 +178,9 @@ void CoordinatorSession::HandleAsStandby(const std::string& identity, int fd,
     reattached_[host_id] = {Joining{identity, fd, address, {}}, std::move(*reattach)};
     return;
   }
-  if (message.type == MessageType::kHeartbeat) return;
+  // A node that comes while host 0 runs the job is host 0's; after a takeover the
+  // node asks again.
+  if (message.type == MessageType::kHeartbeat || message.type == MessageType::kHello) return;
   if (message.type != MessageType::kStandbyUpdate || phase_ != Phase::kStandby) {
     return DropUnexpected(fmt::format("a {} message from {} at the standby coordinator",
                                       MessageTypeName(message.type), address));
@@ -204,7 +211,13 @@ void CoordinatorSession::HandleAsStandby(const std::string& identity, int fd,
   }
   members_ = update->hosts;
   replicated_barriers_ = {update->released_barriers.begin(), update->released_barriers.end()};
-  Queue(identity, StandbyConfirmMessage{leases.records()});
+  if (joined_.empty() && !update->joined.empty()) {
+    joined_ = std::move(update->joined);
+    joined_max_hosts_ = update->max_hosts;
+    // Host 0's --max-hosts counts: hosts it added may reattach here.
+    if (hosts_.size() < static_cast<size_t>(joined_max_hosts_)) hosts_.resize(joined_max_hosts_);
+  }
+  Queue(identity, StandbyConfirmMessage{leases.records(), !joined_.empty()});
   if (update->hand_over) {
     // Host 0 said it stops coordinating: no split to fear, it counts no more.
     std::erase(members_, 0);
@@ -277,6 +290,14 @@ void CoordinatorSession::FinishTakeover(Clock::time_point now) {
   }
   phase_ = Phase::kRunning;
   released_barriers_ = replicated_barriers_;
+  // Nodes that come from now on (a lost host's command again, an added host) are
+  // checked against host 0's rendezvous.
+  if (auto book = Rendezvous::Replay(options_.num_hosts, joined_max_hosts_, joined_)) {
+    rendezvous_ = std::move(*book);
+  } else {
+    spdlog::warn("coordinator (standby on host {}): {}; it admits no node that comes later",
+                 options_.standby_host, book.error());
+  }
   spdlog::warn("coordinator (standby on host {}): took over the job with {} of its {} hosts",
                options_.standby_host, present, members_.size());
   counters_.took_over = true;

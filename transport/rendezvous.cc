@@ -158,6 +158,25 @@ std::expected<void, std::string> Rendezvous::CheckReturning(const HelloMessage& 
   return {};
 }
 
+std::vector<JoinedHost> Rendezvous::Admitted() const {
+  std::vector<JoinedHost> admitted;
+  for (const auto& host : hosts_) {
+    if (host) admitted.push_back({host->hello, host->peer});
+  }
+  return admitted;
+}
+
+std::expected<Rendezvous, std::string> Rendezvous::Replay(int num_hosts, int max_hosts,
+                                                          const std::vector<JoinedHost>& joined) {
+  Rendezvous book(num_hosts, max_hosts);
+  for (const JoinedHost& host : joined) {
+    if (auto admitted = book.Admit(host.hello, host.peer); !admitted) {
+      return std::unexpected("host 0's rendezvous, replayed: " + admitted.error());
+    }
+  }
+  return book;
+}
+
 std::string Rendezvous::MissingHostsReason(std::chrono::milliseconds waited) const {
   std::string missing;
   int count = 0;

@@ -44,6 +44,14 @@ class Rendezvous {
   std::expected<void, std::string> CheckReturning(const HelloMessage& hello,
                                                   const std::string& peer) const;
 
+  // The hosts admitted so far, by id, as host 0's coordinator replicates them to its
+  // standby.
+  std::vector<JoinedHost> Admitted() const;
+  // The book of a rendezvous that completed at host 0's coordinator, for a standby
+  // that took the job over: `joined` (from Admitted) admitted again in order.
+  static std::expected<Rendezvous, std::string> Replay(int num_hosts, int max_hosts,
+                                                       const std::vector<JoinedHost>& joined);
+
   int num_hosts() const { return static_cast<int>(hosts_.size()); }
   int max_hosts() const { return max_hosts_; }
   bool is_added(int host_id) const { return host_id >= num_hosts() && host_id < max_hosts_; }

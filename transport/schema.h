@@ -353,25 +353,38 @@ struct ChunksListedMessage {
 // listens ("tcp://10.0.0.11:40125") in its Hello.
 inline constexpr char kStandbyEndpointKey[] = "coordinator/standby";
 
+// One host as host 0's rendezvous admitted it: its Hello, and the address it came
+// from. A standby that took over checks the nodes that come later against these.
+struct JoinedHost {
+  HelloMessage hello;
+  std::string peer;
+  MSGPACK_DEFINE_MAP(hello, peer);
+};
+
 // host 0's coordinator -> the standby coordinator, at least every heartbeat interval:
 // the lease log's records from number `first` on (0: the first record after the
-// header), and who is in the job now.
+// header), and who is in the job now. Until the standby confirms it holds them, the
+// rendezvous's hosts and host 0's --max-hosts go too.
 struct StandbyUpdateMessage {
   static constexpr MessageType kType = MessageType::kStandbyUpdate;
   uint64_t first = 0;
   std::vector<std::string> records;  // as the lease log writes them: "granted 12 host-1"
   std::vector<int32_t> hosts;        // the hosts in the job, ascending
   std::vector<std::string> released_barriers;
-  bool hand_over = false;  // host 0 leaves: take the job over now
-  MSGPACK_DEFINE_MAP(first, records, hosts, released_barriers, hand_over);
+  bool hand_over = false;          // host 0 leaves: take the job over now
+  std::vector<JoinedHost> joined;  // host 0 first; empty once confirmed
+  int32_t max_hosts = 0;
+  MSGPACK_DEFINE_MAP(first, records, hosts, released_barriers, hand_over, joined, max_hosts);
 };
 
-// standby -> host 0's coordinator: it holds the first `records` records on its disk;
-// once an interval, host 0 sends again what is not confirmed.
+// standby -> host 0's coordinator: it holds the first `records` records on its disk
+// (and the rendezvous's hosts, with `joined`); once an interval, host 0 sends again
+// what is not confirmed.
 struct StandbyConfirmMessage {
   static constexpr MessageType kType = MessageType::kStandbyConfirm;
   uint64_t records = 0;
-  MSGPACK_DEFINE_MAP(records);
+  bool joined = false;
+  MSGPACK_DEFINE_MAP(records, joined);
 };
 
 // node -> the standby coordinator, once the node lost host 0's: what the node's host

@@ -51,6 +51,12 @@ CommandRunner AddNodeCommand(CLI::App& command) {
                   "(--mesh 2d; default: --num-hosts)")
       ->envname("ACTEX_MAX_HOSTS")
       ->check(CLI::PositiveNumber);
+  command
+      .add_option("--standby-coordinator", node.standby_coordinator,
+                  "HOST:PORT where the standby coordinator listens (on host 1 of a --mesh 2d job "
+                  "of 3 hosts or more; it also takes PORT+1 and PORT+2), so that a node started "
+                  "after host 0 was lost finds the job; give every host the same")
+      ->envname("ACTEX_STANDBY_COORDINATOR");
   command.add_option("--bind", flags->bind,
                      "interface for this node's tcp sockets (default: the coordinator's)");
   AddJobFlags(command, node, flags->timeouts);

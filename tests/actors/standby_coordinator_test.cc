@@ -6,11 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "actors/job_leases.h"
@@ -88,6 +90,16 @@ std::string AbortFor(zmq::context_t& context, const std::string& endpoint, const
   return abort ? abort->reason : "";
 }
 
+// A StandbyUpdate of one record, as host 0's coordinator sends it.
+StandbyUpdateMessage Update(uint64_t first, const std::string& record,
+                            const std::vector<int32_t>& hosts) {
+  StandbyUpdateMessage update;
+  update.first = first;
+  update.records = {record};
+  update.hosts = hosts;
+  return update;
+}
+
 struct StandbyCoordinatorTest : testing::Test {
   CoordinatorOptions Primary() {
     CoordinatorOptions options = FastOptions(kHosts);
@@ -99,6 +111,7 @@ struct StandbyCoordinatorTest : testing::Test {
   CoordinatorOptions Standby() {
     CoordinatorOptions options = Primary();
     options.standby = true;
+    options.port = 0;  // any free ports
     options.counters = std::make_shared<CoordinatorCounters>();
     return options;
   }
@@ -211,10 +224,8 @@ TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing)
   (*clients[1])->RequestLease({2, -1});
   EXPECT_EQ(AwaitGrant(clients, 1, others).chunk, 4);
   for (int host : others) EXPECT_TRUE((*clients[host])->Service()) << host;
-  // Nodes that come now are refused, and the job goes on.
+  // A host that did not reattach comes too late to do so, and the job goes on.
   const std::string& endpoint = standby_options.counters->control_endpoint;
-  EXPECT_NE(AbortFor(context, endpoint, MakeHello(3, kHosts)).find("admits no node"),
-            std::string::npos);
   EXPECT_NE(AbortFor(context, endpoint, ReattachMessage{2, {}, {}})
                 .find("after it took over the job without it"),
             std::string::npos);
@@ -226,6 +237,56 @@ TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing)
                              "granted 3 host-2", "granted 4 host-1"}) {
     EXPECT_NE(copy->find(record), std::string::npos) << record << " in\n" << *copy;
   }
+}
+
+// After a takeover, a node that comes (host 0's command again, on a new machine)
+// finds the job at the standby's address, host 0's being dead: the standby admits it
+// as host 0's rendezvous would, and it takes leases; a node whose settings differ
+// from host 0's is refused, naming the flag.
+TEST_F(StandbyCoordinatorTest, AfterATakeoverANodeThatComesJoinsThroughTheStandby) {
+  CoordinatorOptions primary = Primary();
+  ForkedCoordinator host0(primary, [&] { return PrimaryLeases(); });
+  zmq::context_t context;
+  CoordinatorOptions standby_options = Standby();
+  standby_options.leases = StandbyLeases();
+  auto standby = StartCoordinator(context, standby_options);
+  ASSERT_TRUE(standby) << standby.error();
+  const std::string& endpoint = standby_options.counters->control_endpoint;
+  std::vector<JoinResult> clients = JoinJob(context, primary, endpoint);
+  (*clients[0])->RequestLease({1, -1});
+  EXPECT_EQ(AwaitGrant(clients, 0, {0, 1, 2, 3}).chunk, 0);
+
+  host0.Kill();
+  const std::vector<int> others = {1, 2, 3};
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (int host : others) (void)(*clients[host])->Service();
+        return standby_options.counters->took_over.load();
+      },
+      5000ms));
+  CoordinatorClientOptions late = ClientOptionsFor(primary);
+  late.standby_endpoint = endpoint;
+  std::atomic<bool> joining = true;
+  std::thread serve_others([&] {
+    while (joining) {
+      for (int host : others) (void)(*clients[host])->Service();
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  auto back = CoordinatorClient::Join(context, late, MakeHello(0, kHosts));
+  joining = false;
+  serve_others.join();
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_TRUE((*back)->with_standby());
+  clients[0] = std::move(back);
+  (*clients[0])->RequestLease({1, -1});
+  EXPECT_EQ(AwaitGrant(clients, 0, {0, 1, 2, 3}).chunk, 0) << "host 0's unlisted chunk";
+
+  HelloMessage other = MakeHello(2, kHosts);
+  other.fingerprint["--layers"] = "7";
+  EXPECT_EQ(AbortFor(context, endpoint, other),
+            "host 2: --layers differs: host 0 has 20,21 but host 2 has 7");
+  for (int host : {0, 1, 2, 3}) EXPECT_TRUE((*clients[host])->Service()) << host;
 }
 
 // The standby lost (killed) while every host still hears host 0: host 0's
@@ -272,8 +333,10 @@ TEST_F(StandbyCoordinatorTest, Host0EndsTheJobWhenItLosesTheStandbyAndMostHosts)
 }
 
 // Before any takeover the standby answers only host 0: a Reattach of a host it does
-// not know is refused, and a second peer's StandbyUpdate is dropped and counted.
+// not know is refused, a Hello is left unanswered, and a second peer's StandbyUpdate
+// is dropped and counted.
 TEST_F(StandbyCoordinatorTest, BeforeATakeoverTheStandbyAnswersOnlyHost0) {
+  liveness.heartbeat_timeout = liveness.disconnect_grace = 20s;  // no takeover meanwhile
   zmq::context_t context;
   CoordinatorOptions options = Standby();
   options.leases = StandbyLeases();
@@ -283,7 +346,7 @@ TEST_F(StandbyCoordinatorTest, BeforeATakeoverTheStandbyAnswersOnlyHost0) {
   zmq::socket_t first(context, zmq::socket_type::dealer);
   first.set(zmq::sockopt::linger, 0);
   first.connect(endpoint);
-  ASSERT_TRUE(Send(first, StandbyUpdateMessage{0, {"granted 0 host-2"}, {0, 1, 2, 3}, {}}));
+  ASSERT_TRUE(Send(first, Update(0, "granted 0 host-2", {0, 1, 2, 3})));
   auto confirm = Receive(first, 3000ms);
   ASSERT_TRUE(confirm && *confirm) << "no StandbyConfirm";
   EXPECT_EQ((*confirm)->As<StandbyConfirmMessage>()->records, 1u);
@@ -291,8 +354,9 @@ TEST_F(StandbyCoordinatorTest, BeforeATakeoverTheStandbyAnswersOnlyHost0) {
   EXPECT_NE(AbortFor(context, endpoint, ReattachMessage{7, {}, {}})
                 .find("does not know it as a host of the job"),
             std::string::npos);
-  EXPECT_EQ(AbortFor(context, endpoint, StandbyUpdateMessage{1, {"granted 1 host-3"}, {0}, {}}),
-            "");
+  // A node that comes is host 0's while host 0 runs the job: no answer here.
+  EXPECT_EQ(AbortFor(context, endpoint, MakeHello(2, kHosts)), "");
+  EXPECT_EQ(AbortFor(context, endpoint, Update(1, "granted 1 host-3", {0})), "");
   EXPECT_GE(options.counters->unexpected_messages.load(), 1u);
   EXPECT_FALSE(options.counters->took_over.load());
 }

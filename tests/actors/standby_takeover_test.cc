@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/extraction_summary.h"
+#include "actors/local_cluster.h"
 #include "leased_job_fixture.h"
 
 namespace actex {
@@ -135,6 +136,79 @@ TEST_F(StandbyTakeover, Host0FrozenPastTheTimeoutIsFencedOffWhenItWakes) {
   EXPECT_TRUE(host0.find("the standby may have taken over the job") != std::string::npos ||
               host0.find("lost the coordinator (host 0)") != std::string::npos)
       << host0;
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
+}
+
+// kill -9 of host 0, and host 0's command started again at once (a new machine in
+// its place): host 0's address answers no more for the job, so the node finds it at
+// --standby-coordinator once the standby took over, its own coordinator steps aside,
+// and it takes leases with the others.
+TEST_F(StandbyTakeover, Host0KilledAndStartedAgainRejoinsThroughTheStandby) {
+  auto standby_ports = FindFreePortTriple();
+  ASSERT_TRUE(standby_ports) << standby_ports.error();
+  const auto at_the_standby = [&](NodeOptions& node) {
+    node.standby_coordinator = "127.0.0.1:" + std::to_string(*standby_ports);
+  };
+  for (int host = 0; host < kHosts; ++host) {
+    nodes.push_back(&job.Start(host, kHosts, corpus, "2d", at_the_standby));
+  }
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+  nodes[0]->Signal(SIGKILL);
+  EXPECT_NE(nodes[0]->Wait(seconds(10)), 0);
+  const size_t shards_when_killed =
+      Metadata(out + "/host_00").value("shards", nlohmann::json()).size();
+  ActexProcess& back = job.Start(0, kHosts, corpus, "2d", at_the_standby);
+  EXPECT_EQ(back.Wait(seconds(120)), 0) << back.err();
+  for (int host = 1; host < kHosts; ++host) {
+    EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
+  }
+  EXPECT_NE(back.err().find("which took the job over, admitted this host"), std::string::npos)
+      << back.err();
+  EXPECT_NE(nodes[1]->err().find("host 0 is back"), std::string::npos) << nodes[1]->err();
+  const size_t shards = Metadata(out + "/host_00").value("shards", nlohmann::json()).size();
+  EXPECT_GT(shards, shards_when_killed) << "host 0 took no lease once back";
+  std::printf("host 0 killed with %zu shard(s) listed, back through the standby: %zu at the end\n",
+              shards_when_killed, shards);
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
+}
+
+// Once the standby runs the job (host 0 signalled, handing it over), a host lost then
+// (host 2, kill -9) comes back the same way: its command again says Hello to host 0's
+// dead address and to the standby, which lets it take host 2's place once it found
+// host 2 lost.
+TEST_F(StandbyTakeover, AHostLostAfterTheTakeoverComesBackThroughTheStandby) {
+  auto standby_ports = FindFreePortTriple();
+  ASSERT_TRUE(standby_ports) << standby_ports.error();
+  const auto at_the_standby = [&](NodeOptions& node) {
+    node.standby_coordinator = "127.0.0.1:" + std::to_string(*standby_ports);
+  };
+  for (int host = 0; host < kHosts; ++host) {
+    nodes.push_back(&job.Start(host, kHosts, corpus, "2d", at_the_standby));
+  }
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+  nodes[0]->Signal(SIGTERM);
+  EXPECT_EQ(nodes[0]->Wait(seconds(30)), kExitStoppedBySignal) << nodes[0]->err();
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (nodes[1]->err().find("took over the job") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  // A monitor attached to the standby's port sees the job it runs.
+  ActexProcess monitor(dir.path() + "/monitor",
+                       {"monitor", "tcp://127.0.0.1:" + std::to_string(*standby_ports + 1),
+                        "--json", "--timeout", "5"});
+  nodes[2]->Signal(SIGKILL);
+  EXPECT_NE(nodes[2]->Wait(seconds(10)), 0);
+  ActexProcess& back = job.Start(2, kHosts, corpus, "2d", at_the_standby);
+  EXPECT_EQ(back.Wait(seconds(120)), 0) << back.err();
+  for (int host : {1, 3}) EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
+  EXPECT_NE(back.err().find("which took the job over, admitted this host"), std::string::npos)
+      << back.err();
+  EXPECT_NE(nodes[1]->err().find("host 2 is back"), std::string::npos) << nodes[1]->err();
+  EXPECT_EQ(monitor.Wait(seconds(30)), 3) << monitor.err();  // silent once the job ended
+  EXPECT_NE(monitor.out().find(R"("kind":"finished")"), std::string::npos) << monitor.out();
   ExpectIdentical(out, single);
   ExpectVerified(dir, out);
 }

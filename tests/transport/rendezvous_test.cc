@@ -65,6 +65,30 @@ TEST(Rendezvous, AWildcardEndpointFromAnUnknownAddressIsRefusedNamingTheFix) {
   EXPECT_EQ(rendezvous.joined(), 0);
 }
 
+// A standby that took the job over replays host 0's book: the same endpoints (a
+// wildcard one resolved from the same address), and nodes that come later checked
+// against host 0's Hello, as host 0 would.
+TEST(Rendezvous, ReplayedOnAStandbyChecksLaterNodesAsHost0Would) {
+  Rendezvous host0(3, 4);
+  for (int id = 0; id < 3; ++id) {
+    HelloMessage hello = MakeHello(id, 3);
+    if (id == 2) hello.endpoints = {{"ring/replica0/rank2", "tcp://0.0.0.0:40002"}};
+    ASSERT_TRUE(host0.Admit(hello, "10.0.0.1" + std::to_string(id) + ":1").has_value());
+  }
+  auto replayed = Rendezvous::Replay(3, 4, host0.Admitted());
+  ASSERT_TRUE(replayed) << replayed.error();
+  EXPECT_TRUE(replayed->complete());
+  EXPECT_EQ(replayed->endpoints(), host0.endpoints());
+  EXPECT_EQ(replayed->endpoints().at("ring/replica0/rank2"), "tcp://10.0.0.12:40002");
+  EXPECT_TRUE(replayed->CheckReturning(MakeHello(0, 3), "10.0.0.20:1").has_value());
+  EXPECT_TRUE(replayed->CheckReturning(MakeHello(3, 3), "10.0.0.23:1").has_value());  // added
+  HelloMessage other = MakeHello(1, 3);
+  other.fingerprint["--layers"] = "7";
+  auto refused = replayed->CheckReturning(other, "10.0.0.21:1");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error(), "host 1: --layers differs: host 0 has 20,21 but host 1 has 7");
+}
+
 TEST(Rendezvous, DurationsReadAsSeconds) {
   EXPECT_EQ(SecondsText(std::chrono::milliseconds(300000)), "300 s");
   EXPECT_EQ(SecondsText(std::chrono::milliseconds(1500)), "1.5 s");
