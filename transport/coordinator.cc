@@ -1,10 +1,7 @@
 #include "transport/coordinator.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 #include <zmq.h>
 
 #include <algorithm>
@@ -16,6 +13,7 @@
 #include <vector>
 
 #include "transport/connection_watch.h"
+#include "transport/control_message.h"
 #include "transport/coordinator_session.h"
 #include "transport/interrupted.h"
 #include "transport/monitor_relay.h"
@@ -32,72 +30,6 @@ constexpr size_t kMaxBatch = 1000;
 // A larger control frame closes the sender's connection: a Hello of a host with
 // thousands of endpoints is a few hundred kB.
 constexpr int64_t kMaxControlFrameBytes = int64_t{16} << 20;
-
-// "10.0.0.12:53122": the remote end of the tcp connection `fd` (of a message just
-// received, so the connection is almost surely still open; the address only ever
-// appears in messages).
-std::string PeerAddress(int fd) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof(address);
-  if (fd < 0 || ::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    return "an unknown address";
-  }
-  char host[INET6_ADDRSTRLEN] = {};
-  if (address.ss_family == AF_INET) {
-    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);
-    ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof(host));
-    return fmt::format("{}:{}", host, ntohs(v4->sin_port));
-  }
-  if (address.ss_family == AF_INET6) {
-    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address);
-    ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof(host));
-    return fmt::format("[{}]:{}", host, ntohs(v6->sin6_port));
-  }
-  return "an unknown address";
-}
-
-// One ROUTER message: who sent it, over which connection (-1 and "an unknown
-// address" for a malformed one), and what.
-struct ControlMessage {
-  std::string identity;
-  int fd = -1;
-  std::string address;
-  std::expected<ReceivedMessage, WireError> message;
-};
-
-// Reads the routing id frame the ROUTER puts first, then the sender's message.
-// std::nullopt when nothing is waiting; an unexpected error when the socket failed.
-std::expected<std::optional<ControlMessage>, std::string> ReceiveControl(zmq::socket_t& socket) {
-  zmq::message_t identity;
-  try {
-    const int events = RetryInterrupted([&] { return socket.get(zmq::sockopt::events); });
-    if ((events & ZMQ_POLLIN) == 0) return std::nullopt;
-    if (!RetryInterrupted([&] { return socket.recv(identity, zmq::recv_flags::dontwait); })) {
-      return std::nullopt;
-    }
-  } catch (const zmq::error_t& e) {
-    return std::unexpected(std::string("receive failed: ") + e.what());
-  }
-  ControlMessage control{identity.to_string(), -1, "an unknown address",
-                         std::unexpected(WireError())};
-  if (!identity.more()) {
-    control.message = std::unexpected(
-        WireError{WireError::Kind::kMalformed,
-                  "malformed message: 0 frame(s), expected an envelope and a body"});
-    return control;
-  }
-  control.message = Receive(socket);
-  if (!control.message && !control.message.error().malformed()) {
-    return std::unexpected(control.message.error().message);
-  }
-  // The routing id frame carries no connection metadata when poll prefetched the
-  // message, so the connection is learned from the envelope frame.
-  if (control.message) {
-    control.fd = control.message->source_fd;
-    control.address = PeerAddress(control.fd);
-  }
-  return control;
-}
 
 class Coordinator {
  public:

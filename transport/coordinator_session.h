@@ -93,6 +93,9 @@ class CoordinatorSession {
     // it passes at once.
     std::set<std::string> passed_barriers;
     uint64_t echoed = 0;  // the newest of our heartbeats it said it received
+    // When a node that took a lost host's place was welcomed: it heard this
+    // coordinator then, before any of our heartbeats.
+    Clock::time_point welcomed{};
   };
   // A node joining the running job: one taking the place of a lost host (or of one
   // not yet found lost, for which it waits), or an added host.
@@ -126,8 +129,8 @@ class CoordinatorSession {
   // Host 0 leaves for `reason` (a stop signal): the standby takes the job over now,
   // and every node reattaches to it.
   void HandOver(std::string reason, Clock::time_point now);
-  // Whether host `host_id` received a heartbeat we sent after `since`: until `since`
-  // plus its heartbeat timeout it cannot have found us lost.
+  // Whether host `host_id` received a heartbeat (or its Welcome) we sent after
+  // `since`: until `since` plus its heartbeat timeout it cannot have found us lost.
   bool HeardSince(int host_id, Clock::time_point since) const;
   // The standby's side.
   void HandleAsStandby(const std::string& identity, int fd, const std::string& address,
@@ -143,6 +146,10 @@ class CoordinatorSession {
   // dropped.
   void OnJoiningHello(Joining node, Clock::time_point now);
   void Readmit(int host_id, Joining node, Clock::time_point now);
+  // Readmits the hosts of `host_id`'s replica, which spans hosts, once none of them
+  // is in the job and a node came for each (returning_), with their new endpoints.
+  void ReadmitReplica(int host_id, Clock::time_point now);
+  std::string GroupText(int host_id) const;  // "2, 3": the hosts of its stop group
   void OnBarrier(int host_id, const ReceivedMessage& message, Clock::time_point now);
   // LeaseRequest (answered with a LeaseGrant) or ChunksListed.
   void OnLeaseMessage(int host_id, const ReceivedMessage& message, Clock::time_point now);

@@ -1,5 +1,5 @@
 // Who is in a job: the rendezvous, nodes joining the running job (in a lost host's
-// place, or added), and hosts that leave it.
+// place, the hosts of a lost replica together, or added), and hosts that leave it.
 #include <spdlog/spdlog.h>
 
 #include <utility>
@@ -40,8 +40,9 @@ void CoordinatorSession::OnHello(const std::string& identity, int fd, const std:
 
 void CoordinatorSession::OnJoiningHello(Joining node, Clock::time_point now) {
   const int host_id = node.hello.host_id;
-  // A host sharing a replica with others cannot come back alone.
-  if (!Alone(host_id)) {
+  // The replica the coordinator's node holds a part of never comes back: losing it
+  // ended the job.
+  if (!Alone(host_id) && GroupOf(host_id) == GroupOf(coordinator_host_)) {
     return DropUnexpected(
         fmt::format("a Hello from a stranger at {} after the rendezvous", node.address));
   }
@@ -66,12 +67,51 @@ void CoordinatorSession::OnJoiningHello(Joining node, Clock::time_point now) {
     spdlog::warn("coordinator: refused the node at {}: {}", node.address, fits.error());
     return Queue(node.identity, AbortMessage{fits.error()});
   }
+  if (!Alone(host_id)) {
+    spdlog::info(
+        "coordinator: a node at {} comes for host {}, whose replica spans hosts {}: it joins "
+        "with them once each is lost and a node came for it",
+        node.address, host_id, GroupText(host_id));
+    returning_[host_id] = std::move(node);
+    return ReadmitReplica(host_id, now);
+  }
   if (!hosts_[host_id]) return Readmit(host_id, std::move(node), now);
   spdlog::warn(
       "coordinator: a node at {} comes for host {}, which is still in the job; it takes "
       "its place once host {} is found lost",
       node.address, host_id, host_id);
   returning_[host_id] = std::move(node);
+}
+
+void CoordinatorSession::ReadmitReplica(int host_id, Clock::time_point now) {
+  std::vector<int> members;
+  for (int other = 0; other < options_.num_hosts; ++other) {
+    if (GroupOf(other) != GroupOf(host_id)) continue;
+    if (hosts_[other] || !returning_.contains(other)) return;
+    members.push_back(other);
+  }
+  // The nodes bound new ring ports: each must learn the others' before it connects.
+  for (int member : members) {
+    const Joining& node = returning_[member];
+    if (auto rebound = rendezvous_.Rebind(node.hello, node.address); !rebound) {
+      spdlog::warn("coordinator: refused the node at {}: {}", node.address, rebound.error());
+      Queue(node.identity, AbortMessage{rebound.error()});
+      returning_.erase(member);
+      return;
+    }
+  }
+  spdlog::info("coordinator: hosts {} come back together, as the replica they share",
+               GroupText(host_id));
+  for (int member : members) Readmit(member, returning_[member], now);
+}
+
+std::string CoordinatorSession::GroupText(int host_id) const {
+  std::string text;
+  for (int other = 0; other < options_.num_hosts; ++other) {
+    if (GroupOf(other) != GroupOf(host_id)) continue;
+    text += (text.empty() ? "" : ", ") + std::to_string(other);
+  }
+  return text;
 }
 
 void CoordinatorSession::Readmit(int host_id, Joining node, Clock::time_point now) {
@@ -82,7 +122,7 @@ void CoordinatorSession::Readmit(int host_id, Joining node, Clock::time_point no
     }
     AnswerWaitingLeases(now);  // what it was listing when lost may be free now
   }
-  hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, released_barriers_};
+  hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, released_barriers_, 0, now};
   host_by_identity_[node.identity] = host_id;
   Queue(node.identity, WelcomeMessage{rendezvous_.endpoints()});
   if (lost_.erase(host_id) > 0 || !rendezvous_.is_added(host_id)) {
@@ -131,8 +171,12 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
   }
   lost_[host_id] = std::move(reason);
   if (options_.leases) AnswerWaitingLeases(now);
-  if (auto waiting = returning_.find(host_id); waiting != returning_.end()) {
-    Readmit(host_id, waiting->second, now);
+  if (returning_.contains(host_id)) {
+    if (!Alone(host_id)) {
+      ReadmitReplica(host_id, now);
+    } else {
+      Readmit(host_id, returning_[host_id], now);
+    }
   }
   std::vector<std::string> open;
   for (const auto& [name, arrived] : barriers_) open.push_back(name);

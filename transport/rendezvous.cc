@@ -106,25 +106,9 @@ std::expected<void, std::string> Rendezvous::Admit(const HelloMessage& hello,
         id == 0 ? Disagreement(hello, reference) : Disagreement(reference, hello);
     if (disagreement) return std::unexpected(*disagreement);
   }
-  std::map<std::string, std::string> announced;
-  for (const auto& [name, endpoint] : hello.endpoints) {
-    const auto owner = endpoint_owners_.find(name);
-    if (owner != endpoint_owners_.end()) {
-      return std::unexpected(
-          fmt::format("host {}: endpoint '{}' is also published by host {} ({} there, {} here)", id,
-                      name, owner->second, endpoints_.at(name), endpoint));
-    }
-    auto reachable = Reachable(endpoint, peer);
-    if (!reachable) {
-      return std::unexpected(fmt::format("host {}: '{}' {}", id, name, reachable.error()));
-    }
-    announced.emplace(name, std::move(*reachable));
-  }
-
-  for (auto& [name, endpoint] : announced) {
-    endpoints_.emplace(name, std::move(endpoint));
-    endpoint_owners_.emplace(name, id);
-  }
+  auto announced = Announced(hello, peer);
+  if (!announced) return std::unexpected(announced.error());
+  Publish(id, std::move(*announced));
   hosts_[id] = Joined{hello, peer};
   ++joined_;
   if (reference_ < 0 || id == 0) reference_ = id;
@@ -155,6 +139,46 @@ std::expected<void, std::string> Rendezvous::CheckReturning(const HelloMessage& 
   if (auto disagreement = Disagreement(hosts_[reference_]->hello, hello)) {
     return std::unexpected(*disagreement);
   }
+  return {};
+}
+
+std::expected<std::map<std::string, std::string>, std::string> Rendezvous::Announced(
+    const HelloMessage& hello, const std::string& peer) const {
+  const int id = hello.host_id;
+  std::map<std::string, std::string> announced;
+  for (const auto& [name, endpoint] : hello.endpoints) {
+    const auto owner = endpoint_owners_.find(name);
+    if (owner != endpoint_owners_.end() && owner->second != id) {
+      return std::unexpected(
+          fmt::format("host {}: endpoint '{}' is also published by host {} ({} there, {} here)", id,
+                      name, owner->second, endpoints_.at(name), endpoint));
+    }
+    auto reachable = Reachable(endpoint, peer);
+    if (!reachable) {
+      return std::unexpected(fmt::format("host {}: '{}' {}", id, name, reachable.error()));
+    }
+    announced.emplace(name, std::move(*reachable));
+  }
+  return announced;
+}
+
+void Rendezvous::Publish(int host_id, std::map<std::string, std::string> announced) {
+  std::erase_if(endpoints_, [&](const auto& entry) {
+    const auto owner = endpoint_owners_.find(entry.first);
+    return owner != endpoint_owners_.end() && owner->second == host_id;
+  });
+  std::erase_if(endpoint_owners_, [&](const auto& entry) { return entry.second == host_id; });
+  for (auto& [name, endpoint] : announced) {
+    endpoints_.emplace(name, std::move(endpoint));
+    endpoint_owners_.emplace(name, host_id);
+  }
+}
+
+std::expected<void, std::string> Rendezvous::Rebind(const HelloMessage& hello,
+                                                    const std::string& peer) {
+  auto announced = Announced(hello, peer);
+  if (!announced) return std::unexpected(announced.error());
+  Publish(hello.host_id, std::move(*announced));
   return {};
 }
 

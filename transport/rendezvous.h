@@ -39,10 +39,15 @@ class Rendezvous {
   // Checks `hello` from a node joining the running job: one taking the place of host
   // `hello.host_id`, which joined before and was lost, or an added host. The job's
   // size, the id, the software version and the fingerprint as for Admit; its
-  // endpoints are not merged (the job's table stands). A refusal concerns that node
-  // alone. Only after the rendezvous completed.
+  // endpoints are not merged (the job's table stands; see Rebind). A refusal concerns
+  // that node alone. Only after the rendezvous completed.
   std::expected<void, std::string> CheckReturning(const HelloMessage& hello,
                                                   const std::string& peer) const;
+
+  // A host of a replica that spans hosts, coming back with the rest of its replica
+  // (checked by CheckReturning): the endpoints its Hello publishes replace those the
+  // host published before (its ring ports are new), refused as Admit refuses them.
+  std::expected<void, std::string> Rebind(const HelloMessage& hello, const std::string& peer);
 
   // The hosts admitted so far, by id, as host 0's coordinator replicates them to its
   // standby.
@@ -68,6 +73,12 @@ class Rendezvous {
     HelloMessage hello;
     std::string peer;
   };
+  // `hello`'s endpoints as the job's table will hold them (a wildcard address made
+  // `peer`'s), or why a name cannot be published by that host.
+  std::expected<std::map<std::string, std::string>, std::string> Announced(
+      const HelloMessage& hello, const std::string& peer) const;
+  // Makes `announced` host `host_id`'s endpoints, dropping those it published before.
+  void Publish(int host_id, std::map<std::string, std::string> announced);
   // Why `other` (host other_id) cannot run with the reference host, or nothing.
   static std::optional<std::string> Disagreement(const HelloMessage& reference,
                                                  const HelloMessage& other);

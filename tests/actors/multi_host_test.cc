@@ -254,6 +254,52 @@ TEST_P(LostReplica, ItsOtherHostStopsAndTheOtherReplicaFinishesTheJob) {
   ExpectVerified(dir, out);
 }
 
+// Host 3 killed stops host 2 (they share a replica); both commands started again while
+// the other replica runs bring the replica back: the two nodes join together, each
+// learning the other's new ring ports, take leases, and the job completes with every
+// host, equal to an uninterrupted job of the same mesh to the bit. (Host 2 runs the
+// standby coordinator, which ends with it: host 0 goes on without one, counting the
+// hosts just welcomed among those that hear it.)
+TEST(LostReplicaReturns, BothItsCommandsAgainBringItBackAndTheJobCompletes) {
+  constexpr int kHosts = 4;
+  const std::string mesh = "data=2,model=2";
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
+  const std::string clean = dir.path() + "/clean";
+  {
+    ManualJob job(dir);
+    for (ActexProcess* node : job.StartAll(
+             kHosts, corpus, mesh, [&](NodeOptions& node) { node.extract.out_dir = clean; })) {
+      EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+    }
+  }
+  const std::string out = dir.path() + "/out";
+  ManualJob job(dir);
+  std::vector<ActexProcess*> nodes = job.StartAll(kHosts, corpus, mesh);
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_02", seconds(60))) << nodes[2]->err();
+  nodes[3]->Signal(SIGKILL);
+  EXPECT_NE(nodes[3]->Wait(seconds(10)), 0);
+  EXPECT_NE(nodes[2]->Wait(seconds(30)), 0);
+  EXPECT_NE(nodes[2]->err().find("host 2 stopped with its replica, which lost host 3"),
+            std::string::npos)
+      << nodes[2]->err();
+  const size_t shards_when_stopped =
+      Metadata(out + "/host_02").value("shards", nlohmann::json()).size();
+  ActexProcess& host3 = job.Start(3, kHosts, corpus, mesh);
+  ActexProcess& host2 = job.Start(2, kHosts, corpus, mesh);
+  for (ActexProcess* node : {nodes[0], nodes[1], &host2, &host3}) {
+    EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+  }
+  EXPECT_NE(nodes[0]->err().find("hosts 2, 3 come back together"), std::string::npos)
+      << nodes[0]->err();
+  const size_t shards = Metadata(out + "/host_02").value("shards", nlohmann::json()).size();
+  EXPECT_GT(shards, shards_when_stopped) << "the replica took no lease once back";
+  std::printf("replica of hosts 2-3 lost with %zu shard(s) listed, back: %zu at the end\n",
+              shards_when_stopped, shards);
+  ExpectIdentical(out, clean);
+  ExpectVerified(dir, out);
+}
+
 INSTANTIATE_TEST_SUITE_P(Losses, LostReplica,
                          testing::Values(ReplicaLoss{"Killed", SIGKILL},
                                          ReplicaLoss{"Signalled", SIGTERM}),

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@ using coordinator_test::FreeTcpPort;
 using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
+using coordinator_test::WaitUntil;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -129,6 +131,56 @@ TEST(CoordinatorLiveness, AHostLostStopsTheOtherHostsOfItsGroupOnly) {
   ASSERT_FALSE(ended.has_value());
   EXPECT_THAT(ended.error(), HasSubstr("the job finished without 2 host(s), whose shares are "
                                        "not all written"));
+}
+
+// Hosts 2-3 share a replica: once host 3 was lost (stopping host 2), a node coming for
+// host 3 waits for one coming for host 2, and then both are welcomed together, each
+// with the other's new ring endpoint, pass the barriers released before they came,
+// and the job ends in success.
+TEST(CoordinatorLiveness, TheHostsOfALostReplicaComeBackTogether) {
+  zmq::context_t context;
+  CoordinatorOptions options = FastOptions(4);
+  options.stop_groups = {0, 0, 1, 1};
+  options.liveness.heartbeat_timeout = 10s;
+  options.liveness.disconnect_grace = 300ms;
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(4));
+  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  auto ready = ForEachClient(
+      clients, [](CoordinatorClient& client, size_t) { return client.Barrier("ready", 5s); });
+  for (const auto& result : ready) ASSERT_TRUE(result.has_value()) << result.error();
+  clients[3]->reset();  // host 3's process dies
+  EXPECT_TRUE(WaitUntil([&] { return !(*clients[2])->Service().has_value(); }));
+  clients[2]->reset();  // host 2's node ends, stopped with its replica
+
+  std::vector<HelloMessage> again = {MakeHello(2, 4), MakeHello(3, 4)};
+  again[0].endpoints = {{"ring/replica0/rank2", "tcp://127.0.0.1:41002"}};
+  again[1].endpoints = {{"ring/replica0/rank3", "tcp://127.0.0.1:41003"}};
+  JoinResult host3 = std::unexpected("not joined");
+  std::atomic<bool> host3_returned = false;
+  std::thread comes_first([&] {
+    host3 = CoordinatorClient::Join(context, ClientOptionsFor(options), again[1]);
+    host3_returned = true;
+  });
+  std::this_thread::sleep_for(500ms);
+  EXPECT_FALSE(host3_returned) << "host 3 joined without host 2";
+  JoinResult host2 = CoordinatorClient::Join(context, ClientOptionsFor(options), again[0]);
+  comes_first.join();
+  ASSERT_TRUE(host2.has_value()) << host2.error();
+  ASSERT_TRUE(host3.has_value()) << host3.error();
+  EXPECT_EQ((*host3)->endpoints().at("ring/replica0/rank2"), "tcp://127.0.0.1:41002");
+  EXPECT_EQ((*host2)->endpoints().at("ring/replica0/rank3"), "tcp://127.0.0.1:41003");
+  EXPECT_EQ((*host2)->endpoints().at("ring/replica0/rank1"), "tcp://127.0.0.1:40001");
+  clients[2] = std::move(host2);
+  clients[3] = std::move(host3);
+  auto done = ForEachClient(clients, [](CoordinatorClient& client, size_t host) {
+    if (host < 2) return client.Barrier("done", 5s);
+    if (auto passed = client.Barrier("ready", 5s); !passed) return passed;
+    return client.Barrier("done", 5s);
+  });
+  for (const auto& result : done) EXPECT_TRUE(result.has_value()) << result.error();
+  EXPECT_TRUE((*coordinator)->Join().has_value());
 }
 
 // The hosts left wait at a barrier for a host that then dies: losing it releases them.

@@ -89,6 +89,30 @@ TEST(Rendezvous, ReplayedOnAStandbyChecksLaterNodesAsHost0Would) {
   EXPECT_EQ(refused.error(), "host 1: --layers differs: host 0 has 20,21 but host 1 has 7");
 }
 
+// The hosts of a replica coming back together publish new ring ports: those replace
+// what the same hosts published; a name of another host's is still refused.
+TEST(Rendezvous, RebindReplacesWhatTheSameHostPublished) {
+  Rendezvous rendezvous(2);
+  ASSERT_TRUE(rendezvous.Admit(MakeHello(0, 2), "10.0.0.10:1").has_value());
+  HelloMessage first = MakeHello(1, 2);
+  first.endpoints["resume/1"] = "{}";
+  ASSERT_TRUE(rendezvous.Admit(first, "10.0.0.11:1").has_value());
+  HelloMessage again = MakeHello(1, 2);
+  again.endpoints = {{"ring/replica0/rank1", "tcp://0.0.0.0:41001"}};
+  ASSERT_TRUE(rendezvous.Rebind(again, "10.0.0.21:7").has_value());
+  EXPECT_EQ(rendezvous.endpoints().at("ring/replica0/rank1"), "tcp://10.0.0.21:41001");
+  EXPECT_FALSE(rendezvous.endpoints().contains("resume/1"));
+  EXPECT_EQ(rendezvous.endpoints().at("ring/replica0/rank0"), "tcp://127.0.0.1:40000");
+  HelloMessage clash = MakeHello(1, 2);
+  clash.endpoints = {{"ring/replica0/rank0", "tcp://10.0.0.21:41000"}};
+  auto refused = rendezvous.Rebind(clash, "10.0.0.21:8");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error(),
+            "host 1: endpoint 'ring/replica0/rank0' is also published by host 0 "
+            "(tcp://127.0.0.1:40000 there, tcp://10.0.0.21:41000 here)");
+  EXPECT_EQ(rendezvous.endpoints().at("ring/replica0/rank1"), "tcp://10.0.0.21:41001");
+}
+
 TEST(Rendezvous, DurationsReadAsSeconds) {
   EXPECT_EQ(SecondsText(std::chrono::milliseconds(300000)), "300 s");
   EXPECT_EQ(SecondsText(std::chrono::milliseconds(1500)), "1.5 s");
