@@ -186,7 +186,9 @@ std::expected<void, std::string> JobLink::ConnectRings(
   if (state.options.host_id == 0 && state.client->with_standby()) {
     // Host 0 came back to a job its standby took over: the standby coordinates it,
     // and this node's own coordinator, which admitted nobody else, must not.
-    spdlog::info("host 0: its own coordinator stops; the standby's runs the job");
+    spdlog::info(
+        "host 0: the standby's coordinator runs the job; its own, which no other host joined, "
+        "stops");
     state.coordinator_actor.reset();
   }
 

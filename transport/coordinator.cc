@@ -197,7 +197,10 @@ std::expected<void, std::string> Coordinator::Run() {
       }
     }
     if ((items[0].revents & ZMQ_POLLIN) != 0 && actor_.StopRequested()) {
-      session_.Abort("the coordinator (host 0) was stopped before the job finished", Clock::now());
+      session_.Abort(session_.in_rendezvous()
+                         ? "the coordinator (host 0) was stopped before every host joined"
+                         : "the coordinator (host 0) was stopped before the job finished",
+                     Clock::now());
       Flush();
       break;
     }

@@ -80,6 +80,8 @@ class CoordinatorSession {
   void OnStandbyLinkEvent(const ConnectionEvent& event, Clock::time_point now);
   // The standby's: true once it took over the job from host 0.
   bool took_over() const { return coordinator_host_ != 0; }
+  // Before every host joined: stopping the coordinator then ends no job that ran.
+  bool in_rendezvous() const { return phase_ == Phase::kRendezvous; }
 
  private:
   enum class Phase { kStandby, kTakeover, kRendezvous, kRunning, kEnding };

@@ -302,6 +302,25 @@ TEST(Coordinator, StopRequestAbortsEveryNode) {
   EXPECT_FALSE((*coordinator)->Join().has_value());
 }
 
+// Stopped during the rendezvous (host 0's node found the job run by its standby), the
+// coordinator ends no job that ran, and says so to the node waiting in it.
+TEST(Coordinator, StopRequestDuringTheRendezvousSaysNotEveryHostJoined) {
+  zmq::context_t context;
+  CoordinatorOptions options = FastOptions(2);
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  JoinResult alone = std::unexpected("not joined");
+  std::thread waits([&] {
+    alone = CoordinatorClient::Join(context, ClientOptionsFor(options), MakeHello(1, 2));
+  });
+  ASSERT_TRUE(WaitUntil([&] { return options.counters->joined_hosts.load() == 1; }));
+  (*coordinator)->RequestStop();
+  waits.join();
+  ASSERT_FALSE(alone.has_value());
+  EXPECT_EQ(alone.error(), "the coordinator (host 0) was stopped before every host joined");
+  EXPECT_FALSE((*coordinator)->Join().has_value());
+}
+
 TEST(Coordinator, NodeMayStartBeforeTheCoordinator) {
   zmq::context_t context;
   CoordinatorOptions options = FastOptions(1);
