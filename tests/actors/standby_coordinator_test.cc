@@ -239,15 +239,17 @@ TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing)
   }
 }
 
-// After a takeover, a node that comes (host 0's command again, on a new machine)
-// finds the job at the standby's address, host 0's being dead: the standby admits it
-// as host 0's rendezvous would, and it takes leases; a node whose settings differ
-// from host 0's is refused, naming the flag.
+// After a takeover, a node that comes (host 0's command again, on a new machine, or
+// an added host) finds the job at the standby's address, host 0's being dead: the
+// standby admits it as host 0's rendezvous would, and it takes leases; a node whose
+// settings differ from host 0's is refused, naming the flag.
 TEST_F(StandbyCoordinatorTest, AfterATakeoverANodeThatComesJoinsThroughTheStandby) {
   CoordinatorOptions primary = Primary();
+  primary.max_hosts = kHosts + 1;
   ForkedCoordinator host0(primary, [&] { return PrimaryLeases(); });
   zmq::context_t context;
   CoordinatorOptions standby_options = Standby();
+  standby_options.max_hosts = 0;  // host 1 was not given --max-hosts: host 0's counts
   standby_options.leases = StandbyLeases();
   auto standby = StartCoordinator(context, standby_options);
   ASSERT_TRUE(standby) << standby.error();
@@ -282,6 +284,10 @@ TEST_F(StandbyCoordinatorTest, AfterATakeoverANodeThatComesJoinsThroughTheStandb
   (*clients[0])->RequestLease({1, -1});
   EXPECT_EQ(AwaitGrant(clients, 0, {0, 1, 2, 3}).chunk, 0) << "host 0's unlisted chunk";
 
+  // An added host (host 0's --max-hosts) joins the same way.
+  auto added = CoordinatorClient::Join(context, late, MakeHello(kHosts, kHosts));
+  ASSERT_TRUE(added) << added.error();
+  EXPECT_TRUE((*added)->with_standby());
   HelloMessage other = MakeHello(2, kHosts);
   other.fingerprint["--layers"] = "7";
   EXPECT_EQ(AbortFor(context, endpoint, other),
