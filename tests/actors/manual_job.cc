@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -43,6 +44,18 @@ ExtractOptions TinyModelOptions(const std::string& corpus, const std::string& ou
 nlohmann::json Metadata(const std::string& host_dir) {
   std::ifstream file(host_dir + "/metadata.json");
   return nlohmann::json::parse(file, nullptr, false);
+}
+
+size_t ListedShards(const std::string& host_dir) {
+  const nlohmann::json metadata = Metadata(host_dir);
+  return metadata.is_object() ? metadata.value("shards", nlohmann::json::array()).size() : 0;
+}
+
+void ExpectListedMoreOnceBack(const std::string& host_dir, size_t before, const std::string& who) {
+  const size_t shards = ListedShards(host_dir);
+  EXPECT_GT(shards, before) << who << " took no lease once back";
+  std::printf("%s: %zu shard(s) listed when lost, %zu once back and the job done\n", who.c_str(),
+              before, shards);
 }
 
 void ExpectVerified(const TempDir& dir, const std::string& out) {

@@ -32,6 +32,11 @@ void ExpectVerified(const TempDir& dir, const std::string& out);
 
 // A folder's metadata.json, or a discarded value when unreadable.
 nlohmann::json Metadata(const std::string& host_dir);
+// How many shards a folder's metadata.json lists (0 when unreadable).
+size_t ListedShards(const std::string& host_dir);
+// The folder lists more shards at the end than `before`, when `who` came back to the
+// job: it took leases again. Prints both counts.
+void ExpectListedMoreOnceBack(const std::string& host_dir, size_t before, const std::string& who);
 
 // Nodes started one by one, as on separate machines, with one coordinator port.
 class ManualJob {

@@ -283,8 +283,7 @@ TEST(LostReplicaReturns, BothItsCommandsAgainBringItBackAndTheJobCompletes) {
   EXPECT_NE(nodes[2]->err().find("host 2 stopped with its replica, which lost host 3"),
             std::string::npos)
       << nodes[2]->err();
-  const size_t shards_when_stopped =
-      Metadata(out + "/host_02").value("shards", nlohmann::json()).size();
+  const size_t shards_when_stopped = ListedShards(out + "/host_02");
   ActexProcess& host3 = job.Start(3, kHosts, corpus, mesh);
   ActexProcess& host2 = job.Start(2, kHosts, corpus, mesh);
   for (ActexProcess* node : {nodes[0], nodes[1], &host2, &host3}) {
@@ -292,10 +291,7 @@ TEST(LostReplicaReturns, BothItsCommandsAgainBringItBackAndTheJobCompletes) {
   }
   EXPECT_NE(nodes[0]->err().find("hosts 2, 3 come back together"), std::string::npos)
       << nodes[0]->err();
-  const size_t shards = Metadata(out + "/host_02").value("shards", nlohmann::json()).size();
-  EXPECT_GT(shards, shards_when_stopped) << "the replica took no lease once back";
-  std::printf("replica of hosts 2-3 lost with %zu shard(s) listed, back: %zu at the end\n",
-              shards_when_stopped, shards);
+  ExpectListedMoreOnceBack(out + "/host_02", shards_when_stopped, "the replica of hosts 2-3");
   ExpectIdentical(out, clean);
   ExpectVerified(dir, out);
 }

@@ -162,6 +162,16 @@ struct StandbyCoordinatorTest : testing::Test {
     host0 = std::move(*started);
     clients = JoinJob(*context, primary, standby->endpoint());
   }
+  // Services every client in `serviced` until the standby took the job over.
+  static bool AwaitTakeover(std::vector<JoinResult>& clients, const std::vector<int>& serviced,
+                            const CoordinatorCounters& standby) {
+    return WaitUntil(
+        [&] {
+          for (int host : serviced) (void)(*clients[host])->Service();
+          return standby.took_over.load();
+        },
+        5000ms);
+  }
   static bool AwaitAck(CoordinatorClient& client) {
     std::vector<ListingAckMessage> acks;
     EXPECT_TRUE(WaitUntil([&] {
@@ -213,12 +223,7 @@ TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing)
   host0.Kill();
   (*clients[3])->ReportListed({{1}});  // lost with host 0: the reattach says it
   const std::vector<int> others = {1, 2, 3};
-  EXPECT_TRUE(WaitUntil(
-      [&] {
-        for (int host : others) (void)(*clients[host])->Service();
-        return standby_options.counters->took_over.load();
-      },
-      5000ms));
+  EXPECT_TRUE(AwaitTakeover(clients, others, *standby_options.counters));
   (*clients[2])->RequestLease({2, -1});
   EXPECT_EQ(AwaitGrant(clients, 2, others).chunk, 3) << "host 0's unlisted chunk";
   (*clients[1])->RequestLease({2, -1});
@@ -260,12 +265,7 @@ TEST_F(StandbyCoordinatorTest, AfterATakeoverANodeThatComesJoinsThroughTheStandb
 
   host0.Kill();
   const std::vector<int> others = {1, 2, 3};
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        for (int host : others) (void)(*clients[host])->Service();
-        return standby_options.counters->took_over.load();
-      },
-      5000ms));
+  ASSERT_TRUE(AwaitTakeover(clients, others, *standby_options.counters));
   CoordinatorClientOptions late = ClientOptionsFor(primary);
   late.standby_endpoint = endpoint;
   std::atomic<bool> joining = true;

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,8 +77,25 @@ class StandbyTakeover : public LeasedJobFixture {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
+  // Starts the job's hosts, each given --standby-coordinator, and waits until host 0
+  // listed a shard.
+  void StartWithAStandbyAddress() {
+    auto ports = FindFreePortTriple();
+    ASSERT_TRUE(ports) << ports.error();
+    standby_port_ = *ports;
+    at_the_standby_ = [port = *ports](NodeOptions& node) {
+      node.standby_coordinator = "127.0.0.1:" + std::to_string(port);
+    };
+    for (int host = 0; host < kHosts; ++host) {
+      nodes.push_back(&job.Start(host, kHosts, corpus, "2d", at_the_standby_));
+    }
+    ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+  }
+
   ManualJob job{dir};
   std::vector<ActexProcess*> nodes;
+  int standby_port_ = 0;
+  std::function<void(NodeOptions&)> at_the_standby_;
   std::chrono::steady_clock::time_point started;
 };
 
@@ -145,20 +163,11 @@ TEST_F(StandbyTakeover, Host0FrozenPastTheTimeoutIsFencedOffWhenItWakes) {
 // --standby-coordinator once the standby took over, its own coordinator steps aside,
 // and it takes leases with the others.
 TEST_F(StandbyTakeover, Host0KilledAndStartedAgainRejoinsThroughTheStandby) {
-  auto standby_ports = FindFreePortTriple();
-  ASSERT_TRUE(standby_ports) << standby_ports.error();
-  const auto at_the_standby = [&](NodeOptions& node) {
-    node.standby_coordinator = "127.0.0.1:" + std::to_string(*standby_ports);
-  };
-  for (int host = 0; host < kHosts; ++host) {
-    nodes.push_back(&job.Start(host, kHosts, corpus, "2d", at_the_standby));
-  }
-  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+  ASSERT_NO_FATAL_FAILURE(StartWithAStandbyAddress());
   nodes[0]->Signal(SIGKILL);
   EXPECT_NE(nodes[0]->Wait(seconds(10)), 0);
-  const size_t shards_when_killed =
-      Metadata(out + "/host_00").value("shards", nlohmann::json()).size();
-  ActexProcess& back = job.Start(0, kHosts, corpus, "2d", at_the_standby);
+  const size_t shards_when_killed = ListedShards(out + "/host_00");
+  ActexProcess& back = job.Start(0, kHosts, corpus, "2d", at_the_standby_);
   EXPECT_EQ(back.Wait(seconds(120)), 0) << back.err();
   for (int host = 1; host < kHosts; ++host) {
     EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
@@ -166,10 +175,8 @@ TEST_F(StandbyTakeover, Host0KilledAndStartedAgainRejoinsThroughTheStandby) {
   EXPECT_NE(back.err().find("which took the job over, admitted this host"), std::string::npos)
       << back.err();
   EXPECT_NE(nodes[1]->err().find("host 0 is back"), std::string::npos) << nodes[1]->err();
-  const size_t shards = Metadata(out + "/host_00").value("shards", nlohmann::json()).size();
-  EXPECT_GT(shards, shards_when_killed) << "host 0 took no lease once back";
-  std::printf("host 0 killed with %zu shard(s) listed, back through the standby: %zu at the end\n",
-              shards_when_killed, shards);
+  ExpectListedMoreOnceBack(out + "/host_00", shards_when_killed,
+                           "host 0, back through the standby");
   ExpectIdentical(out, single);
   ExpectVerified(dir, out);
 }
@@ -179,15 +186,7 @@ TEST_F(StandbyTakeover, Host0KilledAndStartedAgainRejoinsThroughTheStandby) {
 // dead address and to the standby, which lets it take host 2's place once it found
 // host 2 lost.
 TEST_F(StandbyTakeover, AHostLostAfterTheTakeoverComesBackThroughTheStandby) {
-  auto standby_ports = FindFreePortTriple();
-  ASSERT_TRUE(standby_ports) << standby_ports.error();
-  const auto at_the_standby = [&](NodeOptions& node) {
-    node.standby_coordinator = "127.0.0.1:" + std::to_string(*standby_ports);
-  };
-  for (int host = 0; host < kHosts; ++host) {
-    nodes.push_back(&job.Start(host, kHosts, corpus, "2d", at_the_standby));
-  }
-  ASSERT_TRUE(WaitForFirstShard(out + "/host_00", seconds(60))) << nodes[0]->err();
+  ASSERT_NO_FATAL_FAILURE(StartWithAStandbyAddress());
   nodes[0]->Signal(SIGTERM);
   EXPECT_EQ(nodes[0]->Wait(seconds(30)), kExitStoppedBySignal) << nodes[0]->err();
   const auto deadline = std::chrono::steady_clock::now() + seconds(30);
@@ -197,11 +196,11 @@ TEST_F(StandbyTakeover, AHostLostAfterTheTakeoverComesBackThroughTheStandby) {
   }
   // A monitor attached to the standby's port sees the job it runs.
   ActexProcess monitor(dir.path() + "/monitor",
-                       {"monitor", "tcp://127.0.0.1:" + std::to_string(*standby_ports + 1),
-                        "--json", "--timeout", "5"});
+                       {"monitor", "tcp://127.0.0.1:" + std::to_string(standby_port_ + 1), "--json",
+                        "--timeout", "5"});
   nodes[2]->Signal(SIGKILL);
   EXPECT_NE(nodes[2]->Wait(seconds(10)), 0);
-  ActexProcess& back = job.Start(2, kHosts, corpus, "2d", at_the_standby);
+  ActexProcess& back = job.Start(2, kHosts, corpus, "2d", at_the_standby_);
   EXPECT_EQ(back.Wait(seconds(120)), 0) << back.err();
   for (int host : {1, 3}) EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
   EXPECT_NE(back.err().find("which took the job over, admitted this host"), std::string::npos)

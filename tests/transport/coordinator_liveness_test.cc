@@ -63,18 +63,19 @@ TEST(CoordinatorLiveness, SilentHostIsLostAfterTheHeartbeatTimeout) {
   EXPECT_EQ(ended.error(), "coordinator: host 2 lost: no message for 0.6 s");
 }
 
-// A coordinator of three independent hosts (every replica on one host) whose crashes
-// show within 0.3 s, and the three of them joined.
-struct IndependentJob {
-  IndependentJob() {
-    options.stop_groups = {0, 1, 2};
+// A coordinator whose hosts stop together by `stop_groups` (a group number per host)
+// and whose crashes show within 0.3 s, and every host joined.
+struct JoinedJob {
+  explicit JoinedJob(const std::vector<int>& stop_groups)
+      : options(FastOptions(static_cast<int>(stop_groups.size()))) {
+    options.stop_groups = stop_groups;
     options.liveness.heartbeat_timeout = 10s;
     options.liveness.disconnect_grace = 300ms;
     auto started = StartCoordinator(context, options);
     EXPECT_TRUE(started.has_value()) << started.error();
     if (!started) return;
     coordinator = std::move(*started);
-    clients = JoinAll(context, ClientOptionsFor(options), Hellos(3));
+    clients = JoinAll(context, ClientOptionsFor(options), Hellos(options.num_hosts));
     for (const JoinResult& client : clients) EXPECT_TRUE(client.has_value()) << client.error();
   }
   bool started() const {
@@ -82,9 +83,19 @@ struct IndependentJob {
   }
 
   zmq::context_t context;
-  CoordinatorOptions options = FastOptions(3);
+  CoordinatorOptions options;
   std::unique_ptr<Actor> coordinator;
   std::vector<JoinResult> clients;
+};
+
+// Three independent hosts (every replica on one host).
+struct IndependentJob : JoinedJob {
+  IndependentJob() : JoinedJob({0, 1, 2}) {}
+};
+
+// Two replicas of two hosts each: hosts 0-1 and 2-3.
+struct PairedJob : JoinedJob {
+  PairedJob() : JoinedJob({0, 0, 1, 1}) {}
 };
 
 // Independent hosts: the others' final barrier is
@@ -109,15 +120,9 @@ TEST(CoordinatorLiveness, WithIndependentHostsALostHostEndsOnlyItsOwnShare) {
 // stops host 2 with an Abort naming it, while hosts 0 and 1 finish, and the
 // coordinator then ends naming both.
 TEST(CoordinatorLiveness, AHostLostStopsTheOtherHostsOfItsGroupOnly) {
-  zmq::context_t context;
-  CoordinatorOptions options = FastOptions(4);
-  options.stop_groups = {0, 0, 1, 1};
-  options.liveness.heartbeat_timeout = 10s;
-  options.liveness.disconnect_grace = 300ms;
-  auto coordinator = StartCoordinator(context, options);
-  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
-  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(4));
-  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  PairedJob job;
+  ASSERT_TRUE(job.started());
+  std::vector<JoinResult>& clients = job.clients;
   clients.pop_back();  // host 3's process dies
   auto results = ForEachClient(
       clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 20s); });
@@ -127,7 +132,7 @@ TEST(CoordinatorLiveness, AHostLostStopsTheOtherHostsOfItsGroupOnly) {
   EXPECT_EQ(results[2].error(),
             "host 2 stopped with its replica, which lost host 3 (host 3 lost: its connection "
             "closed and it did not come back within 0.3 s)");
-  auto ended = (*coordinator)->Join();
+  auto ended = job.coordinator->Join();
   ASSERT_FALSE(ended.has_value());
   EXPECT_THAT(ended.error(), HasSubstr("the job finished without 2 host(s), whose shares are "
                                        "not all written"));
@@ -138,15 +143,10 @@ TEST(CoordinatorLiveness, AHostLostStopsTheOtherHostsOfItsGroupOnly) {
 // with the other's new ring endpoint, pass the barriers released before they came,
 // and the job ends in success.
 TEST(CoordinatorLiveness, TheHostsOfALostReplicaComeBackTogether) {
-  zmq::context_t context;
-  CoordinatorOptions options = FastOptions(4);
-  options.stop_groups = {0, 0, 1, 1};
-  options.liveness.heartbeat_timeout = 10s;
-  options.liveness.disconnect_grace = 300ms;
-  auto coordinator = StartCoordinator(context, options);
-  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
-  std::vector<JoinResult> clients = JoinAll(context, ClientOptionsFor(options), Hellos(4));
-  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
+  PairedJob job;
+  ASSERT_TRUE(job.started());
+  std::vector<JoinResult>& clients = job.clients;
+  const CoordinatorClientOptions options = ClientOptionsFor(job.options);
   auto ready = ForEachClient(
       clients, [](CoordinatorClient& client, size_t) { return client.Barrier("ready", 5s); });
   for (const auto& result : ready) ASSERT_TRUE(result.has_value()) << result.error();
@@ -160,12 +160,12 @@ TEST(CoordinatorLiveness, TheHostsOfALostReplicaComeBackTogether) {
   JoinResult host3 = std::unexpected("not joined");
   std::atomic<bool> host3_returned = false;
   std::thread comes_first([&] {
-    host3 = CoordinatorClient::Join(context, ClientOptionsFor(options), again[1]);
+    host3 = CoordinatorClient::Join(job.context, options, again[1]);
     host3_returned = true;
   });
   std::this_thread::sleep_for(500ms);
   EXPECT_FALSE(host3_returned) << "host 3 joined without host 2";
-  JoinResult host2 = CoordinatorClient::Join(context, ClientOptionsFor(options), again[0]);
+  JoinResult host2 = CoordinatorClient::Join(job.context, options, again[0]);
   comes_first.join();
   ASSERT_TRUE(host2.has_value()) << host2.error();
   ASSERT_TRUE(host3.has_value()) << host3.error();
@@ -180,7 +180,7 @@ TEST(CoordinatorLiveness, TheHostsOfALostReplicaComeBackTogether) {
     return client.Barrier("done", 5s);
   });
   for (const auto& result : done) EXPECT_TRUE(result.has_value()) << result.error();
-  EXPECT_TRUE((*coordinator)->Join().has_value());
+  EXPECT_TRUE(job.coordinator->Join().has_value());
 }
 
 // The hosts left wait at a barrier for a host that then dies: losing it releases them.
