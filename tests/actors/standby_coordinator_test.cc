@@ -290,8 +290,9 @@ TEST_F(StandbyCoordinatorTest, AfterATakeoverANodeThatComesJoinsThroughTheStandb
   EXPECT_TRUE((*added)->with_standby());
   HelloMessage other = MakeHello(2, kHosts);
   other.fingerprint["--layers"] = "7";
-  EXPECT_EQ(AbortFor(context, endpoint, other),
-            "host 2: --layers differs: host 0 has 20,21 but host 2 has 7");
+  auto refused = CoordinatorClient::Join(context, late, other);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error(), "host 2: --layers differs: host 0 has 20,21 but host 2 has 7");
   for (int host : {0, 1, 2, 3}) EXPECT_TRUE((*clients[host])->Service()) << host;
 }
 

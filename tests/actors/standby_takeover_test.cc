@@ -83,6 +83,7 @@ class StandbyTakeover : public LeasedJobFixture {
     auto ports = FindFreePortTriple();
     ASSERT_TRUE(ports) << ports.error();
     standby_port_ = *ports;
+    started = std::chrono::steady_clock::now();
     at_the_standby_ = [port = *ports](NodeOptions& node) {
       node.standby_coordinator = "127.0.0.1:" + std::to_string(port);
     };
@@ -177,6 +178,12 @@ TEST_F(StandbyTakeover, Host0KilledAndStartedAgainRejoinsThroughTheStandby) {
   EXPECT_NE(nodes[1]->err().find("host 0 is back"), std::string::npos) << nodes[1]->err();
   ExpectListedMoreOnceBack(out + "/host_00", shards_when_killed,
                            "host 0, back through the standby");
+  const double with_return = SecondsSinceStart();
+  const double uninterrupted = UninterruptedSeconds();
+  std::printf(
+      "4 hosts, 2d, 4800 documents: uninterrupted %.2f s; host 0 killed and started again, "
+      "back through the standby: %.2f s (%.2f x)\n",
+      uninterrupted, with_return, with_return / uninterrupted);
   ExpectIdentical(out, single);
   ExpectVerified(dir, out);
 }
