@@ -159,6 +159,9 @@ void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::
     spdlog::warn("coordinator: host {}'s connection closed; waiting {} for it to come back", id,
                  SecondsText(options_.liveness.disconnect_grace));
   }
+  for (auto& [host_id, node] : returning_) {
+    if (node.fd == event.value) node.gone = true;
+  }
 }
 
 void CoordinatorSession::Tick(Clock::time_point now) {

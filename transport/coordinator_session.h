@@ -106,6 +106,7 @@ class CoordinatorSession {
     int fd = -1;
     std::string address;
     HelloMessage hello;
+    bool gone = false;  // its connection closed while it waited: another may claim its id
   };
 
   template <typename T>

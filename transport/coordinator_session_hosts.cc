@@ -49,7 +49,12 @@ void CoordinatorSession::OnJoiningHello(Joining node, Clock::time_point now) {
   const auto waiting = returning_.find(host_id);
   // A node asking again (as it does a standby until it took over) waits as it was.
   if (waiting != returning_.end() && waiting->second.identity == node.identity) return;
-  if (waiting != returning_.end()) {
+  if (waiting != returning_.end() && waiting->second.gone) {
+    spdlog::info(
+        "coordinator: the node at {} comes for host {} in place of the one at {}, "
+        "whose connection closed while it waited",
+        node.address, host_id, waiting->second.address);
+  } else if (waiting != returning_.end()) {
     const std::string reason = fmt::format(
         "host {}: two nodes claim --host-id {}: the node at {} came first, then the "
         "node at {}",

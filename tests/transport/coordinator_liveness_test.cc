@@ -139,9 +139,9 @@ TEST(CoordinatorLiveness, AHostLostStopsTheOtherHostsOfItsGroupOnly) {
 }
 
 // Hosts 2-3 share a replica: once host 3 was lost (stopping host 2), a node coming for
-// host 3 waits for one coming for host 2, and then both are welcomed together, each
-// with the other's new ring endpoint, pass the barriers released before they came,
-// and the job ends in success.
+// host 3 waits for one coming for host 2 (one that gave up waiting is replaced), and
+// then both are welcomed together, each with the other's new ring endpoint, pass the
+// barriers released before they came, and the job ends in success.
 TEST(CoordinatorLiveness, TheHostsOfALostReplicaComeBackTogether) {
   PairedJob job;
   ASSERT_TRUE(job.started());
@@ -157,6 +157,12 @@ TEST(CoordinatorLiveness, TheHostsOfALostReplicaComeBackTogether) {
   std::vector<HelloMessage> again = {MakeHello(2, 4), MakeHello(3, 4)};
   again[0].endpoints = {{"ring/replica0/rank2", "tcp://127.0.0.1:41002"}};
   again[1].endpoints = {{"ring/replica0/rank3", "tcp://127.0.0.1:41003"}};
+  // A node for host 3 that gave up waiting no longer claims its id.
+  CoordinatorClientOptions impatient = options;
+  impatient.join_timeout = 300ms;
+  impatient.join_margin = 0ms;
+  EXPECT_FALSE(CoordinatorClient::Join(job.context, impatient, again[1]).has_value());
+  std::this_thread::sleep_for(200ms);  // its connection's end reaches the coordinator
   JoinResult host3 = std::unexpected("not joined");
   std::atomic<bool> host3_returned = false;
   std::thread comes_first([&] {
