@@ -66,6 +66,13 @@ class StandbyTakeover : public LeasedJobFixture {
   double SecondsSinceStart() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
+  // Prints this job's wall time since it started against the same job's uninterrupted.
+  void PrintAgainstUninterrupted(const char* what) {
+    const double took = SecondsSinceStart();
+    const double uninterrupted = UninterruptedSeconds();
+    std::printf("4 hosts, 2d, 4800 documents: uninterrupted %.2f s; %s: %.2f s (%.2f x)\n",
+                uninterrupted, what, took, took / uninterrupted);
+  }
   // The wall time of the same job uninterrupted, written elsewhere.
   double UninterruptedSeconds() {
     TempDir clean;
@@ -107,12 +114,7 @@ TEST_F(StandbyTakeover, Host0KilledTheStandbyTakesOverAndTheOthersFinishTheJob) 
   StartAndSignalHost0(SIGKILL);
   EXPECT_NE(nodes[0]->Wait(seconds(10)), 0);
   ExpectTheOthersFinish();
-  const double with_loss = SecondsSinceStart();
-  const double uninterrupted = UninterruptedSeconds();
-  std::printf(
-      "4 hosts, 2d, 4800 documents, 3 s heartbeat timeout: uninterrupted %.2f s; host 0 "
-      "killed, the standby took over: %.2f s (%.2f x)\n",
-      uninterrupted, with_loss, with_loss / uninterrupted);
+  PrintAgainstUninterrupted("host 0 killed, the standby took over (3 s heartbeat timeout)");
   ExpectIdentical(out, single);
   ExpectVerified(dir, out);
 }
@@ -178,12 +180,7 @@ TEST_F(StandbyTakeover, Host0KilledAndStartedAgainRejoinsThroughTheStandby) {
   EXPECT_NE(nodes[1]->err().find("host 0 is back"), std::string::npos) << nodes[1]->err();
   ExpectListedMoreOnceBack(out + "/host_00", shards_when_killed,
                            "host 0, back through the standby");
-  const double with_return = SecondsSinceStart();
-  const double uninterrupted = UninterruptedSeconds();
-  std::printf(
-      "4 hosts, 2d, 4800 documents: uninterrupted %.2f s; host 0 killed and started again, "
-      "back through the standby: %.2f s (%.2f x)\n",
-      uninterrupted, with_return, with_return / uninterrupted);
+  PrintAgainstUninterrupted("host 0 killed and started again, back through the standby");
   ExpectIdentical(out, single);
   ExpectVerified(dir, out);
 }
