@@ -168,7 +168,8 @@ std::expected<void, std::string> JobLink::ConnectRings(
     spdlog::info("host {}: ring ingress {} listens on {}{}", state.options.host_id, key, endpoint,
                  state.security ? " (CURVE)" : "");
   }
-  if (state.coordinator_actor && state.options.host_id != 0) {
+  const bool runs_the_standby = state.coordinator_actor && state.options.host_id != 0;
+  if (runs_the_standby) {
     hello.endpoints[kStandbyEndpointKey] = state.coordinator_counters->control_endpoint;
   }
   CoordinatorClientOptions joining;
@@ -177,7 +178,7 @@ std::expected<void, std::string> JobLink::ConnectRings(
   joining.join_timeout = state.options.join_timeout;
   joining.security = state.security;
   joining.liveness = JobLiveness(state.options);
-  if (state.standby && !(state.coordinator_actor && state.options.host_id != 0)) {
+  if (state.standby && !runs_the_standby) {
     joining.standby_endpoint = fmt::format("tcp://{}:{}", state.standby->host, state.standby->port);
   }
   auto client = CoordinatorClient::Join(*state.context, joining, hello);

@@ -149,9 +149,10 @@ class CoordinatorSession {
   // dropped.
   void OnJoiningHello(Joining node, Clock::time_point now);
   void Readmit(int host_id, Joining node, Clock::time_point now);
-  // Readmits the hosts of `host_id`'s replica, which spans hosts, once none of them
-  // is in the job and a node came for each (returning_), with their new endpoints.
-  void ReadmitReplica(int host_id, Clock::time_point now);
+  // Readmits the nodes waiting (returning_) for `host_id`'s stop group once none of
+  // its hosts is in the job and a node came for each: a host alone in its group by
+  // itself, the hosts of a replica that spans hosts together, with their new endpoints.
+  void ReadmitWhenFree(int host_id, Clock::time_point now);
   std::string GroupText(int host_id) const;  // "2, 3": the hosts of its stop group
   void OnBarrier(int host_id, const ReceivedMessage& message, Clock::time_point now);
   // LeaseRequest (answered with a LeaseGrant) or ChunksListed.

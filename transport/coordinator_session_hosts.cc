@@ -77,36 +77,37 @@ void CoordinatorSession::OnJoiningHello(Joining node, Clock::time_point now) {
         "coordinator: a node at {} comes for host {}, whose replica spans hosts {}: it joins "
         "with them once each is lost and a node came for it",
         node.address, host_id, GroupText(host_id));
-    returning_[host_id] = std::move(node);
-    return ReadmitReplica(host_id, now);
+  } else if (hosts_[host_id]) {
+    spdlog::warn(
+        "coordinator: a node at {} comes for host {}, which is still in the job; it takes "
+        "its place once host {} is found lost",
+        node.address, host_id, host_id);
   }
-  if (!hosts_[host_id]) return Readmit(host_id, std::move(node), now);
-  spdlog::warn(
-      "coordinator: a node at {} comes for host {}, which is still in the job; it takes "
-      "its place once host {} is found lost",
-      node.address, host_id, host_id);
   returning_[host_id] = std::move(node);
+  ReadmitWhenFree(host_id, now);
 }
 
-void CoordinatorSession::ReadmitReplica(int host_id, Clock::time_point now) {
+void CoordinatorSession::ReadmitWhenFree(int host_id, Clock::time_point now) {
   std::vector<int> members;
-  for (int other = 0; other < options_.num_hosts; ++other) {
+  for (int other = 0; other < static_cast<int>(hosts_.size()); ++other) {
     if (GroupOf(other) != GroupOf(host_id)) continue;
     if (hosts_[other] || !returning_.contains(other)) return;
     members.push_back(other);
   }
-  // The nodes bound new ring ports: each must learn the others' before it connects.
-  for (int member : members) {
-    const Joining& node = returning_[member];
-    if (auto rebound = rendezvous_.Rebind(node.hello, node.address); !rebound) {
-      spdlog::warn("coordinator: refused the node at {}: {}", node.address, rebound.error());
-      Queue(node.identity, AbortMessage{rebound.error()});
-      returning_.erase(member);
-      return;
+  if (members.size() > 1) {
+    // The nodes bound new ring ports: each must learn the others' before it connects.
+    for (int member : members) {
+      const Joining& node = returning_[member];
+      if (auto rebound = rendezvous_.Rebind(node.hello, node.address); !rebound) {
+        spdlog::warn("coordinator: refused the node at {}: {}", node.address, rebound.error());
+        Queue(node.identity, AbortMessage{rebound.error()});
+        returning_.erase(member);
+        return;
+      }
     }
+    spdlog::info("coordinator: hosts {} come back together, as the replica they share",
+                 GroupText(host_id));
   }
-  spdlog::info("coordinator: hosts {} come back together, as the replica they share",
-               GroupText(host_id));
   for (int member : members) Readmit(member, returning_[member], now);
 }
 
@@ -176,13 +177,7 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
   }
   lost_[host_id] = std::move(reason);
   if (options_.leases) AnswerWaitingLeases(now);
-  if (returning_.contains(host_id)) {
-    if (!Alone(host_id)) {
-      ReadmitReplica(host_id, now);
-    } else {
-      Readmit(host_id, returning_[host_id], now);
-    }
-  }
+  if (returning_.contains(host_id)) ReadmitWhenFree(host_id, now);
   std::vector<std::string> open;
   for (const auto& [name, arrived] : barriers_) open.push_back(name);
   for (const std::string& name : open) ReleaseIfAllArrived(name, now);

@@ -106,9 +106,7 @@ std::expected<void, std::string> Rendezvous::Admit(const HelloMessage& hello,
         id == 0 ? Disagreement(hello, reference) : Disagreement(reference, hello);
     if (disagreement) return std::unexpected(*disagreement);
   }
-  auto announced = Announced(hello, peer);
-  if (!announced) return std::unexpected(announced.error());
-  Publish(id, std::move(*announced));
+  if (auto published = Rebind(hello, peer); !published) return published;
   hosts_[id] = Joined{hello, peer};
   ++joined_;
   if (reference_ < 0 || id == 0) reference_ = id;
@@ -142,8 +140,8 @@ std::expected<void, std::string> Rendezvous::CheckReturning(const HelloMessage& 
   return {};
 }
 
-std::expected<std::map<std::string, std::string>, std::string> Rendezvous::Announced(
-    const HelloMessage& hello, const std::string& peer) const {
+std::expected<void, std::string> Rendezvous::Rebind(const HelloMessage& hello,
+                                                    const std::string& peer) {
   const int id = hello.host_id;
   std::map<std::string, std::string> announced;
   for (const auto& [name, endpoint] : hello.endpoints) {
@@ -159,26 +157,16 @@ std::expected<std::map<std::string, std::string>, std::string> Rendezvous::Annou
     }
     announced.emplace(name, std::move(*reachable));
   }
-  return announced;
-}
-
-void Rendezvous::Publish(int host_id, std::map<std::string, std::string> announced) {
+  // What the host published before goes: its Hello says all it publishes now.
   std::erase_if(endpoints_, [&](const auto& entry) {
     const auto owner = endpoint_owners_.find(entry.first);
-    return owner != endpoint_owners_.end() && owner->second == host_id;
+    return owner != endpoint_owners_.end() && owner->second == id;
   });
-  std::erase_if(endpoint_owners_, [&](const auto& entry) { return entry.second == host_id; });
+  std::erase_if(endpoint_owners_, [&](const auto& entry) { return entry.second == id; });
   for (auto& [name, endpoint] : announced) {
     endpoints_.emplace(name, std::move(endpoint));
-    endpoint_owners_.emplace(name, host_id);
+    endpoint_owners_.emplace(name, id);
   }
-}
-
-std::expected<void, std::string> Rendezvous::Rebind(const HelloMessage& hello,
-                                                    const std::string& peer) {
-  auto announced = Announced(hello, peer);
-  if (!announced) return std::unexpected(announced.error());
-  Publish(hello.host_id, std::move(*announced));
   return {};
 }
 

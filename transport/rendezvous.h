@@ -44,9 +44,11 @@ class Rendezvous {
   std::expected<void, std::string> CheckReturning(const HelloMessage& hello,
                                                   const std::string& peer) const;
 
-  // A host of a replica that spans hosts, coming back with the rest of its replica
-  // (checked by CheckReturning): the endpoints its Hello publishes replace those the
-  // host published before (its ring ports are new), refused as Admit refuses them.
+  // Makes the endpoints `hello` publishes (a wildcard address made `peer`'s) host
+  // `hello.host_id`'s, replacing those it published before: Admit's merge, and a host
+  // of a replica that spans hosts coming back with the rest of its replica (checked by
+  // CheckReturning; its ring ports are new). Refused, the book unchanged, when a name
+  // is another host's or a wildcard's address is unknown.
   std::expected<void, std::string> Rebind(const HelloMessage& hello, const std::string& peer);
 
   // The hosts admitted so far, by id, as host 0's coordinator replicates them to its
@@ -73,12 +75,6 @@ class Rendezvous {
     HelloMessage hello;
     std::string peer;
   };
-  // `hello`'s endpoints as the job's table will hold them (a wildcard address made
-  // `peer`'s), or why a name cannot be published by that host.
-  std::expected<std::map<std::string, std::string>, std::string> Announced(
-      const HelloMessage& hello, const std::string& peer) const;
-  // Makes `announced` host `host_id`'s endpoints, dropping those it published before.
-  void Publish(int host_id, std::map<std::string, std::string> announced);
   // Why `other` (host other_id) cannot run with the reference host, or nothing.
   static std::optional<std::string> Disagreement(const HelloMessage& reference,
                                                  const HelloMessage& other);
