@@ -49,6 +49,13 @@ inline std::expected<void, std::string> EndActor(const std::expected<void, Actor
 std::expected<ReceivedMessage, ActorHalt> ReceiveUnlessStopped(ActorContext& actor,
                                                                zmq::socket_t& socket);
 
+// Polls `items` (with the actor's pipe added) until one of them has an event it asks
+// for, setting their revents. With `wake_on_drain`, a drain request ends the wait
+// too (kDrainRequested).
+std::expected<void, ActorHalt> PollUnlessStopped(ActorContext& actor,
+                                                 std::vector<zmq::pollitem_t>& items,
+                                                 bool wake_on_drain = false);
+
 // Index of the first of `sockets` with a message waiting. With `wake_on_drain`, a
 // drain request ends the wait too (kDrainRequested).
 std::expected<size_t, ActorHalt> WaitForAnyUnlessStopped(ActorContext& actor,

@@ -102,14 +102,14 @@ UploaderConfig MakeUploaderConfig(const UploadOptions& upload, int host_id, Writ
 
 std::expected<WrittenReplica, std::string> PrepareWrittenReplica(const NodeOptions& options,
                                                                  const NodeResources& resources,
-                                                                 int replica,
                                                                  const std::string& host_dir) {
   const MeshPlan& mesh = resources.mesh;
   WriterConfig writer = MakeWriterConfig(options, resources, host_dir);
-  // The documents of the written replica among the first `corpus_documents`.
-  auto of_replica = [mesh, replica, max_docs = options.extract.max_docs](int64_t corpus_documents) {
+  // The job's documents among the first `corpus_documents` (the one replica of a job
+  // of one host computes them all; a leased host's total is not known up front).
+  auto of_replica = [mesh, max_docs = options.extract.max_docs](int64_t corpus_documents) {
     if (max_docs >= 0) corpus_documents = std::min(corpus_documents, max_docs);
-    return mesh.DocumentsOfReplica(replica, corpus_documents);
+    return mesh.DocumentsOwned(corpus_documents);
   };
   if (auto documents = resources.corpus_size.documents()) {
     writer.docs_total = of_replica(*documents);

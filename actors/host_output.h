@@ -25,9 +25,10 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
 // The sites as the shards' metadata names them: "blocks.20.hook_resid_post,...".
 std::string SiteList(const std::vector<Site>& sites);
 
-// The writer of replica `replica`, held in `host_dir`: the shards' layout, tensor
-// metadata and run config, the replica's document total (exact, or estimated from
-// the loader's progress through JSONL), and the folder prepared (PrepareOutput).
+// The writer of this host's replica, held in `host_dir`: the shards' layout, tensor
+// metadata and run config, the document total of a job of one host (exact, or
+// estimated from the loader's progress through JSONL), and the folder prepared
+// (PrepareOutput).
 // The caller sets the writer's endpoints.
 struct WrittenReplica {
   WriterConfig writer;
@@ -37,7 +38,6 @@ struct WrittenReplica {
 };
 std::expected<WrittenReplica, std::string> PrepareWrittenReplica(const NodeOptions& options,
                                                                  const NodeResources& resources,
-                                                                 int replica,
                                                                  const std::string& host_dir);
 
 // The uploader of that folder, fed by `writer` (whose uploads endpoint it sets). It

@@ -70,10 +70,12 @@ std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
         std::filesystem::path(options.extract.out_dir) / mesh.HostFolder(options.host_id);
     std::error_code error;
     std::filesystem::create_directories(folder, error);
-    auto leases = options.host_id == 0
-                      ? JobLeases::Open((folder / LeaseLog::kFileName).string(), mesh.chunk_docs)
-                      : JobLeases::OpenStandbyCopy((folder / JobLeases::kStandbyCopyName).string(),
-                                                   mesh.chunk_docs);
+    const LeaseTable::Share share{mesh.machine_id, mesh.total_machines};
+    auto leases =
+        options.host_id == 0
+            ? JobLeases::Open((folder / LeaseLog::kFileName).string(), mesh.chunk_docs, share)
+            : JobLeases::OpenStandbyCopy((folder / JobLeases::kStandbyCopyName).string(),
+                                         mesh.chunk_docs, share);
     if (!leases) return std::unexpected("the lease log: " + leases.error());
     coordinating.leases = std::move(*leases);
   }

@@ -14,8 +14,10 @@ constexpr char kListedPrefix[] = "listed/";
 }  // namespace
 
 std::expected<std::unique_ptr<JobLeases>, std::string> JobLeases::Open(const std::string& log_path,
-                                                                       int64_t chunk_docs) {
+                                                                       int64_t chunk_docs,
+                                                                       LeaseTable::Share share) {
   std::unique_ptr<JobLeases> leases(new JobLeases());
+  leases->table_ = LeaseTable(share);
   auto log = LeaseLog::Open(log_path, chunk_docs, &leases->table_);
   if (!log) return std::unexpected(log.error());
   leases->log_ = std::move(*log);
@@ -23,12 +25,12 @@ std::expected<std::unique_ptr<JobLeases>, std::string> JobLeases::Open(const std
 }
 
 std::expected<std::unique_ptr<JobLeases>, std::string> JobLeases::OpenStandbyCopy(
-    const std::string& path, int64_t chunk_docs) {
+    const std::string& path, int64_t chunk_docs, LeaseTable::Share share) {
   // A copy of an earlier run may lag behind what host 0's log holds now.
   std::error_code error;
   std::filesystem::remove(path, error);
   if (error) return std::unexpected("cannot remove the old " + path + ": " + error.message());
-  return Open(path, chunk_docs);
+  return Open(path, chunk_docs, share);
 }
 
 std::string JobLeases::ListedKey(int host) { return kListedPrefix + std::to_string(host); }
@@ -222,7 +224,8 @@ bool JobLeases::stalled() const {
 std::string JobLeases::Progress() const {
   const std::optional<int64_t> end = table_.end();
   std::string progress = std::to_string(table_.listed_chunks()) + " of " +
-                         (end ? std::to_string(*end) : std::string("?")) + " chunks listed";
+                         (end ? std::to_string(table_.share().Below(*end)) : std::string("?")) +
+                         " chunks listed";
   for (const std::string& holder : table_.holders()) {
     const std::vector<int64_t> waiting = table_.BeingListedBy(holder);
     if (waiting.empty()) continue;

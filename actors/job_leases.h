@@ -23,13 +23,15 @@ namespace actex {
 // the final word, as a host may have listed a chunk whose report never arrived.
 class JobLeases : public LeaseDesk {
  public:
+  // `share`: the chunks this job leases (--machine-id of --total-machines).
   static std::expected<std::unique_ptr<JobLeases>, std::string> Open(const std::string& log_path,
-                                                                     int64_t chunk_docs);
+                                                                     int64_t chunk_docs,
+                                                                     LeaseTable::Share share = {});
   // The standby coordinator's copy of host 0's log at `path`, started afresh: host 0
   // sends it from its first record (Replicate), and it is the job's desk once the
   // standby took over.
   static std::expected<std::unique_ptr<JobLeases>, std::string> OpenStandbyCopy(
-      const std::string& path, int64_t chunk_docs);
+      const std::string& path, int64_t chunk_docs, LeaseTable::Share share = {});
   // Its name inside the standby's host folder.
   static constexpr const char* kStandbyCopyName = "leases.standby.log";
 

@@ -31,24 +31,23 @@ struct LoaderConfig {
   // Documents travel in chunks of this many consecutive ids; after a chunk's last
   // line, its pipeline gets a ChunkEnd.
   int64_t chunk_docs = 1;
-  // Whether a rejected line is this host's to list (its replica is written here).
-  std::function<bool(int64_t doc_id)> lists_reject = [](int64_t) { return true; };
-
-  // Set in a job of work leases (one pipeline, written here): instead of a share
-  // fixed by chunk number (route), the pipeline gets the chunks the coordinator
-  // grants, asking for one more whenever fewer than `chunks_ahead` of its chunks are
-  // on their way through it. A drain asks for none and ends the streams after the
-  // chunk being read; a grant of no chunk ends them too.
+  // Set in a job of work leases (PROTOCOL.md "Leases"): instead of reading the job's
+  // share in order (route), each pipeline gets the chunks granted to one host, in
+  // the order granted. This host's own grants it asks for, one more whenever fewer
+  // than `chunks_ahead` of them are on their way through its pipeline; their
+  // documents are written here. A replica that spans hosts is asked for by its
+  // writer host, and its other hosts read copies of those grants. A drain asks for
+  // none and ends the streams once the chunks being read are sent; a grant that
+  // says the job finished ends them too.
   struct Leasing {
     std::string requests_endpoint;  // connects a PUSH: LeaseRequestMessage to the node
     // Binds a PULL: LeaseGrantMessage from the node; ChunkEndMessage from the writer
-    // once a chunk went through the pipeline.
+    // once a chunk of this host's own went through the pipeline.
     std::string inbox_endpoint;
     int chunks_ahead = 2;
-    // A host of a replica that spans hosts, other than its writer's: it never asks,
-    // and reads the chunks its replica's writer host is granted, in the order they
-    // come (copies from the coordinator), until one says the job finished.
-    bool follows = false;
+    int host = 0;  // this host: the holder of its own grants
+    // Per pipeline (document_endpoints), the host whose grants it reads.
+    std::vector<int> grant_holders;
   };
   std::optional<Leasing> leasing;
 };

@@ -1,22 +1,18 @@
 #include "actors/mesh_plan.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 
 namespace actex {
 
-int MeshPlan::ReplicaOfDocument(int64_t doc_id) const {
-  // Every (machine, replica) pair takes every total_machines*data-th chunk.
-  const int64_t slot = doc_id / chunk_docs % (int64_t{total_machines} * data);
-  if (slot / data != machine_id) return -1;
-  return static_cast<int>(slot % data);
+bool MeshPlan::OwnsDocument(int64_t doc_id) const {
+  return doc_id / chunk_docs % total_machines == machine_id;
 }
 
-int64_t MeshPlan::DocumentsOfReplica(int replica, int64_t documents) const {
-  const int64_t slots = int64_t{total_machines} * data;
-  const int64_t slot = int64_t{machine_id} * data + replica;
-  const int64_t cycle = slots * chunk_docs;  // one chunk for every slot
-  const int64_t in_last_cycle = documents % cycle - slot * chunk_docs;
+int64_t MeshPlan::DocumentsOwned(int64_t documents) const {
+  const int64_t cycle = int64_t{total_machines} * chunk_docs;  // one chunk for every machine
+  const int64_t in_last_cycle = documents % cycle - int64_t{machine_id} * chunk_docs;
   return documents / cycle * chunk_docs + std::clamp<int64_t>(in_last_cycle, 0, chunk_docs);
 }
 
@@ -33,9 +29,10 @@ std::vector<int> MeshPlan::ReplicasOnHost(int host) const {
 std::map<int, std::vector<int>> MeshPlan::LeaseFollowers() const {
   std::map<int, std::vector<int>> followers;
   if (!Leased()) return followers;
-  for (int host = 0; host < hosts; ++host) {
-    const int leader = WriterHost(ReplicasOnHost(host).front());
-    if (leader != host) followers[leader].push_back(host);
+  for (int replica = 0; replica < data; ++replica) {
+    const int writer = WriterHost(replica);
+    const int last = HostOfShard(FirstShardOfReplica(replica) + model - 1);
+    for (int host = writer + 1; host <= last; ++host) followers[writer].push_back(host);
   }
   return followers;
 }

@@ -12,10 +12,10 @@ namespace actex {
 // Where every device shard of a job lives. Global shard g (0 <= g < hosts *
 // shards_per_host) sits on host g / shards_per_host; replicas are `data` groups of
 // `model` consecutive global shards, so replica r is shards [r*model, (r+1)*model)
-// and its model rank k is global shard r*model + k. Documents are dealt to replicas
-// a chunk at a time (chunk c holds doc ids [c*chunk_docs, (c+1)*chunk_docs)), by
-// chunk number alone (deterministic: the same command gives the same split), after
-// the outer split between independent jobs (--machine-id M --total-machines K).
+// and its model rank k is global shard r*model + k. The corpus is cut into chunks
+// (chunk c holds doc ids [c*chunk_docs, (c+1)*chunk_docs)); independent jobs of one
+// corpus (--machine-id M --total-machines K) split it by chunk number, and within a
+// job of several hosts the replicas lease the chunks (PROTOCOL.md "Leases").
 struct MeshPlan {
   int hosts = 1;
   int shards_per_host = 1;
@@ -31,21 +31,20 @@ struct MeshPlan {
   bool ReplicasWithinHosts() const {
     return model <= shards_per_host && shards_per_host % model == 0;
   }
-  // Whether replicas take chunks by lease (PROTOCOL.md "Leases") instead of the fixed
-  // share ReplicaOfDocument deals: in a job of several hosts each holding shards of
-  // one replica only, so a replica can take on more or less without any other
-  // waiting. The replica's writer host asks; the others of a replica that spans hosts
-  // follow its grants (LeaseFollowers).
-  bool Leased() const { return hosts > 1 && model % shards_per_host == 0; }
-  // In a leased job, per writer host of a replica that spans hosts, its other hosts.
+  // Whether replicas take chunks by lease instead of reading the job's share in
+  // order: in every job of several hosts. A replica's writer host asks; the other
+  // hosts of a replica that spans hosts follow its grants (LeaseFollowers).
+  bool Leased() const { return hosts > 1; }
+  // Per writer host of a replica that spans hosts, the replica's other hosts. A host
+  // may follow one replica's writer and lead another, or follow two.
   std::map<int, std::vector<int>> LeaseFollowers() const;
   // The host that holds a replica's model rank 0 and so writes its documents.
   int WriterHost(int replica) const { return HostOfShard(FirstShardOfReplica(replica)); }
-  // The replica that computes `doc_id` on this machine, or -1 when another machine
-  // (another job of the same corpus) owns it.
-  int ReplicaOfDocument(int64_t doc_id) const;
-  // How many of the first `documents` doc ids ReplicaOfDocument gives `replica`.
-  int64_t DocumentsOfReplica(int replica, int64_t documents) const;
+  // Whether this job, and not another of the same corpus, computes `doc_id`: chunk c
+  // belongs to machine c % total_machines.
+  bool OwnsDocument(int64_t doc_id) const;
+  // How many of the first `documents` doc ids this job owns.
+  int64_t DocumentsOwned(int64_t documents) const;
   // Per host, the number of the group of hosts that stop together because they
   // share a replica (CoordinatorOptions::stop_groups): the lowest replica of the
   // group's hosts.

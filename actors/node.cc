@@ -55,21 +55,6 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string ResumeKey(int replica) { return "resume/" + std::to_string(replica); }
-
-// A replica written on another host resumes where that host said at the rendezvous.
-std::expected<void, std::string> LearnStart(const std::map<std::string, std::string>& table,
-                                            int replica, std::map<int, ReplicaStart>* starts) {
-  auto found = table.find(ResumeKey(replica));
-  if (found == table.end()) {
-    return std::unexpected("no host said where replica " + std::to_string(replica) + " resumes");
-  }
-  auto start = ReplicaStart::FromJson(nlohmann::json::parse(found->second, nullptr, false));
-  if (!start) return std::unexpected("replica " + std::to_string(replica) + ": " + start.error());
-  (*starts)[replica] = *start;
-  return {};
-}
-
 // tokenizer -> one device shard (every shard of a replica gets every batch)
 std::string BatchesEndpoint(int global_shard) {
   return "inproc://batches/" + std::to_string(global_shard);
@@ -101,29 +86,27 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     summary.host_dir =
         (std::filesystem::path(extract.out_dir) / mesh.HostFolder(options.host_id)).string();
   }
-  std::map<int, ReplicaStart> starts;  // by replica
+  ReplicaStart start;  // where a job of one host resumes its share
   WriterConfig writer;
   std::vector<int64_t> listed_before;  // chunks an earlier run listed here
   if (writes) {
-    auto written =
-        PrepareWrittenReplica(options, resources, layout.written_replica(), summary.host_dir);
+    auto written = PrepareWrittenReplica(options, resources, summary.host_dir);
     if (!written) return std::unexpected(written.error());
     writer = std::move(written->writer);
     writer.activations_endpoint = kActivationsEndpoint;
     writer.rejects_endpoint = kRejectsEndpoint;
     writer.events_endpoint = kEventsEndpoint;
-    starts[layout.written_replica()] = written->start;
+    start = written->start;
     summary.tokens_resumed = written->tokens_resumed;
     listed_before = std::move(written->listed_chunks);
   }
   std::map<std::string, std::string> published;  // read by every host at the rendezvous
-  for (const auto& [replica, start] : starts) published[ResumeKey(replica)] = start.ToJson().dump();
   zmq::context_t context;
   zmq::socket_t events(context, zmq::socket_type::pull);
   events.set(zmq::sockopt::linger, 0);
   RetryInterrupted([&] { events.bind(kEventsEndpoint); });
-  // A leased job's host holds shards of one replica; it asks for chunks if it writes
-  // that replica, and follows its writer host's grants otherwise (MeshPlan::Leased).
+  // A leased job's host asks for chunks for the replica it writes, and follows the
+  // grants of the writer hosts of the other replicas it holds shards of.
   const bool leased = mesh.Leased();
   std::optional<LeaseLinks> leases;
   if (leased) leases.emplace(context);
@@ -220,10 +203,6 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
         RunFingerprint(extract, resources.plan, mesh, resources.weights->fingerprint(),
                        resources.tokenizer_hash, resources.corpus_files),
         published);
-    for (int replica : layout.replicas()) {
-      if (!started || starts.contains(replica)) continue;
-      started = LearnStart(job->table(), replica, &starts);
-    }
   }
   for (int replica : layout.replicas()) {
     if (!started) break;
@@ -260,24 +239,20 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
     loading.chunk_docs = extract.chunk_docs;
     for (int replica : layout.replicas())
       loading.document_endpoints.push_back(DocumentsEndpoint(replica));
-    const std::vector<int> replicas = layout.replicas();
-    loading.route = [mesh, replicas, starts](int64_t doc_id) {
-      const int replica = mesh.ReplicaOfDocument(doc_id);
-      auto found = std::find(replicas.begin(), replicas.end(), replica);
-      if (found == replicas.end()) return -1;
-      const ReplicaStart& start = starts.at(replica);
-      if (start.complete || doc_id < start.first_doc) return -1;
-      return static_cast<int>(found - replicas.begin());
-    };
     if (writes) loading.rejects_endpoint = kRejectsEndpoint;
     if (leases) {
       loading.leasing = leases->LoaderLeasing();
-      loading.leasing->follows = !writes;
+      loading.leasing->host = options.host_id;
+      for (int replica : layout.replicas()) {
+        loading.leasing->grant_holders.push_back(mesh.WriterHost(replica));
+      }
+    } else {
+      // A job of one host: its one replica reads the job's share from where it resumes.
+      loading.route = [mesh, start](int64_t doc_id) {
+        if (start.complete || doc_id < start.first_doc || !mesh.OwnsDocument(doc_id)) return -1;
+        return 0;
+      };
     }
-    const int written = layout.written_replica();
-    loading.lists_reject = [mesh, written](int64_t doc_id) {
-      return mesh.ReplicaOfDocument(doc_id) == written;
-    };
     started = supervisor.Add(StartLoader(context, std::move(loading)),
                              NodeSupervisor::OnStopSignal::kDrain);
   }

@@ -16,7 +16,7 @@ namespace actex {
 // Which corpus documents one host folder answers for (writes, or lists in its
 // rejects.jsonl), as the job that wrote it dealt them. Storage does not know how
 // jobs deal documents; the caller derives this from the folder's metadata.json
-// "config" (actex's rule: MeshPlan::ReplicaOfDocument in actors/mesh_plan.h).
+// "config" (actex's rule: MeshPlan::OwnsDocument in actors/mesh_plan.h).
 struct FolderRole {
   // Folders with the same `job` split one independent job's documents (one
   // --machine-id of --total-machines); documents of jobs with no folder in OUT are

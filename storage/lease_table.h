@@ -20,6 +20,9 @@ namespace actex {
 // too, when a folder lists what the table never granted (its log was lost, or the
 // output was written before leases).
 //
+// Independent jobs splitting one corpus (--machine-id M of --total-machines K) each
+// lease only their own share, chunks c with c % K == M, whatever their meshes.
+//
 // Exactly once: a chunk is granted again only after its holder was released (lost,
 // or the job restarted) without having listed it. A holder says it is listing a chunk
 // before its folder lists it, so a holder lost in between keeps the chunks it was
@@ -44,20 +47,32 @@ class LeaseTable {
     bool operator==(const Record&) const = default;
   };
 
+  // The share of chunks this table deals: those c with c % `jobs` == `job`.
+  struct Share {
+    int64_t job = 0;
+    int64_t jobs = 1;
+    bool Contains(int64_t chunk) const { return chunk % jobs == job; }
+    // How many chunks of the share lie below chunk `end`.
+    int64_t Below(int64_t end) const { return end > job ? (end - job + jobs - 1) / jobs : 0; }
+  };
+  LeaseTable() = default;  // every chunk
+  explicit LeaseTable(Share share) : share_(share), fresh_(share.job) {}
+
   // The grant of the lowest free chunk below the corpus's end to `holder`, not yet
   // applied; nullopt when every such chunk is granted or listed.
   std::optional<Record> NextGrant(const std::string& holder) const;
 
   // Whether `record` fits the table: refused are granting a chunk that is not the next
-  // free one, listing one granted to another holder (or listed already), an end other
-  // than the one known, a negative chunk, a holder that is empty or holds a space.
+  // free one, listing one outside the share or granted to another holder (or listed already), an
+  // end other than the one known, a negative chunk, a holder that is empty or holds a space.
   std::expected<void, std::string> Check(const Record& record) const;
   // Applies one change; refused as Check refuses it, leaving the table as it was.
   std::expected<void, std::string> Apply(const Record& record);
 
-  // True once the end is known and every chunk below it is listed.
+  // True once the end is known and every chunk of the share below it is listed.
   bool finished() const;
   std::optional<int64_t> end() const { return end_; }
+  const Share& share() const { return share_; }
   int64_t listed_chunks() const { return static_cast<int64_t>(listed_.size()); }
   // Holders of at least one chunk granted and not listed.
   std::vector<std::string> holders() const;
@@ -70,7 +85,8 @@ class LeaseTable {
   bool IsListed(int64_t chunk) const { return listed_.contains(chunk); }
 
  private:
-  int64_t fresh_ = 0;           // every chunk at or past it was never granted
+  Share share_;
+  int64_t fresh_ = 0;           // every chunk of the share at or past it was never granted
   std::set<int64_t> returned_;  // free chunks below fresh_ (released, not listed)
   std::map<int64_t, std::string> granted_;
   std::map<std::string, std::set<int64_t>> held_;  // granted_, by holder

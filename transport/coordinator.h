@@ -70,11 +70,11 @@ struct CoordinatorOptions {
   // With leases, per host that asks for chunks, the hosts that read the same chunks
   // (the others of its replica, which spans hosts): each gets a copy of every
   // LeaseGrant that names a chunk or says the job finished, in the same order. They
-  // must share its stop group.
+  // must share its stop group; a host may follow two hosts, or follow one and ask.
   std::map<int, std::vector<int>> lease_followers;
   // Work leases: the hosts ask for chunks of the corpus
   // one at a time, and a lost host's unlisted chunks go to the others, so the job
-  // finishes without it. Null: every replica computes a fixed share.
+  // finishes without it. Null: a job without leases (tests of other parts).
   std::shared_ptr<LeaseDesk> leases;
   // The host whose node runs the standby coordinator (with leases only): it published
   // where the standby listens in its Hello (kStandbyEndpointKey). The lease log is

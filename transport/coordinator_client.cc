@@ -92,7 +92,8 @@ void CoordinatorClient::Handle(const ReceivedMessage& message) {
     case MessageType::kLeaseGrant: {
       auto grant = message.As<LeaseGrantMessage>();
       if (!grant) return Drop(grant.error());
-      if (open_requests_.contains(grant->request)) {
+      // The other hosts of its replica get copies of a writer host's grants.
+      if (grant->holder == host_id_ && open_requests_.contains(grant->request)) {
         if (grant->chunk >= 0) held_.insert(grant->chunk);
         if (grant->chunk >= 0 || grant->finished) open_requests_.erase(grant->request);
       }

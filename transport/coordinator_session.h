@@ -159,7 +159,7 @@ class CoordinatorSession {
   void OnLeaseMessage(int host_id, const ReceivedMessage& message, Clock::time_point now);
   // Sends `grant` to host `host_id`, and to its lease followers when it names a chunk
   // or says the job finished.
-  void SendGrant(int host_id, const LeaseGrantMessage& grant);
+  void SendGrant(int host_id, LeaseGrantMessage grant);
   // Grants what became free to the hosts waiting for a chunk, or tells them the
   // job finished.
   void AnswerWaitingLeases(Clock::time_point now);

@@ -44,7 +44,8 @@ void CoordinatorSession::OnLeaseMessage(int host_id, const ReceivedMessage& mess
   if (!nothing_left) waiting_leases_[host_id] = request->request;
 }
 
-void CoordinatorSession::SendGrant(int host_id, const LeaseGrantMessage& grant) {
+void CoordinatorSession::SendGrant(int host_id, LeaseGrantMessage grant) {
+  grant.holder = host_id;
   QueueAnswer(Encode(hosts_[host_id]->identity, grant));
   if (grant.chunk < 0 && !grant.finished) return;  // a wait concerns the asking host only
   const auto followers = options_.lease_followers.find(host_id);

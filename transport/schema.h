@@ -304,18 +304,20 @@ struct LeaseRequestMessage {
   MSGPACK_DEFINE_MAP(request, corpus_chunks);
 };
 
-// coordinator -> node -> its loader: the answer to request `request`: the chunk
-// now held; or -1 with `finished` when no host in the job has anything left to do
-// (every chunk is listed, or waits for a lost host's folder): the loader ends its
-// streams; or -1 alone when none is free now but some are held by others: the
-// request stays open, and a second grant answers it once a lost host's chunk is
-// free again or nothing is left.
+// coordinator -> node -> its loader: the answer to host `holder`'s request
+// `request`: the chunk it now holds; or -1 with `finished` when no host in the job
+// has anything left to do (every chunk is listed, or waits for a lost host's
+// folder): the loader ends its streams; or -1 alone when none is free now but some
+// are held by others: the request stays open, and a second grant answers it once a
+// lost host's chunk is free again or nothing is left. The other hosts of the
+// holder's replica get a copy of each grant but a wait.
 struct LeaseGrantMessage {
   static constexpr MessageType kType = MessageType::kLeaseGrant;
   uint64_t request = 0;
   int64_t chunk = -1;
   bool finished = false;
-  MSGPACK_DEFINE_MAP(request, chunk, finished);
+  int32_t holder = 0;
+  MSGPACK_DEFINE_MAP(request, chunk, finished, holder);
 };
 
 // writer -> its node -> coordinator, before the host's metadata.json lists `chunks`:

@@ -38,9 +38,9 @@ std::expected<int, std::string> ConfigInt(const nlohmann::json& config, const ch
 // that job (--mesh, --num-hosts, --shards-per-host as "shards", --machine-id,
 // --total-machines, --chunk-docs), so the rule is MeshPlan's own and cannot drift
 // from it. With chunk c = doc_id / chunk_docs, a document belongs to machine
-// (c % (total_machines * data)) / data and to replica c % data there; the folder of
-// host h holds the replica whose model rank 0 sits on h. An output written before
-// chunks existed has no "chunk_docs": it dealt single documents, chunks of one.
+// c % total_machines; the folder of host h holds the replica whose model rank 0 sits
+// on h. An output written before chunks existed has no "chunk_docs": it dealt single
+// documents, chunks of one.
 std::expected<FolderRole, std::string> RoleFromConfig(const nlohmann::json& config) {
   auto mesh = config.find("mesh");
   if (mesh != config.end() && !mesh->is_string()) {
@@ -79,13 +79,12 @@ std::expected<FolderRole, std::string> RoleFromConfig(const nlohmann::json& conf
   role.name = plan->HostFolder(*host);
   for (int r = 0; r < plan->data; ++r)
     role.job_folders.push_back(plan->HostFolder(plan->WriterHost(r)));
-  role.job_owns = [plan = *plan](int64_t doc_id) { return plan.ReplicaOfDocument(doc_id) >= 0; };
+  role.job_owns = [plan = *plan](int64_t doc_id) { return plan.OwnsDocument(doc_id); };
   // With leases a folder holds whatever chunks its host was granted: which folder
-  // holds a document is not fixed, only that one of the job's does.
+  // holds a document is not fixed, only that one of the job's does. A job of one
+  // host has one folder.
   role.leased = plan->Leased();
-  role.owns = role.leased ? role.job_owns : [plan = *plan, replica](int64_t doc_id) {
-    return plan.ReplicaOfDocument(doc_id) == replica;
-  };
+  role.owns = role.job_owns;
   return role;
 }
 

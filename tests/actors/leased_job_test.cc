@@ -259,6 +259,27 @@ TEST(MaxHosts, WhereReplicasSpanHostsIsRefusedNamingTheMesh) {
   EXPECT_NE(host0.err().find("--mesh 1d"), std::string::npos) << host0.err();
 }
 
+// Independent jobs of one corpus (--machine-id M of --total-machines 2), each of two
+// hosts, lease only their own chunks (chunk c is machine c % 2's): `actex verify` of
+// both jobs' folders finds every document once, each in a folder of its machine.
+TEST(LeasedMachines, EachJobLeasesOnlyItsShareOfTheCorpus) {
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(1200, 48));
+  for (int machine : {0, 1}) {
+    ManualJob job(dir);
+    for (ActexProcess* node : job.StartAll(2, corpus, "2d", [&](NodeOptions& node) {
+           node.machine_id = machine;
+           node.total_machines = 2;
+         })) {
+      EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+    }
+  }
+  for (const char* folder : {"machine_000_host_00", "machine_001_host_01"}) {
+    EXPECT_GT(ListedShards(dir.path() + "/out/" + folder), 0u) << folder;
+  }
+  ExpectVerified(dir, dir.path() + "/out");
+}
+
 // A leased folder holds whichever chunks its host was granted: `actex verify` of one
 // folder alone checks those, and says that the job's coverage needs the whole output.
 TEST(LeasedFolder, VerifiedAloneAnswersForItsOwnChunks) {

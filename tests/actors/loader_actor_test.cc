@@ -155,11 +155,11 @@ TEST_F(LoaderActorTest, ADrainFinishesTheChunksBegunAndEndsTheStreamsDrained) {
   EXPECT_TRUE(loader_->Join());
 }
 
-TEST_F(LoaderActorTest, RejectedLinesGoToTheWriterOnlyWhereTheyAreListed) {
+TEST_F(LoaderActorTest, RejectedLinesGoToTheWriterOnlyWhenTheJobOwnsThem) {
   LoaderConfig config;
   config.corpus.inputs = {dir_.Write(
       "c.jsonl", "not json\n{\"text\": \"fine\"}\n{\"other\": 1}\n{\"text\": \"fine too\"}\n")};
-  config.lists_reject = [](int64_t doc_id) { return doc_id != 2; };  // 2 is listed elsewhere
+  config.route = [](int64_t doc_id) { return doc_id == 2 ? -1 : 0; };  // 2 is another job's
   ASSERT_TRUE(Start(std::move(config)));
   Stream documents = Drain(pipelines_[0]);
   EXPECT_EQ(DocIds<DocumentMessage>(documents), (std::vector<int64_t>{1, 3}));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "actors/local_cluster.h"
+#include "storage/lease_log.h"
 
 namespace actex {
 
@@ -56,6 +57,20 @@ void ExpectListedMoreOnceBack(const std::string& host_dir, size_t before, const 
   EXPECT_GT(shards, before) << who << " took no lease once back";
   std::printf("%s: %zu shard(s) listed when lost, %zu once back and the job done\n", who.c_str(),
               before, shards);
+}
+
+bool HasNothingLeftToDo(const std::string& host0_dir, int host) {
+  std::ifstream file(host0_dir + "/" + LeaseLog::kFileName);
+  std::string line;
+  std::getline(file, line);  // the header
+  LeaseTable table;
+  // A last line without its newline is still being written: getline stops at eof.
+  while (std::getline(file, line) && !file.eof()) {
+    auto record = ParseRecord(line);
+    if (!record || !table.Apply(*record)) return false;
+  }
+  return table.end() && !table.NextGrant("anyone") &&
+         table.HeldBy("host-" + std::to_string(host)).empty();
 }
 
 void ExpectVerified(const TempDir& dir, const std::string& out) {

@@ -38,6 +38,11 @@ size_t ListedShards(const std::string& host_dir);
 // job: it took leases again. Prints both counts.
 void ExpectListedMoreOnceBack(const std::string& host_dir, size_t before, const std::string& who);
 
+// Whether host 0's lease log in `host0_dir` (as far as it is written) knows where the
+// corpus ends, has no chunk free, and has host `host` holding none it did not list:
+// the host's replica has nothing left to do while others may still.
+bool HasNothingLeftToDo(const std::string& host0_dir, int host);
+
 // Nodes started one by one, as on separate machines, with one coordinator port.
 class ManualJob {
  public:

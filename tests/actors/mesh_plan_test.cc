@@ -37,52 +37,57 @@ TEST(MeshPlan, ExplicitShapeMayLetAReplicaStraddleHosts) {
   EXPECT_EQ(mesh->WriterHost(0), 0);
 }
 
-TEST(MeshPlan, DocumentsOfReplicaCountsWhatReplicaOfDocumentGivesIt) {
+TEST(MeshPlan, DocumentsOwnedCountsWhatOwnsDocumentTakes) {
   for (int64_t chunk_docs : {1, 3, 128}) {
     for (int machine = 0; machine < 3; ++machine) {
       auto mesh = PlanMesh("2d", 2, 1, machine, 3, chunk_docs);
       ASSERT_TRUE(mesh.has_value()) << mesh.error();
       for (int64_t documents : {0, 1, 5, 6, 7, 100, 1001, 2000}) {
-        for (int replica = 0; replica < mesh->data; ++replica) {
-          int64_t counted = 0;
-          for (int64_t doc = 0; doc < documents; ++doc) {
-            counted += mesh->ReplicaOfDocument(doc) == replica;
-          }
-          EXPECT_EQ(mesh->DocumentsOfReplica(replica, documents), counted)
-              << "chunks of " << chunk_docs << ", machine " << machine << " replica " << replica
-              << " of " << documents;
-        }
+        int64_t counted = 0;
+        for (int64_t doc = 0; doc < documents; ++doc) counted += mesh->OwnsDocument(doc);
+        EXPECT_EQ(mesh->DocumentsOwned(documents), counted)
+            << "chunks of " << chunk_docs << ", machine " << machine << " of " << documents;
       }
     }
   }
 }
 
-TEST(MeshPlan, AChunkGoesWholeToOneReplicaAndTheChunksTakeTurns) {
-  auto mesh = PlanMesh("2d", 3, 1, 0, 1, 4);
-  ASSERT_TRUE(mesh.has_value()) << mesh.error();
-  for (int64_t doc = 0; doc < 48; ++doc) {
-    EXPECT_EQ(mesh->ReplicaOfDocument(doc), doc / 4 % 3) << doc;
-  }
-  EXPECT_FALSE(PlanMesh("2d", 3, 1, 0, 1, 0));
-}
-
-TEST(MeshPlan, EveryDocumentGoesToExactlyOneReplicaOfOneMachine) {
-  std::vector<MeshPlan> machines;
-  for (int machine = 0; machine < 3; ++machine) {
-    machines.push_back(*PlanMesh("2d", 2, 1, machine, 3, 5));
-  }
+// Machines split the corpus by chunk number alone, whatever their meshes.
+TEST(MeshPlan, EveryDocumentBelongsToExactlyOneMachineWholeChunkByWholeChunk) {
+  std::vector<MeshPlan> machines = {*PlanMesh("2d", 2, 1, 0, 3, 5), *PlanMesh("1d", 3, 1, 1, 3, 5),
+                                    *PlanMesh("2d", 1, 1, 2, 3, 5)};
   for (int64_t doc = 0; doc < 600; ++doc) {
     int owners = 0;
-    for (const MeshPlan& mesh : machines) {
-      int replica = mesh.ReplicaOfDocument(doc);
-      if (replica >= 0) {
+    for (int machine = 0; machine < 3; ++machine) {
+      if (machines[machine].OwnsDocument(doc)) {
         ++owners;
-        EXPECT_LT(replica, 2);
+        EXPECT_EQ(machine, doc / 5 % 3) << doc;
       }
     }
     EXPECT_EQ(owners, 1) << doc;
   }
   EXPECT_EQ(machines[1].HostFolder(0), "machine_001_host_00");
+  EXPECT_FALSE(PlanMesh("2d", 3, 1, 0, 1, 0)) << "chunks of no document";
+}
+
+// A replica's writer host asks for its chunks; its other hosts read copies of those
+// grants. A host may follow one replica and lead another, or follow two.
+TEST(MeshPlan, TheOtherHostsOfAReplicaFollowItsWriterHost) {
+  auto followers = [](const std::string& mesh, int hosts, int shards_per_host) {
+    auto plan = PlanMesh(mesh, hosts, shards_per_host, 0, 1, 1);
+    EXPECT_TRUE(plan) << plan.error();
+    return plan ? plan->LeaseFollowers() : std::map<int, std::vector<int>>{};
+  };
+  using Followers = std::map<int, std::vector<int>>;
+  EXPECT_EQ(followers("2d", 3, 2), Followers{});
+  EXPECT_EQ(followers("1d", 3, 1), (Followers{{0, {1, 2}}}));
+  EXPECT_EQ(followers("data=2,model=2", 4, 1), (Followers{{0, {1}}, {2, {3}}}));
+  // Host 1 holds replica 0's rank 2 and writes replica 1.
+  EXPECT_EQ(followers("data=2,model=3", 3, 2), (Followers{{0, {1}}, {1, {2}}}));
+  // Host 3 holds replica 1's rank 4 and writes replica 2; host 1 follows replica 0's
+  // writer and writes replica 1, which host 2 holds whole ranks of.
+  EXPECT_EQ(followers("data=3,model=5", 5, 3), (Followers{{0, {1}}, {1, {2, 3}}, {3, {4}}}));
+  EXPECT_EQ(followers("1d", 1, 2), Followers{}) << "a job of one host leases nothing";
 }
 
 TEST(MeshPlan, RefusesShapesThatDoNotFitNamingTheFlag) {
@@ -150,7 +155,8 @@ TEST(MeshPlan, TheStandbyIsTheFirstHostOutsideHost0sStopGroup) {
   EXPECT_EQ(standby("data=2,model=2", 4, 1), 2);
   EXPECT_EQ(standby("2d", 2, 1), -1) << "one host left cannot tell a loss from a split";
   EXPECT_EQ(standby("1d", 3, 1), -1) << "every host stops with host 0";
-  EXPECT_EQ(standby("data=2,model=3", 3, 2), -1) << "not leased";
+  EXPECT_EQ(standby("data=2,model=3", 3, 2), -1) << "every host stops with host 0";
+  EXPECT_EQ(standby("data=4,model=3", 6, 2), 3);
 }
 
 }  // namespace actex

@@ -37,6 +37,29 @@ TEST(LeaseTable, GrantsTheLowestFreeChunkToWhoeverAsksFirst) {
   EXPECT_EQ(table.HeldBy("replica-0"), (std::vector<int64_t>{2}));
 }
 
+// Machine 1 of 3 independent jobs of one corpus leases chunks 1, 4, 7, ... only,
+// lists no other, and finishes once those below the end are listed.
+TEST(LeaseTable, AShareOfIndependentJobsLeasesAndListsOnlyItsOwnChunks) {
+  LeaseTable table(LeaseTable::Share{1, 3});
+  EXPECT_EQ(GrantNext(table, "host-0"), 1);
+  EXPECT_EQ(GrantNext(table, "host-1"), 4);
+  ASSERT_TRUE(table.Apply(Listed(7, "host-0"))) << "a folder may list a chunk ungranted";
+  EXPECT_EQ(GrantNext(table, "host-0"), 10) << "7 is listed: passed over";
+  auto foreign = table.Apply(Listed(3, "host-0"));
+  ASSERT_FALSE(foreign);
+  EXPECT_NE(foreign.error().find("c % 3 == 1"), std::string::npos) << foreign.error();
+  EXPECT_FALSE(table.Apply(Granted(12, "host-1"))) << "not the next free chunk of the share";
+  ASSERT_TRUE(table.Apply(Ended(11)));  // the corpus has chunks 0-10
+  EXPECT_FALSE(table.NextGrant("host-1"));
+  for (auto [chunk, holder] : {std::pair{1, "host-0"}, {4, "host-1"}}) {
+    EXPECT_FALSE(table.finished());
+    ASSERT_TRUE(table.Apply(Listed(chunk, holder)));
+  }
+  EXPECT_FALSE(table.finished()) << "chunk 10 is not listed yet";
+  ASSERT_TRUE(table.Apply(Listed(10, "host-0")));
+  EXPECT_TRUE(table.finished());
+}
+
 TEST(LeaseTable, ALostHoldersUnlistedChunksGoOutAgainFirstAndItsListedOnesNever) {
   LeaseTable table;
   for (int i = 0; i < 4; ++i) GrantNext(table, i % 2 == 0 ? "a" : "b");  // a: 0, 2; b: 1, 3
