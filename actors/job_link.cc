@@ -209,10 +209,6 @@ bool JobLink::Coordinating() const {
          (state.options.host_id == 0 || state.coordinator_counters->took_over);
 }
 
-const std::map<std::string, std::string>& JobLink::table() const {
-  return state_->client->endpoints();
-}
-
 std::shared_ptr<const JobSecurity> JobLink::security() const { return state_->security; }
 
 zmq::socket_t* JobLink::monitor() { return &state_->monitor; }

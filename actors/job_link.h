@@ -40,13 +40,11 @@ class JobLink {
 
   // Collects the local device shards' ring endpoints, joins the job with `fingerprint`
   // (every host must send the same) and `published` (named values every other host
-  // reads, such as where a replica resumes), answers each shard with its ring's full
+  // reads, such as the chunks its folder lists), answers each shard with its ring's full
   // table and passes the "ready" barrier. Errors carry the coordinator's reason.
   std::expected<void, std::string> ConnectRings(
       const HostLayout& layout, const std::map<std::string, std::string>& fingerprint,
       const std::map<std::string, std::string>& published);
-  // Every host's ring endpoints and published values, once ConnectRings succeeded.
-  const std::map<std::string, std::string>& table() const;
 
   // The job key for every tcp socket of this node (ring links too); null: open job.
   std::shared_ptr<const JobSecurity> security() const;

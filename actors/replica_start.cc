@@ -6,22 +6,6 @@
 
 namespace actex {
 
-nlohmann::json ReplicaStart::ToJson() const {
-  return {{"first_doc", first_doc}, {"complete", complete}};
-}
-
-std::expected<ReplicaStart, std::string> ReplicaStart::FromJson(const nlohmann::json& json) {
-  const bool well_formed = json.is_object() && json.contains("first_doc") &&
-                           json["first_doc"].is_number_integer() &&
-                           json["first_doc"].get<int64_t>() >= 0 && json.contains("complete") &&
-                           json["complete"].is_boolean();
-  if (!well_formed) {
-    return std::unexpected(
-        "a start must be {\"first_doc\": integer >= 0, \"complete\": bool}, got " + json.dump());
-  }
-  return ReplicaStart{json["first_doc"].get<int64_t>(), json["complete"].get<bool>()};
-}
-
 ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, int64_t chunk_docs) {
   ReplicaStart start;
   if (!earlier) return start;

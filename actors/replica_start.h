@@ -17,9 +17,6 @@ namespace actex {
 struct ReplicaStart {
   int64_t first_doc = 0;  // documents below this id are written (or not the replica's)
   bool complete = false;  // nothing is left to do
-
-  nlohmann::json ToJson() const;
-  static std::expected<ReplicaStart, std::string> FromJson(const nlohmann::json& json);
 };
 
 // The start of a replica whose writer's folder holds `earlier` (a fresh start when
