@@ -151,7 +151,8 @@ bool WaitForMoreListed(const std::string& out, int64_t before, seconds limit) {
 TEST(PreemptionOfAJob, ASignalledWorkerDrainsAloneAndTheOthersFinishTheJob) {
   constexpr int kHosts = 3;
   TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(3000));
+  // Long enough that the second run still has work when host 2 is signalled.
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(6000));
   auto job = [&](const std::string& out) {
     LocalClusterOptions cluster;
     cluster.hosts = kHosts;
