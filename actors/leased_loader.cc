@@ -195,7 +195,8 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
     }
   }
   for (int sent = 0; sent < kRecordsPerTurn; ++sent) {
-    if (!(stream.pipeline.get(zmq::sockopt::events) & ZMQ_POLLOUT)) return true;
+    const int events = RetryInterrupted([&] { return stream.pipeline.get(zmq::sockopt::events); });
+    if (!(events & ZMQ_POLLOUT)) return true;
     auto record = stream.reader->Next();
     if (!record) return CorpusBroke(record.error());
     if (!*record) {
@@ -214,7 +215,7 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
     std::expected<void, ActorHalt> passed;
     if (!line.reject_reason.empty()) {
       // Only the host that writes a replica lists its rejected lines.
-      if (!stream.own) continue;
+      if (!stream.own || !rejects_) continue;
       ++rejects_end_.rejected;
       passed = SendUnlessStopped(
           actor_, rejects_, RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
