@@ -83,12 +83,14 @@ int Run(const Flags& flags) {
   const std::string text = (cache / "corpus_text.jsonl").string();
   const std::string parquet = (cache / "corpus_text.parquet").string();
   if (auto written =
-          WritePretokenizedCorpus(pretokenized, long_docs, kDocumentTokens, config->vocab_size);
+          WritePretokenizedCorpus(pretokenized, kMostReplicas * long_docs, kDocumentTokens,
+                                  config->vocab_size);
       !written) {
     std::fprintf(stderr, "%s\n", written.error().c_str());
     return 1;
   }
-  for (auto written : {WriteTextCorpus(text, long_docs), WriteTextParquet(parquet, long_docs)}) {
+  for (auto written : {WriteTextCorpus(text, kMostReplicas * long_docs),
+                       WriteTextParquet(parquet, kMostReplicas * long_docs)}) {
     if (!written) {
       std::fprintf(stderr, "%s\n", written.error().c_str());
       return 1;

@@ -69,7 +69,9 @@ std::vector<std::string> CommandLine(const VariantContext& context, const Extrac
                std::to_string(variant.first_layer) + "-" + std::to_string(variant.last_layer),
                "--sites", "resid_post", "--blas-threads", std::to_string(variant.blas_threads),
                "--batch-tokens", std::to_string(context.batch_tokens), "--max-seq-len",
-               std::to_string(context.document_tokens), "--max-docs", std::to_string(docs)});
+               std::to_string(context.document_tokens), "--max-docs", std::to_string(docs),
+               // A chunk of one batch: replicas lease them one batch at a time.
+               "--chunk-docs", std::to_string(context.batch_tokens / context.document_tokens)});
   return args;
 }
 
@@ -130,6 +132,7 @@ std::expected<ExtractVariant, std::string> FindVariant(const std::string& name) 
     v.simulate = true;
     v.hosts = 2;
     v.mesh = name == "sim2d" ? "2d" : "1d";
+    v.replicas = name == "sim2d" ? v.hosts : 1;
     v.blas_threads = 1;
     v.description = "simulate 2 hosts x 1 thread, mesh " + v.mesh;
   } else if (name == "early") {
@@ -156,6 +159,15 @@ std::expected<VariantResult, std::string> RunVariant(const VariantContext& conte
                                                      const ExtractVariant& variant,
                                                      const ModelConfig& config, int64_t short_docs,
                                                      int64_t long_docs, int repeats) {
+  if (variant.replicas > 1 && short_docs > 0) {
+    // A replica asks for a second chunk before its first is through, so in a shorter
+    // run of one chunk per replica one of them might take two and leave another none.
+    const int64_t docs_per_batch = context.batch_tokens / context.document_tokens;
+    short_docs = std::max(short_docs, 2 * docs_per_batch);
+    long_docs = std::max(long_docs, short_docs + docs_per_batch);
+  }
+  short_docs *= variant.replicas;
+  long_docs *= variant.replicas;
   VariantResult result;
   result.variant = variant;
   result.layers_computed = variant.last_layer + 1;

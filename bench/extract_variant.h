@@ -17,6 +17,9 @@ struct ExtractVariant {
   bool simulate = false;
   int hosts = 1;            // simulate only
   std::string mesh = "1d";  // simulate only
+  // Data-parallel replicas (simulate --mesh 2d: one per host). Each is given as many
+  // documents as one process is, so the job's rate compares with one process's.
+  int replicas = 1;
   int shards = 1;           // per host
   int blas_threads = 2;     // per shard
   int first_layer = 20, last_layer = 23;
@@ -33,6 +36,9 @@ struct ExtractVariant {
 // shards1, shards2, sim1d, sim2d, early, text, parquet, 7b, 7b-sim1d; an error names the known
 // ones.
 std::expected<ExtractVariant, std::string> FindVariant(const std::string& name);
+
+// The most replicas a variant has: corpora hold that many times `long_docs`.
+inline constexpr int kMostReplicas = 2;
 
 struct VariantContext {
   std::string actex;     // the executable
@@ -63,7 +69,7 @@ struct VariantResult {
 };
 
 // Runs `variant` on the first `short_docs` and then `long_docs` documents of its
-// corpus, `repeats` times; the steady-state rate of a repeat is the difference of
+// corpus (times its replicas; the corpus must hold that many), `repeats` times; the steady-state rate of a repeat is the difference of
 // tokens over the difference of extraction seconds (so the first batch, start-up and
 // shut-down cancel), and the result is the median. With `short_docs` 0 each repeat
 // runs once and reports that run's rate.
