@@ -57,6 +57,7 @@ class Coordinator {
   zmq::socket_t standby_link_;  // DEALER to the standby's control ROUTER (host 0's)
   // Declared after standby_link_, so it is destroyed (and stops watching) first.
   std::unique_ptr<ConnectionWatch> standby_watch_;
+  std::string linked_standby_;  // where standby_link_ connects
   // Declared after control_, so it is destroyed (and stops watching) first.
   std::unique_ptr<ConnectionWatch> watch_;
   std::unique_ptr<MonitorRelay> relay_;
@@ -105,6 +106,9 @@ std::expected<void, std::string> Coordinator::Bind() {
 
 std::expected<void, std::string> Coordinator::LinkStandby() {
   const std::string& endpoint = *session_.standby_endpoint();
+  linked_standby_ = endpoint;
+  // A standby that came back listens elsewhere: the old link goes, its watch first.
+  standby_watch_.reset();
   try {
     standby_link_ = zmq::socket_t(actor_.context(), zmq::socket_type::dealer);
     // The last update may say that host 0 hands the job over.
@@ -243,7 +247,7 @@ std::expected<void, std::string> Coordinator::Run() {
     counters_->monitor_events_relayed += relay_->ForwardEvents(kMaxBatch);
     counters_->dropped_monitor_messages = relay_->dropped_messages();
     session_.Tick(Clock::now());
-    if (session_.standby_endpoint() && !standby_link_) {
+    if (session_.standby_endpoint() && *session_.standby_endpoint() != linked_standby_) {
       if (auto linked = LinkStandby(); !linked) session_.Abort(linked.error(), Clock::now());
     }
     Flush();

@@ -51,6 +51,7 @@ void CoordinatorClient::Handle(const ReceivedMessage& message) {
       auto heartbeat = message.As<HeartbeatMessage>();
       if (!heartbeat) return Drop(heartbeat.error());
       heard_sequence_ = std::max(heard_sequence_, heartbeat->sequence);
+      LearnStandby(heartbeat->standby);
       return;
     }
     case MessageType::kAbort: {

@@ -147,6 +147,9 @@ class CoordinatorClient {
   // Host 0's coordinator is lost for `reason`: reattaches to the standby when the job
   // has one (true), else false.
   bool Reattach(const std::string& reason, Clock::time_point now);
+  // Host 0's heartbeat says its standby listens at `endpoint` now ("": it says nothing):
+  // a standby that came back on new ports is where a reattach goes.
+  void LearnStandby(const std::string& endpoint);
   // Sends again what host 0 may never have answered, and what was reported while
   // reattaching, once the standby took over.
   void ResendOpen();

@@ -11,6 +11,14 @@
 
 namespace actex {
 
+void CoordinatorClient::LearnStandby(const std::string& endpoint) {
+  if (endpoint.empty() || lost_primary_ || host_id_ == 0) return;
+  std::string& known = endpoints_[kStandbyEndpointKey];
+  if (known == endpoint) return;
+  spdlog::info("host {}: the standby coordinator listens at {} now", host_id_, endpoint);
+  known = endpoint;
+}
+
 bool CoordinatorClient::Reattach(const std::string& reason, Clock::time_point now) {
   const auto standby = endpoints_.find(kStandbyEndpointKey);
   if (lost_primary_ || host_id_ == 0 || standby == endpoints_.end()) return false;
@@ -79,7 +87,7 @@ void CoordinatorClient::ServiceStandbyProbe(Clock::time_point now) {
 }
 
 void CoordinatorClient::AdoptStandby(WelcomeMessage welcome, Clock::time_point now) {
-  watch_.reset();  // it watches the socket it replaces
+  watch_.reset();                        // it watches the socket it replaces
   socket_.set(zmq::sockopt::linger, 0);  // the Hello host 0 never took goes nowhere
   socket_ = std::move(*standby_probe_);
   standby_probe_.reset();

@@ -204,8 +204,12 @@ void CoordinatorSession::Tick(Clock::time_point now) {
     heartbeats_sent_[heartbeat_sequence_] = now;
     // Only the newest are ever asked about (HeardWithin).
     if (heartbeats_sent_.size() > 64) heartbeats_sent_.erase(heartbeats_sent_.begin());
+    const std::string standby = standby_active_ ? *standby_endpoint_ : "";
     for (const auto& host : hosts_) {
-      if (host) Queue(host->identity, HeartbeatMessage{kCoordinatorHostId, heartbeat_sequence_});
+      if (host) {
+        Queue(host->identity,
+              HeartbeatMessage{kCoordinatorHostId, heartbeat_sequence_, 0, standby});
+      }
     }
     next_heartbeat_ = std::max(next_heartbeat_ + options_.liveness.heartbeat_interval, now);
   }

@@ -128,6 +128,7 @@ void CoordinatorSession::Readmit(int host_id, Joining node, Clock::time_point no
     }
     AnswerWaitingLeases(now);  // what it was listing when lost may be free now
   }
+  if (host_id == options_.standby_host && !options_.standby) RelinkStandby(node, now);
   hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, released_barriers_, 0, now};
   host_by_identity_[node.identity] = host_id;
   Queue(node.identity, WelcomeMessage{rendezvous_.endpoints()});

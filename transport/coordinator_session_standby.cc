@@ -38,6 +38,29 @@ void CoordinatorSession::StartStandbyLink(Clock::time_point now) {
       options_.standby_host, found->second);
 }
 
+void CoordinatorSession::RelinkStandby(const Joining& node, Clock::time_point now) {
+  const auto found = node.hello.endpoints.find(kStandbyEndpointKey);
+  if (!options_.leases || found == node.hello.endpoints.end()) return;
+  // Its new ports replace the old in the table the standby replays.
+  if (auto rebound = rendezvous_.Rebind(node.hello, node.address); !rebound) {
+    spdlog::warn("coordinator: host {}'s standby coordinator is not used: {}",
+                 options_.standby_host, rebound.error());
+    return;
+  }
+  standby_endpoint_ = found->second;
+  standby_active_ = true;
+  shipped_ = 0;
+  confirmed_ = 0;
+  standby_holds_joined_ = false;
+  standby_heard_ = now;
+  standby_disconnected_at_.reset();
+  next_standby_update_ = now;
+  spdlog::info(
+      "coordinator: host {} came back with a standby coordinator at {}; it gets a copy of the "
+      "lease log afresh, and host 0's loss is survivable again",
+      options_.standby_host, found->second);
+}
+
 void CoordinatorSession::QueueAnswer(OutgoingMessage answer) {
   if (standby_active_ && (!held_answers_.empty() || confirmed_ < options_.leases->records())) {
     held_answers_.push_back({options_.leases->records(), std::move(answer)});

@@ -278,7 +278,10 @@ struct HeartbeatMessage {
   // A node's: the newest sequence it received from the coordinator (0: none), which
   // tells the coordinator how recently the node still heard it.
   uint64_t echo = 0;
-  MSGPACK_DEFINE_MAP(host_id, sequence, echo);
+  // Host 0's coordinator's: where its standby coordinator listens now ("": none), so
+  // that a node reattaches to a standby that came back on new ports.
+  std::string standby;
+  MSGPACK_DEFINE_MAP(host_id, sequence, echo, standby);
 };
 
 // node -> coordinator: this host cannot go on; the coordinator aborts the job.

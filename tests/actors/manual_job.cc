@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "actors/local_cluster.h"
 #include "storage/lease_log.h"
@@ -57,6 +58,15 @@ void ExpectListedMoreOnceBack(const std::string& host_dir, size_t before, const 
   EXPECT_GT(shards, before) << who << " took no lease once back";
   std::printf("%s: %zu shard(s) listed when lost, %zu once back and the job done\n", who.c_str(),
               before, shards);
+}
+
+bool WaitForLine(const ActexProcess& node, const std::string& line, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (node.err().find(line) == std::string::npos) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
 }
 
 bool HasNothingLeftToDo(const std::string& host0_dir, int host) {

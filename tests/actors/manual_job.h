@@ -4,6 +4,7 @@
 // Test support for jobs of several hosts run as real `actex node` processes on
 // 127.0.0.1, started one by one as on separate machines.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -37,6 +38,9 @@ size_t ListedShards(const std::string& host_dir);
 // The folder lists more shards at the end than `before`, when `who` came back to the
 // job: it took leases again. Prints both counts.
 void ExpectListedMoreOnceBack(const std::string& host_dir, size_t before, const std::string& who);
+
+// Waits until `node` logged `line`; false past `limit`.
+bool WaitForLine(const ActexProcess& node, const std::string& line, std::chrono::seconds limit);
 
 // Whether host 0's lease log in `host0_dir` (as far as it is written) knows where the
 // corpus ends, has no chunk free, and has host `host` holding none it did not list:

@@ -122,16 +122,6 @@ int64_t ListedDocuments(const std::string& out) {
   return docs;
 }
 
-// Waits until `node` logged `line`; false past `limit`.
-bool WaitForLine(const ActexProcess& node, const std::string& line, seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (node.err().find(line) == std::string::npos) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
-}
-
 // Waits until the hosts list more than `before` documents; false past `limit`.
 bool WaitForMoreListed(const std::string& out, int64_t before, seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;

@@ -233,6 +233,54 @@ TEST_F(StandbyTakeover, AStandbyThatCannotBindLeavesTheJobWithoutOne) {
   ExpectIdentical(out, single);
 }
 
+// kill -9 of the standby's host (host 1): host 0 goes on without a standby. Its
+// command started again is the standby once more: host 0 sends it the lease log
+// afresh and tells the other nodes where it listens now (its ports are new). Then
+// host 0 is killed: the standby takes over and hosts 1-3 finish the job, equal to
+// one process to the bit. (A corpus of its own, long enough for both losses.)
+TEST(StandbyReturns, AStandbyHostStartedAgainIsTheStandbyAgainAndTakesOverFromHost0) {
+  constexpr int kHosts = 4;
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(12000, 48));
+  const std::string single = dir.path() + "/single";
+  const std::string out = dir.path() + "/out";
+  auto extracted = RunExtraction(TinyModelOptions(corpus, single, 1));
+  ASSERT_TRUE(extracted) << extracted.error();
+  ManualJob job(dir);
+  std::vector<ActexProcess*> nodes = job.StartAll(kHosts, corpus, "2d");
+  ASSERT_TRUE(WaitForFirstShard(out + "/host_01", seconds(60))) << nodes[1]->err();
+  nodes[1]->Signal(SIGKILL);
+  EXPECT_NE(nodes[1]->Wait(seconds(10)), 0);
+  ASSERT_TRUE(WaitForLine(*nodes[0], "the job goes on without a standby", seconds(30)))
+      << nodes[0]->err();
+  ActexProcess& host1 = job.Start(1, kHosts, corpus, "2d");
+  ASSERT_TRUE(WaitForLine(*nodes[0], "host 0's loss is survivable again", seconds(30)))
+      << nodes[0]->err();
+  for (int host : {2, 3}) {
+    ASSERT_TRUE(WaitForLine(*nodes[host], "the standby coordinator listens at", seconds(30)))
+        << nodes[host]->err();
+  }
+  ASSERT_FALSE(Metadata(out + "/host_00").value("complete", true)) << "the job ended too soon";
+  nodes[0]->Signal(SIGKILL);
+  EXPECT_NE(nodes[0]->Wait(seconds(10)), 0);
+  const int host1_status = host1.Wait(seconds(120));
+  for (int host : {2, 3}) EXPECT_EQ(nodes[host]->Wait(seconds(120)), 0) << nodes[host]->err();
+  EXPECT_NE(host1.err().find("took over the job with 3 of its 4 hosts"), std::string::npos)
+      << host1.err();
+  // Host 0 killed while listing leaves those chunks to its folder: the same commands
+  // finish the job.
+  const bool waits = host1.err().find("wait for host-0's folder") != std::string::npos;
+  EXPECT_EQ(host1_status, waits ? 1 : 0) << host1.err();
+  if (waits) {
+    ManualJob again(dir);
+    for (ActexProcess* node : again.StartAll(kHosts, corpus, "2d")) {
+      EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
+    }
+  }
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
+}
+
 // With two hosts there is no standby (one host left cannot tell host 0's loss from a
 // split network): host 1 ends naming host 0, keeping what it listed, and the same
 // commands finish the job.
