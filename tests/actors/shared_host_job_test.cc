@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "actex_process.h"
@@ -31,13 +32,28 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// A host's options: two shards, writing to `out`.
+std::function<void(NodeOptions&)> TwoShardsWritingTo(const std::string& out) {
+  return [out](NodeOptions& node) {
+    node.extract.shards = 2;
+    node.extract.out_dir = out;
+  };
+}
+
 // Starts the six hosts writing to `out`.
 std::vector<ActexProcess*> StartJob(ManualJob& job, const std::string& corpus,
                                     const std::string& out) {
-  return job.StartAll(kHosts, corpus, kMesh, [&](NodeOptions& node) {
-    node.extract.shards = 2;
-    node.extract.out_dir = out;
-  });
+  return job.StartAll(kHosts, corpus, kMesh, TwoShardsWritingTo(out));
+}
+
+// Runs the job uninterrupted into `clean`; its wall time in seconds.
+double RunUninterrupted(const TempDir& dir, const std::string& corpus, const std::string& clean) {
+  const Clock::time_point started = Clock::now();
+  ManualJob job(dir);
+  for (ActexProcess* node : StartJob(job, corpus, clean)) {
+    EXPECT_EQ(node->Wait(seconds(180)), 0) << node->err();
+  }
+  return SecondsSince(started);
 }
 
 struct HostLoss {
@@ -58,14 +74,7 @@ TEST_P(SharedHostJob, AHostOfTwoReplicasLostStopsItsGroupAndTheOthersFinishTheJo
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(3000, 48));
   const std::string clean = dir.path() + "/clean";
-  Clock::time_point started = Clock::now();
-  {
-    ManualJob job(dir);
-    for (ActexProcess* node : StartJob(job, corpus, clean)) {
-      EXPECT_EQ(node->Wait(seconds(180)), 0) << node->err();
-    }
-  }
-  const double uninterrupted = SecondsSince(started);
+  const double uninterrupted = RunUninterrupted(dir, corpus, clean);
   ExpectVerified(dir, clean);
   // Every replica's writer took chunks: nothing was dealt by turns.
   for (int writer : {0, 1, 3, 4}) {
@@ -73,7 +82,7 @@ TEST_P(SharedHostJob, AHostOfTwoReplicasLostStopsItsGroupAndTheOthersFinishTheJo
   }
 
   const std::string out = dir.path() + "/out";
-  started = Clock::now();
+  const Clock::time_point started = Clock::now();
   ManualJob job(dir);
   std::vector<ActexProcess*> nodes = StartJob(job, corpus, out);
   ASSERT_TRUE(WaitForFirstShard(out + "/host_04", seconds(60))) << nodes[4]->err();
@@ -135,16 +144,9 @@ TEST(SharedHostJobReturns, TheThreeHostsOfALostGroupComeBackTogetherAndTheJobCom
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(4800, 48));
   const std::string clean = dir.path() + "/clean";
-  Clock::time_point started = Clock::now();
-  {
-    ManualJob job(dir);
-    for (ActexProcess* node : StartJob(job, corpus, clean)) {
-      EXPECT_EQ(node->Wait(seconds(180)), 0) << node->err();
-    }
-  }
-  const double uninterrupted = SecondsSince(started);
+  const double uninterrupted = RunUninterrupted(dir, corpus, clean);
   const std::string out = dir.path() + "/out";
-  started = Clock::now();
+  const Clock::time_point started = Clock::now();
   ManualJob job(dir);
   std::vector<ActexProcess*> nodes = StartJob(job, corpus, out);
   ASSERT_TRUE(WaitForFirstShard(out + "/host_04", seconds(60))) << nodes[4]->err();
@@ -153,10 +155,7 @@ TEST(SharedHostJobReturns, TheThreeHostsOfALostGroupComeBackTogetherAndTheJobCom
   const size_t shards_when_stopped = ListedShards(out + "/host_04");
   std::vector<ActexProcess*> back;
   for (int host : {5, 3, 4}) {
-    back.push_back(&job.Start(host, kHosts, corpus, kMesh, [&](NodeOptions& node) {
-      node.extract.shards = 2;
-      node.extract.out_dir = out;
-    }));
+    back.push_back(&job.Start(host, kHosts, corpus, kMesh, TwoShardsWritingTo(out)));
   }
   for (ActexProcess* node : {nodes[0], nodes[1], nodes[2], back[0], back[1], back[2]}) {
     EXPECT_EQ(node->Wait(seconds(180)), 0) << node->err();
