@@ -47,7 +47,7 @@ struct LoaderConfig {
     int chunks_ahead = 2;
     int host = 0;  // this host: the holder of its own grants
     // Per pipeline (document_endpoints), the host whose grants it reads.
-    std::vector<int> grant_holders;
+    std::vector<int> grant_holders{};
   };
   std::optional<Leasing> leasing;
 };

@@ -280,7 +280,7 @@ struct HeartbeatMessage {
   uint64_t echo = 0;
   // Host 0's coordinator's: where its standby coordinator listens now ("": none), so
   // that a node reattaches to a standby that came back on new ports.
-  std::string standby;
+  std::string standby{};
   MSGPACK_DEFINE_MAP(host_id, sequence, echo, standby);
 };
 
