@@ -9,6 +9,7 @@
 #include "storage/chunk_reader.h"
 #include "transport/interrupted.h"
 #include "transport/schema.h"
+#include "transport/wire.h"
 
 namespace actex {
 namespace {
@@ -194,7 +195,8 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
       return CorpusBroke(sought.error());
     }
   }
-  for (int sent = 0; sent < kRecordsPerTurn; ++sent) {
+  // The pipeline's room is read before each record, so a send never waits.
+  for (int turn = 0; turn < kRecordsPerTurn; ++turn) {
     const int events = RetryInterrupted([&] { return stream.pipeline.get(zmq::sockopt::events); });
     if (!(events & ZMQ_POLLOUT)) return true;
     auto record = stream.reader->Next();
@@ -206,27 +208,26 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
         if (stream.own) --own_chunks_ahead_;
         return true;
       }
-      auto ended = SendUnlessStopped(actor_, stream.pipeline, ChunkEndMessage{chunk, documents});
-      if (!ended) return std::unexpected(ended.error());
+      auto ended = Send(stream.pipeline, ChunkEndMessage{chunk, documents});
+      if (!ended) return ActorHalt::Failed(ended.error());
       if (stream.own) ++chunks_sent_;
       return true;
     }
     CorpusRecord& line = **record;
-    std::expected<void, ActorHalt> passed;
     if (!line.reject_reason.empty()) {
       // Only the host that writes a replica lists its rejected lines.
       if (!stream.own || !rejects_) continue;
       ++rejects_end_.rejected;
-      passed = SendUnlessStopped(
+      auto listed = SendUnlessStopped(
           actor_, rejects_, RejectMessage{line.doc_id, line.file, line.line, line.reject_reason});
-    } else {
-      ++stream.end.documents;
-      passed =
-          SendUnlessStopped(actor_, stream.pipeline,
-                            DocumentMessage{line.doc_id, line.pretokenized, std::move(line.text),
-                                            std::move(line.input_ids), line.file, line.line});
+      if (!listed) return std::unexpected(listed.error());
+      continue;
     }
-    if (!passed) return std::unexpected(passed.error());
+    ++stream.end.documents;
+    auto sent =
+        Send(stream.pipeline, DocumentMessage{line.doc_id, line.pretokenized, std::move(line.text),
+                                              std::move(line.input_ids), line.file, line.line});
+    if (!sent) return ActorHalt::Failed(sent.error());
   }
   return true;
 }

@@ -123,15 +123,14 @@ class CoordinatorSession {
   void QueueAnswer(OutgoingMessage answer);
 
   // Host 0's side of the standby (coordinator_session_standby.cc).
+  // Links to the standby the table names (at the start, or when its host came back
+  // with a new one) and replicates to it from record 0.
   void StartStandbyLink(Clock::time_point now);
   void ShipToStandby(Clock::time_point now);
   void ReleaseAnswers();
   // The standby is silent (`why`): the job goes on without one while most hosts are
   // still with host 0, else it ends (the standby may have taken over).
   void LoseStandby(const std::string& why, Clock::time_point now);
-  // The standby's host came back as `node`, with a standby coordinator of its own:
-  // it is the standby again, sent the lease log and the rendezvous afresh.
-  void RelinkStandby(const Joining& node, Clock::time_point now);
   // Host 0 leaves for `reason` (a stop signal): the standby takes the job over now,
   // and every node reattaches to it.
   void HandOver(std::string reason, Clock::time_point now);

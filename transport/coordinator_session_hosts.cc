@@ -94,17 +94,18 @@ void CoordinatorSession::ReadmitWhenFree(int host_id, Clock::time_point now) {
     if (hosts_[other] || !returning_.contains(other)) return;
     members.push_back(other);
   }
-  if (members.size() > 1) {
-    // The nodes bound new ring ports: each must learn the others' before it connects.
-    for (int member : members) {
-      const Joining& node = returning_[member];
-      if (auto rebound = rendezvous_.Rebind(node.hello, node.address); !rebound) {
-        spdlog::warn("coordinator: refused the node at {}: {}", node.address, rebound.error());
-        Queue(node.identity, AbortMessage{rebound.error()});
-        returning_.erase(member);
-        return;
-      }
+  // The nodes bound new ports (rings, a standby coordinator): what they publish
+  // replaces what those hosts published, so each learns the others' before it connects.
+  for (int member : members) {
+    const Joining& node = returning_[member];
+    if (auto rebound = rendezvous_.Rebind(node.hello, node.address); !rebound) {
+      spdlog::warn("coordinator: refused the node at {}: {}", node.address, rebound.error());
+      Queue(node.identity, AbortMessage{rebound.error()});
+      returning_.erase(member);
+      return;
     }
+  }
+  if (members.size() > 1) {
     spdlog::info("coordinator: hosts {} come back together, as the replica they share",
                  GroupText(host_id));
   }
@@ -128,7 +129,8 @@ void CoordinatorSession::Readmit(int host_id, Joining node, Clock::time_point no
     }
     AnswerWaitingLeases(now);  // what it was listing when lost may be free now
   }
-  if (host_id == options_.standby_host && !options_.standby) RelinkStandby(node, now);
+  // The standby's host back with a coordinator of its own: the standby again.
+  if (host_id == options_.standby_host && !options_.standby) StartStandbyLink(now);
   hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, released_barriers_, 0, now};
   host_by_identity_[node.identity] = host_id;
   Queue(node.identity, WelcomeMessage{rendezvous_.endpoints()});

@@ -29,24 +29,7 @@ void CoordinatorSession::StartStandbyLink(Clock::time_point now) {
         options_.standby_host);
     return;
   }
-  standby_endpoint_ = found->second;
-  standby_active_ = true;
-  standby_heard_ = now;
-  next_standby_update_ = now;
-  spdlog::info(
-      "coordinator: the standby coordinator of host {} at {} keeps a copy of the lease log",
-      options_.standby_host, found->second);
-}
-
-void CoordinatorSession::RelinkStandby(const Joining& node, Clock::time_point now) {
-  const auto found = node.hello.endpoints.find(kStandbyEndpointKey);
-  if (!options_.leases || found == node.hello.endpoints.end()) return;
-  // Its new ports replace the old in the table the standby replays.
-  if (auto rebound = rendezvous_.Rebind(node.hello, node.address); !rebound) {
-    spdlog::warn("coordinator: host {}'s standby coordinator is not used: {}",
-                 options_.standby_host, rebound.error());
-    return;
-  }
+  const bool again = standby_endpoint_.has_value();
   standby_endpoint_ = found->second;
   standby_active_ = true;
   shipped_ = 0;
@@ -55,10 +38,16 @@ void CoordinatorSession::RelinkStandby(const Joining& node, Clock::time_point no
   standby_heard_ = now;
   standby_disconnected_at_.reset();
   next_standby_update_ = now;
-  spdlog::info(
-      "coordinator: host {} came back with a standby coordinator at {}; it gets a copy of the "
-      "lease log afresh, and host 0's loss is survivable again",
-      options_.standby_host, found->second);
+  if (again) {
+    spdlog::info(
+        "coordinator: host {} came back with a standby coordinator at {}; it gets a copy of the "
+        "lease log afresh, and host 0's loss is survivable again",
+        options_.standby_host, found->second);
+  } else {
+    spdlog::info(
+        "coordinator: the standby coordinator of host {} at {} keeps a copy of the lease log",
+        options_.standby_host, found->second);
+  }
 }
 
 void CoordinatorSession::QueueAnswer(OutgoingMessage answer) {
