@@ -137,6 +137,10 @@ ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan&
   return resolved;
 }
 
+CorpusOptions CorpusOptionsOf(const ExtractOptions& options) {
+  return CorpusOptions{options.data, options.text_field, options.max_docs};
+}
+
 nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan) {
   const ExtractOptions resolved = ResolvedOptions(options, plan);
   nlohmann::json config = {{"model", plan.config.name},

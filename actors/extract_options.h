@@ -10,6 +10,7 @@
 #include "actors/upload_command.h"
 #include "model/model_config.h"
 #include "model/sites.h"
+#include "storage/corpus_reader.h"
 #include "storage/shard_writer.h"
 
 namespace actex {
@@ -62,6 +63,9 @@ struct ExtractPlan {
   int32_t bos_token_id = -1;         // >= 0: put before documents (see --bos)
   bool bos_on_pretokenized = false;  // --bos yes: before pre-tokenized documents too
 };
+
+// How the corpus is read: its inputs, text field and document limit.
+CorpusOptions CorpusOptionsOf(const ExtractOptions& options);
 
 // Checks every option against the model before any work starts. Errors name the
 // flag and the allowed values ("--layers 30: the model has 24 layers (0..23)").

@@ -235,7 +235,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   }
   if (started) {
     LoaderConfig loading;
-    loading.corpus = CorpusOptions{extract.data, extract.text_field, extract.max_docs};
+    loading.corpus = CorpusOptionsOf(extract);
     loading.chunk_docs = extract.chunk_docs;
     for (int replica : layout.replicas())
       loading.document_endpoints.push_back(DocumentsEndpoint(replica));

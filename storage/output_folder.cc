@@ -209,6 +209,7 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
       fault(chunks.error());
     } else {
       folder.chunks = std::move(*chunks);
+      folder.chunk_digests = ListedChunkDigests(metadata);
     }
   }
   return folder;
