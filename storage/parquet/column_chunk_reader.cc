@@ -78,9 +78,10 @@ std::expected<bool, PageError> ColumnChunkReader::NextPage() {
   while (values_read_ < meta_.num_values) {
     unsupported_ = false;
     const size_t start = position_;
+    const int page = pages_ + 1;
     auto fail = [&](PageError::Kind kind, const std::string& what, int64_t entries = 0) {
       return std::unexpected(PageError{kind,
-                                       "page " + std::to_string(pages_ + 1) + " at chunk byte " +
+                                       "page " + std::to_string(page) + " at chunk byte " +
                                            std::to_string(start) + ": " + what,
                                        entries});
     };
