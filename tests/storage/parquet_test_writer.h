@@ -32,7 +32,7 @@ struct ParquetWriteOptions {
   bool snappy = true;
   // Other string columns written before the text column (each row "<name>-<row>"),
   // as FineWeb-Edu's id, url, ... columns that the reader must skip.
-  std::vector<std::string> other_columns;
+  std::vector<std::string> other_columns{};
 };
 
 // An optional BYTE_ARRAY column `column` (std::nullopt rows are nulls).
