@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace actex {
 
@@ -11,44 +12,50 @@ SiteStatistics::SiteStatistics(int width, double threshold)
       sum_(static_cast<size_t>(width), 0.0),
       sum_squares_(static_cast<size_t>(width), 0.0) {}
 
-void SiteStatistics::AddRows(const float* rows, int64_t count) {
+void SiteStatistics::AddRows(const float* rows, int64_t count, float overflow_magnitude) {
   double* sum = sum_.data();
   double* sum_squares = sum_squares_.data();
-  // The row's squared norm and max |value| in kLanes independent partial results, so
-  // that the loop vectorizes instead of waiting on one running sum.
+  constexpr float kLargestFinite = std::numeric_limits<float>::max();
+  // The row's squared norm, max |value| and non-finite count in kLanes independent
+  // partial results, so that the loop vectorizes instead of waiting on one running sum.
+  // Comparisons rather than std::isfinite keep it branch-free: NaN fails every one.
   constexpr int kLanes = 8;
   for (int64_t r = 0; r < count; ++r) {
     const float* row = rows + r * width_;
     double partial[kLanes] = {};
     float partial_max[kLanes] = {};
-    int d = 0;
-    for (; d + kLanes <= width_; d += kLanes) {
-      for (int k = 0; k < kLanes; ++k) {
-        const double value = row[d + k];
-        sum[d + k] += value;
-        sum_squares[d + k] += value * value;
-        partial[k] += value * value;
-        const float magnitude = std::fabs(row[d + k]);
-        partial_max[k] = magnitude > partial_max[k] ? magnitude : partial_max[k];
-      }
-    }
-    for (; d < width_; ++d) {
-      const double value = row[d];
+    int32_t partial_non_finite[kLanes] = {};
+    auto add = [&](int d, int lane) {
+      const float magnitude = std::fabs(row[d]);
+      partial_non_finite[lane] += !(magnitude < overflow_magnitude);
+      // NaN and infinity count as 0, so that the sums stay finite.
+      const bool finite = magnitude <= kLargestFinite;
+      const double value = finite ? row[d] : 0.0f;
       sum[d] += value;
       sum_squares[d] += value * value;
-      partial[0] += value * value;
-      partial_max[0] = std::max(partial_max[0], std::fabs(row[d]));
+      partial[lane] += value * value;
+      const float kept = finite ? magnitude : 0.0f;
+      partial_max[lane] = kept > partial_max[lane] ? kept : partial_max[lane];
+    };
+    int d = 0;
+    for (; d + kLanes <= width_; d += kLanes) {
+      for (int k = 0; k < kLanes; ++k) add(d + k, k);
     }
+    for (; d < width_; ++d) add(d, 0);
     double squared_norm = 0;
     float max_abs = 0;
+    int64_t non_finite = 0;
     for (int k = 0; k < kLanes; ++k) {
       squared_norm += partial[k];
       max_abs = std::max(max_abs, partial_max[k]);
+      non_finite += partial_non_finite[k];
     }
     sum_norms_ += std::sqrt(squared_norm);
     sum_squared_norms_ += squared_norm;
     max_abs_ = std::max(max_abs_, static_cast<double>(max_abs));
     rows_over_ += max_abs > threshold_;
+    non_finite_values_ += non_finite;
+    non_finite_rows_ += non_finite > 0;
   }
   count_ += count;
 }
@@ -63,6 +70,8 @@ void SiteStatistics::Merge(const SiteStatistics& other) {
   sum_squared_norms_ += other.sum_squared_norms_;
   max_abs_ = std::max(max_abs_, other.max_abs_);
   rows_over_ += other.rows_over_;
+  non_finite_values_ += other.non_finite_values_;
+  non_finite_rows_ += other.non_finite_rows_;
 }
 
 std::vector<double> SiteStatistics::Mean() const {
@@ -97,6 +106,8 @@ nlohmann::json SiteStatistics::ToJson() const {
           {"max_abs", max_abs_},
           {"threshold", threshold_},
           {"rows_over_threshold", rows_over_},
+          {"non_finite_values", non_finite_values_},
+          {"non_finite_rows", non_finite_rows_},
           {"mean_squared_norm", MeanSquaredNorm()},
           {"normalization_factor", NormalizationFactor()}};
 }
@@ -111,9 +122,15 @@ std::expected<SiteStatistics, std::string> SiteStatistics::FromJson(const nlohma
     stats.sum_squared_norms_ = json.at("sum_squared_norms").get<double>();
     stats.max_abs_ = json.at("max_abs").get<double>();
     stats.rows_over_ = json.at("rows_over_threshold").get<int64_t>();
+    // Absent in statistics written before they were counted: none were counted then.
+    stats.non_finite_values_ = json.value("non_finite_values", int64_t{0});
+    stats.non_finite_rows_ = json.value("non_finite_rows", int64_t{0});
     if (static_cast<int>(stats.sum_.size()) != stats.width_ ||
-        stats.sum_squares_.size() != stats.sum_.size() || stats.count_ < 0) {
-      return std::unexpected(std::string("statistics: sums do not match the width"));
+        stats.sum_squares_.size() != stats.sum_.size() || stats.count_ < 0 ||
+        stats.non_finite_values_ < 0 || stats.non_finite_rows_ < 0 ||
+        stats.non_finite_rows_ > stats.count_) {
+      return std::unexpected(
+          std::string("statistics: sums do not match the width, or a count is out of range"));
     }
     return stats;
   } catch (const nlohmann::json::exception& error) {
