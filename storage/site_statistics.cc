@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace actex {
 
@@ -12,44 +13,72 @@ SiteStatistics::SiteStatistics(int width, double threshold)
       sum_(static_cast<size_t>(width), 0.0),
       sum_squares_(static_cast<size_t>(width), 0.0) {}
 
+namespace {
+
+constexpr int kLanes = 8;
+
+// Values of `row` with |value| >= `limit` or NaN, counted in kLanes independent
+// partial counts so that the loop vectorizes (NaN fails every comparison).
+int64_t CountNotBelow(const float* row, int width, float limit) {
+  int32_t partial[kLanes] = {};
+  int d = 0;
+  for (; d + kLanes <= width; d += kLanes) {
+    for (int k = 0; k < kLanes; ++k) partial[k] += !(std::fabs(row[d + k]) < limit);
+  }
+  for (; d < width; ++d) partial[0] += !(std::fabs(row[d]) < limit);
+  int64_t count = 0;
+  for (int k = 0; k < kLanes; ++k) count += partial[k];
+  return count;
+}
+
+// Adds `row` to the per-dimension sums; returns its squared norm and max |value|.
+// kSkipNonFinite: NaN and infinity count as 0 (only rows that hold one pay for it).
+template <bool kSkipNonFinite>
+std::pair<double, float> AddRow(const float* row, int width, double* sum, double* sum_squares) {
+  // The row's squared norm and max |value| in kLanes independent partial results, so
+  // that the loop vectorizes instead of waiting on one running sum.
+  double partial[kLanes] = {};
+  float partial_max[kLanes] = {};
+  auto add = [&](int d, int lane) {
+    float raw = row[d];
+    if constexpr (kSkipNonFinite) {
+      raw = std::fabs(raw) <= std::numeric_limits<float>::max() ? raw : 0.0f;
+    }
+    const double value = raw;
+    sum[d] += value;
+    sum_squares[d] += value * value;
+    partial[lane] += value * value;
+    const float magnitude = std::fabs(raw);
+    partial_max[lane] = magnitude > partial_max[lane] ? magnitude : partial_max[lane];
+  };
+  int d = 0;
+  for (; d + kLanes <= width; d += kLanes) {
+    for (int k = 0; k < kLanes; ++k) add(d + k, k);
+  }
+  for (; d < width; ++d) add(d, 0);
+  double squared_norm = 0;
+  float max_abs = 0;
+  for (int k = 0; k < kLanes; ++k) {
+    squared_norm += partial[k];
+    max_abs = std::max(max_abs, partial_max[k]);
+  }
+  return {squared_norm, max_abs};
+}
+
+}  // namespace
+
 void SiteStatistics::AddRows(const float* rows, int64_t count, float overflow_magnitude) {
-  double* sum = sum_.data();
-  double* sum_squares = sum_squares_.data();
-  constexpr float kLargestFinite = std::numeric_limits<float>::max();
-  // The row's squared norm, max |value| and non-finite count in kLanes independent
-  // partial results, so that the loop vectorizes instead of waiting on one running sum.
-  // Comparisons rather than std::isfinite keep it branch-free: NaN fails every one.
-  constexpr int kLanes = 8;
+  constexpr float kInfinity = std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < count; ++r) {
     const float* row = rows + r * width_;
-    double partial[kLanes] = {};
-    float partial_max[kLanes] = {};
-    int32_t partial_non_finite[kLanes] = {};
-    auto add = [&](int d, int lane) {
-      const float magnitude = std::fabs(row[d]);
-      partial_non_finite[lane] += !(magnitude < overflow_magnitude);
-      // NaN and infinity count as 0, so that the sums stay finite.
-      const bool finite = magnitude <= kLargestFinite;
-      const double value = finite ? row[d] : 0.0f;
-      sum[d] += value;
-      sum_squares[d] += value * value;
-      partial[lane] += value * value;
-      const float kept = finite ? magnitude : 0.0f;
-      partial_max[lane] = kept > partial_max[lane] ? kept : partial_max[lane];
-    };
-    int d = 0;
-    for (; d + kLanes <= width_; d += kLanes) {
-      for (int k = 0; k < kLanes; ++k) add(d + k, k);
-    }
-    for (; d < width_; ++d) add(d, 0);
-    double squared_norm = 0;
-    float max_abs = 0;
-    int64_t non_finite = 0;
-    for (int k = 0; k < kLanes; ++k) {
-      squared_norm += partial[k];
-      max_abs = std::max(max_abs, partial_max[k]);
-      non_finite += partial_non_finite[k];
-    }
+    // Not finite as stored; of those, not finite in float32 (the same for float32 output).
+    const int64_t non_finite = CountNotBelow(row, width_, overflow_magnitude);
+    const int64_t non_finite_float =
+        non_finite == 0 || overflow_magnitude == kInfinity ? non_finite
+                                                           : CountNotBelow(row, width_, kInfinity);
+    const auto [squared_norm, max_abs] =
+        non_finite_float == 0 ? AddRow<false>(row, width_, sum_.data(), sum_squares_.data())
+                              : AddRow<true>(row, width_, sum_.data(), sum_squares_.data());
     sum_norms_ += std::sqrt(squared_norm);
     sum_squared_norms_ += squared_norm;
     max_abs_ = std::max(max_abs_, static_cast<double>(max_abs));
