@@ -69,7 +69,6 @@ std::string SummaryLine(const ExtractionSummary& summary) {
       summary.tokens_resumed > 0 ? " over the part this run computed" : "", rejected);
 }
 
-
 std::expected<void, std::string> ReadFolderFindings(ExtractionSummary* summary) {
   if (summary->host_dir.empty()) return {};
   auto rejects = TallyRejectReasons(summary->host_dir + "/rejects.jsonl", kReasonsNamed);
@@ -85,20 +84,20 @@ std::expected<void, std::string> ReadFolderFindings(ExtractionSummary* summary) 
 std::optional<std::string> TooManyRejected(const ExtractionSummary& summary) {
   const int64_t rejected = summary.rejects.total;
   const int64_t handled = summary.docs + rejected;
-  if (rejected == 0 ||
-      (summary.docs > 0 && rejected <= summary.max_reject_fraction * static_cast<double>(handled))) {
+  if (rejected == 0 || (summary.docs > 0 &&
+                        rejected <= summary.max_reject_fraction * static_cast<double>(handled))) {
     return std::nullopt;
   }
   std::string reasons;
   for (const RejectReasons::Kind& kind : summary.rejects.kinds) {
     // As a JSON string: quotes inside the reason stay readable, bad bytes replaced.
-    reasons += fmt::format(
-        "{}{} like {}", reasons.empty() ? "" : "; ", kind.count,
-        nlohmann::json(kind.example).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    reasons += fmt::format("{}{} like {}", reasons.empty() ? "" : "; ", kind.count,
+                           nlohmann::json(kind.example)
+                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
-  const std::string written =
-      summary.docs == 0 ? "nothing was written"
-                        : fmt::format("more than --max-reject-fraction {}", summary.max_reject_fraction);
+  const std::string written = summary.docs == 0 ? "nothing was written"
+                                                : fmt::format("more than --max-reject-fraction {}",
+                                                              summary.max_reject_fraction);
   return fmt::format(
       "{}: {} of the {} documents this host read were rejected ({:.0f}%): {}. Most common "
       "reasons: {}. Check --text-field (the JSONL field or Parquet column that holds the "

@@ -13,9 +13,9 @@ namespace actex {
 // say) or infinite (float32 values beyond the output dtype's range: from 65520 up in
 // float16), as a host folder's metadata.json statistics count them.
 struct NonFiniteSite {
-  std::string site;     // hook name
-  int64_t values = 0;   // values that are not finite
-  int64_t rows = 0;     // rows (tokens) holding at least one
+  std::string site;    // hook name
+  int64_t values = 0;  // values that are not finite
+  int64_t rows = 0;    // rows (tokens) holding at least one
 };
 
 // The sites of a metadata.json (parsed) whose statistics count non-finite values, by

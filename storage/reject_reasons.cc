@@ -53,8 +53,8 @@ std::expected<RejectReasons, std::string> TallyRejectReasons(const std::string& 
     if (reason == entry.end() || !reason->is_string()) continue;
     ++reasons.total;
     const std::string& text = reason->get_ref<const std::string&>();
-    auto [found, added] = kinds.try_emplace(RejectReasonKind(text), kinds.size(),
-                                            RejectReasons::Kind{text, 0});
+    auto [found, added] =
+        kinds.try_emplace(RejectReasonKind(text), kinds.size(), RejectReasons::Kind{text, 0});
     ++found->second.second.count;
   }
   std::vector<std::pair<size_t, RejectReasons::Kind>> ordered;

@@ -73,9 +73,9 @@ void SiteStatistics::AddRows(const float* rows, int64_t count, float overflow_ma
     const float* row = rows + r * width_;
     // Not finite as stored; of those, not finite in float32 (the same for float32 output).
     const int64_t non_finite = CountNotBelow(row, width_, overflow_magnitude);
-    const int64_t non_finite_float =
-        non_finite == 0 || overflow_magnitude == kInfinity ? non_finite
-                                                           : CountNotBelow(row, width_, kInfinity);
+    const int64_t non_finite_float = non_finite == 0 || overflow_magnitude == kInfinity
+                                         ? non_finite
+                                         : CountNotBelow(row, width_, kInfinity);
     const auto [squared_norm, max_abs] =
         non_finite_float == 0 ? AddRow<false>(row, width_, sum_.data(), sum_squares_.data())
                               : AddRow<true>(row, width_, sum_.data(), sum_squares_.data());

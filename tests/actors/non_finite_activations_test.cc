@@ -76,8 +76,9 @@ std::string Corpus(const TempDir& dir) {
 
 std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& model,
                                      const std::string& dtype, const std::string& out) {
-  return {"extract", "--model",  model,        "--data", Corpus(dir), "--out",         out,
-          "--sites", "embed,resid_post", "--layers", "0", "--dtype", dtype, "--blas-threads", "1"};
+  return {"extract", "--model", model,     "--data",           Corpus(dir),
+          "--out",   out,       "--sites", "embed,resid_post", "--layers",
+          "0",       "--dtype", dtype,     "--blas-threads",   "1"};
 }
 
 nlohmann::json Metadata(const std::string& out) {
@@ -139,8 +140,7 @@ TEST(NonFiniteActivations, Float32StoresTheValuesFloat16CannotHold) {
 TEST(NonFiniteActivations, AFiniteRunSaysNothingAboutThem) {
   TempDir dir;
   const std::string out = dir.path() + "/clean";
-  Outcome run =
-      RunActex(dir, ExtractArgs(dir, ACTEX_FIXTURES_DIR "/qwen2-tiny", "float16", out));
+  Outcome run = RunActex(dir, ExtractArgs(dir, ACTEX_FIXTURES_DIR "/qwen2-tiny", "float16", out));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.err, testing::Not(HasSubstr("not finite")));
   EXPECT_EQ(Metadata(out)["statistics"]["hook_embed"]["non_finite_values"], 0);

@@ -37,9 +37,9 @@ Outcome RunActex(const TempDir& dir, std::vector<std::string> args) {
 
 std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& corpus,
                                      const std::string& model = kModel) {
-  return {"extract",           "--model",  model, "--data",  corpus,    "--out",
-          dir.path() + "/out", "--layers", "0",   "--dtype", "float32", "--blas-threads",
-          "1"};
+  return {"extract", "--model",           model,      "--data", corpus,
+          "--out",   dir.path() + "/out", "--layers", "0",      "--dtype",
+          "float32", "--blas-threads",    "1"};
 }
 
 nlohmann::json Metadata(const TempDir& dir) {
@@ -54,17 +54,17 @@ std::string MixedCorpus(int good, int bad) {
   const int lines = good + bad;
   for (int i = 0; i < lines; ++i) {
     const bool rejected = i * bad / lines != (i + 1) * bad / lines;
-    corpus += rejected ? "{\"text\": 42}\n"
-                       : "{\"input_ids\": [" + std::to_string(1 + i) + ", 9]}\n";
+    corpus +=
+        rejected ? "{\"text\": 42}\n" : "{\"input_ids\": [" + std::to_string(1 + i) + ", 9]}\n";
   }
   return corpus;
 }
 
 TEST(RejectedRun, WrongTextFieldExitsThreeNamingTheFieldAndRejectsJsonl) {
   TempDir dir;
-  const std::string corpus =
-      dir.Write("c.jsonl", "{\"content\": \"one\"}\n{\"content\": \"two\"}\n"
-                           "{\"content\": \"three\"}\n");
+  const std::string corpus = dir.Write("c.jsonl",
+                                       "{\"content\": \"one\"}\n{\"content\": \"two\"}\n"
+                                       "{\"content\": \"three\"}\n");
   const auto args = ExtractArgs(dir, corpus);
   Outcome outcome = RunActex(dir, args);
   EXPECT_EQ(outcome.exit_code, kExitTooManyRejected) << outcome.err;

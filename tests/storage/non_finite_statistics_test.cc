@@ -150,11 +150,10 @@ TEST(ShardWriterNonFinite, CountsSurviveAResumeAndMetadataStaysReadable) {
 }
 
 TEST(NonFiniteSites, CountsOfTheWrongTypeAreIgnoredAndAMissingFileIsNamed) {
-  const nlohmann::json metadata = {
-      {"statistics",
-       {{"a", {{"non_finite_values", "3"}, {"non_finite_rows", 1}}},
-        {"b", {{"non_finite_values", 2}, {"non_finite_rows", 1}}},
-        {"c", 7}}}};
+  const nlohmann::json metadata = {{"statistics",
+                                    {{"a", {{"non_finite_values", "3"}, {"non_finite_rows", 1}}},
+                                     {"b", {{"non_finite_values", 2}, {"non_finite_rows", 1}}},
+                                     {"c", 7}}}};
   const auto sites = NonFiniteSites(metadata);
   ASSERT_EQ(sites.size(), 1u);
   EXPECT_EQ(sites[0].site, "b");
