@@ -156,6 +156,19 @@ std::vector<ExtractFlag> MakeTable() {
       "seconds a SIGTERM/SIGINT may take to finish the chunks in progress "
       "before the node stops where it is",
       kRunOnly, "drain_timeout", [](auto& o) -> auto& { return o.drain_timeout_seconds; }, 0));
+  ExtractFlag max_reject_fraction = Number(
+      "--max-reject-fraction",
+      "exit with status 3 when the host rejected more than this fraction of the documents it "
+      "read (or rejected some and wrote none); what was written stays",
+      kRunOnly, "max_reject_fraction", [](auto& o) -> auto& { return o.max_reject_fraction; }, 0);
+  max_reject_fraction.parse = [](const Texts& texts, ExtractOptions& options) -> Status {
+    auto fraction = flag_kinds::ParseNumber<double>(texts.back(), 0);
+    if (!fraction) return std::unexpected(fraction.error());
+    if (*fraction > 1) return std::unexpected(texts.back() + " is above 1");
+    options.max_reject_fraction = *fraction;
+    return {};
+  };
+  table.push_back(std::move(max_reject_fraction));
   table.push_back(Text(
       "--upload-cmd",
       "shell command run for every closed shard and metadata.json, e.g. "

@@ -54,6 +54,9 @@ struct ExtractOptions {
   // After SIGTERM/SIGINT, how long the pipeline may take to finish the chunks in
   // progress before it is stopped where it is (the chunks that ended still listed).
   double drain_timeout_seconds = 20;
+  // A completed run whose host folder rejected more than this fraction of the documents
+  // it handled (or wrote none and rejected some) exits with kExitTooManyRejected.
+  double max_reject_fraction = 0.5;
   // For tests only: the writer's disk "fills up" after this many bytes (-1: never).
   int64_t fail_after_bytes = -1;
 };

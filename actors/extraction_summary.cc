@@ -3,8 +3,15 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <csignal>
+#include <nlohmann/json.hpp>
 
 namespace actex {
+namespace {
+
+// How many kinds of reject reason a TooManyRejected message names.
+constexpr size_t kReasonsNamed = 3;
+
+}  // namespace
 
 void ExtractionSummary::TakeCounts(const MonitorEventMessage& last) {
   docs = last.docs_done;
@@ -60,6 +67,60 @@ std::string SummaryLine(const ExtractionSummary& summary) {
   return fmt::format(
       "wrote {} to {}: {:.1f} tokens/s{}; {}", held, summary.host_dir, summary.tokens_per_second,
       summary.tokens_resumed > 0 ? " over the part this run computed" : "", rejected);
+}
+
+std::expected<void, std::string> ReadFolderFindings(ExtractionSummary* summary) {
+  if (summary->host_dir.empty()) return {};
+  auto rejects = TallyRejectReasons(summary->host_dir + "/rejects.jsonl", kReasonsNamed);
+  if (!rejects) return std::unexpected(rejects.error());
+  summary->rejects = std::move(*rejects);
+  auto non_finite = ReadNonFiniteSites(summary->host_dir + "/metadata.json");
+  if (!non_finite) return std::unexpected(non_finite.error());
+  summary->non_finite = std::move(non_finite->sites);
+  summary->dtype = std::move(non_finite->dtype);
+  return {};
+}
+
+std::optional<std::string> TooManyRejected(const ExtractionSummary& summary) {
+  const int64_t rejected = summary.rejects.total;
+  const int64_t handled = summary.docs + rejected;
+  if (rejected == 0 || (summary.docs > 0 &&
+                        rejected <= summary.max_reject_fraction * static_cast<double>(handled))) {
+    return std::nullopt;
+  }
+  std::string reasons;
+  for (const RejectReasons::Kind& kind : summary.rejects.kinds) {
+    // As a JSON string: quotes inside the reason stay readable, bad bytes replaced.
+    reasons += fmt::format("{}{} like {}", reasons.empty() ? "" : "; ", kind.count,
+                           nlohmann::json(kind.example)
+                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  const std::string written = summary.docs == 0 ? "nothing was written"
+                                                : fmt::format("more than --max-reject-fraction {}",
+                                                              summary.max_reject_fraction);
+  return fmt::format(
+      "{}: {} of the {} documents this host read were rejected ({:.0f}%): {}. Most common "
+      "reasons: {}. Check --text-field (the JSONL field or Parquet column that holds the "
+      "text), that the corpus files are UTF-8 (a UTF-16 file is rejected line by line), and "
+      "that the model folder's tokenizer is the model's own (its token ids must be below "
+      "the model's vocab_size); every rejected line is listed in {}/rejects.jsonl. {} (exit "
+      "status {})",
+      summary.host_dir, rejected, handled, 100.0 * rejected / handled, written, reasons,
+      summary.host_dir,
+      summary.docs == 0
+          ? std::string("The output is complete but holds no document")
+          : fmt::format("The {} document(s) written stay listed in metadata.json", summary.docs),
+      kExitTooManyRejected);
+}
+
+std::string NonFiniteWarning(const ExtractionSummary& summary) {
+  if (summary.non_finite.empty()) return "";
+  return fmt::format(
+      "{}: activations that are not finite as stored in {} (NaN, or beyond the dtype's "
+      "range): {} (metadata.json's statistics count them per site); check the model's "
+      "weights for NaN, or use a wider --dtype (bfloat16 or float32) when float16 overflows",
+      summary.host_dir, summary.dtype.empty() ? "the output dtype" : summary.dtype,
+      DescribeNonFinite(summary.non_finite));
 }
 
 }  // namespace actex

@@ -2,8 +2,13 @@
 #define ACTEX_ACTORS_EXTRACTION_SUMMARY_H_
 
 #include <cstdint>
+#include <expected>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "storage/non_finite_sites.h"
+#include "storage/reject_reasons.h"
 #include "transport/schema.h"
 
 namespace actex {
@@ -39,9 +44,31 @@ struct ExtractionSummary {
   bool job_goes_on = false;
   bool hands_over = false;
 
+  // What the folder says about the documents and values it holds, read once the run
+  // completed (ReadFolderFindings): its rejects.jsonl, earlier runs' too (a resume keeps
+  // the rejects of the chunks it keeps), and the sites with non-finite values.
+  RejectReasons rejects;
+  std::vector<NonFiniteSite> non_finite;
+  std::string dtype;                 // as metadata.json records it
+  double max_reject_fraction = 0.5;  // --max-reject-fraction
+
   // Takes what the folder holds from the writer's last event.
   void TakeCounts(const MonitorEventMessage& last);
 };
+
+// Fills summary->rejects, non_finite and dtype from the folder's rejects.jsonl and
+// metadata.json; nothing when this host writes no folder. Errors name the file.
+std::expected<void, std::string> ReadFolderFindings(ExtractionSummary* summary);
+
+// Why a completed run is suspect, or nullopt: this host's folder rejected documents
+// and wrote none, or rejected more than --max-reject-fraction of the documents it
+// handled (written + rejected, earlier runs' too). Says how many, the most common
+// reasons and what to check, and names rejects.jsonl. Decided per host folder.
+std::optional<std::string> TooManyRejected(const ExtractionSummary& summary);
+
+// A warning naming the sites whose stored values are not finite and how many, or ""
+// when there are none.
+std::string NonFiniteWarning(const ExtractionSummary& summary);
 
 // The line the extract and node commands end with: what the folder holds, and this
 // run's tokens/s, or that an earlier run had already done everything.
@@ -54,6 +81,10 @@ std::string StopLine(const ExtractionSummary& summary);
 // The exit status of a run a stop signal ended early: 75 (EX_TEMPFAIL, "try again"),
 // so schedulers and scripts can tell a preempted run from a failed or finished one.
 inline constexpr int kExitStoppedBySignal = 75;
+
+// The exit status of a run that completed but rejected too much (TooManyRejected):
+// what it wrote is valid and listed, yet it is most likely not what was meant.
+inline constexpr int kExitTooManyRejected = 3;
 
 }  // namespace actex
 

@@ -317,6 +317,13 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   }
   summary.extract_seconds = SecondsSince(extract_start);
   summary.TakeCounts(supervisor.last_event());
+  summary.max_reject_fraction = extract.max_reject_fraction;
+  // What is written is listed and stays: a folder that cannot be read back here only
+  // costs the run its checks on rejects and non-finite values, which verify repeats.
+  if (auto read = ReadFolderFindings(&summary); !read) {
+    spdlog::warn("cannot check the rejects and non-finite activations of {}: {}", summary.host_dir,
+                 read.error());
+  }
   // Only what this run computed: the kept shards' tokens took no time now.
   const int64_t computed = summary.tokens - summary.tokens_resumed;
   summary.tokens_per_second =

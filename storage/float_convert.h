@@ -1,10 +1,17 @@
 #ifndef ACTEX_STORAGE_FLOAT_CONVERT_H_
 #define ACTEX_STORAGE_FLOAT_CONVERT_H_
 
+#include <bit>
 #include <cstdint>
 #include <span>
 
 namespace actex {
+
+// The smallest magnitudes that round to infinity: in binary16 65520 (the midpoint
+// above the largest finite 65504, whose last mantissa bit is odd, so ties go up), in
+// bfloat16 the midpoint above its largest finite value the same way.
+inline constexpr float kHalfOverflowMagnitude = 65520.0f;
+inline constexpr float kBfloat16OverflowMagnitude = std::bit_cast<float>(uint32_t{0x7F7F8000});
 
 // IEEE binary16 bits of `value`, rounded to nearest, ties to even: values from
 // 65520 up become infinity, values below 2^-14 become subnormals (or zero below

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "storage/chunk_digest.h"
+#include "storage/non_finite_sites.h"
 #include "storage/shard_check.h"
 #include "storage/uploaded_shards.h"
 
@@ -251,6 +252,16 @@ void Verifier::CheckFolder(JobFolder& folder) {
   // (Without the corpus, deleted shards' documents were not inferred.)
   if (tally_ || summary.uploaded_deleted == 0) CheckChunksWhole(output, answered);
   for (auto& warning : FindUnlistedFiles(output)) report_.warnings.push_back(std::move(warning));
+  // Values that are NaN or infinite as stored are a property of the activations, not
+  // a fault of the output: a warning (the statistics count them).
+  if (auto non_finite = ReadNonFiniteSites(output.path + "/metadata.json");
+      non_finite && !non_finite->sites.empty()) {
+    report_.warnings.push_back(
+        {output.label + "/metadata.json",
+         "activations not finite as stored in " + non_finite->dtype + ": " +
+             DescribeNonFinite(non_finite->sites) +
+             " (NaN weights, or values beyond the dtype's range: float16 ends at 65504)"});
+  }
   report_.shards += summary.shards;
   report_.bytes += summary.bytes;
   report_.uploaded_deleted += summary.uploaded_deleted;

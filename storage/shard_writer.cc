@@ -4,10 +4,27 @@
 #include <set>
 #include <utility>
 
+#include "storage/float_convert.h"
 #include "storage/safetensors.h"
 #include "storage/shard_writer_state.h"
 
 namespace actex {
+namespace {
+
+// Where values stop being finite once rounded to `dtype`, for the statistics' count.
+float OverflowMagnitude(OutputDtype dtype) {
+  switch (dtype) {
+    case OutputDtype::kF16:
+      return kHalfOverflowMagnitude;
+    case OutputDtype::kBF16:
+      return kBfloat16OverflowMagnitude;
+    case OutputDtype::kF32:
+      break;
+  }
+  return SiteStatistics::kNoOverflow;
+}
+
+}  // namespace
 
 ShardWriter::ShardWriter() : state_(std::make_unique<State>()) {}
 ShardWriter::~ShardWriter() = default;
@@ -125,7 +142,8 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
     if (auto spilled = state.SpillRows(document, i); !spilled) {
       return state.Fail(spilled.error());
     }
-    state.chunk_statistics[i].AddRows(document.sites[i].data(), static_cast<int64_t>(tokens));
+    state.chunk_statistics[i].AddRows(document.sites[i].data(), static_cast<int64_t>(tokens),
+                                      OverflowMagnitude(state.options.dtype));
   }
   const std::vector<int64_t> doc_ids(tokens, document.doc_id);
   const std::pair<const void*, size_t> id_bytes[] = {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,15 +15,22 @@ namespace actex {
 // count, per-dimension sum and sum of squares (mean, variance), the sums of the rows'
 // L2 norms and squared L2 norms, the largest |value|, and how many rows hold a value
 // with |value| > threshold. Sums are doubles over the float32 activations (before any
-// rounding to the output dtype).
+// rounding to the output dtype); a value that is NaN or infinite in float32 counts as 0
+// there, so the sums stay finite numbers (valid JSON). Apart from those, the values and
+// rows that are not finite as stored (NaN, or infinite once rounded to the output dtype:
+// float16 overflows from 65520 up) are counted.
 class SiteStatistics {
  public:
   static constexpr double kDefaultThreshold = 1000.0;
+  // The overflow magnitude of float32 output: nothing finite becomes infinite.
+  static constexpr float kNoOverflow = std::numeric_limits<float>::infinity();
 
   explicit SiteStatistics(int width = 0, double threshold = kDefaultThreshold);
 
-  // `count` rows of `width` floats each, back to back.
-  void AddRows(const float* rows, int64_t count);
+  // `count` rows of `width` floats each, back to back. A value with |value| >=
+  // `overflow_magnitude` (the smallest that rounds to infinity in the output dtype;
+  // kNoOverflow for float32) or NaN counts as not finite as stored.
+  void AddRows(const float* rows, int64_t count, float overflow_magnitude = kNoOverflow);
   // Adds another set of rows' statistics (same width and threshold).
   void Merge(const SiteStatistics& other);
 
@@ -31,6 +39,9 @@ class SiteStatistics {
   double threshold() const { return threshold_; }
   double max_abs() const { return max_abs_; }
   int64_t rows_over_threshold() const { return rows_over_; }
+  // Values, and rows holding at least one, that are NaN or infinite as stored.
+  int64_t non_finite_values() const { return non_finite_values_; }
+  int64_t non_finite_rows() const { return non_finite_rows_; }
   std::vector<double> Mean() const;
   std::vector<double> Variance() const;  // population variance per dimension
   double MeanNorm() const;               // mean L2 norm of a row
@@ -41,7 +52,9 @@ class SiteStatistics {
 
   // {"width", "count", "sum": [...], "sum_squares": [...], "sum_norms",
   //  "sum_squared_norms", "max_abs", "threshold", "rows_over_threshold",
-  //  "mean_squared_norm", "normalization_factor"} (the last two for readers only).
+  //  "non_finite_values", "non_finite_rows", "mean_squared_norm",
+  //  "normalization_factor"} (the last two for readers only). FromJson takes the
+  //  non-finite counts as 0 when absent (statistics written before they existed).
   nlohmann::json ToJson() const;
   static std::expected<SiteStatistics, std::string> FromJson(const nlohmann::json& json);
 
@@ -53,6 +66,7 @@ class SiteStatistics {
   double sum_norms_ = 0, sum_squared_norms_ = 0;
   double max_abs_ = 0;
   int64_t rows_over_ = 0;
+  int64_t non_finite_values_ = 0, non_finite_rows_ = 0;
 };
 
 }  // namespace actex

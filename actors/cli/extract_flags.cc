@@ -90,6 +90,13 @@ int ReportRun(const std::expected<ExtractionSummary, std::string>& summary) {
     return kExitStoppedBySignal;
   }
   spdlog::info("{}", SummaryLine(*summary));
+  if (const std::string warning = NonFiniteWarning(*summary); !warning.empty()) {
+    spdlog::warn("{}", warning);
+  }
+  if (auto suspect = TooManyRejected(*summary)) {
+    spdlog::error("{}", *suspect);
+    return kExitTooManyRejected;
+  }
   return 0;
 }
 

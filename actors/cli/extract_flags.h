@@ -37,8 +37,10 @@ struct JobTimeouts {
 };
 void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts);
 void ApplyJobTimeouts(const JobTimeouts& timeouts, NodeOptions& node);
-// Logs how a run ended (its failure, StopLine or SummaryLine) and returns the exit
-// code: 0 done, 1 failed, kExitStoppedBySignal (75) stopped early by a signal.
+// Logs how a run ended (its failure, StopLine or SummaryLine, and a warning about
+// non-finite activations) and returns the exit code: 0 done, 1 failed,
+// kExitTooManyRejected (3) done but this host rejected too much (TooManyRejected),
+// kExitStoppedBySignal (75) stopped early by a signal.
 int ReportRun(const std::expected<ExtractionSummary, std::string>& summary);
 
 // Reads --job-key-file if given, so a bad key is refused before any work starts.

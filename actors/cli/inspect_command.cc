@@ -9,6 +9,7 @@
 #include <string>
 
 #include "actors/cli/commands.h"
+#include "storage/non_finite_sites.h"
 #include "storage/site_statistics.h"
 
 namespace actex {
@@ -68,6 +69,9 @@ bool InspectHost(const fs::path& host_dir, nlohmann::json* totals) {
             << host_totals.value("tokens", 0) << " tokens, " << host_totals.value("shards", 0)
             << " shards, " << host_totals.value("bytes", 0) << " bytes, " << rejected
             << " rejected lines\n";
+  if (const auto non_finite = NonFiniteSites(metadata); !non_finite.empty()) {
+    std::cout << "  not finite as stored: " << DescribeNonFinite(non_finite) << '\n';
+  }
   for (const char* key : {"docs", "tokens", "shards", "bytes"}) {
     (*totals)[key] = totals->value(key, int64_t{0}) + host_totals.value(key, int64_t{0});
   }
@@ -118,6 +122,8 @@ bool PrintStatistics(const std::vector<fs::path>& hosts, bool as_json) {
                       {"max_abs", site.max_abs()},
                       {"threshold", site.threshold()},
                       {"rows_over_threshold", site.rows_over_threshold()},
+                      {"non_finite_values", site.non_finite_values()},
+                      {"non_finite_rows", site.non_finite_rows()},
                       {"normalization_factor", site.NormalizationFactor()}};
       continue;
     }
@@ -127,6 +133,11 @@ bool PrintStatistics(const std::vector<fs::path>& hosts, bool as_json) {
               << site.MeanNorm() << ", mean squared norm " << site.MeanSquaredNorm()
               << ", mean variance " << variance << ", max |value| " << site.max_abs() << ", "
               << site.rows_over_threshold() << " rows with |value| > " << site.threshold()
+              << (site.non_finite_values() > 0
+                      ? ", " + std::to_string(site.non_finite_values()) +
+                            " values not finite as stored (in " +
+                            std::to_string(site.non_finite_rows()) + " rows)"
+                      : std::string())
               << "\n  normalization factor sqrt(" << site.width()
               << ") / mean norm = " << site.NormalizationFactor() << '\n';
   }

@@ -42,6 +42,7 @@ ExtractOptions EveryFlagSet(const std::string& model_dir) {
   options.overwrite = true;
   options.blas_threads = 3;
   options.drain_timeout_seconds = 5;
+  options.max_reject_fraction = 0.25;
   options.upload = {"cp {path} /r/{name}", true, 2, 0.5, 60};
   return options;
 }
@@ -86,6 +87,8 @@ TEST(ExtractFlagTable, ValuesAreCheckedWithAReasonNamingTheValue) {
   expect_refused("--overflow", "wrap", "\"wrap\" is not one of truncate,split");
   expect_refused("--dtype", "float8", "not one of bfloat16,float16,float32");
   expect_refused("--upload-retries", "-1", "-1 is below 0");
+  expect_refused("--max-reject-fraction", "1.5", "1.5 is above 1");
+  expect_refused("--max-reject-fraction", "-0.1", "-0.1 is below 0");
   expect_refused("--upload-backoff", "soon", "not a number");
   expect_refused("--layers", "3-1", "not a range");
   expect_refused("--shard-size", "lots", "lots");
