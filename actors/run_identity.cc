@@ -35,9 +35,8 @@ std::expected<void, std::string> CheckSameModel(const std::string& dir,
   if (files_before == earlier.end()) {
     // Written before the files were recorded: the folder is all there is to compare.
     if (same_folder) return {};
-    return std::unexpected("--model: " + dir + " was written with the model in " +
-                           folder_before + ", this run gives " + folder_now +
-                           ", another folder" + kResumeHint);
+    return std::unexpected("--model: " + dir + " was written with the model in " + folder_before +
+                           ", this run gives " + folder_now + ", another folder" + kResumeHint);
   }
   const nlohmann::json files_now = now.value("model_fingerprint", nlohmann::json());
   if (*files_before == files_now) {
@@ -53,8 +52,7 @@ std::expected<void, std::string> CheckSameModel(const std::string& dir,
                            "differ); restore them to resume, or give --overwrite");
   }
   return std::unexpected("--model: " + dir + " was written with the model in " + folder_before +
-                         ", this run gives " + folder_now + ", whose files differ" +
-                         kResumeHint);
+                         ", this run gives " + folder_now + ", whose files differ" + kResumeHint);
 }
 
 std::string ListText(const std::vector<std::string>& items) {
@@ -105,8 +103,7 @@ std::expected<void, std::string> CheckSameCorpus(const std::string& dir,
 }  // namespace
 
 bool IsInputKey(const std::string& key) {
-  return key == "model_dir" || key == "model_fingerprint" || key == "data" ||
-         key == "corpus_size";
+  return key == "model_dir" || key == "model_fingerprint" || key == "data" || key == "corpus_size";
 }
 
 std::expected<void, std::string> CheckSameInputs(const std::string& dir,

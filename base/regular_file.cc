@@ -78,8 +78,7 @@ std::expected<RegularFile, std::string> OpenRegularFile(const std::string& path)
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    return std::unexpected(path + " is " + DescribeFileType(info.st_mode) +
-                           ", not a regular file");
+    return std::unexpected(path + " is " + DescribeFileType(info.st_mode) + ", not a regular file");
   }
   // Reads of a regular file never block; clear the flag so later readers see the
   // ordinary blocking descriptor they expect.

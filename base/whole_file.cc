@@ -29,8 +29,7 @@ std::string TooLarge(const std::string& path, int64_t bytes, int64_t max_bytes) 
 
 }  // namespace
 
-std::expected<std::string, std::string> ReadWholeFile(const std::string& path,
-                                                      int64_t max_bytes) {
+std::expected<std::string, std::string> ReadWholeFile(const std::string& path, int64_t max_bytes) {
   auto file = OpenRegularFile(path);
   if (!file) return std::unexpected(file.error());
   if (file->bytes() > max_bytes) return std::unexpected(TooLarge(path, file->bytes(), max_bytes));

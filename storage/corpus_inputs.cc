@@ -37,8 +37,7 @@ std::string WhyNoMatch(const std::string& pattern, bool aborted) {
       if (::lstat(folder.c_str(), &link) == 0) {
         return "input pattern \"" + pattern + "\": " + DescribeOpenError(folder, ENOENT);
       }
-      return "input pattern \"" + pattern + "\": the folder " + folder +
-             " does not exist";
+      return "input pattern \"" + pattern + "\": the folder " + folder + " does not exist";
     }
     return "input pattern \"" + pattern + "\": cannot read the folder " + folder + ": " +
            std::strerror(errno);
@@ -48,8 +47,8 @@ std::string WhyNoMatch(const std::string& pattern, bool aborted) {
            DescribeFileType(info.st_mode) + ", not a folder";
   }
   if (aborted) {
-    return "input pattern \"" + pattern + "\": cannot read a folder it searches under " +
-           folder + " (is it readable?)";
+    return "input pattern \"" + pattern + "\": cannot read a folder it searches under " + folder +
+           " (is it readable?)";
   }
   return "input pattern \"" + pattern + "\" matches no file in " + folder;
 }

@@ -28,9 +28,8 @@ Outcome Extract(const TempDir& dir, const std::string& model, const std::string&
                 const std::string& layers = "0,1") {
   const std::string data =
       corpus.empty() ? dir.Write("c.jsonl", "{\"input_ids\":[1,2,3]}\n") : corpus;
-  std::vector<std::string> args = {"extract", "--model", model,    "--data",
-                                   data,      "--out",   dir.path() + "/out", "--layers",
-                                   layers};
+  std::vector<std::string> args = {"extract", "--model",           model,      "--data", data,
+                                   "--out",   dir.path() + "/out", "--layers", layers};
   ActexProcess process(dir.path() + "/run", args);
   Outcome outcome;
   outcome.exit_code = process.Wait(std::chrono::seconds(60));
@@ -62,7 +61,8 @@ TEST(ModelFiles, AFifoOrADeviceIsRefusedInsteadOfReadForever) {
     const std::string model = ModelCopy(dir);
     Replace(model + "/" + name);
     ASSERT_EQ(::mkfifo((model + "/" + name).c_str(), 0644), 0);
-    ExpectRefused(Extract(dir, model), model + "/" + name + " is a FIFO (named pipe), not a regular file");
+    ExpectRefused(Extract(dir, model),
+                  model + "/" + name + " is a FIFO (named pipe), not a regular file");
   }
   TempDir dir;
   const std::string model = ModelCopy(dir);
@@ -110,7 +110,8 @@ TEST(ModelFiles, ADanglingOrLoopingWeightsSymlinkSaysWhereItPoints) {
   const std::string model = ModelCopy(dir);
   Replace(model + "/model.safetensors");
   fs::create_symlink("model.safetensors", model + "/model.safetensors");
-  ExpectRefused(Extract(dir, model), "model.safetensors is a symbolic link to model.safetensors that loops");
+  ExpectRefused(Extract(dir, model),
+                "model.safetensors is a symbolic link to model.safetensors that loops");
 }
 
 TEST(CorpusFiles, AGlobInAMissingFolderNamesTheFolder) {
@@ -127,8 +128,9 @@ TEST(CorpusFiles, AFifoIsRefusedSayingWhy) {
   const std::string fifo = dir.path() + "/stream.jsonl";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   ExpectRefused(Extract(dir, kFixture, fifo),
-                "input " + fifo + " is a FIFO (named pipe), not a regular file: actex reads each "
-                "corpus file more than once");
+                "input " + fifo +
+                    " is a FIFO (named pipe), not a regular file: actex reads each "
+                    "corpus file more than once");
 }
 
 TEST(Layers, ARangeBeyondTheModelIsQuotedAsGiven) {

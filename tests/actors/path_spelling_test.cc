@@ -66,7 +66,8 @@ TEST_F(PathSpelling, TheSameFolderAndFilesSpelledOtherwiseResume) {
       RunActexIn(dir_, root + "/elsewhere", Extract(root + "/m", root + "/c.jsonl", root + "/out"));
   EXPECT_EQ(absolute.exit_code, 0) << absolute.err;
   EXPECT_NE(absolute.err.find(kComplete), std::string::npos) << absolute.err;
-  const Outcome relative = RunActexIn(dir_, root + "/elsewhere", Extract("../m", "../c.jsonl", "../out"));
+  const Outcome relative =
+      RunActexIn(dir_, root + "/elsewhere", Extract("../m", "../c.jsonl", "../out"));
   EXPECT_EQ(relative.exit_code, 0) << relative.err;
   EXPECT_NE(relative.err.find(kComplete), std::string::npos) << relative.err;
 }
@@ -82,9 +83,8 @@ TEST_F(PathSpelling, AnotherModelFolderWithOtherFilesIsRefusedNamingModel) {
   CopyModel(dir_, "other", "/model-bf16");  // the same model in bfloat16: other files
   const Outcome refused = RunActexIn(dir_, dir_.path(), Extract("other", "c.jsonl", "out"));
   EXPECT_NE(refused.exit_code, 0) << refused.err;
-  EXPECT_NE(refused.err.find("--model: out/host_00 was written with the model in " +
-                             dir_.path() + "/m, this run gives " + dir_.path() +
-                             "/other, whose files differ"),
+  EXPECT_NE(refused.err.find("--model: out/host_00 was written with the model in " + dir_.path() +
+                             "/m, this run gives " + dir_.path() + "/other, whose files differ"),
             std::string::npos)
       << refused.err;
   // Other files in the same folder are another model too.

@@ -1,7 +1,6 @@
 #include "base/whole_file.h"
 
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,8 +41,9 @@ TEST(ReadWholeFile, RefusesAFileOverTheBoundUnread) {
   std::ofstream(path) << "0123456789";
   EXPECT_EQ(ReadWholeFile(path, 10), "0123456789");
   EXPECT_EQ(ReadWholeFile(path, 9).error(),
-            path + " is 10 bytes, more than the 9 bytes actex reads of such a file; is it the "
-                   "right file?");
+            path +
+                " is 10 bytes, more than the 9 bytes actex reads of such a file; is it the "
+                "right file?");
   std::filesystem::remove(path);
 }
 
@@ -56,7 +56,9 @@ TEST(ReadWholeFile, SaysWhereADanglingOrLoopingSymlinkPoints) {
             dir + "/dangling is a symbolic link to " + dir +
                 "/gone, which does not exist; point it at the file or copy the file there");
   std::filesystem::create_symlink("loop", dir + "/loop");
-  EXPECT_NE(ReadWholeFile(dir + "/loop").error().find(dir + "/loop is a symbolic link to loop that loops"),
+  EXPECT_NE(ReadWholeFile(dir + "/loop")
+                .error()
+                .find(dir + "/loop is a symbolic link to loop that loops"),
             std::string::npos);
   std::filesystem::remove_all(dir);
 }
