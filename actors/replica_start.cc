@@ -38,7 +38,9 @@ std::expected<void, std::string> CheckSameRun(const std::string& dir, const nloh
   // The model and the corpus are compared as the files they are, whatever the paths'
   // spelling, before any other key: a changed --data also changes "corpus_size".
   if (auto inputs = CheckSameInputs(dir, earlier, now); !inputs) return inputs;
-  // The same model files in a folder of another name may take that name as theirs.
+  // CheckSameInputs passed, so a recorded model_fingerprint equals this run's: the same
+  // files, which in a folder of another name take that name (config.json's
+  // _name_or_path, else the folder's) without being another model.
   const bool same_model_files = earlier.contains("model_fingerprint");
   for (const auto& [key, value] : now.items()) {
     if (mesh_may_change && (key == "num_hosts" || key == "mesh" || key == "shards")) continue;

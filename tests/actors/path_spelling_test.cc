@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "actex_process.h"
 #include "extraction_reader.h"
@@ -124,6 +126,22 @@ TEST_F(PathSpelling, VerifyReadsTheRecordedCorpusFromAnyDirectoryAndSaysWhich) {
             std::string::npos)
       << verify.out;
   EXPECT_NE(verify.out.find("verified 2 documents"), std::string::npos) << verify.out;
+}
+
+// Outputs written before paths were recorded absolute name their corpus as typed:
+// verify takes those paths from its current directory and says so.
+TEST_F(PathSpelling, VerifySaysWhereAnOlderOutputsRelativeCorpusPathsWereTaken) {
+  const std::string metadata_path = dir_.path() + "/out/host_00/metadata.json";
+  nlohmann::json metadata = nlohmann::json::parse(std::ifstream(metadata_path));
+  metadata["config"]["data"] = {"c.jsonl"};
+  std::ofstream(metadata_path) << metadata.dump(2);
+  const Outcome verify = RunActexIn(dir_, dir_.path(), {"verify", "out"});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("corpus: " + dir_.path() + "/c.jsonl (as host_00/metadata.json names "
+                            "it; its relative paths are taken from the current directory " +
+                            dir_.path() + ")"),
+            std::string::npos)
+      << verify.out;
 }
 
 }  // namespace
