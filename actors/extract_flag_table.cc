@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "actors/extract_flag_kinds.h"
+#include "base/absolute_path.h"
 #include "storage/shard_writer.h"
 
 namespace actex {
@@ -34,12 +35,23 @@ std::vector<ExtractFlag> MakeTable() {
     options.model_dir = texts.back();
     return {};
   };
+  // Recorded absolute, so that a resume from another directory, or with the path
+  // spelled otherwise ("m/", "./m"), is compared as the folder it is (run_identity.h).
+  model.record = [](const ExtractOptions& options) {
+    return nlohmann::json(AbsolutePath(options.model_dir));
+  };
   table.push_back(std::move(model));
   table.push_back(List(
       "--data", "corpus files or globs (JSONL, JSONL.gz, Parquet), in order", kResumed, "data",
       [](auto& o) -> auto& { return o.data; },
       /*comma_lists=*/false));
   table.back().required = true;
+  // Absolute too: `actex verify OUT` reads these files from any working directory.
+  table.back().record = [](const ExtractOptions& options) {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const std::string& input : options.data) inputs.push_back(AbsolutePath(input));
+    return inputs;
+  };
   table.push_back(Text(
       "--out", "output folder", kRunOnly, "out", [](auto& o) -> auto& { return o.out_dir; }));
   table.back().required = true;
@@ -52,6 +64,7 @@ std::vector<ExtractFlag> MakeTable() {
     auto parsed = ParseLayerList(texts.back());
     if (!parsed) return std::unexpected(parsed.error());
     options.layers = *parsed;
+    options.layers_text = texts.back();
     return {};
   };
   layers.print = [](const ExtractOptions& options) {

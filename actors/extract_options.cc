@@ -91,9 +91,15 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
   plan.config = config;
   for (int layer : options.layers) {
     if (layer < 0 || layer >= config.layers) {
-      return std::unexpected("--layers " + std::to_string(layer) + ": the model has " +
-                             std::to_string(config.layers) + " layers (0.." +
-                             std::to_string(config.layers - 1) + ")");
+      // The flag as the user typed it: a range's out-of-model layer alone ("--layers
+      // 2" for "0-5") would read as if they had typed that.
+      std::string given = options.layers_text;
+      if (given.empty()) {
+        for (int each : options.layers) given += (given.empty() ? "" : ",") + std::to_string(each);
+      }
+      return std::unexpected("--layers " + given + ": layer " + std::to_string(layer) +
+                             " is not in the model, which has " + std::to_string(config.layers) +
+                             " layers (0.." + std::to_string(config.layers - 1) + ")");
     }
   }
   auto sites = ParseSites(options.sites, options.layers, config.layers);

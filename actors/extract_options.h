@@ -27,6 +27,9 @@ struct ExtractOptions {
   std::vector<std::string> data;  // files or globs, in order
   std::string out_dir;
   std::vector<int> layers;
+  // --layers as typed ("0-5"), quoted back in messages about a layer of it; empty
+  // when the options were built in code (messages then list `layers`).
+  std::string layers_text;
   std::vector<std::string> sites = {"resid_post"};
   int shards = 1;
   std::string dtype;  // bfloat16 | float16 | float32; empty: the model's torch_dtype
@@ -81,7 +84,8 @@ struct ExtractPlan {
 CorpusOptions CorpusOptionsOf(const ExtractOptions& options);
 
 // Checks every option against the model before any work starts. Errors name the
-// flag and the allowed values ("--layers 30: the model has 24 layers (0..23)").
+// flag as given and the allowed values ("--layers 20-30: layer 24 is not in the model,
+// which has 24 layers (0..23)").
 std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& options,
                                                        const ModelConfig& config);
 

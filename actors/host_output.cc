@@ -38,6 +38,9 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.run_config["machine_id"] = options.machine_id;
   writer.shards.run_config["total_machines"] = options.total_machines;
   writer.shards.run_config["corpus_size"] = resources.corpus_size.ToJson();
+  // What the model is, wherever its folder is: a resume compares these, not the path.
+  writer.shards.run_config["model_fingerprint"] = {{"weights", resources.weights->fingerprint()},
+                                                   {"tokenizer", resources.tokenizer_hash}};
   writer.shards.fail_after_bytes = options.extract.fail_after_bytes;
   writer.shards.chunk_docs = options.extract.chunk_docs;
   return writer;

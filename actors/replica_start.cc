@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/extract_flag_table.h"
+#include "actors/run_identity.h"
 
 namespace actex {
 
@@ -34,8 +35,16 @@ std::expected<void, std::string> CheckSameRun(const std::string& dir, const nloh
   // A leased run takes whatever chunks the folders list, in any order: they stay,
   // whoever computed them, with any host count and mesh.
   const bool mesh_may_change = leased;
+  // The model and the corpus are compared as the files they are, whatever the paths'
+  // spelling, before any other key: a changed --data also changes "corpus_size".
+  if (auto inputs = CheckSameInputs(dir, earlier, now); !inputs) return inputs;
+  // CheckSameInputs passed, so a recorded model_fingerprint equals this run's: the same
+  // files, which in a folder of another name take that name (config.json's
+  // _name_or_path, else the folder's) without being another model.
+  const bool same_model_files = earlier.contains("model_fingerprint");
   for (const auto& [key, value] : now.items()) {
     if (mesh_may_change && (key == "num_hosts" || key == "mesh" || key == "shards")) continue;
+    if (IsInputKey(key) || (key == "model" && same_model_files)) continue;
     const nlohmann::json before = earlier.contains(key) ? earlier[key] : nlohmann::json();
     if (before == value) continue;
     return std::unexpected(FlagOfConfigKey(key) + ": " + dir + " was written with " +

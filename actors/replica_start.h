@@ -26,7 +26,8 @@ ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, int64_t chu
 
 // Refuses to continue an earlier run made with other options; the error names the
 // folder and the option ("--layers: OUT/host_00 was written with [20,21], this run
-// asks for [20]"). A `leased` run may have another host count, mesh and shards per
+// asks for [20]"); the model and the corpus are compared as files, not as spelled
+// paths (actors/run_identity.h). A `leased` run may have another host count, mesh and shards per
 // host: what the folder lists stays, whoever computed it
 // (with another replica width the new documents agree within float rounding, which
 // is logged as a warning).

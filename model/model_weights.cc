@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/regular_file.h"
 #include "base/text.h"
 #include "base/whole_file.h"
 #include "model/architecture.h"
@@ -76,10 +77,15 @@ std::expected<std::shared_ptr<const ModelWeights>, std::string> ModelWeights::Op
   const std::string index_path = (fs::path(model_dir) / "model.safetensors.index.json").string();
   std::map<std::string, std::string> weight_map;  // tensor -> file name, from the index
   std::set<std::string> file_names;
-  std::error_code error;
-  if (fs::exists(single, error)) {
+  // A dangling or looping symlink is reported as itself, not as a missing file.
+  auto has_single = PathEntryExists(single);
+  if (!has_single) return std::unexpected(has_single.error());
+  std::expected<bool, std::string> has_index = false;
+  if (!*has_single) has_index = PathEntryExists(index_path);
+  if (!has_index) return std::unexpected(has_index.error());
+  if (*has_single) {
     file_names.insert("model.safetensors");
-  } else if (fs::exists(index_path, error)) {
+  } else if (*has_index) {
     auto index_text = ReadWholeFile(index_path);
     if (!index_text) return std::unexpected(index_text.error());
     auto index = nlohmann::json::parse(*index_text, nullptr, /*allow_exceptions=*/false);

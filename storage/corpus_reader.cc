@@ -1,8 +1,5 @@
 #include "storage/corpus_reader.h"
 
-#include <glob.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <limits>
@@ -10,6 +7,7 @@
 #include <string_view>
 
 #include "base/utf8.h"
+#include "storage/corpus_inputs.h"
 #include "storage/file_io.h"
 #include "storage/line_reader.h"
 #include "storage/parquet_corpus_file.h"
@@ -21,48 +19,6 @@ namespace {
 // Parser messages quote what they read; an unterminated string can make that the
 // whole line, so reasons are cut to a length that reads well in rejects.jsonl.
 constexpr size_t kMaxReasonBytes = 300;
-
-bool IsGlobPattern(const std::string& input) {
-  return input.find_first_of("*?[") != std::string::npos;
-}
-
-// One input to the files it names: a pattern's matches sorted bytewise (so the
-// order does not depend on the locale), or the literal path.
-std::expected<std::vector<std::string>, std::string> ExpandInput(const std::string& input) {
-  std::vector<std::string> matches;
-  if (IsGlobPattern(input)) {
-    glob_t found{};
-    int status = ::glob(input.c_str(), GLOB_ERR, nullptr, &found);
-    for (size_t i = 0; status == 0 && i < found.gl_pathc; ++i) {
-      matches.emplace_back(found.gl_pathv[i]);
-    }
-    ::globfree(&found);
-    if (status == GLOB_ABORTED) {
-      return std::unexpected("input pattern \"" + input + "\": cannot read a directory");
-    }
-    if (status == GLOB_NOSPACE) {
-      return std::unexpected("input pattern \"" + input + "\": out of memory expanding it");
-    }
-    std::sort(matches.begin(), matches.end());
-  }
-  if (matches.empty()) {
-    struct stat info {};
-    if (::stat(input.c_str(), &info) != 0) {
-      if (IsGlobPattern(input) && errno == ENOENT) {
-        return std::unexpected("input pattern \"" + input + "\" matches no file");
-      }
-      return std::unexpected(OsError("input", input, errno));
-    }
-    matches.push_back(input);
-  }
-  for (const auto& path : matches) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-      return std::unexpected("input " + path + " is a directory, not a corpus file");
-    }
-  }
-  return matches;
-}
 
 std::string ParserMessage(const nlohmann::json::exception& error) {
   std::string message = error.what();
@@ -204,11 +160,9 @@ std::expected<std::unique_ptr<CorpusReader>, std::string> CorpusReader::Open(
   if (options.text_field.empty()) return std::unexpected(std::string("text field name is empty"));
   std::unique_ptr<CorpusReader> reader(new CorpusReader());
   reader->state_->options = options;
-  for (const auto& input : options.inputs) {
-    auto files = ExpandInput(input);
-    if (!files) return std::unexpected(files.error());
-    reader->state_->files.insert(reader->state_->files.end(), files->begin(), files->end());
-  }
+  auto files = ExpandCorpusInputs(options.inputs);
+  if (!files) return std::unexpected(files.error());
+  reader->state_->files = std::move(*files);
   return reader;
 }
 

@@ -8,6 +8,7 @@
 
 #include "storage/chunk_digest.h"
 #include "storage/non_finite_sites.h"
+#include "storage/corpus_read_note.h"
 #include "storage/shard_check.h"
 #include "storage/uploaded_shards.h"
 
@@ -101,6 +102,14 @@ void Verifier::CountCorpus() {
     }
     inputs = data.get<std::vector<std::string>>();
   }
+  auto read = DescribeCorpusRead(inputs, named_by, /*recorded=*/options_.data.empty());
+  if (!read) {
+    Fault("", "cannot read the corpus " + named_by + " names (" + read.error() +
+                  "); if it moved, give its files with --data");
+    return;
+  }
+  report_.corpus_read = std::move(read->first);
+  inputs = std::move(read->second);
   int64_t limit = -1;
   if (std::all_of(found_.jobs.begin(), found_.jobs.end(),
                   [](const auto& job) { return job.second.max_docs >= 0; })) {

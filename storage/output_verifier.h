@@ -45,6 +45,9 @@ struct VerifyReport {
   // locally (checked against the listing only through uploads.jsonl).
   std::vector<VerifyFinding> warnings;
   bool coverage_checked = false;  // the corpus could be read
+  // "corpus: /data/c.jsonl, /data/d.jsonl (as OUT/host_00/metadata.json names it)": the
+  // files read to count the documents; empty when no corpus was named.
+  std::string corpus_read;
   CoverageCounts coverage;
   // Samples (smallest ids) of each coverage fault, with where they were seen.
   std::map<int64_t, std::vector<std::string>> missing_ids, duplicated_ids, unexpected_ids;

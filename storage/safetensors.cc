@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/regular_file.h"
 #include "base/text.h"
 #include "storage/file_io.h"
 
@@ -123,13 +124,11 @@ std::expected<std::unique_ptr<SafetensorsFile>, std::string> SafetensorsFile::Op
   state.path = path;
   auto fail = [&](const std::string& message) { return std::unexpected(path + ": " + message); };
 
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::unexpected(OsError("cannot open", path, errno));
-  ScopedFd guard(fd);
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) return std::unexpected(OsError("cannot stat", path, errno));
-  if (!S_ISREG(info.st_mode)) return fail("not a regular file");
-  const auto file_bytes = static_cast<uint64_t>(info.st_size);
+  // A FIFO or a device (a link to /dev/zero) is refused here, before mmap or read.
+  auto opened = OpenRegularFile(path);
+  if (!opened) return std::unexpected(opened.error());
+  const int fd = opened->fd();
+  const auto file_bytes = static_cast<uint64_t>(opened->bytes());
   if (file_bytes < kSafetensorsLengthBytes) {
     return fail("not a safetensors file: " + std::to_string(file_bytes) +
                 " bytes, fewer than the 8-byte header length");

@@ -164,6 +164,7 @@ CommandRunner AddVerifyCommand(CLI::App& command) {
       }
       std::cout << '\n';
     }
+    if (!report->corpus_read.empty()) std::cout << report->corpus_read << '\n';
     for (const VerifyFinding& warning : report->warnings) PrintFinding("warning", warning);
     for (const VerifyFinding& fault : report->faults) PrintFinding("fault", fault);
     std::cout << report->Summary() << '\n';

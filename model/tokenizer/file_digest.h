@@ -7,7 +7,8 @@
 
 namespace actex {
 
-// Reads the whole file at `path`. Errors name the path and the OS error.
+// Reads the whole regular file at `path` (base/whole_file.h: a FIFO, a directory or a
+// dangling symlink is refused saying so). Errors name the path and the cause.
 std::expected<std::string, std::string> ReadTokenizerFile(const std::string& path);
 
 // Lower-case hex SHA-256 of `bytes` (64 characters), via libsodium.

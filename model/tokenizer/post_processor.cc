@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/regular_file.h"
 #include "base/whole_file.h"
 
 namespace actex {
@@ -58,8 +59,9 @@ std::expected<std::optional<int32_t>, std::string> FromProcessor(const Json& pro
 
 std::expected<std::optional<int32_t>, std::string> PostProcessorBos(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "tokenizer.json").string();
-  std::error_code missing;
-  if (!std::filesystem::exists(path, missing)) return std::nullopt;
+  auto present = PathEntryExists(path);
+  if (!present) return std::unexpected(present.error());
+  if (!*present) return std::nullopt;
   auto text = ReadWholeFile(path);
   if (!text) return std::unexpected(text.error());
   const Json json = Json::parse(*text, nullptr, /*allow_exceptions=*/false);

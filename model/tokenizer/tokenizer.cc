@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "base/regular_file.h"
 #include "model/tokenizer/bpe_tokenizer.h"
 #include "model/tokenizer/file_digest.h"
 #include "model/tokenizer/sentencepiece_tokenizer.h"
@@ -13,28 +14,31 @@ namespace {
 constexpr const char* kHuggingFaceFile = "tokenizer.json";
 constexpr const char* kSentencePieceFile = "tokenizer.model";
 
-bool IsRegularFile(const std::filesystem::path& path) {
-  std::error_code error;
-  return std::filesystem::is_regular_file(path, error);
+// Whether an entry of that name is there at all, of whatever type: a tokenizer.json
+// that is a directory, a FIFO or a dangling symlink is then refused by the reader,
+// saying what it is, instead of being passed over as absent. An lstat error counts as
+// there, for the reader to report.
+bool IsPresent(const std::filesystem::path& path) {
+  return PathEntryExists(path.string()).value_or(true);
 }
 
 }  // namespace
 
 bool HasTokenizer(const std::string& dir) {
   const std::filesystem::path base(dir);
-  return IsRegularFile(base / kHuggingFaceFile) || IsRegularFile(base / kSentencePieceFile);
+  return IsPresent(base / kHuggingFaceFile) || IsPresent(base / kSentencePieceFile);
 }
 
 std::expected<std::unique_ptr<Tokenizer>, std::string> LoadTokenizer(const std::string& dir) {
   const std::filesystem::path base(dir);
   const std::filesystem::path json_path = base / kHuggingFaceFile;
-  if (IsRegularFile(json_path)) {
+  if (IsPresent(json_path)) {
     auto bytes = ReadTokenizerFile(json_path.string());
     if (!bytes) return std::unexpected(bytes.error());
     auto tokenizer = BpeTokenizer::Create(json_path.string(), *bytes);
     if (!tokenizer) {
       // Never fall back silently: the two files need not tokenize alike.
-      const bool has_model = IsRegularFile(base / kSentencePieceFile);
+      const bool has_model = IsPresent(base / kSentencePieceFile);
       return std::unexpected(tokenizer.error() +
                              (has_model ? " (tokenizer.model in the same directory is not used "
                                           "when tokenizer.json is present)"
@@ -43,7 +47,7 @@ std::expected<std::unique_ptr<Tokenizer>, std::string> LoadTokenizer(const std::
     return std::unique_ptr<Tokenizer>(std::move(*tokenizer));
   }
   const std::filesystem::path model_path = base / kSentencePieceFile;
-  if (IsRegularFile(model_path)) {
+  if (IsPresent(model_path)) {
     auto bytes = ReadTokenizerFile(model_path.string());
     if (!bytes) return std::unexpected(bytes.error());
     auto tokenizer = SentencePieceTokenizer::Create(model_path.string(), *bytes);

@@ -27,7 +27,9 @@ class Tokenizer {
 // says so, so callers may accept it when the corpus is pre-tokenized.
 std::expected<std::unique_ptr<Tokenizer>, std::string> LoadTokenizer(const std::string& dir);
 
-// True when `dir` holds tokenizer.json or tokenizer.model.
+// True when `dir` has an entry named tokenizer.json or tokenizer.model, of any type:
+// LoadTokenizer then refuses one that is a directory, a FIFO or a dangling symlink,
+// saying so, rather than treating the folder as one without a tokenizer.
 bool HasTokenizer(const std::string& dir);
 
 }  // namespace actex

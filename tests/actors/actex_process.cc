@@ -32,7 +32,7 @@ const std::string& ActexBinary() {
 }
 
 ActexProcess::ActexProcess(const std::string& output_prefix, std::vector<std::string> args,
-                           const std::string& stdin_path)
+                           const std::string& stdin_path, const std::string& working_dir)
     : out_path_(output_prefix + ".out"), err_path_(output_prefix + ".err") {
   args.insert(args.begin(), ActexBinary());
   std::vector<char*> argv;
@@ -45,6 +45,8 @@ ActexProcess::ActexProcess(const std::string& output_prefix, std::vector<std::st
                                    0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
+  // After the opens above, which name the test's paths.
+  if (!working_dir.empty()) posix_spawn_file_actions_addchdir_np(&actions, working_dir.c_str());
   if (posix_spawn(&pid_, ActexBinary().c_str(), &actions, nullptr, argv.data(), environ) != 0) {
     ADD_FAILURE() << "cannot start " << ActexBinary();
     pid_ = 0;

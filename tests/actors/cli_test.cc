@@ -79,7 +79,8 @@ TEST(Cli, LayerBeyondTheModelIsRefusedNamingTheFlag) {
   args[8] = "0,7";
   Outcome outcome = RunActex(dir, args);
   EXPECT_NE(outcome.exit_code, 0);
-  EXPECT_NE(outcome.err.find("--layers 7"), std::string::npos) << outcome.err;
+  EXPECT_NE(outcome.err.find("--layers 0,7: layer 7 is not in the model"), std::string::npos)
+      << outcome.err;
 }
 
 TEST(Cli, UploadFlagsThatCannotWorkAreRefusedBeforeAnyWork) {

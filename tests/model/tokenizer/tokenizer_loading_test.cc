@@ -133,6 +133,25 @@ TEST(Sha256HexOfBytes, MatchesTheFips180TestVector) {
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
+// A tokenizer.json that is not a file is named as what it is, not passed over as absent
+// nor parsed as empty JSON.
+TEST(LoadTokenizer, ATokenizerJsonThatIsADirectoryOrADanglingLinkIsNamedAsSuch) {
+  TempDir dir;
+  std::filesystem::create_directory(dir.path() + "/tokenizer.json");
+  EXPECT_TRUE(HasTokenizer(dir.path()));
+  auto loaded = LoadTokenizer(dir.path());
+  ASSERT_FALSE(loaded.has_value());
+  EXPECT_EQ(loaded.error(), dir.path() + "/tokenizer.json is a directory, not a regular file");
+  std::filesystem::remove(dir.path() + "/tokenizer.json");
+  std::filesystem::create_symlink(dir.path() + "/gone.json", dir.path() + "/tokenizer.json");
+  loaded = LoadTokenizer(dir.path());
+  ASSERT_FALSE(loaded.has_value());
+  EXPECT_NE(loaded.error().find("tokenizer.json is a symbolic link to " + dir.path() +
+                                "/gone.json, which does not exist"),
+            std::string::npos)
+      << loaded.error();
+}
+
 TEST(ReadTokenizerFile, MissingFileErrorNamesPathAndOsError) {
   auto bytes = ReadTokenizerFile("/nonexistent/actex/file");
   ASSERT_FALSE(bytes.has_value());
