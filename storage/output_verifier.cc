@@ -7,8 +7,8 @@
 #include <tuple>
 
 #include "storage/chunk_digest.h"
-#include "storage/non_finite_sites.h"
 #include "storage/corpus_read_note.h"
+#include "storage/non_finite_sites.h"
 #include "storage/shard_check.h"
 #include "storage/uploaded_shards.h"
 
