@@ -15,6 +15,7 @@
 
 #include "base/whole_file.h"
 #include "storage/crc32.h"
+#include "storage/destination_folder.h"
 #include "storage/file_io.h"
 #include "storage/safetensors.h"
 #include "storage/shuffle_journal.h"
@@ -27,6 +28,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+std::unexpected<ShuffleError> Refused(std::string message) {
+  return std::unexpected(ShuffleError{ShuffleError::Kind::kRefused, std::move(message)});
+}
+
+std::unexpected<ShuffleError> Stopped(std::string message) {
+  return std::unexpected(ShuffleError{ShuffleError::Kind::kStopped, std::move(message)});
+}
 
 std::string Numbered(const char* pattern, int64_t n) {
   char name[64];
@@ -43,11 +52,11 @@ class Shuffle {
     entry_bytes_ = layout_.record_bytes + 8;
   }
 
-  std::expected<ShuffleResult, std::string> Run();
+  std::expected<ShuffleResult, ShuffleError> Run();
 
  private:
   std::string Bucket(int b) const { return work_ + "/" + Numbered("bucket_%05lld.bin", b); }
-  std::expected<void, std::string> Start();
+  std::expected<void, ShuffleError> Start();
   std::expected<void, std::string> Scatter();
   std::expected<void, std::string> Permute();
   // Lists files the writer finished in metadata.json.
@@ -74,7 +83,7 @@ class Shuffle {
   std::set<int64_t> listed_files_;  // by an earlier, stopped run
 };
 
-std::expected<void, std::string> Shuffle::Start() {
+std::expected<void, ShuffleError> Shuffle::Start() {
   auto journal = OpenShuffleJournal(options_, source_, layout_, work_, entry_bytes_, &budget_);
   if (!journal) return std::unexpected(journal.error());
   metadata_ = std::move(journal->metadata);
@@ -229,17 +238,17 @@ std::expected<void, std::string> Shuffle::Permute() {
   return {};
 }
 
-std::expected<ShuffleResult, std::string> Shuffle::Run() {
+std::expected<ShuffleResult, ShuffleError> Shuffle::Run() {
   if (auto started = Start(); !started) return std::unexpected(started.error());
   if (!metadata_.value("complete", false)) {
-    if (auto scattered = Scatter(); !scattered) return std::unexpected(scattered.error());
+    if (auto scattered = Scatter(); !scattered) return Stopped(scattered.error());
     rows_ = state_["rows"].get<int64_t>();
     metadata_["rows"] = rows_;
     metadata_["skipped"] = state_["skipped"];
-    if (auto saved = SaveMetadata(); !saved) return std::unexpected(saved.error());
-    if (auto permuted = Permute(); !permuted) return std::unexpected(permuted.error());
+    if (auto saved = SaveMetadata(); !saved) return Stopped(saved.error());
+    if (auto permuted = Permute(); !permuted) return Stopped(permuted.error());
     metadata_["complete"] = true;
-    if (auto saved = SaveMetadata(); !saved) return std::unexpected(saved.error());
+    if (auto saved = SaveMetadata(); !saved) return Stopped(saved.error());
     std::error_code error;
     fs::remove_all(work_, error);
     result_.buckets = state_["buckets"].get<int>();
@@ -264,26 +273,20 @@ uint64_t ShuffleKey(uint64_t seed, int64_t row) {
   return mix(mix(seed + kGolden) + (static_cast<uint64_t>(row) + 1) * kGolden);
 }
 
-std::expected<ShuffleResult, std::string> ShuffleActivations(const ShuffleOptions& options) {
-  if (options.rows_per_file < 1)
-    return std::unexpected(std::string("--rows-per-file must be >= 1"));
-  if (options.memory_bytes < (int64_t{1} << 20)) {
-    return std::unexpected(std::string("--memory must be at least 1MB"));
-  }
+std::expected<ShuffleResult, ShuffleError> ShuffleActivations(const ShuffleOptions& options) {
+  if (options.rows_per_file < 1) return Refused("--rows-per-file must be >= 1");
+  if (options.memory_bytes < (int64_t{1} << 20)) return Refused("--memory must be at least 1MB");
   auto source = ReadSourceOutput(options.source_dir);
-  if (!source) return std::unexpected(source.error());
-  std::error_code error;
-  const std::string inside = fs::weakly_canonical(options.out_dir, error).string();
-  const std::string outside = fs::weakly_canonical(options.source_dir, error).string() + "/";
-  if (inside.rfind(outside, 0) == 0) {
-    return std::unexpected("--to " + options.out_dir + " is inside " + options.source_dir +
-                           ", where it would be taken for a host folder: choose a folder outside");
+  if (!source) return Refused(source.error());
+  if (auto destination = CheckDestinationFolder("--to", options.out_dir, options.source_dir);
+      !destination) {
+    return Refused(destination.error());
   }
   auto layout = MakeRecordLayout(*source, options.sites, options.dtype);
-  if (!layout) return std::unexpected(layout.error());
+  if (!layout) return Refused(layout.error());
   if (layout->record_bytes * 64 > options.memory_bytes) {
-    return std::unexpected("--memory must hold at least 64 rows of " +
-                           std::to_string(layout->record_bytes) + " bytes");
+    return Refused("--memory must hold at least 64 rows of " +
+                   std::to_string(layout->record_bytes) + " bytes");
   }
   Shuffle shuffle(options, std::move(*source), std::move(*layout));
   return shuffle.Run();

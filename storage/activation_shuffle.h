@@ -22,6 +22,22 @@ struct ShuffleOptions {
   std::function<void(const std::string&)> log;  // progress lines; may be empty
 };
 
+// Why a shuffle did not finish. Callers tell the kinds apart by `kind`, never by the
+// message, which names the cause (flag, file, OS error) and what to do.
+struct ShuffleError {
+  enum class Kind {
+    // Refused before anything was written: a bad parameter, a refused --to (empty, the
+    // root, the source, inside it or holding it, another shuffle's or a non-empty
+    // folder), a source that is not an extraction's output, or sites not in it.
+    kRefused,
+    // Stopped part way (disk full, a damaged shard, an I/O error): what was written
+    // stays valid and the same parameters continue from the last record.
+    kStopped,
+  };
+  Kind kind = Kind::kStopped;
+  std::string message;
+};
+
 struct ShuffleResult {
   int64_t rows = 0, skipped = 0, files = 0, bytes = 0;
   int buckets = 0;
@@ -41,9 +57,9 @@ uint64_t ShuffleKey(uint64_t seed, int64_t row);
 // quarter of memory_bytes, is read, sorted by key and written to the output files
 // at its rows' places, and deleted. Progress is recorded after every source shard
 // and every bucket, so a killed shuffle started again with the same parameters
-// continues where it stopped. Errors (bad source, damaged shard, disk full) name
-// the cause; files already listed stay valid.
-std::expected<ShuffleResult, std::string> ShuffleActivations(const ShuffleOptions& options);
+// continues where it stopped. Errors name the cause; their kind says whether anything
+// was written (kRefused: nothing; kStopped: files already listed stay valid).
+std::expected<ShuffleResult, ShuffleError> ShuffleActivations(const ShuffleOptions& options);
 
 }  // namespace actex
 
