@@ -14,6 +14,7 @@
 #include <set>
 
 #include "base/whole_file.h"
+#include "storage/bucket_files.h"
 #include "storage/crc32.h"
 #include "storage/destination_folder.h"
 #include "storage/file_io.h"
@@ -97,17 +98,8 @@ std::expected<void, std::string> Shuffle::Scatter() {
   if (state_["scatter_done"].get<size_t>() == source_.shards.size()) return {};
   const int buckets = state_["buckets"].get<int>();
   auto bucket_bytes = state_["bucket_bytes"].get<std::vector<int64_t>>();
-  std::vector<ScopedFd> files;
-  for (int b = 0; b < buckets; ++b) {
-    ScopedFd fd(::open(Bucket(b).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
-    if (fd.get() < 0) return std::unexpected(OsError("cannot open", Bucket(b), errno));
-    // A killed scatter may have written past what its state records.
-    if (::ftruncate(fd.get(), bucket_bytes[b]) != 0 ||
-        ::lseek(fd.get(), bucket_bytes[b], SEEK_SET) < 0) {
-      return std::unexpected(OsError("cannot truncate", Bucket(b), errno));
-    }
-    files.push_back(std::move(fd));
-  }
+  auto files = BucketFiles::Prepare([this](int b) { return Bucket(b); }, bucket_bytes);
+  if (!files) return std::unexpected(files.error());
   const int64_t quarter = options_.memory_bytes / 4;
   const int64_t buffer_entries = std::max<int64_t>(
       1, std::min<int64_t>((int64_t{1} << 20) / entry_bytes_, quarter / buckets / entry_bytes_));
@@ -116,11 +108,9 @@ std::expected<void, std::string> Shuffle::Scatter() {
   std::vector<uint8_t> records;
   const std::set<int32_t> skip(options_.skip_token_ids.begin(), options_.skip_token_ids.end());
   auto flush = [&](int b) -> std::expected<void, std::string> {
-    auto wrote =
-        WriteAll(files[b].get(), buffers[b].data(), buffers[b].size(), Bucket(b), &budget_);
+    auto wrote = files->Append(b, buffers[b].data(), buffers[b].size(), &budget_);
     bucket_bytes[b] += static_cast<int64_t>(buffers[b].size());
     buffers[b].clear();
-    StartWriteback(files[b].get());
     return wrote;
   };
   // A checkpoint (buckets synced, state saved) after the shard that brings the
@@ -162,8 +152,8 @@ std::expected<void, std::string> Shuffle::Scatter() {
     if (unsaved_bytes < quarter && s + 1 < source_.shards.size()) continue;
     for (int b = 0; b < buckets; ++b) {
       if (auto flushed = flush(b); !flushed) return flushed;
-      if (auto synced = SyncFile(files[b].get(), Bucket(b)); !synced) return synced;
     }
+    if (auto synced = files->SyncWritten(); !synced) return synced;
     state_["bucket_bytes"] = bucket_bytes;
     state_["rows"] = state_["rows"].get<int64_t>() + kept;
     state_["skipped"] = state_["skipped"].get<int64_t>() + skipped;

@@ -25,7 +25,8 @@ std::expected<fs::path, std::string> Resolved(const std::string& path) {
 // True when `inner` is `outer` or lies below it, component by component (so that
 // /data/out2 is not taken for a folder inside /data/out).
 bool IsWithin(const fs::path& inner, const fs::path& outer) {
-  auto [outer_end, inner_end] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  auto [outer_end, inner_end] =
+      std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
   (void)inner_end;
   return outer_end == outer.end();
 }
@@ -37,16 +38,20 @@ std::expected<void, std::string> CheckDestinationFolder(const std::string& flag,
                                                         const std::string& source) {
   const std::string named = flag + " " + (to.empty() ? "''" : to);
   if (to.empty()) {
-    return std::unexpected(flag + " is empty: name the folder to write, a new or empty one "
-                                  "outside " + source);
+    return std::unexpected(flag +
+                           " is empty: name the folder to write, a new or empty one "
+                           "outside " +
+                           source);
   }
   auto destination = Resolved(to);
   if (!destination) return std::unexpected(flag + ": " + destination.error());
   auto origin = Resolved(source);
   if (!origin) return std::unexpected("the source: " + origin.error());
   if (*destination == destination->root_path()) {
-    return std::unexpected(named + " is the filesystem root (/): name a folder of its own to "
-                                   "write, a new or empty one outside " + source);
+    return std::unexpected(named +
+                           " is the filesystem root (/): name a folder of its own to "
+                           "write, a new or empty one outside " +
+                           source);
   }
   if (*destination == *origin) {
     return std::unexpected(named + " is the source folder " + source + " itself (both are " +
@@ -59,8 +64,7 @@ std::expected<void, std::string> CheckDestinationFolder(const std::string& flag,
                            "outside it");
   }
   if (IsWithin(*origin, *destination)) {
-    return std::unexpected(named + " holds the source folder " + source + " (" +
-                           origin->string() +
+    return std::unexpected(named + " holds the source folder " + source + " (" + origin->string() +
                            "), and what is written would mix with it: choose a new or empty "
                            "folder that neither holds nor lies inside the source");
   }

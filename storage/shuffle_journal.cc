@@ -15,7 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// A bucket is a quarter of --memory; more buckets than this would open too many files.
+// A bucket is a quarter of --memory; with more buckets than this the scatter's buffers
+// (a quarter of --memory over all buckets) would hold a row or two each.
 constexpr int kMaxBuckets = 4096;
 
 // The parameters a resumed shuffle must share with the one it continues.

@@ -2,12 +2,11 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <zlib.h>
 
 #include "storage/crc32.h"
 #include "storage/safetensors.h"

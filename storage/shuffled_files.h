@@ -68,8 +68,8 @@ class ShuffledFileWriter {
     int64_t data_start = 0;  // the header's size
     bool crc_known = false;
     uint32_t header_crc = 0;
-    std::vector<uint32_t> part_crc;      // per tensor, over its bytes written so far
-    std::vector<int64_t> part_written;   // per tensor
+    std::vector<uint32_t> part_crc;     // per tensor, over its bytes written so far
+    std::vector<int64_t> part_written;  // per tensor
   };
   std::map<int64_t, OpenFile> open_;  // file index -> its .tmp (fd closed once synced)
   // Files whose rows are all written but whose fd is still open, oldest first. A

@@ -39,9 +39,9 @@ struct MonitorFlags {
   std::string endpoint;
   bool json = false;
   bool exit_when_finished = false;
-  double timeout_seconds = 0;  // 0: wait for ever
+  double timeout_seconds = 0;    // 0: wait for ever
   double say_after_seconds = 5;  // --warn-after: silence before saying what was heard
-  std::string job_key_file;    // the job's key, when its nodes run with one
+  std::string job_key_file;      // the job's key, when its nodes run with one
 };
 
 // The one piece of process-wide state: a signal handler can only reach a flag it finds
@@ -93,31 +93,33 @@ struct Heard {
 
   enum class State { kSilent, kConnected, kStranger, kEvents };
   State state() const {
-    return events > 0       ? State::kEvents
+    return events > 0                     ? State::kEvents
            : strangers > 0 || skipped > 0 ? State::kStranger
-           : connections > 0 ? State::kConnected
-                            : State::kSilent;
+           : connections > 0              ? State::kConnected
+                                          : State::kSilent;
   }
 
   // One line on what was heard from `endpoint` in `seconds` without an event.
-  std::string Describe(const std::string& endpoint, double seconds, bool keyed) const {
+  // `waiting`: it goes on waiting (else it gives up).
+  std::string Describe(const std::string& endpoint, double seconds, bool keyed,
+                       bool waiting) const {
+    const std::string next = std::string(waiting ? "still " : "it was ") + kWaitingFor;
     if (strangers > 0 || skipped > 0) {
       return fmt::format(
           "received nothing it understands from {} in {:.0f} s: something else listens there "
           "({} connection(s) dropped for bytes that are not ZeroMQ, {} message(s) that are not "
-          "monitor events); still {}",
-          endpoint, seconds, strangers, skipped, kWaitingFor);
+          "monitor events); {}",
+          endpoint, seconds, strangers, skipped, next);
     }
     if (connections > 0) {
-      return fmt::format(
-          "connected to {}, but no monitor event came in {:.0f} s{}; still {}", endpoint, seconds,
-          keyed ? " (is it the job's --job-key-file?)"
-                : " (if the job runs with a --job-key-file, give it here too)",
-          kWaitingFor);
+      return fmt::format("connected to {}, but no monitor event came in {:.0f} s{}; {}", endpoint,
+                         seconds,
+                         keyed ? " (is it the job's --job-key-file?)"
+                               : " (if the job runs with a --job-key-file, give it here too)",
+                         next);
     }
-    return fmt::format("heard nothing from {} in {:.0f} s: nothing accepts a connection there; "
-                       "still {}",
-                       endpoint, seconds, kWaitingFor);
+    return fmt::format("heard nothing from {} in {:.0f} s: nothing accepts a connection there; {}",
+                       endpoint, seconds, next);
   }
 };
 
@@ -169,14 +171,15 @@ class Monitor {
       if (flags_.timeout_seconds > 0 && quiet.count() >= flags_.timeout_seconds) {
         return Leave(kExitTimedOut,
                      fmt::format("no monitor event from {} for {} s, giving up (--timeout): {}",
-                                 flags_.endpoint, flags_.timeout_seconds, Silence(quiet.count())));
+                                 flags_.endpoint, flags_.timeout_seconds,
+                                 Silence(quiet.count(), /*waiting=*/false)));
       }
       // Said once a state, so a wrong address or a stranger's port is named within
       // seconds instead of a blank wait.
       if (flags_.say_after_seconds > 0 && quiet.count() >= flags_.say_after_seconds &&
           heard_.events == 0 && heard_.state() != said) {
         said = heard_.state();
-        status_ = Silence(quiet.count());
+        status_ = Silence(quiet.count(), /*waiting=*/true);
         spdlog::warn("{}", status_);
       }
       zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
@@ -221,8 +224,8 @@ class Monitor {
   }
 
   // The line on `seconds` of silence.
-  std::string Silence(double seconds) const {
-    return heard_.Describe(flags_.endpoint, seconds, !flags_.job_key_file.empty());
+  std::string Silence(double seconds, bool waiting) const {
+    return heard_.Describe(flags_.endpoint, seconds, !flags_.job_key_file.empty(), waiting);
   }
 
   void Draw() {

@@ -173,31 +173,48 @@ class ScopedOpenFileLimit {
   rlimit saved_{};
 };
 
-TEST(ShuffleOpenFiles, ManySmallFilesUnderALowOpenFileLimitShuffleAndVerify) {
+constexpr int kOpenFileLimit = 32;
+
+// Shuffles `spec`'s output under kOpenFileLimit with --memory 1MB (buckets of ~256 kB)
+// and `rows_per_file`, and verifies the result.
+void ShuffleUnderTheLimit(const SyntheticOutput& spec, int rows_per_file) {
   TempDir dir;
-  SyntheticOutput spec;
-  spec.hosts = 1;
-  spec.documents = 400;
-  spec.sites = {{"blocks.0.hook_resid_post", 64}};
   WriteSyntheticOutput(dir.path() + "/out", spec);
-  constexpr int kLimit = 64;
-  constexpr int kRowsPerFile = 16;
-  const int64_t files = (SyntheticRows(spec) + kRowsPerFile - 1) / kRowsPerFile;
-  ASSERT_GT(files, 4 * kLimit);
+  const int64_t files = (SyntheticRows(spec) + rows_per_file - 1) / rows_per_file;
   std::unique_ptr<ActexProcess> shuffle;
   {
-    ScopedOpenFileLimit limit(kLimit);
-    // --memory 1MB: buckets of ~256 kB, each spanning over 100 output files.
+    ScopedOpenFileLimit limit(kOpenFileLimit);
     shuffle = std::make_unique<ActexProcess>(
         dir.path() + "/shuffle",
         std::vector<std::string>{"shuffle", dir.path() + "/out", "--to", dir.path() + "/shuffled",
-                                 "--rows-per-file", std::to_string(kRowsPerFile), "--memory",
+                                 "--rows-per-file", std::to_string(rows_per_file), "--memory",
                                  "1MB"});
   }
   ASSERT_EQ(shuffle->Wait(seconds(120)), 0) << shuffle->err();
   EXPECT_TRUE(fs::exists(dir.path() + "/shuffled/" + ShuffledFileName(files - 1)));
   ActexProcess verify(dir.path() + "/verify", {"verify", dir.path() + "/shuffled"});
   EXPECT_EQ(verify.Wait(seconds(120)), 0) << verify.out();
+}
+
+TEST(ShuffleOpenFiles, BucketsSpanningManySmallFilesUnderALowOpenFileLimit) {
+  SyntheticOutput spec;
+  spec.hosts = 1;
+  spec.documents = 150;
+  spec.sites = {{"blocks.0.hook_resid_post", 64}};
+  // Rows of ~150 bytes: a bucket of ~1700 rows spans over 100 output files.
+  ASSERT_GT(SyntheticRows(spec), 1700);
+  ShuffleUnderTheLimit(spec, 16);
+}
+
+TEST(ShuffleOpenFiles, MoreBucketsThanTheOpenFileLimit) {
+  SyntheticOutput spec;
+  spec.hosts = 1;
+  spec.documents = 150;
+  spec.sites = {{"blocks.0.hook_resid_post", 1024}, {"blocks.1.hook_resid_post", 1024}};
+  spec.shard_bytes = 64 << 20;
+  // Rows of ~4 kB with their keys: the scatter writes to ~48 buckets in turn.
+  ASSERT_GT(SyntheticRows(spec) * (2 * 1024 * 2 + 24) / (256 << 10), kOpenFileLimit + 8);
+  ShuffleUnderTheLimit(spec, 4096);
 }
 
 }  // namespace
