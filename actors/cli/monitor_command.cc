@@ -39,9 +39,9 @@ struct MonitorFlags {
   std::string endpoint;
   bool json = false;
   bool exit_when_finished = false;
-  double timeout_seconds = 0;    // 0: wait for ever
-  double say_after_seconds = 5;  // --warn-after: silence before saying what was heard
-  std::string job_key_file;      // the job's key, when its nodes run with one
+  double timeout_seconds = 0;     // 0: wait for ever
+  double warn_after_seconds = 5;  // --warn-after: silence before saying what was heard
+  std::string job_key_file;       // the job's key, when its nodes run with one
 };
 
 // The one piece of process-wide state: a signal handler can only reach a flag it finds
@@ -87,7 +87,7 @@ constexpr const char* kWaitingFor =
 // What reached the monitor's socket so far, from ZeroMQ's connection events.
 struct Heard {
   int64_t connections = 0;  // tcp connections made to the endpoint
-  int64_t strangers = 0;    // connections dropped: the peer did not speak ZeroMQ
+  int64_t strangers = 0;    // connections dropped in ZeroMQ's handshake
   int64_t skipped = 0;      // messages that were not monitor events
   int64_t events = 0;       // monitor events received
 
@@ -104,19 +104,22 @@ struct Heard {
   std::string Describe(const std::string& endpoint, double seconds, bool keyed,
                        bool waiting) const {
     const std::string next = std::string(waiting ? "still " : "it was ") + kWaitingFor;
+    const std::string key_hint = keyed
+                                     ? " (is it the job's --job-key-file?)"
+                                     : " (if the job runs with a --job-key-file, give it here too)";
+    if (events > 0) {
+      return fmt::format("the last monitor event from {} came {:.0f} s ago", endpoint, seconds);
+    }
     if (strangers > 0 || skipped > 0) {
       return fmt::format(
-          "received nothing it understands from {} in {:.0f} s: something else listens there "
-          "({} connection(s) dropped for bytes that are not ZeroMQ, {} message(s) that are not "
-          "monitor events); {}",
-          endpoint, seconds, strangers, skipped, next);
+          "received nothing it understands from {} in {:.0f} s ({} connection(s) failed "
+          "ZeroMQ's handshake, {} message(s) were not monitor events): something else listens "
+          "there, or a job with a key{}; {}",
+          endpoint, seconds, strangers, skipped, key_hint, next);
     }
     if (connections > 0) {
       return fmt::format("connected to {}, but no monitor event came in {:.0f} s{}; {}", endpoint,
-                         seconds,
-                         keyed ? " (is it the job's --job-key-file?)"
-                               : " (if the job runs with a --job-key-file, give it here too)",
-                         next);
+                         seconds, key_hint, next);
     }
     return fmt::format("heard nothing from {} in {:.0f} s: nothing accepts a connection there; {}",
                        endpoint, seconds, next);
@@ -176,7 +179,7 @@ class Monitor {
       }
       // Said once a state, so a wrong address or a stranger's port is named within
       // seconds instead of a blank wait.
-      if (flags_.say_after_seconds > 0 && quiet.count() >= flags_.say_after_seconds &&
+      if (flags_.warn_after_seconds > 0 && quiet.count() >= flags_.warn_after_seconds &&
           heard_.events == 0 && heard_.state() != said) {
         said = heard_.state();
         status_ = Silence(quiet.count(), /*waiting=*/true);
@@ -297,7 +300,7 @@ CommandRunner AddMonitorCommand(CLI::App& command) {
                   "exit 3 when no event arrived for this many seconds")
       ->check(CLI::PositiveNumber);
   command
-      .add_option("--warn-after", flags->say_after_seconds,
+      .add_option("--warn-after", flags->warn_after_seconds,
                   "before any event arrived, say on stderr after this many seconds what was "
                   "heard from ENDPOINT (nothing, a connection but no event, or bytes that are "
                   "not ZeroMQ) and keep waiting; 0: never")
