@@ -30,14 +30,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::unexpected<ShuffleError> Refused(std::string message) {
-  return std::unexpected(ShuffleError{ShuffleError::Kind::kRefused, std::move(message)});
-}
-
-std::unexpected<ShuffleError> Stopped(std::string message) {
-  return std::unexpected(ShuffleError{ShuffleError::Kind::kStopped, std::move(message)});
-}
-
 std::string Numbered(const char* pattern, int64_t n) {
   char name[64];
   std::snprintf(name, sizeof(name), pattern, static_cast<long long>(n));
@@ -231,14 +223,14 @@ std::expected<void, std::string> Shuffle::Permute() {
 std::expected<ShuffleResult, ShuffleError> Shuffle::Run() {
   if (auto started = Start(); !started) return std::unexpected(started.error());
   if (!metadata_.value("complete", false)) {
-    if (auto scattered = Scatter(); !scattered) return Stopped(scattered.error());
+    if (auto scattered = Scatter(); !scattered) return ShuffleError::Stopped(scattered.error());
     rows_ = state_["rows"].get<int64_t>();
     metadata_["rows"] = rows_;
     metadata_["skipped"] = state_["skipped"];
-    if (auto saved = SaveMetadata(); !saved) return Stopped(saved.error());
-    if (auto permuted = Permute(); !permuted) return Stopped(permuted.error());
+    if (auto saved = SaveMetadata(); !saved) return ShuffleError::Stopped(saved.error());
+    if (auto permuted = Permute(); !permuted) return ShuffleError::Stopped(permuted.error());
     metadata_["complete"] = true;
-    if (auto saved = SaveMetadata(); !saved) return Stopped(saved.error());
+    if (auto saved = SaveMetadata(); !saved) return ShuffleError::Stopped(saved.error());
     std::error_code error;
     fs::remove_all(work_, error);
     result_.buckets = state_["buckets"].get<int>();
@@ -264,19 +256,20 @@ uint64_t ShuffleKey(uint64_t seed, int64_t row) {
 }
 
 std::expected<ShuffleResult, ShuffleError> ShuffleActivations(const ShuffleOptions& options) {
-  if (options.rows_per_file < 1) return Refused("--rows-per-file must be >= 1");
-  if (options.memory_bytes < (int64_t{1} << 20)) return Refused("--memory must be at least 1MB");
+  if (options.rows_per_file < 1) return ShuffleError::Refused("--rows-per-file must be >= 1");
+  if (options.memory_bytes < (int64_t{1} << 20))
+    return ShuffleError::Refused("--memory must be at least 1MB");
   auto source = ReadSourceOutput(options.source_dir);
-  if (!source) return Refused(source.error());
+  if (!source) return ShuffleError::Refused(source.error());
   if (auto destination = CheckDestinationFolder("--to", options.out_dir, options.source_dir);
       !destination) {
-    return Refused(destination.error());
+    return ShuffleError::Refused(destination.error());
   }
   auto layout = MakeRecordLayout(*source, options.sites, options.dtype);
-  if (!layout) return Refused(layout.error());
+  if (!layout) return ShuffleError::Refused(layout.error());
   if (layout->record_bytes * 64 > options.memory_bytes) {
-    return Refused("--memory must hold at least 64 rows of " +
-                   std::to_string(layout->record_bytes) + " bytes");
+    return ShuffleError::Refused("--memory must hold at least 64 rows of " +
+                                 std::to_string(layout->record_bytes) + " bytes");
   }
   Shuffle shuffle(options, std::move(*source), std::move(*layout));
   return shuffle.Run();

@@ -5,6 +5,7 @@
 #include <expected>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace actex {
@@ -36,6 +37,13 @@ struct ShuffleError {
   };
   Kind kind = Kind::kStopped;
   std::string message;
+
+  static std::unexpected<ShuffleError> Refused(std::string message) {
+    return std::unexpected(ShuffleError{Kind::kRefused, std::move(message)});
+  }
+  static std::unexpected<ShuffleError> Stopped(std::string message) {
+    return std::unexpected(ShuffleError{Kind::kStopped, std::move(message)});
+  }
 };
 
 struct ShuffleResult {
