@@ -166,7 +166,7 @@ std::vector<ExtractFlag> MakeTable() {
       "blas_threads", [](auto& o) -> auto& { return o.blas_threads; }, 1));
   table.push_back(Number(
       "--drain-timeout",
-      "seconds a SIGTERM/SIGINT may take to finish the chunks in progress "
+      "seconds a SIGTERM/SIGINT/SIGHUP may take to finish the chunks in progress "
       "before the node stops where it is",
       kRunOnly, "drain_timeout", [](auto& o) -> auto& { return o.drain_timeout_seconds; }, 0));
   ExtractFlag max_reject_fraction = Number(

@@ -23,6 +23,7 @@ void ExtractionSummary::TakeCounts(const MonitorEventMessage& last) {
 std::string StopLine(const ExtractionSummary& summary) {
   const std::string signal = summary.stop_signal == SIGTERM  ? "SIGTERM"
                              : summary.stop_signal == SIGINT ? "SIGINT"
+                             : summary.stop_signal == SIGHUP ? "SIGHUP"
                                                              : std::to_string(summary.stop_signal);
   const std::string kept =
       summary.host_dir.empty() ? std::string("this host writes no output")

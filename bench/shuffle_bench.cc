@@ -59,6 +59,8 @@ void WriteOutput(const std::string& dir, int64_t bytes) {
     sites[0][doc % (tokens * 896)] += 1.0f;  // documents differ
     actex::DocumentActivations document{doc, ids, positions, {sites[0], sites[1]}};
     if (auto added = (*writer)->Add(document); !added) throw std::runtime_error(added.error());
+    // Chunks of one document (the writer's default chunk_docs).
+    if (auto ended = (*writer)->EndChunk(doc, 1); !ended) throw std::runtime_error(ended.error());
   }
   if (auto done = (*writer)->Finish(); !done) throw std::runtime_error(done.error());
 }
@@ -91,9 +93,13 @@ int main(int argc, char** argv) {
   CLI::App app{"actex shuffle throughput and peak memory"};
   std::string dir = "/tmp/actex-bench/shuffle";
   std::string size = "1GB", memory = "256MB";
+  int64_t rows_per_file = 65536;
   app.add_option("--dir", dir, "scratch folder (removed at the end)")->capture_default_str();
   app.add_option("--size", size, "activation bytes to shuffle")->capture_default_str();
   app.add_option("--memory", memory, "the shuffle's --memory")->capture_default_str();
+  app.add_option("--rows-per-file", rows_per_file,
+                 "the shuffle's --rows-per-file (small: many files a bucket)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   const int64_t bytes = actex::ParseByteSize(size).value();
   fs::remove_all(dir);
@@ -111,12 +117,13 @@ int main(int argc, char** argv) {
     options.source_dir = dir + "/out";
     options.out_dir = dir + "/shuffled";
     options.memory_bytes = actex::ParseByteSize(memory).value();
+    options.rows_per_file = rows_per_file;
     options.log = [start](const std::string& line) {
       std::fprintf(stderr, "%7.2f s  %s\n",
                    std::chrono::duration<double>(Clock::now() - start).count(), line.c_str());
     };
     auto result = actex::ShuffleActivations(options);
-    if (!result) std::cerr << result.error() << '\n';
+    if (!result) std::cerr << result.error().message << "\n";
     ::_exit(result ? 0 : 1);
   }
   int status = 0;
@@ -126,7 +133,8 @@ int main(int argc, char** argv) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
   const double mb = static_cast<double>(source_bytes) / 1e6;
   std::printf("cpu: %s\n", CpuModel().c_str());
-  std::printf("source: %.0f MB (bf16, 2 sites x 896), --memory %s\n", mb, memory.c_str());
+  std::printf("source: %.0f MB (bf16, 2 sites x 896), --memory %s, --rows-per-file %lld\n", mb,
+              memory.c_str(), static_cast<long long>(rows_per_file));
   std::printf("shuffle: %.2f s, %.0f MB/s, peak RSS %.1f MB\n", seconds, mb / seconds,
               static_cast<double>(usage.ru_maxrss) / 1024.0);
   std::printf("copy twice (read+write+fsync x2): %.2f s, %.0f MB/s; shuffle/copy speed %.2f\n",

@@ -14,7 +14,9 @@
 #include <set>
 
 #include "base/whole_file.h"
+#include "storage/bucket_files.h"
 #include "storage/crc32.h"
+#include "storage/destination_folder.h"
 #include "storage/file_io.h"
 #include "storage/safetensors.h"
 #include "storage/shuffle_journal.h"
@@ -43,11 +45,11 @@ class Shuffle {
     entry_bytes_ = layout_.record_bytes + 8;
   }
 
-  std::expected<ShuffleResult, std::string> Run();
+  std::expected<ShuffleResult, ShuffleError> Run();
 
  private:
   std::string Bucket(int b) const { return work_ + "/" + Numbered("bucket_%05lld.bin", b); }
-  std::expected<void, std::string> Start();
+  std::expected<void, ShuffleError> Start();
   std::expected<void, std::string> Scatter();
   std::expected<void, std::string> Permute();
   // Lists files the writer finished in metadata.json.
@@ -74,7 +76,7 @@ class Shuffle {
   std::set<int64_t> listed_files_;  // by an earlier, stopped run
 };
 
-std::expected<void, std::string> Shuffle::Start() {
+std::expected<void, ShuffleError> Shuffle::Start() {
   auto journal = OpenShuffleJournal(options_, source_, layout_, work_, entry_bytes_, &budget_);
   if (!journal) return std::unexpected(journal.error());
   metadata_ = std::move(journal->metadata);
@@ -88,17 +90,8 @@ std::expected<void, std::string> Shuffle::Scatter() {
   if (state_["scatter_done"].get<size_t>() == source_.shards.size()) return {};
   const int buckets = state_["buckets"].get<int>();
   auto bucket_bytes = state_["bucket_bytes"].get<std::vector<int64_t>>();
-  std::vector<ScopedFd> files;
-  for (int b = 0; b < buckets; ++b) {
-    ScopedFd fd(::open(Bucket(b).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
-    if (fd.get() < 0) return std::unexpected(OsError("cannot open", Bucket(b), errno));
-    // A killed scatter may have written past what its state records.
-    if (::ftruncate(fd.get(), bucket_bytes[b]) != 0 ||
-        ::lseek(fd.get(), bucket_bytes[b], SEEK_SET) < 0) {
-      return std::unexpected(OsError("cannot truncate", Bucket(b), errno));
-    }
-    files.push_back(std::move(fd));
-  }
+  auto files = BucketFiles::Prepare([this](int b) { return Bucket(b); }, bucket_bytes);
+  if (!files) return std::unexpected(files.error());
   const int64_t quarter = options_.memory_bytes / 4;
   const int64_t buffer_entries = std::max<int64_t>(
       1, std::min<int64_t>((int64_t{1} << 20) / entry_bytes_, quarter / buckets / entry_bytes_));
@@ -107,11 +100,9 @@ std::expected<void, std::string> Shuffle::Scatter() {
   std::vector<uint8_t> records;
   const std::set<int32_t> skip(options_.skip_token_ids.begin(), options_.skip_token_ids.end());
   auto flush = [&](int b) -> std::expected<void, std::string> {
-    auto wrote =
-        WriteAll(files[b].get(), buffers[b].data(), buffers[b].size(), Bucket(b), &budget_);
+    auto wrote = files->Append(b, buffers[b].data(), buffers[b].size(), &budget_);
     bucket_bytes[b] += static_cast<int64_t>(buffers[b].size());
     buffers[b].clear();
-    StartWriteback(files[b].get());
     return wrote;
   };
   // A checkpoint (buckets synced, state saved) after the shard that brings the
@@ -153,8 +144,8 @@ std::expected<void, std::string> Shuffle::Scatter() {
     if (unsaved_bytes < quarter && s + 1 < source_.shards.size()) continue;
     for (int b = 0; b < buckets; ++b) {
       if (auto flushed = flush(b); !flushed) return flushed;
-      if (auto synced = SyncFile(files[b].get(), Bucket(b)); !synced) return synced;
     }
+    if (auto synced = files->SyncWritten(); !synced) return synced;
     state_["bucket_bytes"] = bucket_bytes;
     state_["rows"] = state_["rows"].get<int64_t>() + kept;
     state_["skipped"] = state_["skipped"].get<int64_t>() + skipped;
@@ -229,17 +220,17 @@ std::expected<void, std::string> Shuffle::Permute() {
   return {};
 }
 
-std::expected<ShuffleResult, std::string> Shuffle::Run() {
+std::expected<ShuffleResult, ShuffleError> Shuffle::Run() {
   if (auto started = Start(); !started) return std::unexpected(started.error());
   if (!metadata_.value("complete", false)) {
-    if (auto scattered = Scatter(); !scattered) return std::unexpected(scattered.error());
+    if (auto scattered = Scatter(); !scattered) return ShuffleError::Stopped(scattered.error());
     rows_ = state_["rows"].get<int64_t>();
     metadata_["rows"] = rows_;
     metadata_["skipped"] = state_["skipped"];
-    if (auto saved = SaveMetadata(); !saved) return std::unexpected(saved.error());
-    if (auto permuted = Permute(); !permuted) return std::unexpected(permuted.error());
+    if (auto saved = SaveMetadata(); !saved) return ShuffleError::Stopped(saved.error());
+    if (auto permuted = Permute(); !permuted) return ShuffleError::Stopped(permuted.error());
     metadata_["complete"] = true;
-    if (auto saved = SaveMetadata(); !saved) return std::unexpected(saved.error());
+    if (auto saved = SaveMetadata(); !saved) return ShuffleError::Stopped(saved.error());
     std::error_code error;
     fs::remove_all(work_, error);
     result_.buckets = state_["buckets"].get<int>();
@@ -264,26 +255,21 @@ uint64_t ShuffleKey(uint64_t seed, int64_t row) {
   return mix(mix(seed + kGolden) + (static_cast<uint64_t>(row) + 1) * kGolden);
 }
 
-std::expected<ShuffleResult, std::string> ShuffleActivations(const ShuffleOptions& options) {
-  if (options.rows_per_file < 1)
-    return std::unexpected(std::string("--rows-per-file must be >= 1"));
-  if (options.memory_bytes < (int64_t{1} << 20)) {
-    return std::unexpected(std::string("--memory must be at least 1MB"));
-  }
+std::expected<ShuffleResult, ShuffleError> ShuffleActivations(const ShuffleOptions& options) {
+  if (options.rows_per_file < 1) return ShuffleError::Refused("--rows-per-file must be >= 1");
+  if (options.memory_bytes < (int64_t{1} << 20))
+    return ShuffleError::Refused("--memory must be at least 1MB");
   auto source = ReadSourceOutput(options.source_dir);
-  if (!source) return std::unexpected(source.error());
-  std::error_code error;
-  const std::string inside = fs::weakly_canonical(options.out_dir, error).string();
-  const std::string outside = fs::weakly_canonical(options.source_dir, error).string() + "/";
-  if (inside.rfind(outside, 0) == 0) {
-    return std::unexpected("--to " + options.out_dir + " is inside " + options.source_dir +
-                           ", where it would be taken for a host folder: choose a folder outside");
+  if (!source) return ShuffleError::Refused(source.error());
+  if (auto destination = CheckDestinationFolder("--to", options.out_dir, options.source_dir);
+      !destination) {
+    return ShuffleError::Refused(destination.error());
   }
   auto layout = MakeRecordLayout(*source, options.sites, options.dtype);
-  if (!layout) return std::unexpected(layout.error());
+  if (!layout) return ShuffleError::Refused(layout.error());
   if (layout->record_bytes * 64 > options.memory_bytes) {
-    return std::unexpected("--memory must hold at least 64 rows of " +
-                           std::to_string(layout->record_bytes) + " bytes");
+    return ShuffleError::Refused("--memory must hold at least 64 rows of " +
+                                 std::to_string(layout->record_bytes) + " bytes");
   }
   Shuffle shuffle(options, std::move(*source), std::move(*layout));
   return shuffle.Run();

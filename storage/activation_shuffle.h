@@ -5,6 +5,7 @@
 #include <expected>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace actex {
@@ -20,6 +21,29 @@ struct ShuffleOptions {
   std::vector<int32_t> skip_token_ids;          // rows of these tokens are left out
   int64_t fail_after_bytes = -1;                // tests only: writes fail with ENOSPC after this
   std::function<void(const std::string&)> log;  // progress lines; may be empty
+};
+
+// Why a shuffle did not finish. Callers tell the kinds apart by `kind`, never by the
+// message, which names the cause (flag, file, OS error) and what to do.
+struct ShuffleError {
+  enum class Kind {
+    // Refused before anything was written: a bad parameter, a refused --to (empty, the
+    // root, the source, inside it or holding it, another shuffle's or a non-empty
+    // folder), a source that is not an extraction's output, or sites not in it.
+    kRefused,
+    // Stopped part way (disk full, a damaged shard, an I/O error): what was written
+    // stays valid and the same parameters continue from the last record.
+    kStopped,
+  };
+  Kind kind = Kind::kStopped;
+  std::string message;
+
+  static std::unexpected<ShuffleError> Refused(std::string message) {
+    return std::unexpected(ShuffleError{Kind::kRefused, std::move(message)});
+  }
+  static std::unexpected<ShuffleError> Stopped(std::string message) {
+    return std::unexpected(ShuffleError{Kind::kStopped, std::move(message)});
+  }
 };
 
 struct ShuffleResult {
@@ -41,9 +65,9 @@ uint64_t ShuffleKey(uint64_t seed, int64_t row);
 // quarter of memory_bytes, is read, sorted by key and written to the output files
 // at its rows' places, and deleted. Progress is recorded after every source shard
 // and every bucket, so a killed shuffle started again with the same parameters
-// continues where it stopped. Errors (bad source, damaged shard, disk full) name
-// the cause; files already listed stay valid.
-std::expected<ShuffleResult, std::string> ShuffleActivations(const ShuffleOptions& options);
+// continues where it stopped. Errors name the cause; their kind says whether anything
+// was written (kRefused: nothing; kStopped: files already listed stay valid).
+std::expected<ShuffleResult, ShuffleError> ShuffleActivations(const ShuffleOptions& options);
 
 }  // namespace actex
 

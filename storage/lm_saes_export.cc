@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "storage/destination_folder.h"
 #include "storage/file_io.h"
 #include "storage/safetensors.h"
 #include "storage/shuffle_rows.h"
@@ -61,6 +62,10 @@ std::string ChunkName(int64_t index) {
 }  // namespace
 
 std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExportOptions& options) {
+  if (auto destination = CheckDestinationFolder("--to", options.out_dir, options.source_dir);
+      !destination) {
+    return std::unexpected(destination.error());
+  }
   auto source = ListSource(options.source_dir);
   if (!source) return std::unexpected(source.error());
   std::vector<std::string> sites = options.sites.empty() ? source->sites : options.sites;

@@ -26,7 +26,9 @@ struct LmSaesExportResult {
 
 // Writes every chunk through a temporary file and rename, so a chunk is there whole
 // or not at all and a stopped export continues. gzip'd shards are refused with the
-// way out (`actex shuffle`, which reads them, or gunzip).
+// way out (`actex shuffle`, which reads them, or gunzip). An out_dir that
+// CheckDestinationFolder refuses (empty, /, the source, inside or holding it) is
+// refused before anything is written.
 std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExportOptions& options);
 
 }  // namespace actex

@@ -28,7 +28,9 @@ struct ShuffleJournal {
 // parameters (refused when they differ), or starts one afresh: sizes its buckets to a
 // quarter of options.memory_bytes each (refused when that takes more than 4096), and
 // writes both files. `entry_bytes` is one row's bytes in a bucket (key and record).
-std::expected<ShuffleJournal, std::string> OpenShuffleJournal(
+// Refusals (another shuffle or other files in out_dir, too little memory) are
+// kRefused and leave out_dir as it was; read and write failures are kStopped.
+std::expected<ShuffleJournal, ShuffleError> OpenShuffleJournal(
     const ShuffleOptions& options, const SourceOutput& source, const RecordLayout& layout,
     const std::string& work_dir, int64_t entry_bytes, WriteBudget* budget);
 

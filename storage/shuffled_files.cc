@@ -2,12 +2,11 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <zlib.h>
 
 #include "storage/crc32.h"
 #include "storage/safetensors.h"
@@ -134,9 +133,23 @@ std::expected<void, std::string> ShuffledFileWriter::Write(
       }
       tensor_start += FileRows(file) * bytes;
     }
+    if (first_row + end == file * rows_per_file_ + FileRows(file)) {
+      written_open_.push_back(file);
+      if (auto closed = CloseOldestWritten(); !closed) return closed;
+    }
     begin = end;
   }
   return {};
+}
+
+std::expected<void, std::string> ShuffledFileWriter::CloseOldestWritten() {
+  if (written_open_.size() <= kMaxWrittenOpen) return {};
+  const int64_t file = written_open_.front();
+  written_open_.pop_front();
+  OpenFile& open = open_.at(file);
+  const std::string tmp = TmpPath(file);
+  if (auto synced = SyncFile(open.fd.get(), tmp); !synced) return synced;
+  return open.fd.Close(tmp);
 }
 
 std::expected<std::vector<ShuffledFileWriter::Finished>, std::string> ShuffledFileWriter::Sync(
@@ -146,14 +159,18 @@ std::expected<std::vector<ShuffledFileWriter::Finished>, std::string> ShuffledFi
     const int64_t file = it->first;
     const std::string tmp = TmpPath(file);
     OpenFile& open = it->second;
-    if (auto synced = SyncFile(open.fd.get(), tmp); !synced) {
+    if (open.fd.get() < 0) {
+      // Synced and closed while the bucket was written.
+    } else if (auto synced = SyncFile(open.fd.get(), tmp); !synced) {
       return std::unexpected(synced.error());
     }
     if (file * rows_per_file_ + FileRows(file) > rows_done) {
       ++it;
       continue;
     }
-    if (auto closed = open.fd.Close(tmp); !closed) return std::unexpected(closed.error());
+    if (open.fd.get() >= 0) {
+      if (auto closed = open.fd.Close(tmp); !closed) return std::unexpected(closed.error());
+    }
     std::expected<std::pair<int64_t, uint32_t>, std::string> crc;
     if (open.crc_known) {
       crc = std::make_pair(open.data_start, open.header_crc);
@@ -166,6 +183,7 @@ std::expected<std::vector<ShuffledFileWriter::Finished>, std::string> ShuffledFi
       crc = FileCrc32(tmp);  // begun by an earlier run: read back, from the page cache
     }
     it = open_.erase(it);
+    std::erase(written_open_, file);
     if (!crc) return std::unexpected(crc.error());
     const std::string name = ShuffledFileName(file);
     if (auto renamed = CommitRename(tmp, dir_ + "/" + name); !renamed) {

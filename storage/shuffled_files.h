@@ -2,6 +2,7 @@
 #define ACTEX_STORAGE_SHUFFLED_FILES_H_
 
 #include <cstdint>
+#include <deque>
 #include <expected>
 #include <map>
 #include <set>
@@ -38,6 +39,7 @@ class ShuffledFileWriter {
   std::expected<void, std::string> Write(const std::vector<uint8_t>& entries,
                                          const std::vector<std::pair<uint64_t, uint32_t>>& order,
                                          int64_t first_row);
+  // At most kMaxWrittenOpen + 2 files are open at any time.
   // Syncs the open files; closes, checksums and renames those whose rows all lie
   // below rows_done and returns them, in order.
   std::expected<std::vector<Finished>, std::string> Sync(int64_t rows_done);
@@ -48,6 +50,8 @@ class ShuffledFileWriter {
   }
   std::string TmpPath(int64_t file) const;
   std::expected<int, std::string> Open(int64_t file);
+  // Syncs and closes the oldest of written_open_ once it holds more than kMaxWrittenOpen.
+  std::expected<void, std::string> CloseOldestWritten();
 
   std::string dir_;
   const RecordLayout& layout_;
@@ -64,10 +68,17 @@ class ShuffledFileWriter {
     int64_t data_start = 0;  // the header's size
     bool crc_known = false;
     uint32_t header_crc = 0;
-    std::vector<uint32_t> part_crc;      // per tensor, over its bytes written so far
-    std::vector<int64_t> part_written;   // per tensor
+    std::vector<uint32_t> part_crc;     // per tensor, over its bytes written so far
+    std::vector<int64_t> part_written;  // per tensor
   };
-  std::map<int64_t, OpenFile> open_;  // file index -> its .tmp
+  std::map<int64_t, OpenFile> open_;  // file index -> its .tmp (fd closed once synced)
+  // Files whose rows are all written but whose fd is still open, oldest first. A
+  // bucket may span thousands of small files; past kMaxWrittenOpen the oldest is
+  // synced and closed at once, so open files stay bounded whatever --rows-per-file
+  // and --memory (the process's limit may be 1024), while the common case of a few
+  // files a bucket keeps its one sync pass in Sync.
+  static constexpr size_t kMaxWrittenOpen = 16;
+  std::deque<int64_t> written_open_;
   // Where each output tensor's bytes sit in a record, and their size: sites, then ids.
   std::vector<std::pair<int64_t, int64_t>> tensor_parts_;
 };

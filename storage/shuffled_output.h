@@ -43,7 +43,11 @@ struct ShuffledCheck {
 // present exactly once with equal values (sites compared in the shuffle's dtype
 // through a 64-bit SipHash of the row, token id, doc id and position; rows are
 // matched by doc id and position). Memory: 9 bytes per source row plus 24 per
-// document. Fails only when there is nothing to check.
+// document. A fault of the shuffle's own files, its metadata.json included
+// (malformed, another version, fields missing), is a fault in the result; it fails
+// (`actex verify` exit 2) only when the check cannot be made: metadata.json
+// unreadable, or the source missing, unreadable, changed since the shuffle or
+// holding a document twice.
 std::expected<ShuffledCheck, std::string> VerifyShuffled(const std::string& dir,
                                                          const std::string& source_dir);
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "actors/cli/commands.h"
+#include "storage/destination_folder.h"
 #include "storage/lm_saes_export.h"
 
 namespace actex {
@@ -23,8 +24,18 @@ CommandRunner AddExportCommand(CLI::App& command) {
   command.footer(
       "lm_saes: DIR/<site>/chunk-NNNNNNNN.safetensors with \"activation\" [rows, width] and "
       "\"tokens\" [rows] (int64), one chunk per source file, in order. Export a shuffle's "
-      "output to train on shuffled rows. Run again to continue a stopped export.");
+      "output to train on shuffled rows. Run again to continue a stopped export.\n"
+      "Exit status: 0 done; 1 failed (what was written stays; run again to continue); 2 a "
+      "--to refused before anything was written: empty, /, OUT itself, inside OUT or holding "
+      "it.");
   return [options, format] {
+    // Refused here, so that the exit status tells it from a failure part way.
+    if (auto destination =
+            CheckDestinationFolder("--to", options->out_dir, options->source_dir);
+        !destination) {
+      std::cerr << "actex export: " << destination.error() << '\n';
+      return 2;
+    }
     auto result = ExportForLmSaes(*options);
     if (!result) {
       std::cerr << "actex export: " << result.error() << '\n';

@@ -17,6 +17,7 @@
 
 #include "actors/cli/commands.h"
 #include "actors/monitor_view.h"
+#include "transport/connection_watch.h"
 #include "transport/job_security.h"
 #include "transport/wire.h"
 
@@ -38,8 +39,9 @@ struct MonitorFlags {
   std::string endpoint;
   bool json = false;
   bool exit_when_finished = false;
-  double timeout_seconds = 0;  // 0: wait for ever
-  std::string job_key_file;    // the job's key, when its nodes run with one
+  double timeout_seconds = 0;     // 0: wait for ever
+  double warn_after_seconds = 5;  // --warn-after: silence before saying what was heard
+  std::string job_key_file;       // the job's key, when its nodes run with one
 };
 
 // The one piece of process-wide state: a signal handler can only reach a flag it finds
@@ -77,6 +79,53 @@ std::string CheckEndpoint(const std::string& endpoint) {
   return "";
 }
 
+// What the monitor waits for, for the lines that say it heard nothing.
+constexpr const char* kWaitingFor =
+    "waiting for the job's monitor publisher, which host 0's `actex node` (or `actex simulate`) "
+    "opens at its --coordinator PORT+1 (the standby's PORT+1 once it took over)";
+
+// What reached the monitor's socket so far, from ZeroMQ's connection events.
+struct Heard {
+  int64_t connections = 0;  // tcp connections made to the endpoint
+  int64_t strangers = 0;    // connections dropped in ZeroMQ's handshake
+  int64_t skipped = 0;      // messages that were not monitor events
+  int64_t events = 0;       // monitor events received
+
+  enum class State { kSilent, kConnected, kStranger, kEvents };
+  State state() const {
+    return events > 0                     ? State::kEvents
+           : strangers > 0 || skipped > 0 ? State::kStranger
+           : connections > 0              ? State::kConnected
+                                          : State::kSilent;
+  }
+
+  // One line on what was heard from `endpoint` in `seconds` without an event.
+  // `waiting`: it goes on waiting (else it gives up).
+  std::string Describe(const std::string& endpoint, double seconds, bool keyed,
+                       bool waiting) const {
+    const std::string next = std::string(waiting ? "still " : "it was ") + kWaitingFor;
+    const std::string key_hint = keyed
+                                     ? " (is it the job's --job-key-file?)"
+                                     : " (if the job runs with a --job-key-file, give it here too)";
+    if (events > 0) {
+      return fmt::format("the last monitor event from {} came {:.0f} s ago", endpoint, seconds);
+    }
+    if (strangers > 0 || skipped > 0) {
+      return fmt::format(
+          "received nothing it understands from {} in {:.0f} s ({} connection(s) failed "
+          "ZeroMQ's handshake, {} message(s) were not monitor events): something else listens "
+          "there, or a job with a key{}; {}",
+          endpoint, seconds, strangers, skipped, key_hint, next);
+    }
+    if (connections > 0) {
+      return fmt::format("connected to {}, but no monitor event came in {:.0f} s{}; {}", endpoint,
+                         seconds, key_hint, next);
+    }
+    return fmt::format("heard nothing from {} in {:.0f} s: nothing accepts a connection there; {}",
+                       endpoint, seconds, next);
+  }
+};
+
 double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -107,10 +156,16 @@ class Monitor {
       spdlog::error("cannot connect to {}: {}", flags_.endpoint, e.what());
       return kExitCannotConnect;
     }
+    // Destroyed before the socket, as it must be.
+    auto watch = ConnectionWatch::Create(context_, socket);
+    if (!watch) spdlog::warn("{}; silence will not be explained", watch.error());
     using Clock = std::chrono::steady_clock;
     Clock::time_point last_event = Clock::now();
     Clock::time_point next_draw = Clock::now();
+    // What the last line said about the silence was about; kEvents: nothing said.
+    Heard::State said = Heard::State::kEvents;
     while (!LeaveRequested().load()) {
+      if (watch) Listen(**watch);
       if (table_ && Clock::now() >= next_draw) {
         Draw();
         next_draw = Clock::now() + kRedrawInterval;
@@ -118,11 +173,17 @@ class Monitor {
       const std::chrono::duration<double> quiet = Clock::now() - last_event;
       if (flags_.timeout_seconds > 0 && quiet.count() >= flags_.timeout_seconds) {
         return Leave(kExitTimedOut,
-                     fmt::format("no monitor event from {} for {} s{}", flags_.endpoint,
-                                 flags_.timeout_seconds,
-                                 flags_.job_key_file.empty()
-                                     ? " (if the job runs with a --job-key-file, give it here too)"
-                                     : " (is it the job's --job-key-file?)"));
+                     fmt::format("no monitor event from {} for {} s, giving up (--timeout): {}",
+                                 flags_.endpoint, flags_.timeout_seconds,
+                                 Silence(quiet.count(), /*waiting=*/false)));
+      }
+      // Said once a state, so a wrong address or a stranger's port is named within
+      // seconds instead of a blank wait.
+      if (flags_.warn_after_seconds > 0 && quiet.count() >= flags_.warn_after_seconds &&
+          heard_.events == 0 && heard_.state() != said) {
+        said = heard_.state();
+        status_ = Silence(quiet.count(), /*waiting=*/true);
+        spdlog::warn("{}", status_);
       }
       zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
       try {
@@ -141,6 +202,10 @@ class Monitor {
         continue;
       }
       last_event = Clock::now();
+      if (heard_.events++ == 0 && said != Heard::State::kEvents) {
+        spdlog::info("monitor events arrive from {}", flags_.endpoint);
+        status_.clear();
+      }
       view_.Apply(*event, UnixNow());
       if (!table_ && !PrintJsonLine(*event)) return Leave(kExitError, "stdout is closed");
       if (flags_.exit_when_finished && event->kind == "error") {
@@ -153,11 +218,25 @@ class Monitor {
   }
 
  private:
+  // Counts what the connection events say about the peer.
+  void Listen(ConnectionWatch& watch) {
+    for (const ConnectionEvent& event : watch.Drain()) {
+      if (event.kind == ConnectionEvent::Kind::kConnected) ++heard_.connections;
+      if (event.kind == ConnectionEvent::Kind::kHandshakeFailed) ++heard_.strangers;
+    }
+  }
+
+  // The line on `seconds` of silence.
+  std::string Silence(double seconds, bool waiting) const {
+    return heard_.Describe(flags_.endpoint, seconds, !flags_.job_key_file.empty(), waiting);
+  }
+
   void Draw() {
     // Home the cursor, rewrite every line clearing its tail, then clear what is below:
     // no full-screen clear, so the table does not flicker.
     std::string screen = "\x1b[H\x1b[2K";
     screen += fmt::format("actex monitor {}  (Ctrl-C leaves; the job goes on)\n", flags_.endpoint);
+    if (!status_.empty()) screen += "\x1b[2K" + status_ + "\n";
     std::string table = view_.RenderTable(UnixNow());
     for (size_t start = 0; start < table.size();) {
       const size_t end = table.find('\n', start);
@@ -177,6 +256,7 @@ class Monitor {
 
   void Skip(const std::string& reason) {
     view_.RecordSkipped(reason);
+    ++heard_.skipped;
     // The table shows skips itself; a log line would scribble over it.
     if (table_) return;
     if (view_.skipped() <= kLoggedSkips) spdlog::warn("skipped a message: {}", reason);
@@ -197,6 +277,8 @@ class Monitor {
   const bool table_;
   zmq::context_t context_{1};
   MonitorView view_;
+  Heard heard_;
+  std::string status_;  // what the silence means, shown above the table
 };
 
 }  // namespace
@@ -218,10 +300,21 @@ CommandRunner AddMonitorCommand(CLI::App& command) {
                   "exit 3 when no event arrived for this many seconds")
       ->check(CLI::PositiveNumber);
   command
+      .add_option("--warn-after", flags->warn_after_seconds,
+                  "before any event arrived, say on stderr after this many seconds what was "
+                  "heard from ENDPOINT (nothing, a connection but no event, or bytes that are "
+                  "not ZeroMQ) and keep waiting; 0: never")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command
       .add_option("--job-key-file", flags->job_key_file,
                   "the job's key file, when its nodes run with one")
       ->envname("ACTEX_JOB_KEY_FILE");
   command.footer(
+      "The job's monitor publisher is host 0's actex node (or actex simulate) at its "
+      "--coordinator PORT+1. Until its first event the monitor says on stderr, after "
+      "--warn-after seconds, whether nothing answers at ENDPOINT, something that is not "
+      "ZeroMQ does, or a publisher sends nothing, and keeps waiting.\n"
       "Exit codes: 0 finished or left with Ctrl-C, 1 an error event (with "
       "--exit-when-finished), 2 cannot connect, 3 --timeout passed without an event.");
   return [flags] {

@@ -106,8 +106,13 @@ CommandRunner AddShuffleCommand(CLI::App& command) {
                      "float32, float16 or bfloat16 (default: the source's)");
   command.footer(
       "Writes SHUFFLED/shuffled_NNNNNN.safetensors in a uniformly random order of all rows, "
-      "and SHUFFLED/metadata.json. Check the result with actex verify SHUFFLED.\n"
-      "Exit status: 0 done, 1 failed (run again to resume), 2 usage error.");
+      "and SHUFFLED/metadata.json. Check the result with actex verify SHUFFLED (exit status 0 "
+      "no fault, 1 faults found, 2 cannot check).\n"
+      "Exit status: 0 done; 1 stopped part way (disk full, a damaged shard, an I/O error): what "
+      "metadata.json lists stays valid, and once the cause is fixed the same command resumes; "
+      "2 refused before anything was written: a bad flag, a --to that is empty, /, the source "
+      "itself, inside it or holding it, a folder holding other files or another shuffle, or an "
+      "OUT that is not an extraction's output.");
   return [flags] {
     ShuffleOptions options;
     options.source_dir = flags->out_dir;
@@ -140,8 +145,15 @@ CommandRunner AddShuffleCommand(CLI::App& command) {
     options.log = [](const std::string& line) { spdlog::info("{}", line); };
     const auto start = std::chrono::steady_clock::now();
     auto result = ShuffleActivations(options);
+    if (!result && result.error().kind == ShuffleError::Kind::kRefused) {
+      std::cerr << "actex shuffle: " << result.error().message << '\n';
+      return 2;
+    }
     if (!result) {
-      std::cerr << "actex shuffle: " << result.error() << '\n';
+      std::cerr << "actex shuffle: " << result.error().message
+                << "\nactex shuffle: stopped part way; what " << flags->to
+                << "/metadata.json lists stays valid: once the cause is fixed, run the same "
+                   "command again to resume\n";
       return 1;
     }
     const double seconds =

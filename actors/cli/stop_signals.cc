@@ -29,6 +29,12 @@ const StopSignals& CountStopSignals() {
     // (transport/interrupted.h), and the supervisor looks at the counter each slice.
     sigaction(SIGTERM, &action, nullptr);
     sigaction(SIGINT, &action, nullptr);
+    // A closed terminal or ssh session sends SIGHUP, whose default would kill the run
+    // mid-chunk. A run started under nohup (SIGHUP ignored) keeps ignoring it, as asked.
+    struct sigaction hangup {};
+    if (sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN) {
+      sigaction(SIGHUP, &action, nullptr);
+    }
     return true;
   }();
   (void)installed;

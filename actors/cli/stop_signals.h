@@ -5,9 +5,10 @@
 
 namespace actex {
 
-// Makes SIGTERM and SIGINT (cloud preemption, Slurm's --signal, Ctrl-C) count into
-// the returned StopSignals instead of ending the process, so a node can drain and
-// say what it kept. The counter is process-wide (a signal handler can reach nothing
+// Makes SIGTERM, SIGINT and SIGHUP (cloud preemption, Slurm's --signal, Ctrl-C, a
+// closed terminal or ssh session; SIGHUP not where the process started with it
+// ignored, as under nohup) count into the returned StopSignals instead of ending the
+// process, so a node can drain and say what it kept. The counter is process-wide (a signal handler can reach nothing
 // else); the handlers stay for the life of the process. Calls after the first
 // return the same counter.
 const StopSignals& CountStopSignals();

@@ -131,7 +131,10 @@ CommandRunner AddVerifyCommand(CLI::App& command) {
   command.footer(
       "Re-reads every listed shard (size, crc32, safetensors header, tensors, doc ids) and "
       "checks that every corpus document is written or rejected exactly once over all host "
-      "folders.\nExit status: 0 no fault, 1 a fault was found, 2 usage error.");
+      "folders. A shuffle's output (actex shuffle) is checked row by row against its source.\n"
+      "Exit status: 0 no fault, 1 a fault was found (in a shard, a shuffled file or a "
+      "metadata.json), 2 usage error or the check cannot run (OUT missing; a shuffle's source "
+      "missing, unreadable or changed: give --source).");
   return [flags, &command] {
     if (!command.remaining().empty()) {
       std::cerr << "actex verify: unexpected argument " << command.remaining().front()

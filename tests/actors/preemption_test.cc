@@ -1,4 +1,4 @@
-// Preemption: SIGTERM and SIGINT drain a run instead of killing it. The node finishes
+// Preemption: SIGTERM, SIGINT and SIGHUP drain a run instead of killing it. The node finishes
 // the chunks in progress, lists what is whole, says what it kept, exits
 // 75, and the same command then finishes with exactly an uninterrupted run's bits.
 #include <gtest/gtest.h>
@@ -79,6 +79,22 @@ TEST_F(Preemption, SigtermDrainsSaysWhatItKeptAndTheSameCommandFinishesToTheBit)
       << err;
   EXPECT_NE(err.find("run the same command to resume"), std::string::npos) << err;
   ExpectTheSameCommandFinishesIt();
+}
+
+// A closed terminal or ssh session sends SIGHUP, whose default would kill the run
+// mid-chunk: it drains as SIGTERM does, and the rerun's output verifies.
+TEST_F(Preemption, SighupDrainsLikeSigtermAndTheRerunVerifies) {
+  std::chrono::steady_clock::duration took{};
+  auto [code, err] = RunAndSignal([](ActexProcess& run) { run.Signal(SIGHUP); }, &took);
+  ASSERT_EQ(code, kExitStoppedBySignal) << err;
+  EXPECT_NE(err.find("stopped by SIGHUP (drained at a chunk's end): " + preempted_.out_dir +
+                     "/host_00 keeps "),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("run the same command to resume"), std::string::npos) << err;
+  ExpectTheSameCommandFinishesIt();
+  ActexProcess verify(dir_.path() + "/verify", {"verify", preempted_.out_dir});
+  EXPECT_EQ(verify.Wait(seconds(120)), 0) << verify.out() << verify.err();
 }
 
 TEST_F(Preemption, ASecondSignalStopsAtOnceLosingNothingListed) {

@@ -84,7 +84,7 @@ TEST(ShuffleCommand, PeakMemoryStaysWithinTheBudgetOnALargerOutput) {
   // The process's own footprint: a shuffle that stops at its first check.
   ActexProcess idle(dir.path() + "/idle",
                     {"shuffle", dir.path() + "/nothing", "--to", dir.path() + "/x"});
-  ASSERT_EQ(idle.Wait(seconds(60)), 1);
+  ASSERT_EQ(idle.Wait(seconds(60)), 2);
   ActexProcess shuffle(dir.path() + "/shuffle",
                        {"shuffle", dir.path() + "/out", "--to", dir.path() + "/shuffled",
                         "--memory", "8MB", "--rows-per-file", "4096"});
@@ -135,7 +135,7 @@ TEST(ShuffleCommand, BadArgumentsAreNamed) {
   TempDir dir;
   ActexProcess missing(dir.path() + "/missing",
                        {"shuffle", dir.path() + "/nothing", "--to", dir.path() + "/x"});
-  EXPECT_EQ(missing.Wait(seconds(60)), 1);
+  EXPECT_EQ(missing.Wait(seconds(60)), 2);
   EXPECT_NE(missing.err().find("is not a directory"), std::string::npos) << missing.err();
   SyntheticOutput spec;
   spec.hosts = 1;
@@ -154,7 +154,7 @@ TEST(ShuffleCommand, BadArgumentsAreNamed) {
   }
   ActexProcess site(dir.path() + "/site", {"shuffle", dir.path() + "/out", "--to",
                                            dir.path() + "/x", "--sites", "blocks.9.hook_mlp_out"});
-  EXPECT_EQ(site.Wait(seconds(60)), 1);
+  EXPECT_EQ(site.Wait(seconds(60)), 2);
   EXPECT_NE(site.err().find("site blocks.9.hook_mlp_out is not in the output"), std::string::npos)
       << site.err();
 }

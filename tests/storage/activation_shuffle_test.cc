@@ -78,7 +78,7 @@ class ShuffleOfTwoHosts : public testing::Test {
 
 TEST_F(ShuffleOfTwoHosts, EveryRowOnceInFilesOfTheGivenSize) {
   auto result = ShuffleActivations(Options(source(), shuffled()));
-  ASSERT_TRUE(result.has_value()) << result.error();
+  ASSERT_TRUE(result.has_value()) << result.error().message;
   const int64_t rows = SyntheticRows(spec_);
   EXPECT_EQ(result->rows, rows);
   EXPECT_GT(result->buckets, 1);
@@ -113,7 +113,7 @@ TEST_F(ShuffleOfTwoHosts, ChosenSitesInAnotherDtypeWithSkippedTokens) {
   options.dtype = "F32";
   options.skip_token_ids = {0, 248, 255};  // doc 0's first token, and some of others
   auto result = ShuffleActivations(options);
-  ASSERT_TRUE(result.has_value()) << result.error();
+  ASSERT_TRUE(result.has_value()) << result.error().message;
   int64_t skipped = 0;
   for (int64_t doc = 0; doc < spec_.documents; ++doc) {
     for (int t = 0; t < SyntheticTokens(doc); ++t) {
@@ -140,12 +140,13 @@ TEST_F(ShuffleOfTwoHosts, FailedShuffleResumesToTheSameFiles) {
     options.fail_after_bytes = budget;
     auto result = ShuffleActivations(options);
     if (result) break;
-    EXPECT_THAT(result.error(), HasSubstr("No space left on device"));
+    EXPECT_THAT(result.error().message, HasSubstr("No space left on device"));
+    EXPECT_EQ(result.error().kind, ShuffleError::Kind::kStopped);
     ++failures;
   }
   EXPECT_GT(failures, 3);
   auto result = ShuffleActivations(Options(source(), shuffled()));
-  ASSERT_TRUE(result.has_value()) << result.error();
+  ASSERT_TRUE(result.has_value()) << result.error().message;
   EXPECT_TRUE(result->resumed);
   EXPECT_EQ(FilesBytes(shuffled()), reference);
   ExpectVerified(shuffled(), SyntheticRows(spec_));
@@ -159,7 +160,8 @@ TEST_F(ShuffleOfTwoHosts, OtherParametersOverAnUnfinishedShuffleAreRefused) {
   options.seed = 9;
   auto result = ShuffleActivations(options);
   ASSERT_FALSE(result.has_value());
-  EXPECT_THAT(result.error(), HasSubstr("already holds another shuffle"));
+  EXPECT_THAT(result.error().message, HasSubstr("already holds another shuffle"));
+  EXPECT_EQ(result.error().kind, ShuffleError::Kind::kRefused);
 }
 
 TEST_F(ShuffleOfTwoHosts, DamagedSourceShardIsNamed) {
@@ -169,23 +171,25 @@ TEST_F(ShuffleOfTwoHosts, DamagedSourceShardIsNamed) {
   WriteBytes(shard, bytes);
   auto result = ShuffleActivations(Options(source(), shuffled()));
   ASSERT_FALSE(result.has_value());
-  EXPECT_THAT(result.error(), HasSubstr("host_00/shard_000002.safetensors"));
-  EXPECT_THAT(result.error(), HasSubstr("damaged"));
+  EXPECT_THAT(result.error().message, HasSubstr("host_00/shard_000002.safetensors"));
+  EXPECT_THAT(result.error().message, HasSubstr("damaged"));
+  EXPECT_EQ(result.error().kind, ShuffleError::Kind::kStopped);
 }
 
 TEST(Shuffle, MissingOrEmptySourceIsAnError) {
   TempDir dir;
   auto missing = ShuffleActivations(Options(dir.File("nothing"), dir.File("shuffled")));
   ASSERT_FALSE(missing.has_value());
-  EXPECT_THAT(missing.error(), HasSubstr("is not a directory"));
+  EXPECT_THAT(missing.error().message, HasSubstr("is not a directory"));
   WriteSyntheticOutput(dir.File("out"), SyntheticOutput{.hosts = 1, .documents = 3});
   auto inside = ShuffleActivations(Options(dir.File("out"), dir.File("out/shuffled")));
   ASSERT_FALSE(inside.has_value());
-  EXPECT_THAT(inside.error(), HasSubstr("is inside"));
+  EXPECT_THAT(inside.error().message, HasSubstr("is inside"));
+  EXPECT_EQ(inside.error().kind, ShuffleError::Kind::kRefused);
   fs::create_directories(dir.File("empty"));
   auto empty = ShuffleActivations(Options(dir.File("empty"), dir.File("shuffled")));
   ASSERT_FALSE(empty.has_value());
-  EXPECT_THAT(empty.error(), HasSubstr("holds no host folder"));
+  EXPECT_THAT(empty.error().message, HasSubstr("holds no host folder"));
 }
 
 TEST_F(ShuffleOfTwoHosts, VerifyFindsAChangedValueAndAMissingFile) {

@@ -1,0 +1,24 @@
+#ifndef ACTEX_STORAGE_DESTINATION_FOLDER_H_
+#define ACTEX_STORAGE_DESTINATION_FOLDER_H_
+
+#include <expected>
+#include <string>
+
+namespace actex {
+
+// Refuses `to`, the folder a command derives from the folder `source` (`actex
+// shuffle OUT --to SHUFFLED`, `actex export OUT --to DIR`), when writing there would
+// touch what the user did not name: an empty `to` (which would mean the filesystem
+// root or the current folder, depending on how it is joined), one that resolves to the
+// filesystem root, to `source` itself, to a folder inside `source` (taken for a host
+// folder later) or to a folder holding `source`. Paths are compared resolved
+// (std::filesystem::weakly_canonical of the absolute path: symlinks, "..", "./" and
+// trailing slashes do not hide a match). The error names `flag` and what to do.
+// Nothing is created or written.
+std::expected<void, std::string> CheckDestinationFolder(const std::string& flag,
+                                                        const std::string& to,
+                                                        const std::string& source);
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_DESTINATION_FOLDER_H_
