@@ -39,7 +39,9 @@ class LoopbackSocket {
     socklen_t size = sizeof(address);
     ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
     port_ = ntohs(address.sin_port);
-    if (listen) EXPECT_EQ(::listen(fd_, 16), 0);
+    if (listen) {
+      EXPECT_EQ(::listen(fd_, 16), 0);
+    }
   }
   ~LoopbackSocket() { ::close(fd_); }
   int fd() const { return fd_; }
@@ -114,7 +116,7 @@ TEST(MonitorSilence, NothingListeningIsSaidWithinSecondsAndTimeoutGivesUpSayingS
 TEST(MonitorSilence, AStrangersBytesAreNotPrintedAndAreSaidToBeNothingItUnderstands) {
   // Bytes that open like ZeroMQ's greeting and then are not, bytes that libzmq takes for
   // its old framing, and an HTTP server's answer.
-  for (const std::string greeting : {std::string("\xff\x01\x02\x03", 4), std::string("\x05"),
+  for (const std::string& greeting : {std::string("\xff\x01\x02\x03", 4), std::string("\x05"),
                                      std::string("HTTP/1.1 400 Bad Request\r\n\r\n")}) {
     TempDir dir;
     StrangerServer stranger(greeting);
