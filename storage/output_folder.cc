@@ -13,6 +13,7 @@
 #include "storage/lease_log.h"
 #include "storage/line_reader.h"
 #include "storage/shard_listing.h"
+#include "storage/unlisted_shards.h"
 #include "storage/upload_ledger.h"
 
 namespace actex {
@@ -23,11 +24,6 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kMaxRejectLineBytes = int64_t{1} << 20;
 constexpr int kMaxMalformedRejectsListed = 20;
-
-const std::regex& ShardFilePattern() {
-  static const std::regex pattern(R"(shard_[0-9]+\.safetensors(\.gz)?)");
-  return pattern;
-}
 
 bool ReadInt(const nlohmann::json& object, const char* key, int64_t minimum, int64_t* out) {
   auto found = object.find(key);
@@ -66,7 +62,7 @@ std::optional<ShardEntry> ReadShardEntry(const nlohmann::json& entry, size_t ind
   if (file == entry.end() || !file->is_string()) return fault("has no \"file\" name");
   const std::string name = file->get<std::string>();
   where += " (" + name + ")";
-  if (!std::regex_match(name, ShardFilePattern())) {
+  if (!IsShardFileName(name)) {
     return fault("file name is not shard_NNNNNN.safetensors[.gz]");
   }
   ShardEntry shard;
@@ -225,10 +221,18 @@ std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
     std::string problem;
     if (name.ends_with(".tmp")) {
       problem = "temporary file of an interrupted write; not part of the output, safe to delete";
-    } else if (std::regex_match(name, ShardFilePattern())) {
+    } else if (IsShardFileName(name)) {
+      problem = "shard not listed in metadata.json, " + DescribeShardFile(entry.path().string()) +
+                ": its documents are not counted. A run that stopped after writing it and "
+                "before listing it leaves one; so does a metadata.json entry lost or edited "
+                "away, and then this file is their only copy: restore its entry to keep it. "
+                "A resume moves it into " + std::string(kUnlistedFolder) +
+                "/ and computes its chunks again";
+    } else if (name == kUnlistedFolder && entry.is_directory()) {
       problem =
-          "shard not listed in metadata.json: written after the last listed one by a run "
-          "that stopped; not part of the output, safe to delete (a resume replaces it)";
+          "shards a resume set aside because metadata.json did not list them; not part of the "
+          "output (their chunks were computed again): delete them once the output verifies, "
+          "unless metadata.json lost their entries by mistake";
     } else if (entry.is_directory()) {
       problem = "directory not written by actex";
     } else {

@@ -86,13 +86,18 @@ std::string ShardListing::MetadataText(bool complete, const nlohmann::json& run_
 std::expected<std::map<int64_t, int64_t>, std::string> ListedChunks(
     const nlohmann::json& metadata) {
   std::map<int64_t, int64_t> chunks;
-  auto add = [&chunks](const nlohmann::json& list) -> std::expected<void, std::string> {
-    if (list.is_null()) return {};
-    if (!list.is_array()) return std::unexpected("a chunk list is not an array: " + list.dump());
-    for (const auto& entry : list) {
-      const bool pair = entry.is_array() && entry.size() == 2 && entry[0].is_number_integer() &&
-                        entry[1].is_number_integer() && entry[0].get<int64_t>() >= 0 &&
-                        entry[1].get<int64_t>() >= 1;
+  auto add = [&chunks](const nlohmann::json* list,
+                       const std::string& where) -> std::expected<void, std::string> {
+    if (list == nullptr || list->is_null()) return {};
+    if (!list->is_array()) {
+      return std::unexpected(where + " is not an array of chunks: " + list->dump());
+    }
+    for (const auto& entry : *list) {
+      // [chunk, documents], or [chunk, documents, "digest"] where a digest follows.
+      const bool pair = entry.is_array() && (entry.size() == 2 || entry.size() == 3) &&
+                        entry[0].is_number_integer() && entry[1].is_number_integer() &&
+                        entry[0].get<int64_t>() >= 0 && entry[1].get<int64_t>() >= 1 &&
+                        (entry.size() == 2 || entry[2].is_string());
       if (!pair) return std::unexpected("a chunk entry is not [chunk, documents]: " + entry.dump());
       if (!chunks.emplace(entry[0].get<int64_t>(), entry[1].get<int64_t>()).second) {
         return std::unexpected("chunk " + entry[0].dump() + " is listed twice");
@@ -100,12 +105,24 @@ std::expected<std::map<int64_t, int64_t>, std::string> ListedChunks(
     }
     return {};
   };
-  for (const auto& shard : metadata.value("shards", nlohmann::json::array())) {
-    if (auto added = add(shard.value("chunks", nlohmann::json())); !added) {
+  auto member = [](const nlohmann::json& object, const char* key) -> const nlohmann::json* {
+    if (!object.is_object()) return nullptr;
+    auto found = object.find(key);
+    return found == object.end() ? nullptr : &*found;
+  };
+  if (!metadata.is_object()) return std::unexpected(std::string("metadata is not an object"));
+  const nlohmann::json* shards = member(metadata, "shards");
+  if (shards != nullptr && !shards->is_null() && !shards->is_array()) {
+    return std::unexpected("\"shards\" is not an array: " + shards->dump());
+  }
+  for (size_t i = 0; shards != nullptr && shards->is_array() && i < shards->size(); ++i) {
+    const std::string where = "shards[" + std::to_string(i) + "].chunks";
+    if (auto added = add(member((*shards)[i], "chunks"), where); !added) {
       return std::unexpected(added.error());
     }
   }
-  if (auto added = add(metadata.value("chunks_without_documents", nlohmann::json())); !added) {
+  if (auto added = add(member(metadata, "chunks_without_documents"), "chunks_without_documents");
+      !added) {
     return std::unexpected(added.error());
   }
   return chunks;

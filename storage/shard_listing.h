@@ -59,8 +59,9 @@ class ShardListing {
 
 // The chunks a metadata.json lists, in its shards and without documents, each with
 // the number of documents it has (its chunk size, or fewer at the corpus's end).
-// Refused: an entry that is not a [chunk, documents] pair of a chunk >= 0 and a
-// count >= 1, or a chunk listed twice.
+// Refused: an entry that is not a [chunk, documents] pair (or a [chunk, documents,
+// "digest"] triple) of a chunk >= 0 and a count >= 1, a chunk list or "shards" of
+// another JSON type, or a chunk listed twice.
 std::expected<std::map<int64_t, int64_t>, std::string> ListedChunks(const nlohmann::json& metadata);
 
 }  // namespace actex

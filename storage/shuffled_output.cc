@@ -12,6 +12,7 @@
 #include <set>
 
 #include "storage/crc32.h"
+#include "storage/json_field.h"
 #include "storage/file_io.h"
 #include "storage/safetensors.h"
 #include "storage/shuffle_rows.h"
@@ -108,7 +109,7 @@ bool IsShuffledOutput(const std::string& dir) {
   auto text = ReadWholeFile(dir + "/metadata.json");
   if (!text) return false;
   const json metadata = json::parse(*text, nullptr, false);
-  return metadata.is_object() && metadata.value("format", "") == kShuffledFormat;
+  return JsonStringField(metadata, {}, "format").value_or("") == kShuffledFormat;
 }
 
 std::string ShuffledCheck::Summary() const {
@@ -125,8 +126,8 @@ std::expected<ShuffledCheck, std::string> VerifyShuffled(const std::string& dir,
   auto text = ReadWholeFile(dir + "/metadata.json");
   if (!text) return std::unexpected(text.error());
   const json metadata = json::parse(*text, nullptr, false);
-  if (!metadata.is_object() || metadata.value("format", "") != kShuffledFormat ||
-      metadata.value("version", 0) != 1) {
+  if (JsonStringField(metadata, {}, "format").value_or("") != kShuffledFormat ||
+      JsonIntField(metadata, {}, "version").value_or(0) != 1) {
     return std::unexpected(dir + "/metadata.json is not a version 1 actex shuffle's");
   }
   ShuffledCheck check;

@@ -5,6 +5,7 @@
 #include "actors/cli/commands.h"
 #include "actors/cli/extract_flags.h"
 #include "actors/cli/stop_signals.h"
+#include "actors/host_output.h"
 #include "actors/node.h"
 
 namespace actex {
@@ -19,6 +20,13 @@ CommandRunner AddExtractCommand(CLI::App& command) {
       return 2;
     }
     options->show_progress = true;
+    NodeOptions node;  // as RunExtraction makes it: host 0 of one
+    node.extract = *options;
+    auto lock = LockHostOutput(node);  // held until the run returns
+    if (!lock) {
+      spdlog::error("{}", lock.error().message);
+      return lock.error().kind == OutputLock::Refusal::kHeld ? 2 : 1;
+    }
     return ReportRun(RunExtraction(*options, &CountStopSignals()));
   };
 }
