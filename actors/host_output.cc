@@ -80,13 +80,14 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
     return std::unexpected(kept.error());
   }
   writer.shards.continue_from = found.metadata;
-  spdlog::info("{}: {}; {} shard(s) kept, {} temporary file(s) removed, {} unlisted shard(s) "
-               "set aside in {}/{}",
-               dir,
-               start.complete ? "already complete"
-                              : "resuming at document " + std::to_string(start.first_doc),
-               found.metadata["shards"].size(), cleanup->removed_tmp.size(),
-               cleanup->set_aside.size(), dir, kUnlistedFolder);
+  spdlog::info(
+      "{}: {}; {} shard(s) kept, {} temporary file(s) removed, {} unlisted shard(s) "
+      "set aside in {}/{}",
+      dir,
+      start.complete ? "already complete"
+                     : "resuming at document " + std::to_string(start.first_doc),
+      found.metadata["shards"].size(), cleanup->removed_tmp.size(), cleanup->set_aside.size(), dir,
+      kUnlistedFolder);
   return start;
 }
 

@@ -21,8 +21,10 @@ std::string Damaged(const std::string& problem) {
          "file or give --overwrite to start anew";
 }
 
+// One "shards" entry; its "chunks" only when `with_chunks` (an older actex's entries
+// are well-formed without them).
 std::expected<void, std::string> CheckShardEntry(const nlohmann::json& shard,
-                                                 const JsonPlace& place) {
+                                                 const JsonPlace& place, bool with_chunks) {
   if (!shard.is_object()) return std::unexpected(JsonTypeError(place, &shard, "an object"));
   for (const char* key : {"file", "crc32"}) {
     if (auto text = JsonStringField(shard, place, key); !text) {
@@ -34,6 +36,7 @@ std::expected<void, std::string> CheckShardEntry(const nlohmann::json& shard,
       return std::unexpected(number.error());
     }
   }
+  if (!with_chunks) return {};
   if (auto chunks = JsonArrayField(shard, place, "chunks"); !chunks) {
     return std::unexpected(chunks.error());
   }
@@ -49,14 +52,18 @@ std::expected<void, std::string> CheckContinuable(const nlohmann::json& metadata
   if (auto complete = JsonBoolField(metadata, top, "complete"); !complete) {
     return std::unexpected(complete.error());
   }
-  if (auto config = JsonObjectField(metadata, top, "config"); !config) {
-    return std::unexpected(config.error());
+  // The run's configuration, compared with this run's (null: written without one).
+  if (auto config = metadata.find("config");
+      config == metadata.end() || (!config->is_object() && !config->is_null())) {
+    return std::unexpected(JsonTypeError(top.Member("config"),
+                                         config == metadata.end() ? nullptr : &*config,
+                                         "an object"));
   }
   auto shards = JsonArrayField(metadata, top, "shards");
   if (!shards) return std::unexpected(shards.error());
   for (size_t i = 0; i < shards->get().size(); ++i) {
     const JsonPlace place = top.Member("shards").Element(i);
-    if (auto checked = CheckShardEntry(shards->get()[i], place); !checked) return checked;
+    if (auto checked = CheckShardEntry(shards->get()[i], place, true); !checked) return checked;
   }
   auto without = metadata.find("chunks_without_documents");
   if (without != metadata.end() && !without->is_null() && !without->is_array()) {
@@ -93,8 +100,10 @@ std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const
   const nlohmann::json& metadata = earlier.metadata;
   if (auto shards = metadata.find("shards"); shards != metadata.end() && shards->is_array()) {
     for (const auto& shard : *shards) {
-      if (!shard.is_object() || shard.contains("chunks")) continue;
-      const std::string name = JsonStringField(shard, {}, "file").value_or("a shard");
+      const bool older = CheckShardEntry(shard, {}, /*with_chunks=*/false).has_value() &&
+                         !shard.contains("chunks");
+      if (!older) continue;
+      const std::string name = shard["file"].get<std::string>();
       return std::unexpected(path.string() + " lists " + name +
                              " without the chunks it holds: it was written by an older actex, "
                              "whose shards could end inside a chunk; finish it with that "

@@ -35,7 +35,7 @@ struct EarlierOutput {
 std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const std::string& dir);
 
 // Checks that `metadata` (read from `file`) has every field a resume reads, of the
-// right type: "complete" true or false, "config" an object, "shards" an array of
+// right type: "complete" true or false, "config" an object (or null), "shards" an array of
 // objects with a string "file" and "crc32", integer "first_doc_id", "last_doc_id",
 // "docs", "tokens", "bytes" and a "chunks" array; "chunks_without_documents"
 // absent, null or an array; "statistics" absent, null, or an object of

@@ -15,8 +15,8 @@ const nlohmann::json* FindMember(const nlohmann::json& object, std::string_view 
 
 // The error for a member that is missing or of another type; when `object` itself
 // is not an object, that is the error.
-std::string MemberError(const nlohmann::json& object, const JsonPlace& place,
-                        std::string_view key, std::string_view expected) {
+std::string MemberError(const nlohmann::json& object, const JsonPlace& place, std::string_view key,
+                        std::string_view expected) {
   if (!object.is_object()) return JsonTypeError(place, &object, "an object");
   return JsonTypeError(place.Member(key), FindMember(object, key), expected);
 }
@@ -91,8 +91,8 @@ std::expected<std::string, std::string> JsonStringField(const nlohmann::json& ob
   return JsonString(*member, place.Member(key));
 }
 
-std::expected<bool, std::string> JsonBoolField(const nlohmann::json& object,
-                                               const JsonPlace& place, std::string_view key) {
+std::expected<bool, std::string> JsonBoolField(const nlohmann::json& object, const JsonPlace& place,
+                                               std::string_view key) {
   const nlohmann::json* member = FindMember(object, key);
   if (member == nullptr || !member->is_boolean()) {
     return std::unexpected(MemberError(object, place, key, "true or false"));
@@ -121,9 +121,9 @@ std::expected<int64_t, std::string> JsonInt(const nlohmann::json& value, const J
                                             int64_t minimum) {
   const std::string expected =
       minimum == INT64_MIN ? "an integer" : "an integer >= " + std::to_string(minimum);
-  const bool fits = value.is_number_integer() &&
-                    (!value.is_number_unsigned() ||
-                     value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX));
+  const bool fits =
+      value.is_number_integer() &&
+      (!value.is_number_unsigned() || value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX));
   if (!fits || value.get<int64_t>() < minimum) {
     return std::unexpected(JsonTypeError(place, &value, expected));
   }
@@ -136,8 +136,7 @@ std::expected<std::string, std::string> JsonString(const nlohmann::json& value,
   return value.get<std::string>();
 }
 
-std::expected<double, std::string> JsonNumber(const nlohmann::json& value,
-                                              const JsonPlace& place) {
+std::expected<double, std::string> JsonNumber(const nlohmann::json& value, const JsonPlace& place) {
   if (!value.is_number()) return std::unexpected(JsonTypeError(place, &value, "a number"));
   return value.get<double>();
 }

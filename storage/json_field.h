@@ -50,8 +50,8 @@ std::expected<JsonRef, std::string> JsonArrayField(const nlohmann::json& object,
 std::expected<std::string, std::string> JsonStringField(const nlohmann::json& object,
                                                         const JsonPlace& place,
                                                         std::string_view key);
-std::expected<bool, std::string> JsonBoolField(const nlohmann::json& object,
-                                               const JsonPlace& place, std::string_view key);
+std::expected<bool, std::string> JsonBoolField(const nlohmann::json& object, const JsonPlace& place,
+                                               std::string_view key);
 // An integer that fits int64_t and is at least `minimum`.
 std::expected<int64_t, std::string> JsonIntField(const nlohmann::json& object,
                                                  const JsonPlace& place, std::string_view key,
@@ -65,8 +65,7 @@ std::expected<int64_t, std::string> JsonInt(const nlohmann::json& value, const J
                                             int64_t minimum = INT64_MIN);
 std::expected<std::string, std::string> JsonString(const nlohmann::json& value,
                                                    const JsonPlace& place);
-std::expected<double, std::string> JsonNumber(const nlohmann::json& value,
-                                              const JsonPlace& place);
+std::expected<double, std::string> JsonNumber(const nlohmann::json& value, const JsonPlace& place);
 
 }  // namespace actex
 

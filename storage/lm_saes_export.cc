@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/whole_file.h"
 #include "storage/file_io.h"
 #include "storage/json_field.h"
 #include "storage/safetensors.h"
 #include "storage/shuffle_rows.h"
 #include "storage/shuffled_output.h"
-#include "base/whole_file.h"
 
 namespace actex {
 namespace {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/whole_file.h"
+#include "storage/json_field.h"
 #include "storage/lease_log.h"
 #include "storage/line_reader.h"
 #include "storage/shard_listing.h"
@@ -139,13 +140,19 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
   const std::string site_dtype = SiteDtype(dtype);
   if (site_dtype.empty()) fault("dtype \"" + dtype + "\" is not float32, float16 or bfloat16");
   std::vector<std::pair<std::string, int>> sites;
-  for (const auto& site : metadata.value("sites", nlohmann::json::array())) {
-    if (!site.is_object() || !site.contains("name") || !site["name"].is_string() ||
-        !site.contains("width") || !site["width"].is_number_integer() || site["width"] <= 0) {
+  const JsonPlace top{metadata_file, ""};
+  auto site_list = JsonArrayField(metadata, top, "sites");
+  if (!site_list) fault(site_list.error().substr(metadata_file.size() + 2));
+  for (size_t i = 0; site_list && i < site_list->get().size(); ++i) {
+    const nlohmann::json& site = site_list->get()[i];
+    const JsonPlace place = top.Member("sites").Element(i);
+    auto name = JsonStringField(site, place, "name");
+    auto width = JsonIntField(site, place, "width", 1);
+    if (!name || !width || *width > INT32_MAX) {
       fault("sites entry " + site.dump() + " is not {\"name\": string, \"width\": positive}");
       continue;
     }
-    sites.emplace_back(site["name"].get<std::string>(), site["width"].get<int>());
+    sites.emplace_back(*name, static_cast<int>(*width));
   }
   if (sites.empty()) fault("lists no site");
   const nlohmann::json shards = metadata.value("shards", nlohmann::json());
@@ -226,8 +233,8 @@ std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
                 ": its documents are not counted. A run that stopped after writing it and "
                 "before listing it leaves one; so does a metadata.json entry lost or edited "
                 "away, and then this file is their only copy: restore its entry to keep it. "
-                "A resume moves it into " + std::string(kUnlistedFolder) +
-                "/ and computes its chunks again";
+                "A resume moves it into " +
+                std::string(kUnlistedFolder) + "/ and computes its chunks again";
     } else if (name == kUnlistedFolder && entry.is_directory()) {
       problem =
           "shards a resume set aside because metadata.json did not list them; not part of the "

@@ -46,7 +46,8 @@ std::expected<OutputLock, OutputLock::Error> OutputLock::Acquire(const std::stri
   const std::string path = PathOf(out_dir, folder);
   ScopedFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
   if (fd.get() < 0) {
-    return std::unexpected(Error{Refusal::kSystem, OsError("cannot open the lock file", path, errno)});
+    return std::unexpected(
+        Error{Refusal::kSystem, OsError("cannot open the lock file", path, errno)});
   }
   int locked;
   do {
@@ -64,8 +65,7 @@ std::expected<OutputLock, OutputLock::Error> OutputLock::Acquire(const std::stri
     return std::unexpected(Error{Refusal::kSystem, OsError("cannot lock", path, errno)});
   }
   // Only informative: who holds it, for the message of a run refused above.
-  const std::string holder =
-      "pid " + std::to_string(::getpid()) + " on host " + HostName() + "\n";
+  const std::string holder = "pid " + std::to_string(::getpid()) + " on host " + HostName() + "\n";
   if (::ftruncate(fd.get(), 0) != 0) {
     return std::unexpected(Error{Refusal::kSystem, OsError("cannot truncate", path, errno)});
   }

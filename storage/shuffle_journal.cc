@@ -44,9 +44,9 @@ json Parameters(const ShuffleOptions& options, const SourceOutput& source,
 // Checks the fields a resumed shuffle reads from the output's metadata.json (whose
 // parameters already matched) and from state.json, so that either file damaged is
 // an error naming it and the field, never an exception later.
-std::expected<void, std::string> CheckJournal(const json& metadata, const std::string& metadata_file,
-                                              const json& state, const std::string& state_file,
-                                              size_t source_shards) {
+std::expected<void, std::string> CheckJournal(const json& metadata,
+                                              const std::string& metadata_file, const json& state,
+                                              const std::string& state_file, size_t source_shards) {
   const JsonPlace top{metadata_file, ""};
   auto files = JsonArrayField(metadata, top, "files");
   if (!files) return std::unexpected(files.error());
@@ -144,8 +144,7 @@ std::expected<ShuffleJournal, std::string> OpenShuffleJournal(
     auto state_text = ReadWholeFile(state_path);
     if (!state_text) return std::unexpected(state_text.error());
     journal.state = json::parse(*state_text, nullptr, false);
-    if (journal.state.is_discarded())
-      return std::unexpected(state_path + " is not valid JSON");
+    if (journal.state.is_discarded()) return std::unexpected(state_path + " is not valid JSON");
     if (auto checked = CheckJournal(journal.metadata, metadata_path, journal.state, state_path,
                                     source.shards.size());
         !checked) {

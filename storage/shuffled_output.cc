@@ -11,12 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/whole_file.h"
 #include "storage/crc32.h"
-#include "storage/json_field.h"
 #include "storage/file_io.h"
+#include "storage/json_field.h"
 #include "storage/safetensors.h"
 #include "storage/shuffle_rows.h"
-#include "base/whole_file.h"
 
 namespace actex {
 namespace {

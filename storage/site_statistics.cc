@@ -121,23 +121,26 @@ std::expected<SiteStatistics, std::string> SiteStatistics::FromJson(const nlohma
   };
   const JsonPlace place{"statistics", ""};
   // ToJson writes a non-finite sum (activations that overflowed) as null.
-  auto number = [](const nlohmann::json& value, const JsonPlace& at) -> std::expected<double, std::string> {
+  auto number = [](const nlohmann::json& value,
+                   const JsonPlace& at) -> std::expected<double, std::string> {
     if (value.is_null()) return std::numeric_limits<double>::quiet_NaN();
     return JsonNumber(value, at);
   };
   if (!json.is_object()) return fail("not an object but " + DescribeJson(&json));
   auto width = JsonIntField(json, place, "width", 1);
   if (!width) return fail(width.error());
-  if (*width > kMaxStatisticsWidth) return fail("width " + std::to_string(*width) + " is too large");
+  if (*width > kMaxStatisticsWidth)
+    return fail("width " + std::to_string(*width) + " is too large");
   auto threshold = json.contains("threshold") ? number(json["threshold"], place.Member("threshold"))
                                               : JsonNumberField(json, place, "threshold");
   auto count = JsonIntField(json, place, "count", 0);
   auto rows_over = JsonIntField(json, place, "rows_over_threshold", 0);
   auto sum = JsonArrayField(json, place, "sum");
   auto sum_squares = JsonArrayField(json, place, "sum_squares");
-  for (const auto* error : {threshold ? nullptr : &threshold.error(),
-                            count ? nullptr : &count.error(), rows_over ? nullptr : &rows_over.error(),
-                            sum ? nullptr : &sum.error(), sum_squares ? nullptr : &sum_squares.error()}) {
+  for (const auto* error :
+       {threshold ? nullptr : &threshold.error(), count ? nullptr : &count.error(),
+        rows_over ? nullptr : &rows_over.error(), sum ? nullptr : &sum.error(),
+        sum_squares ? nullptr : &sum_squares.error()}) {
     if (error != nullptr) return fail(*error);
   }
   SiteStatistics stats(static_cast<int>(*width), *threshold);

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <map>
 #include <string>
 
 #include "actors/cli/commands.h"
@@ -103,8 +103,8 @@ HostHealth InspectHost(const fs::path& host_dir, std::map<std::string, int64_t>*
       auto count = [&](const char* key) { return JsonIntField(*size, place, key, 0).value_or(0); };
       auto documents = JsonIntField(*size, place, "documents", 0);
       std::cout << "  corpus: " << count("parquet_files") << " Parquet files ("
-                << count("parquet_rows") << " rows), " << count("jsonl_files")
-                << " JSONL files (" << count("jsonl_bytes") << " bytes), "
+                << count("parquet_rows") << " rows), " << count("jsonl_files") << " JSONL files ("
+                << count("jsonl_bytes") << " bytes), "
                 << (documents ? std::to_string(*documents) : std::string("unknown"))
                 << " documents in all\n";
     }
@@ -122,12 +122,12 @@ HostHealth InspectHost(const fs::path& host_dir, std::map<std::string, int64_t>*
               << '\n';
   }
   const auto& host_totals = metadata["totals"];
-  int64_t rejected = fs::exists(host_dir / "rejects.jsonl") ? CountLines(host_dir / "rejects.jsonl") : 0;
+  int64_t rejected =
+      fs::exists(host_dir / "rejects.jsonl") ? CountLines(host_dir / "rejects.jsonl") : 0;
   std::cout << "  total: " << host_totals["docs"].get<int64_t>() << " docs, "
             << host_totals["tokens"].get<int64_t>() << " tokens, "
             << host_totals["shards"].get<int64_t>() << " shards, "
-            << host_totals["bytes"].get<int64_t>() << " bytes, " << rejected
-            << " rejected lines\n";
+            << host_totals["bytes"].get<int64_t>() << " bytes, " << rejected << " rejected lines\n";
   for (const char* key : {"docs", "tokens", "shards", "bytes"}) {
     (*totals)[key] += host_totals[key].get<int64_t>();
   }
@@ -163,9 +163,10 @@ bool PrintStatistics(const std::vector<fs::path>& hosts, bool as_json) {
       if (known == sites.end()) {
         sites.emplace_back(name, *site);
       } else if (known->second.width() != site->width()) {
-        spdlog::error("{}/metadata.json: statistics[\"{}\"].width is {}, another host folder's "
-                      "is {}; see actex verify",
-                      host.string(), name, site->width(), known->second.width());
+        spdlog::error(
+            "{}/metadata.json: statistics[\"{}\"].width is {}, another host folder's "
+            "is {}; see actex verify",
+            host.string(), name, site->width(), known->second.width());
         return false;
       } else {
         known->second.Merge(*site);

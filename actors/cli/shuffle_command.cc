@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "actors/cli/commands.h"
+#include "base/whole_file.h"
 #include "model/model_config.h"
 #include "storage/activation_shuffle.h"
-#include "storage/json_field.h"
 #include "storage/file_io.h"
+#include "storage/json_field.h"
 #include "storage/shard_writer.h"
 #include "storage/shuffle_rows.h"
 #include "storage/shuffled_output.h"
-#include "base/whole_file.h"
 
 namespace actex {
 namespace {
@@ -76,7 +76,8 @@ std::expected<std::vector<int32_t>, std::string> SkipTokenIds(const std::string&
         const JsonPlace place{*model_dir + "/tokenizer.json", "added_tokens[]"};
         if (!JsonBoolField(token, place, "special").value_or(false)) continue;
         auto id = JsonIntField(token, place, "id", 0);
-        if (!id || *id > INT32_MAX) return std::unexpected(id ? "a token id is too large" : id.error());
+        if (!id || *id > INT32_MAX)
+          return std::unexpected(id ? "a token id is too large" : id.error());
         ids.insert(static_cast<int32_t>(*id));
       }
       continue;

@@ -55,10 +55,10 @@ Outcome Run(const std::string& prefix, std::vector<std::string> args) {
 }
 
 std::vector<std::string> ExtractArgs(const std::string& corpus, const std::string& out) {
-  return {"extract",  "--model",      kModel,        "--data", corpus,  "--out",
-          out,        "--layers",     "0",           "--sites", "resid_post",
-          "--dtype",  "bfloat16",     "--shard-size", "1",      "--chunk-docs", "1",
-          "--blas-threads", "1"};
+  return {"extract",  "--model",      kModel, "--data",       corpus,       "--out",
+          out,        "--layers",     "0",    "--sites",      "resid_post", "--dtype",
+          "bfloat16", "--shard-size", "1",    "--chunk-docs", "1",          "--blas-threads",
+          "1"};
 }
 
 class DamagedOutput : public testing::Test {
@@ -200,8 +200,8 @@ TEST_F(DamagedOutput, AMetadataFieldOfTheWrongTypeIsAnErrorFromEveryCommand) {
     const char* pointer;
     nlohmann::json value;
   };
-  for (const Case& c : {Case{"/shards/0", nullptr}, Case{"/shards", "x"},
-                        Case{"/complete", "yes"}, Case{"/totals", nullptr}, Case{"/sites", 5},
+  for (const Case& c : {Case{"/shards/0", nullptr}, Case{"/shards", "x"}, Case{"/complete", "yes"},
+                        Case{"/totals", nullptr}, Case{"/sites", 5},
                         Case{"/statistics/blocks.0.hook_resid_post/width", -1},
                         Case{"/shards/0/chunks/0", "x"}, Case{"/shards/0/bytes", "12"}}) {
     SCOPED_TRACE(std::string(c.pointer) + " = " + c.value.dump());
@@ -214,8 +214,7 @@ TEST_F(DamagedOutput, AMetadataFieldOfTheWrongTypeIsAnErrorFromEveryCommand) {
     Outcome verified = Actex("verify", {"verify", Out()});
     EXPECT_EQ(verified.exit_code, 1) << verified.out << verified.err;
     EXPECT_THAT(verified.out + verified.err, HasSubstr("metadata.json"));
-    for (const auto& [name, args] :
-         std::vector<std::pair<std::string, std::vector<std::string>>>{
+    for (const auto& [name, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
              {"inspect", {"inspect", Out()}},
              {"inspect-stats", {"inspect", Out(), "--stats"}},
              {"shuffle", {"shuffle", Out(), "--to", dir_.path() + "/shuffled"}},

@@ -35,8 +35,8 @@ class DamagedMetadata : public testing::Test {
   void SetUp() override {
     SyntheticOutput spec;
     spec.hosts = 1;
-    spec.documents = 12;
-    spec.shard_bytes = 4 << 10;
+    spec.documents = 4;
+    spec.shard_bytes = 1 << 20;  // one shard: the readers' time goes to the listing
     spec.sites = {{"blocks.0.hook_resid_post", 8}};
     WriteSyntheticOutput(Out(), spec);
     original_ = ReadJson(Metadata());
@@ -54,13 +54,17 @@ class DamagedMetadata : public testing::Test {
       options.out_dir = Out();
       options.data = {"/nonexistent/corpus.jsonl"};  // coverage is not what is tested here
       auto report = VerifyOutput(options);
-      if (!report) EXPECT_THAT(report.error(), HasSubstr("metadata.json"));
+      if (!report) {
+        EXPECT_THAT(report.error(), HasSubstr("metadata.json"));
+      }
     } catch (const std::exception& error) {
       ADD_FAILURE() << "VerifyOutput threw " << error.what();
     }
     try {
       auto source = ReadSourceOutput(Out());
-      if (!source) EXPECT_THAT(source.error(), HasSubstr("metadata.json"));
+      if (!source) {
+        EXPECT_THAT(source.error(), HasSubstr("metadata.json"));
+      }
     } catch (const std::exception& error) {
       ADD_FAILURE() << "ReadSourceOutput threw " << error.what();
     }
@@ -74,7 +78,9 @@ class DamagedMetadata : public testing::Test {
         options.sites = {{"blocks.0.hook_resid_post", 8}};
         options.continue_from = (*earlier)->metadata;
         auto writer = ShardWriter::Open(options);
-        if (!writer) EXPECT_THAT(writer.error(), HasSubstr("metadata.json"));
+        if (!writer) {
+          EXPECT_THAT(writer.error(), HasSubstr("metadata.json"));
+        }
       }
     } catch (const std::exception& error) {
       ADD_FAILURE() << "the resume threw " << error.what();
