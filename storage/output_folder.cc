@@ -14,6 +14,7 @@
 #include "storage/lease_log.h"
 #include "storage/line_reader.h"
 #include "storage/shard_listing.h"
+#include "storage/site_statistics.h"
 #include "storage/unlisted_shards.h"
 #include "storage/upload_ledger.h"
 
@@ -155,6 +156,26 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
     sites.emplace_back(*name, static_cast<int>(*width));
   }
   if (sites.empty()) fault("lists no site");
+  // Statistics are null when a run resumed an output written without them; otherwise
+  // a resume continues them, so damage here is a fault.
+  if (auto statistics = metadata.find("statistics");
+      statistics != metadata.end() && !statistics->is_null()) {
+    if (!statistics->is_object()) {
+      fault(JsonTypeError(top.Member("statistics"), &*statistics, "an object or null")
+                .substr(metadata_file.size() + 2));
+    }
+    for (const auto& [name, width] : statistics->is_object() ? sites : decltype(sites)()) {
+      auto site = statistics->find(name);
+      auto parsed = site == statistics->end() ? std::unexpected("no statistics for site " + name)
+                                              : SiteStatistics::FromJson(*site);
+      if (!parsed) {
+        fault("statistics[\"" + name + "\"]: " + parsed.error());
+      } else if (parsed->width() != width) {
+        fault("statistics[\"" + name + "\"] are of width " + std::to_string(parsed->width()) +
+              ", the site's is " + std::to_string(width));
+      }
+    }
+  }
   const nlohmann::json shards = metadata.value("shards", nlohmann::json());
   if (!shards.is_array()) fault("has no \"shards\" list");
   std::set<std::string> names;

@@ -45,7 +45,7 @@ struct Outcome {
   std::string out, err;
 };
 
-Outcome Run(const std::string& prefix, std::vector<std::string> args) {
+Outcome RunActex(const std::string& prefix, std::vector<std::string> args) {
   ActexProcess process(prefix, std::move(args));
   Outcome outcome;
   outcome.exit_code = process.Wait(kLimit);
@@ -69,7 +69,8 @@ class DamagedOutput : public testing::Test {
     corpus_ = run_->Write("corpus.jsonl",
                           "{\"input_ids\": [1, 2, 3]}\n{\"input_ids\": [4, 5]}\n"
                           "{\"input_ids\": [6, 7, 8, 9]}\n{\"input_ids\": [10]}\n");
-    Outcome extracted = Run(run_->path() + "/extract", ExtractArgs(corpus_, run_->path() + "/out"));
+    Outcome extracted =
+        RunActex(run_->path() + "/extract", ExtractArgs(corpus_, run_->path() + "/out"));
     ASSERT_EQ(extracted.exit_code, 0) << extracted.err;
   }
   static void TearDownTestSuite() {
@@ -84,7 +85,7 @@ class DamagedOutput : public testing::Test {
   std::string Host() const { return Out() + "/host_00"; }
   std::string Metadata() const { return Host() + "/metadata.json"; }
   Outcome Actex(const std::string& name, std::vector<std::string> args) const {
-    return Run(dir_.path() + "/" + name, std::move(args));
+    return RunActex(dir_.path() + "/" + name, std::move(args));
   }
   Outcome Resume() const { return Actex("resume", ExtractArgs(corpus_, Out())); }
 
