@@ -73,8 +73,14 @@ std::vector<ExtractFlag> MakeTable() {
                        "dtype", [](auto& o) -> auto& { return o.dtype; },
                        {"bfloat16", "float16", "float32"}));
   table.push_back(Number(
-      "--max-seq-len", "longest sequence in tokens", kShared, "max_seq_len",
+      "--max-seq-len",
+      "longest sequence in tokens (default 2048, or the model's n_positions when fewer: "
+      "GPT-2's learned positions end there; a larger value given is refused)", kShared, "max_seq_len",
       [](auto& o) -> auto& { return o.max_seq_len; }, 1));
+  // Resolved options hold the effective length; only --help sees "not given" (0).
+  table.back().record = [](const ExtractOptions& options) {
+    return nlohmann::json(options.max_seq_len == 0 ? kDefaultMaxSeqLen : options.max_seq_len);
+  };
 
   ExtractFlag overflow =
       Row("--overflow", "longer documents: truncate or split", kShared, "overflow");

@@ -27,6 +27,36 @@ std::expected<OutputDtype, std::string> ParseDtype(const std::string& name) {
   return std::unexpected("--dtype " + name + ": expected bfloat16, float16 or float32");
 }
 
+// A document's tokens must stay inside the model's positions: with learned
+// positions (GPT-2) a sequence past n_positions has no embedding, so every sequence
+// is cut to fit before any work. The default is capped and the log says so; a value
+// the user gave that does not fit is refused, as quietly computing something other
+// than what was asked for would be wrong (--overflow split keeps such documents
+// whole in windows that fit).
+std::expected<void, std::string> PlanMaxSeqLen(int given, const ModelConfig& config,
+                                               ExtractPlan* plan) {
+  const int limit = config.PositionLimit();
+  if (given == 0) {
+    plan->max_seq_len = std::min(kDefaultMaxSeqLen, limit);
+    if (plan->max_seq_len < kDefaultMaxSeqLen) {
+      plan->max_seq_len_note = "--max-seq-len " + std::to_string(plan->max_seq_len) + ": " +
+                               config.name + " has " + config.PositionLimitSource() +
+                               ", fewer than the default " + std::to_string(kDefaultMaxSeqLen) +
+                               "; longer documents are cut per --overflow";
+    }
+    return {};
+  }
+  if (given < 1) return std::unexpected(std::string("--max-seq-len must be at least 1"));
+  if (given > limit) {
+    return std::unexpected("--max-seq-len " + std::to_string(given) + ": " + config.name +
+                           " has " + config.PositionLimitSource() + "; give at most " +
+                           std::to_string(limit) +
+                           " (--overflow split keeps longer documents whole in windows)");
+  }
+  plan->max_seq_len = given;
+  return {};
+}
+
 }  // namespace
 
 std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text) {
@@ -81,7 +111,9 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
   if (!dtype) return std::unexpected(dtype.error());
   plan.dtype = *dtype;
 
-  if (options.max_seq_len < 1) return std::unexpected("--max-seq-len must be at least 1");
+  if (auto length = PlanMaxSeqLen(options.max_seq_len, config, &plan); !length) {
+    return std::unexpected(length.error());
+  }
   if (options.batch_tokens < 1) return std::unexpected("--batch-tokens must be at least 1");
   if (options.shard_bytes < 1) return std::unexpected("--shard-size must be positive");
   if (options.data.empty()) return std::unexpected("--data: give at least one corpus file");
@@ -132,9 +164,14 @@ int DefaultBlasThreads(int shards_on_this_host) {
 ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan& plan) {
   ExtractOptions resolved = options;
   resolved.dtype = plan.dtype_name;
+  resolved.max_seq_len = plan.max_seq_len;
   resolved.sites.clear();
   for (const Site& site : plan.sites) resolved.sites.push_back(site.HookName());
   return resolved;
+}
+
+CorpusOptions CorpusOptionsOf(const ExtractOptions& options) {
+  return CorpusOptions{options.data, options.text_field, options.max_docs};
 }
 
 nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan) {

@@ -10,11 +10,15 @@
 #include "actors/upload_command.h"
 #include "model/model_config.h"
 #include "model/sites.h"
+#include "storage/corpus_reader.h"
 #include "storage/shard_writer.h"
 
 namespace actex {
 
 enum class Overflow { kTruncate, kSplit };
+
+// --max-seq-len when not given, unless the model's positions end sooner.
+inline constexpr int kDefaultMaxSeqLen = 2048;
 
 // Everything `actex extract` is told on its command line; one host's node runs from
 // this struct alone.
@@ -26,7 +30,9 @@ struct ExtractOptions {
   std::vector<std::string> sites = {"resid_post"};
   int shards = 1;
   std::string dtype;  // bfloat16 | float16 | float32; empty: the model's torch_dtype
-  int max_seq_len = 2048;
+  // 0: not given, so kDefaultMaxSeqLen capped at the model's PositionLimit (see
+  // ExtractPlan::max_seq_len); a value given is never changed.
+  int max_seq_len = 0;
   Overflow overflow = Overflow::kTruncate;
   int64_t batch_tokens = 8192;
   // Consecutive documents that travel together (actors/mesh_plan.h): batches never
@@ -61,7 +67,15 @@ struct ExtractPlan {
   int blas_threads = 1;
   int32_t bos_token_id = -1;         // >= 0: put before documents (see --bos)
   bool bos_on_pretokenized = false;  // --bos yes: before pre-tokenized documents too
+  // The longest sequence: --max-seq-len as given, or when not given the default
+  // capped at the model's position limit (GPT-2's n_positions); recorded in metadata.
+  int max_seq_len = kDefaultMaxSeqLen;
+  // Non-empty when the default was capped: a line for the log saying so.
+  std::string max_seq_len_note;
 };
+
+// How the corpus is read: its inputs, text field and document limit.
+CorpusOptions CorpusOptionsOf(const ExtractOptions& options);
 
 // Checks every option against the model before any work starts. Errors name the
 // flag and the allowed values ("--layers 30: the model has 24 layers (0..23)").
@@ -80,7 +94,7 @@ std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& t
 std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options);
 
 // The options with what the plan resolved put in: the dtype the model's torch_dtype
-// gave, the sites as hook names. What is recorded and compared is this.
+// gave, the sites as hook names, the effective --max-seq-len. What is recorded and compared is this.
 ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan& plan);
 
 // The options as recorded in metadata.json (and compared on resume): every recorded

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "actors/mesh_plan.h"
+#include "storage/chunk_digest.h"
 #include "storage/corpus_size.h"
 #include "storage/earlier_output.h"
 #include "storage/shard_listing.h"
@@ -44,6 +45,29 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   return writer;
 }
 
+// The corpus read now must hold what the listed chunks were computed from: every
+// listed chunk with a digest is read again and compared, before any work.
+std::expected<void, std::string> CheckSameCorpus(const ExtractOptions& extract,
+                                                 const std::string& dir,
+                                                 const nlohmann::json& metadata) {
+  const std::map<int64_t, std::string> digests = ListedChunkDigests(metadata);
+  if (digests.empty()) {
+    if (!ListedChunks(metadata).value_or(std::map<int64_t, int64_t>()).empty()) {
+      spdlog::warn(
+          "{}: its chunks were listed without corpus digests (an older actex); whether the "
+          "corpus changed since cannot be checked",
+          dir);
+    }
+    return {};
+  }
+  auto changed = FindChangedChunks(CorpusOptionsOf(extract), extract.chunk_docs, digests);
+  if (!changed) return std::unexpected("--data: " + changed.error());
+  if (changed->empty()) return {};
+  return std::unexpected("--data: " + DescribeChangedChunks(dir, *changed) +
+                         ". Resuming would mix documents of two corpora: run with the files "
+                         "the output was written from, or give --overwrite to start anew");
+}
+
 }  // namespace
 
 std::string SiteList(const std::vector<Site>& sites) {
@@ -67,6 +91,11 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
   if (auto same = CheckSameRun(dir, found.metadata["config"], writer.shards.run_config, leased);
       !same) {
     return std::unexpected(same.error());
+  }
+  if (auto same_corpus = start.complete ? std::expected<void, std::string>()
+                                         : CheckSameCorpus(extract, dir, found.metadata);
+      !same_corpus) {
+    return std::unexpected(same_corpus.error());
   }
   // Unlisted shard files are set aside, never deleted: one may be the only copy of
   // documents whose metadata.json entry was lost.

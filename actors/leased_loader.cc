@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "actors/actor_io.h"
+#include "storage/chunk_digest.h"
 #include "storage/chunk_reader.h"
 #include "transport/interrupted.h"
 #include "transport/schema.h"
@@ -26,6 +27,7 @@ struct GrantStream {
   zmq::socket_t pipeline;
   std::deque<int64_t> granted;  // not begun
   int64_t reading = -1;         // the chunk being sent; -1: none
+  ChunkDigest digest;           // of the records of `reading` read so far
   bool finished = false;        // a grant said the job finished
   EndOfStreamMessage end;
 
@@ -191,6 +193,7 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
   if (stream.reading < 0) {
     stream.reading = stream.granted.front();
     stream.granted.pop_front();
+    stream.digest.Reset();
     if (auto sought = stream.reader->Seek(stream.reading); !sought) {
       return CorpusBroke(sought.error());
     }
@@ -208,12 +211,13 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
         if (stream.own) --own_chunks_ahead_;
         return true;
       }
-      auto ended = Send(stream.pipeline, ChunkEndMessage{chunk, documents});
+      auto ended = Send(stream.pipeline, ChunkEndMessage{chunk, documents, stream.digest.Hex()});
       if (!ended) return ActorHalt::Failed(ended.error());
       if (stream.own) ++chunks_sent_;
       return true;
     }
     CorpusRecord& line = **record;
+    stream.digest.Add(line);
     if (!line.reject_reason.empty()) {
       // Only the host that writes a replica lists its rejected lines.
       if (!stream.own || !rejects_) continue;

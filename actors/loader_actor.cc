@@ -4,6 +4,7 @@
 
 #include "actors/actor_io.h"
 #include "actors/leased_loader.h"
+#include "storage/chunk_digest.h"
 #include "transport/interrupted.h"
 #include "transport/schema.h"
 
@@ -31,6 +32,7 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
   // The chunk each pipeline is being sent (-1: none), ended once a later id shows or
   // the corpus ends (`next_doc_id` is then how many documents it has).
   std::vector<int64_t> open_chunks(pipelines.size(), -1);
+  std::vector<ChunkDigest> digests(pipelines.size());  // of each open chunk's records
   bool draining = false;
   auto end_chunks_before = [&](int64_t doc_id,
                                bool corpus_ended = false) -> std::expected<void, ActorHalt> {
@@ -39,7 +41,8 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
       if (chunk < 0 || (!corpus_ended && doc_id < (chunk + 1) * config.chunk_docs)) continue;
       open_chunks[i] = -1;
       const int64_t documents = std::min(config.chunk_docs, doc_id - chunk * config.chunk_docs);
-      if (auto sent = SendUnlessStopped(actor, pipelines[i], ChunkEndMessage{chunk, documents});
+      if (auto sent = SendUnlessStopped(actor, pipelines[i],
+                                        ChunkEndMessage{chunk, documents, digests[i].Hex()});
           !sent) {
         return sent;
       }
@@ -69,7 +72,9 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
       }
       if (draining) continue;
       open_chunks[pipeline] = chunk;
+      digests[pipeline].Reset();
     }
+    digests[pipeline].Add(line);
     if (!line.reject_reason.empty()) {
       if (!rejects) continue;
       ++rejects_end.rejected;

@@ -34,6 +34,7 @@
 #include "storage/corpus_reader.h"
 #include "storage/corpus_size.h"
 #include "transport/interrupted.h"
+#include "transport/wire.h"
 
 namespace actex {
 namespace {
@@ -139,6 +140,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
       resources.config.heads, summary.load_seconds, mesh.Describe(), layout.shards().size(),
       resources.plan.blas_threads, IsaName(ActiveIsa()),
       GemmBackendName(PreferredGemmBackend(ActiveIsa())), SiteList(resources.plan.sites));
+  if (!resources.plan.max_seq_len_note.empty()) spdlog::info("{}", resources.plan.max_seq_len_note);
 
   NodeSupervisor supervisor({.host_id = options.host_id,
                              .num_hosts = options.num_hosts,
@@ -225,7 +227,7 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
                 .vocab_size = resources.config.vocab_size,
                 .bos_token_id = resources.plan.bos_token_id,
                 .bos_on_pretokenized = resources.plan.bos_on_pretokenized,
-                .packing = PackerOptions{.max_seq_len = extract.max_seq_len,
+                .packing = PackerOptions{.max_seq_len = resources.plan.max_seq_len,
                                          .overflow = extract.overflow,
                                          .batch_tokens = extract.batch_tokens},
                 .documents_endpoint = DocumentsEndpoint(replica),
@@ -235,7 +237,11 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   }
   if (started) {
     LoaderConfig loading;
-    loading.corpus = CorpusOptions{extract.data, extract.text_field, extract.max_docs};
+    loading.corpus = CorpusOptionsOf(extract);
+    // A document travels whole in one message: the longest line the reader passes
+    // (with its file name and fields) must fit a message body, or it would end the
+    // run at the send instead of being rejected with its file and line.
+    static_assert(kDefaultMaxLineBytes + (int64_t{1} << 20) <= kMaxBodyBytes);
     loading.chunk_docs = extract.chunk_docs;
     for (int replica : layout.replicas())
       loading.document_endpoints.push_back(DocumentsEndpoint(replica));

@@ -161,7 +161,7 @@ std::expected<void, std::string> WriterStage::HandleChunkEnd(ReceivedMessage& me
                            " ended inside a split document");
   }
   const int64_t shards_before = shards_->stats().shards;
-  if (auto ended = shards_->EndChunk(chunk_end->chunk, chunk_end->documents); !ended) {
+  if (auto ended = shards_->EndChunk(chunk_end->chunk, chunk_end->documents, chunk_end->digest); !ended) {
     return ended;
   }
   ++chunks_ended_;

@@ -29,9 +29,6 @@ namespace actex {
 namespace {
 
 constexpr int kSiteKinds = 8;
-// Rotary tables grow to the largest position seen; this bounds them (Qwen2.5's longest
-// context is 131072).
-constexpr int32_t kMaxPosition = 1 << 20;
 
 // Grows `buffer` to at least `size` floats; never shrinks, so batches reuse memory.
 float* Reserve(std::vector<float>& buffer, int64_t size) {
@@ -201,8 +198,8 @@ std::expected<void, std::string> DecoderShard::Forward(const PackedBatch& batch,
                              std::to_string(t) + " is outside the vocabulary of " + s.config.name +
                              " (" + std::to_string(s.config.vocab_size) + ")");
     }
-    // Learned positions (GPT-2) end at n_positions; rotary ones at kMaxPosition.
-    const int32_t end_position = s.config.rotary ? kMaxPosition + 1 : s.config.max_positions;
+    // Learned positions (GPT-2) end at n_positions; rotary ones at kRotaryPositionLimit.
+    const int32_t end_position = s.config.PositionLimit();
     if (batch.positions[t] < 0 || batch.positions[t] >= end_position) {
       return std::unexpected("position " + std::to_string(batch.positions[t]) +
                              " at batch position " + std::to_string(t) + " is outside [0, " +

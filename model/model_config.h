@@ -30,6 +30,10 @@ struct RopeConfig {
 // (model_type qwen2, llama, mistral, qwen3, gemma2, gemma3_text, gpt2). Anything in
 // the file that would change the math and is not implemented is refused by
 // LoadModelConfig, naming the field.
+// Rotary tables grow to the largest position seen; this bounds them (Qwen2.5's longest
+// context is 131072).
+inline constexpr int32_t kRotaryPositionLimit = (1 << 20) + 1;
+
 struct ModelConfig {
   std::string model_type;
   std::string name;         // "_name_or_path" or the folder's name
@@ -71,6 +75,13 @@ struct ModelConfig {
   const RopeConfig& RopeOf(int layer) const {
     return local_rope && Slides(layer) ? *local_rope : rope;
   }
+  // How many positions a sequence may use: a learned-position model's table
+  // (GPT-2's n_positions), else kRotaryPositionLimit. The one owner of this limit:
+  // the forward pass refuses positions at or past it, and PlanExtraction caps
+  // --max-seq-len at it so that no document reaches it.
+  int32_t PositionLimit() const { return rotary ? kRotaryPositionLimit : max_positions; }
+  // What PositionLimit comes from, for messages ("n_positions 1024 in config.json").
+  std::string PositionLimitSource() const;
 };
 
 // Reads `model_dir`/config.json. Errors name the file and the missing, inconsistent or

@@ -11,11 +11,19 @@
 
 namespace actex {
 
+// The longest line (or Parquet text) read as a document by default. A document
+// travels whole in one message from the loader to the tokenizer, so this stays
+// below the transport's message body limit (actors/node.cc checks it at compile
+// time); a longer line is a rejected document, never a failed send.
+inline constexpr int64_t kDefaultMaxLineBytes = int64_t{48} << 20;
+
 struct CorpusOptions {
   std::vector<std::string> inputs;  // files or globs, in the order given
   std::string text_field = "text";
   int64_t max_docs = -1;               // stop before doc id max_docs; -1: all
-  int64_t max_line_bytes = 256 << 20;  // longer lines are rejected, never buffered whole
+  // Longer lines are rejected, never buffered whole; a Parquet row with more than
+  // max_line_bytes / 5 token ids (5: the most bytes one takes in a message) too.
+  int64_t max_line_bytes = kDefaultMaxLineBytes;
   // When set, a Parquet row group none of whose doc ids [first, last] it wants is
   // passed over without being read (resume, --machine-id): no records for them.
   std::function<bool(int64_t first_doc_id, int64_t last_doc_id)> wants_docs = nullptr;
@@ -46,8 +54,10 @@ struct CorpusProgress {
 // named *.parquet must be Parquet. A Parquet file gives one record per row of its
 // text column (or its `input_ids` list column; see storage/parquet/column_choice.h).
 // Only an unreadable input (missing file, glob matching nothing, truncated gzip
-// stream, a file that is not valid Parquet or lacks the column, a damaged Parquet
-// page) is an error; a bad line or row becomes a record with reject_reason set.
+// stream, a file that is not valid Parquet or lacks the column, a Parquet encoding
+// not supported, a read error) is an error; a bad line or row becomes a record with
+// reject_reason set, and so does each row of a damaged Parquet page or column
+// chunk (the footer's row counts keep every other row's id).
 // A truncated or corrupt gzip stream is an error rather than a reject because
 // nothing after the damage can be read and doc ids past it would be guesses; the
 // records before it have been delivered, the partial line at the cut is not.
@@ -57,7 +67,8 @@ struct CorpusProgress {
 // field \"text\"", "field \"text\" is not a string", "field \"text\" is empty",
 // "input_ids must be an array of non-negative integers", "input_ids is empty"; and
 // for Parquet rows "field \"text\" is null", "input_ids is null", "text longer
-// than N bytes (M)".
+// than N bytes (M)", "input_ids has M ids, more than N", and for the rows of a
+// damaged Parquet page "damaged Parquet data: ...".
 class CorpusReader {
  public:
   static std::expected<std::unique_ptr<CorpusReader>, std::string> Open(

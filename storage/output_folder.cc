@@ -233,6 +233,7 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
       fault(chunks.error());
     } else {
       folder.chunks = std::move(*chunks);
+      folder.chunk_digests = ListedChunkDigests(metadata);
     }
   }
   return folder;

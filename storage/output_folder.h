@@ -34,6 +34,7 @@ struct OutputFolder {
   // not), and then every chunk listed: chunk -> documents it has, of `chunk_docs`.
   bool lists_chunks = false;
   std::map<int64_t, int64_t> chunks;
+  std::map<int64_t, std::string> chunk_digests;  // of the chunks listed with one
   int64_t chunk_docs = 1;  // config "chunk_docs"; older outputs dealt single documents
 };
 

@@ -69,6 +69,9 @@ struct VerifyReport {
 //   doc id of its range in the folder's share and not in its rejects.jsonl), which
 //   must give its listed "docs";
 // * uploads.jsonl well-formed (a torn last line is ignored);
+// * each folder's listed chunk digests against the corpus read again
+//   (FindChangedChunks): a chunk that reads otherwise now is a fault (older
+//   outputs list no digests and are not compared);
 // * files nothing lists (warnings, not faults);
 // * coverage: the corpus's lines are counted as CorpusReader numbers them (no line
 //   is parsed), honouring the config's max_docs, and every document some folder

@@ -57,10 +57,21 @@ void ParquetCorpusFile::Fill(const parquet::ParquetRow& row, CorpusRecord* recor
   record->doc_id = first_doc_id_ + row.row;
   record->file = path_;
   record->line = row.row + 1;
+  if (!row.damage.empty()) {
+    record->reject_reason = row.damage;
+    return;
+  }
   if (reader_->column().token_list) {
     constexpr int64_t kMaxId = std::numeric_limits<int32_t>::max();
     if (row.null) {
       record->reject_reason = "input_ids is null";
+      return;
+    }
+    // Each id may take 5 bytes in the message carrying the document.
+    const auto max_ids = static_cast<size_t>(options_->max_line_bytes / 5);
+    if (row.ids.size() > max_ids) {
+      record->reject_reason = "input_ids has " + std::to_string(row.ids.size()) +
+                              " ids, more than " + std::to_string(max_ids);
       return;
     }
     bool valid = !row.null_element;

@@ -1,5 +1,9 @@
 #include "storage/shard_listing.h"
 
+#include <functional>
+#include <optional>
+#include <regex>
+
 namespace actex {
 
 ShardListing::ShardListing(std::vector<std::pair<std::string, int>> sites)
@@ -83,49 +87,67 @@ std::string ShardListing::MetadataText(bool complete, const nlohmann::json& run_
   return metadata.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-std::expected<std::map<int64_t, int64_t>, std::string> ListedChunks(
-    const nlohmann::json& metadata) {
-  std::map<int64_t, int64_t> chunks;
-  auto add = [&chunks](const nlohmann::json* list,
-                       const std::string& where) -> std::expected<void, std::string> {
-    if (list == nullptr || list->is_null()) return {};
-    if (!list->is_array()) {
-      return std::unexpected(where + " is not an array of chunks: " + list->dump());
-    }
-    for (const auto& entry : *list) {
-      // [chunk, documents], or [chunk, documents, "digest"] where a digest follows.
+namespace {
+
+// Calls `take(entry)` for every chunk entry of `metadata` (its shards' and those
+// without documents), after checking its shape: [chunk, documents] or [chunk,
+// documents, digest].
+std::expected<void, std::string> ForEachChunkEntry(
+    const nlohmann::json& metadata, const std::function<void(const nlohmann::json&)>& take) {
+  static const std::regex kDigest("[0-9a-f]{32}");
+  auto add = [&take](const nlohmann::json& list) -> std::expected<void, std::string> {
+    if (list.is_null()) return {};
+    if (!list.is_array()) return std::unexpected("a chunk list is not an array: " + list.dump());
+    for (const auto& entry : list) {
       const bool pair = entry.is_array() && (entry.size() == 2 || entry.size() == 3) &&
                         entry[0].is_number_integer() && entry[1].is_number_integer() &&
-                        entry[0].get<int64_t>() >= 0 && entry[1].get<int64_t>() >= 1 &&
-                        (entry.size() == 2 || entry[2].is_string());
+                        entry[0].get<int64_t>() >= 0 && entry[1].get<int64_t>() >= 1;
       if (!pair) return std::unexpected("a chunk entry is not [chunk, documents]: " + entry.dump());
-      if (!chunks.emplace(entry[0].get<int64_t>(), entry[1].get<int64_t>()).second) {
-        return std::unexpected("chunk " + entry[0].dump() + " is listed twice");
+      if (entry.size() == 3 &&
+          (!entry[2].is_string() || !std::regex_match(entry[2].get<std::string>(), kDigest))) {
+        return std::unexpected("a chunk entry's digest is not 32 lowercase hex digits: " +
+                               entry.dump());
       }
+      take(entry);
     }
     return {};
   };
-  auto member = [](const nlohmann::json& object, const char* key) -> const nlohmann::json* {
-    if (!object.is_object()) return nullptr;
-    auto found = object.find(key);
-    return found == object.end() ? nullptr : &*found;
-  };
-  if (!metadata.is_object()) return std::unexpected(std::string("metadata is not an object"));
-  const nlohmann::json* shards = member(metadata, "shards");
-  if (shards != nullptr && !shards->is_null() && !shards->is_array()) {
-    return std::unexpected("\"shards\" is not an array: " + shards->dump());
+  const nlohmann::json shards = metadata.is_object() && metadata.contains("shards")
+                                    ? metadata["shards"]
+                                    : nlohmann::json::array();
+  if (!shards.is_array()) return std::unexpected(std::string("\"shards\" is not a list"));
+  for (const auto& shard : shards) {
+    if (!shard.is_object()) return std::unexpected("a shard entry is not an object: " + shard.dump());
+    if (auto added = add(shard.value("chunks", nlohmann::json())); !added) return added;
   }
-  for (size_t i = 0; shards != nullptr && shards->is_array() && i < shards->size(); ++i) {
-    const std::string where = "shards[" + std::to_string(i) + "].chunks";
-    if (auto added = add(member((*shards)[i], "chunks"), where); !added) {
-      return std::unexpected(added.error());
+  if (metadata.is_object() && metadata.contains("chunks_without_documents")) {
+    return add(metadata["chunks_without_documents"]);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::expected<std::map<int64_t, int64_t>, std::string> ListedChunks(
+    const nlohmann::json& metadata) {
+  std::map<int64_t, int64_t> chunks;
+  std::optional<int64_t> twice;
+  auto checked = ForEachChunkEntry(metadata, [&](const nlohmann::json& entry) {
+    if (!chunks.emplace(entry[0].get<int64_t>(), entry[1].get<int64_t>()).second && !twice) {
+      twice = entry[0].get<int64_t>();
     }
-  }
-  if (auto added = add(member(metadata, "chunks_without_documents"), "chunks_without_documents");
-      !added) {
-    return std::unexpected(added.error());
-  }
+  });
+  if (!checked) return std::unexpected(checked.error());
+  if (twice) return std::unexpected("chunk " + std::to_string(*twice) + " is listed twice");
   return chunks;
+}
+
+std::map<int64_t, std::string> ListedChunkDigests(const nlohmann::json& metadata) {
+  std::map<int64_t, std::string> digests;
+  (void)ForEachChunkEntry(metadata, [&](const nlohmann::json& entry) {
+    if (entry.size() == 3) digests[entry[0].get<int64_t>()] = entry[2].get<std::string>();
+  });
+  return digests;
 }
 
 }  // namespace actex

@@ -17,7 +17,8 @@ namespace actex {
 
 // What a host folder's metadata.json says about its shards: each listed shard
 // (file, first and last doc id, docs, tokens, bytes, crc32, and the chunks whose
-// documents it holds, as [chunk, documents in the chunk] pairs), the chunks listed
+// documents it holds, as [chunk, documents in the chunk, digest of what the corpus
+// held for it] entries), the chunks listed
 // without a shard ("chunks_without_documents": every document of theirs was
 // rejected), totals, and per-site statistics over exactly the listed rows, so a
 // resumed run continues them from what is listed and nothing else. A chunk is
@@ -59,10 +60,14 @@ class ShardListing {
 
 // The chunks a metadata.json lists, in its shards and without documents, each with
 // the number of documents it has (its chunk size, or fewer at the corpus's end).
-// Refused: an entry that is not a [chunk, documents] pair (or a [chunk, documents,
-// "digest"] triple) of a chunk >= 0 and a count >= 1, a chunk list or "shards" of
-// another JSON type, or a chunk listed twice.
+// Refused: an entry that is not [chunk, documents] or [chunk, documents, digest]
+// (a chunk >= 0, a count >= 1, ChunkDigest's 32 hex digits), or a chunk listed twice.
 std::expected<std::map<int64_t, int64_t>, std::string> ListedChunks(const nlohmann::json& metadata);
+
+// The digests (storage/chunk_digest.h) of the chunks that `metadata` lists with one:
+// chunk -> digest. Outputs written before chunks had digests list none. Call on a
+// metadata.json that ListedChunks accepts.
+std::map<int64_t, std::string> ListedChunkDigests(const nlohmann::json& metadata);
 
 }  // namespace actex
 

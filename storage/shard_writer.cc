@@ -144,7 +144,8 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
   return {};
 }
 
-std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t documents) {
+std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t documents,
+                                                       const std::string& digest) {
   State& state = *state_;
   if (!state.failure.empty()) {
     return std::unexpected("shard writer stopped by an earlier error: " + state.failure);
@@ -164,7 +165,9 @@ std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t do
                            std::to_string(state.options.chunk_docs));
   }
   state.chunks_seen.insert(chunk);
-  state.ended_chunks.push_back({chunk, documents});
+  nlohmann::ordered_json entry = {chunk, documents};
+  if (!digest.empty()) entry.push_back(digest);
+  state.ended_chunks.push_back(std::move(entry));
   state.open_chunk = -1;
   for (size_t i = 0; i < state.chunk_statistics.size(); ++i) {
     state.open_statistics[i].Merge(state.chunk_statistics[i]);

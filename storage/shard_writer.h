@@ -94,9 +94,11 @@ class ShardWriter {
   // refused and the writer goes on. A write error is final: every later call returns it.
   std::expected<void, std::string> Add(const DocumentActivations& document);
   // Every document of `chunk` that will come has come (`documents` is how many ids
-  // the chunk has in the corpus, the rest of them rejected); closes the shard once
-  // its tensor bytes reach options.shard_bytes.
-  std::expected<void, std::string> EndChunk(int64_t chunk, int64_t documents);
+  // the chunk has in the corpus, the rest of them rejected; `digest`, when not
+  // empty, is listed with it: storage/chunk_digest.h); closes the shard once its
+  // tensor bytes reach options.shard_bytes.
+  std::expected<void, std::string> EndChunk(int64_t chunk, int64_t documents,
+                                            const std::string& digest = "");
   // Lists every chunk that ended, closing the open shard early, without finishing:
   // a host of a leased job that waits for more work lists what it holds, so the job
   // can finish. Refused while a chunk is open.

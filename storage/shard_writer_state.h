@@ -36,7 +36,7 @@ struct ShardWriter::State {
   int64_t shard_docs = 0, shard_tokens = 0;
   int64_t first_doc_id = 0, last_doc_id = -1;
   std::vector<SiteStatistics> open_statistics;  // per site, over the shard's ended chunks
-  nlohmann::ordered_json ended_chunks = nlohmann::ordered_json::array();  // [chunk, documents]
+  nlohmann::ordered_json ended_chunks = nlohmann::ordered_json::array();  // [chunk, documents, digest]
   // The chunk whose documents are coming (-1: none), and the shard as it was before
   // its first document, to cut back to if it never ends.
   int64_t open_chunk = -1;

@@ -143,12 +143,14 @@ struct CorpusProgressMessage {
 // loader -> tokenizer -> device shards -> writer, after the last document of a
 // chunk: the chunk's batches are all sent, and the writer may list it. `documents`
 // is how many doc ids the chunk has in the corpus (the chunk size, or fewer at its
-// end); those not written were rejected.
+// end); those not written were rejected. `digest` is what the loader read for it
+// (storage/chunk_digest.h), listed with the chunk.
 struct ChunkEndMessage {
   static constexpr MessageType kType = MessageType::kChunkEnd;
   int64_t chunk = 0;
   int64_t documents = 0;
-  MSGPACK_DEFINE_MAP(chunk, documents);
+  std::string digest{};
+  MSGPACK_DEFINE_MAP(chunk, documents, digest);
 };
 
 // loader -> writer (with the rejects), in a leased job whose host waits for a chunk

@@ -64,44 +64,87 @@ ColumnChunkReader::ColumnChunkReader(std::vector<uint8_t> chunk, const ColumnChu
                                      LeafColumn leaf)
     : chunk_(std::move(chunk)), meta_(meta), leaf_(std::move(leaf)) {}
 
-std::expected<bool, std::string> ColumnChunkReader::NextPage() {
+std::unexpected<std::string> ColumnChunkReader::Unsupported(int32_t encoding,
+                                                             const std::string& what) {
+  // An encoding parquet.thrift names is one actex does not read; any other number
+  // is a damaged header.
+  unsupported_ = encoding >= static_cast<int32_t>(Encoding::kPlain) &&
+                 encoding <= static_cast<int32_t>(Encoding::kByteStreamSplit);
+  return std::unexpected(what + EncodingName(encoding));
+}
+
+std::expected<bool, PageError> ColumnChunkReader::NextPage() {
+  entries_ = 0;
   while (values_read_ < meta_.num_values) {
+    unsupported_ = false;
     const size_t start = position_;
-    auto fail = [&](const std::string& what) {
-      return std::unexpected("page " + std::to_string(pages_ + 1) + " at chunk byte " +
-                             std::to_string(start) + ": " + what);
+    const int page = pages_ + 1;
+    auto fail = [&](PageError::Kind kind, const std::string& what, int64_t entries = 0) {
+      return std::unexpected(PageError{kind,
+                                       "page " + std::to_string(page) + " at chunk byte " +
+                                           std::to_string(start) + ": " + what,
+                                       entries});
     };
     if (position_ >= chunk_.size()) {
-      return std::unexpected("column chunk ends after " + std::to_string(values_read_) +
-                             " of its " + std::to_string(meta_.num_values) + " values");
+      return std::unexpected(PageError{PageError::Kind::kChunkDamaged,
+                                       "column chunk ends after " + std::to_string(values_read_) +
+                                           " of its " + std::to_string(meta_.num_values) +
+                                           " values"});
     }
     auto header = DecodePageHeader(chunk_.data() + position_, chunk_.size() - position_);
-    if (!header) return fail(header.error());
-    position_ += header->header_bytes;
+    if (!header) return fail(PageError::Kind::kChunkDamaged, "header: " + header.error());
     if (header->compressed_page_size < 0 || header->uncompressed_page_size < 0 ||
-        static_cast<size_t>(header->compressed_page_size) > chunk_.size() - position_) {
-      return fail("page of " + std::to_string(header->compressed_page_size) +
-                  " bytes runs past the end of the column chunk");
+        static_cast<size_t>(header->compressed_page_size) >
+            chunk_.size() - position_ - header->header_bytes) {
+      return fail(PageError::Kind::kChunkDamaged,
+                  "page of " + std::to_string(header->compressed_page_size) +
+                      " bytes runs past the end of the column chunk");
     }
+    position_ += header->header_bytes;
     const uint8_t* data = chunk_.data() + position_;
+    // From here on the next page's place is known, whatever this page holds.
     position_ += header->compressed_page_size;
     ++pages_;
-    std::expected<void, std::string> read;
     switch (static_cast<PageType>(header->type)) {
-      case PageType::kDictionaryPage:
-        read = ReadDictionary(*header, data);
-        break;
+      case PageType::kDictionaryPage: {
+        auto read = ReadDictionary(*header, data);
+        if (read) continue;
+        if (unsupported_) return fail(PageError::Kind::kUnsupported, read.error());
+        // The pages that use the dictionary fail one by one, saying why.
+        has_dictionary_ = false;
+        dictionary_error_ = "page " + std::to_string(pages_) + " (its dictionary): " + read.error();
+        continue;
+      }
       case PageType::kDataPage:
-      case PageType::kDataPageV2:
-        read = ReadDataPage(*header, data);
+      case PageType::kDataPageV2: {
+        auto entries = DataPageEntries(*header);
+        if (!entries) return fail(PageError::Kind::kChunkDamaged, entries.error());
+        auto read = ReadDataPage(*header, data);
         if (read) return true;
-        break;
+        entries_ = 0;
+        if (unsupported_) return fail(PageError::Kind::kUnsupported, read.error());
+        return fail(PageError::Kind::kPageDamaged, read.error(), *entries);
+      }
       default:  // index pages and unknown kinds carry no values
         continue;
     }
-    if (!read) return fail(read.error());
   }
   return false;
+}
+
+std::expected<int64_t, std::string> ColumnChunkReader::DataPageEntries(
+    const PageHeader& header) const {
+  const bool v2 = header.type == static_cast<int32_t>(PageType::kDataPageV2);
+  if (v2 ? !header.data_page_v2 : !header.data_page) {
+    return std::unexpected(std::string("data page without its header"));
+  }
+  const int32_t num_values = v2 ? header.data_page_v2->num_values : header.data_page->num_values;
+  if (num_values < 0 || num_values > kMaxPageValues ||
+      num_values > meta_.num_values - values_read_) {
+    return std::unexpected("page claims " + std::to_string(num_values) + " values, the chunk has " +
+                           std::to_string(meta_.num_values - values_read_) + " left");
+  }
+  return num_values;
 }
 
 std::expected<const uint8_t*, std::string> ColumnChunkReader::Inflate(const uint8_t* data,
@@ -128,7 +171,7 @@ std::expected<void, std::string> ColumnChunkReader::ReadDictionary(const PageHea
   const DictionaryPageHeader& dict = *header.dictionary_page;
   if (dict.encoding != static_cast<int32_t>(Encoding::kPlain) &&
       dict.encoding != static_cast<int32_t>(Encoding::kPlainDictionary)) {
-    return std::unexpected("unsupported dictionary encoding " + EncodingName(dict.encoding));
+    return Unsupported(dict.encoding, "unsupported dictionary encoding ");
   }
   if (dict.num_values < 0 || dict.num_values > kMaxPageValues) {
     return std::unexpected("dictionary of " + std::to_string(dict.num_values) + " values");
@@ -163,15 +206,7 @@ std::expected<void, std::string> ColumnChunkReader::ReadLevels(const uint8_t* da
 std::expected<void, std::string> ColumnChunkReader::ReadDataPage(const PageHeader& header,
                                                                  const uint8_t* data) {
   const bool v2 = header.type == static_cast<int32_t>(PageType::kDataPageV2);
-  if (v2 ? !header.data_page_v2 : !header.data_page) {
-    return std::unexpected(std::string("data page without its header"));
-  }
   const int32_t num_values = v2 ? header.data_page_v2->num_values : header.data_page->num_values;
-  if (num_values < 0 || num_values > kMaxPageValues ||
-      num_values > meta_.num_values - values_read_) {
-    return std::unexpected("page claims " + std::to_string(num_values) + " values, the chunk has " +
-                           std::to_string(meta_.num_values - values_read_) + " left");
-  }
   entries_ = num_values;
   values_read_ += num_values;
   const uint8_t* values = nullptr;
@@ -210,7 +245,7 @@ std::expected<void, std::string> ColumnChunkReader::ReadDataPage(const PageHeade
                       std::vector<uint32_t>* out) -> std::expected<void, std::string> {
       if (max_level == 0) return ReadLevels(nullptr, 0, 0, out);
       if (level_encoding != static_cast<int32_t>(Encoding::kRle)) {
-        return std::unexpected("unsupported level encoding " + EncodingName(level_encoding));
+        return Unsupported(level_encoding, "unsupported level encoding ");
       }
       if (values_size < 4)
         return std::unexpected(std::string("levels run past the end of the page"));
@@ -247,10 +282,14 @@ std::expected<void, std::string> ColumnChunkReader::ReadValues(int32_t encoding,
   }
   if (encoding != static_cast<int32_t>(Encoding::kPlainDictionary) &&
       encoding != static_cast<int32_t>(Encoding::kRleDictionary)) {
-    return std::unexpected("unsupported encoding " + EncodingName(encoding));
+    return Unsupported(encoding, "unsupported encoding ");
   }
-  if (!has_dictionary_)
-    return std::unexpected(std::string("dictionary-encoded page but no dictionary page"));
+  if (!has_dictionary_) {
+    return std::unexpected(dictionary_error_.empty()
+                               ? std::string("dictionary-encoded page but no dictionary page")
+                               : "dictionary-encoded page whose dictionary is damaged: " +
+                                     dictionary_error_);
+  }
   if (count == 0) return {};
   if (size < 1) return std::unexpected(std::string("dictionary indices missing"));
   auto decoded = DecodeRleHybrid(data + 1, size - 1, data[0], count, &indices_);

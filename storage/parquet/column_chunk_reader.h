@@ -21,6 +21,18 @@ struct LeafColumn {
   int max_repetition = 0;
 };
 
+// Why a page could not be read, and how much of the chunk that costs.
+struct PageError {
+  enum class Kind {
+    kPageDamaged,   // the page's header is intact: its `entries` are lost, reading goes on
+    kChunkDamaged,  // no page boundary can be trusted: the rest of the chunk is lost
+    kUnsupported,   // an encoding actex does not read (not damage: the file is refused)
+  };
+  Kind kind = Kind::kChunkDamaged;
+  std::string message;  // "page 3 at chunk byte 8123: ..."
+  int64_t entries = 0;  // kPageDamaged: the level entries (for a flat column, rows) lost
+};
+
 // One column chunk's pages, decoded a page at a time from the chunk's bytes (the
 // only copy of the chunk in memory): dictionary pages, data pages v1 and v2,
 // PLAIN and dictionary (PLAIN_DICTIONARY / RLE_DICTIONARY) values, falling back
@@ -32,7 +44,10 @@ class ColumnChunkReader {
 
   // Decodes the next data page: false once the chunk's values are all read.
   // Errors say what is wrong with which page ("page 3 at chunk byte 8123: ...").
-  std::expected<bool, std::string> NextPage();
+  // After kPageDamaged the damaged page has been passed over by its header's
+  // compressed size (entries() is 0) and NextPage may be called again; a damaged
+  // dictionary page costs no entries itself but fails the pages that use it.
+  std::expected<bool, PageError> NextPage();
 
   // The page's levels, one per level entry (empty when the column has none of
   // that kind), and its non-null values in order.
@@ -43,6 +58,11 @@ class ColumnChunkReader {
   const std::vector<int64_t>& integers() const { return integers_; }
 
  private:
+  // The entries a data page's header gives, checked against what the chunk has left.
+  std::expected<int64_t, std::string> DataPageEntries(const PageHeader& header) const;
+  // An error for an encoding not read here; marks it unsupported (not damage) when
+  // parquet.thrift names it.
+  std::unexpected<std::string> Unsupported(int32_t encoding, const std::string& what);
   std::expected<void, std::string> ReadDictionary(const PageHeader& header, const uint8_t* data);
   std::expected<void, std::string> ReadDataPage(const PageHeader& header, const uint8_t* data);
   std::expected<void, std::string> ReadLevels(const uint8_t* data, size_t size, int max_level,
@@ -64,6 +84,8 @@ class ColumnChunkReader {
   std::vector<std::string_view> dictionary_strings_;  // views into dictionary_bytes_
   std::vector<int64_t> dictionary_integers_;
   bool has_dictionary_ = false;
+  std::string dictionary_error_;  // why the dictionary page could not be read
+  bool unsupported_ = false;      // the page's error is an unsupported encoding
   size_t entries_ = 0;
   std::vector<uint32_t> definition_, repetition_, indices_;
   std::vector<std::string_view> strings_;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -116,39 +117,89 @@ std::string ParquetFileReader::Where() const {
 }
 
 std::expected<void, std::string> ParquetFileReader::LoadRowGroup() {
-  const ColumnChunkMeta& column = meta_.row_groups[group_].columns[choice_.leaf.index];
+  const RowGroupMeta& group = meta_.row_groups[group_];
+  const ColumnChunkMeta& column = group.columns[choice_.leaf.index];
+  group_open_ = true;
+  group_rows_read_ = 0;
+  entry_ = value_ = 0;
+  // A flat column has one value per row, so a chunk counting others cannot place them.
+  if (choice_.leaf.max_repetition == 0 && column.num_values != group.num_rows) {
+    LoseRestOfGroup("the column chunk has " + std::to_string(column.num_values) +
+                    " values for the row group's " + std::to_string(group.num_rows) + " rows");
+    return {};
+  }
   int64_t start = column.data_page_offset;
   if (column.dictionary_page_offset && *column.dictionary_page_offset > 0 &&
       *column.dictionary_page_offset < start) {
     start = *column.dictionary_page_offset;
   }
   // The footer is intact, so a chunk reaching into it or past the end of the file
-  // is known to be damaged before any of it is read.
-  if (start < kMagicBytes || column.total_compressed_size < 0 || start > data_end_ ||
-      column.total_compressed_size > data_end_ - start) {
-    return std::unexpected(Where() + "chunk at bytes " + std::to_string(start) + ".." +
-                           std::to_string(start + column.total_compressed_size) +
-                           " extends past the data area (which ends at byte " +
-                           std::to_string(data_end_) + "): the file is truncated or damaged");
+  // is known to be damaged before any of it is read: its pages that lie wholly
+  // before the footer are read, the rows after them are lost.
+  std::string past_end;
+  int64_t size = column.total_compressed_size;
+  if (start < kMagicBytes || size < 0 || start >= data_end_ || size > data_end_ - start) {
+    past_end = "the chunk at bytes " + std::to_string(start) + ".." +
+               std::to_string(start + size) + " extends past the data area (which ends at byte " +
+               std::to_string(data_end_) + "): the file is truncated or damaged";
+    if (start < kMagicBytes || size < 0 || start >= data_end_) {
+      LoseRestOfGroup(past_end);
+      return {};
+    }
+    size = data_end_ - start;
   }
-  std::vector<uint8_t> bytes(column.total_compressed_size);
+  std::vector<uint8_t> bytes(size);
   if (auto read = PreadAll(fd_.get(), bytes.data(), bytes.size(), start, "column chunk"); !read) {
     return std::unexpected(Where() + read.error());
   }
   chunk_ = std::make_unique<ColumnChunkReader>(std::move(bytes), column, choice_.leaf);
-  group_rows_read_ = 0;
-  entry_ = value_ = 0;
+  chunk_note_ = past_end.empty() ? "" : past_end + "; ";
   return {};
 }
 
-std::expected<bool, std::string> ParquetFileReader::HasEntry() {
+void ParquetFileReader::LoseRestOfGroup(const std::string& why) {
+  chunk_.reset();
+  damaged_rows_ = meta_.row_groups[group_].num_rows - group_rows_read_;
+  damage_ = "damaged Parquet data: " + Where() + why;
+}
+
+ParquetRow* ParquetFileReader::NextDamagedRow() {
+  --damaged_rows_;
+  row_.row = group_first_row_ + group_rows_read_++;
+  row_.null = row_.null_element = false;
+  row_.text = {};
+  row_.ids.clear();
+  row_.damage = damage_;
+  return &row_;
+}
+
+std::expected<ParquetFileReader::EntryState, std::string> ParquetFileReader::HasEntry(
+    bool inside_row) {
   while (entry_ >= chunk_->entries()) {
     auto page = chunk_->NextPage();
-    if (!page) return std::unexpected(Where() + page.error());
-    if (!*page) return false;
+    if (page) {
+      if (!*page) return EntryState::kChunkEnd;
+      entry_ = value_ = 0;
+      continue;
+    }
+    const PageError& error = page.error();
+    if (error.kind == PageError::Kind::kUnsupported) {
+      return std::unexpected(Where() + error.message);
+    }
     entry_ = value_ = 0;
+    if (error.kind == PageError::Kind::kPageDamaged && choice_.leaf.max_repetition == 0) {
+      // One entry per row: the page's rows are known, the next page goes on.
+      const int64_t left = meta_.row_groups[group_].num_rows - group_rows_read_;
+      damaged_rows_ = std::min(error.entries, left);
+      damage_ = "damaged Parquet data: " + Where() + chunk_note_ + error.message;
+      return EntryState::kDamaged;
+    }
+    // A list's rows cannot be told from entries that were not read.
+    if (inside_row) --group_rows_read_;
+    LoseRestOfGroup(chunk_note_ + error.message);
+    return EntryState::kDamaged;
   }
-  return true;
+  return EntryState::kEntry;
 }
 
 std::expected<std::optional<ParquetRow*>, std::string> ParquetFileReader::Next(
@@ -159,8 +210,10 @@ std::expected<std::optional<ParquetRow*>, std::string> ParquetFileReader::Next(
     chunk_.reset();
     return std::unexpected(error_);
   };
+  row_.damage = {};
   while (true) {
-    if (chunk_ == nullptr) {
+    if (damaged_rows_ > 0) return NextDamagedRow();
+    if (!group_open_) {
       if (group_ == meta_.row_groups.size()) return std::nullopt;
       const int64_t group_rows = meta_.row_groups[group_].num_rows;
       if (group_rows == 0 ||
@@ -170,26 +223,43 @@ std::expected<std::optional<ParquetRow*>, std::string> ParquetFileReader::Next(
         continue;
       }
       if (auto loaded = LoadRowGroup(); !loaded) return fail(loaded.error());
+      continue;
     }
-    auto has_entry = HasEntry();
-    if (!has_entry) return fail(has_entry.error());
-    if (!*has_entry) {
-      const int64_t expected = meta_.row_groups[group_].num_rows;
-      if (group_rows_read_ != expected) {
-        return fail(Where() + "chunk holds " + std::to_string(group_rows_read_) +
-                    " rows, the footer says " + std::to_string(expected));
-      }
-      chunk_.reset();
+    const int64_t expected = meta_.row_groups[group_].num_rows;
+    if (chunk_ == nullptr) {  // every row of the group returned, read or damaged
+      group_open_ = false;
       group_first_row_ += expected;
       ++group_;
       continue;
     }
-    break;
+    auto state = HasEntry(/*inside_row=*/false);
+    if (!state) return fail(state.error());
+    if (*state == EntryState::kDamaged) continue;
+    if (*state == EntryState::kChunkEnd) {
+      if (group_rows_read_ != expected) {
+        LoseRestOfGroup(chunk_note_ + "the column chunk ends after " +
+                        std::to_string(group_rows_read_) + " of the footer's " +
+                        std::to_string(expected) + " rows");
+      }
+      chunk_.reset();
+      continue;
+    }
+    if (group_rows_read_ == expected) {
+      return fail(Where() + "chunk holds more rows than the footer's " +
+                  std::to_string(group_rows_read_));
+    }
+    if (choice_.token_list && chunk_->repetition_levels()[entry_] != 0) {
+      LoseRestOfGroup(chunk_note_ + "a row starts with repetition level " +
+                      std::to_string(chunk_->repetition_levels()[entry_]));
+      continue;
+    }
+    auto row = ReadRow();
+    if (!row) return fail(row.error());
+    if (*row) return &row_;
   }
-  if (group_rows_read_ == meta_.row_groups[group_].num_rows) {
-    return fail(Where() + "chunk holds more rows than the footer's " +
-                std::to_string(group_rows_read_));
-  }
+}
+
+std::expected<bool, std::string> ParquetFileReader::ReadRow() {
   const auto& definition = chunk_->definition_levels();
   const int max_definition = choice_.leaf.max_definition;
   row_.row = group_first_row_ + group_rows_read_++;
@@ -200,12 +270,8 @@ std::expected<std::optional<ParquetRow*>, std::string> ParquetFileReader::Next(
     row_.null = max_definition > 0 && definition[entry_] < static_cast<uint32_t>(max_definition);
     if (!row_.null) row_.text = chunk_->strings()[value_++];
     ++entry_;
-    return &row_;
+    return true;
   }
-  const auto& repetition = chunk_->repetition_levels();
-  if (repetition[entry_] != 0)
-    return fail(Where() + "a row starts with repetition level " +
-                std::to_string(repetition[entry_]));
   // A list's entries run until the next entry with repetition level 0, which may
   // be on a later page.
   while (true) {
@@ -220,11 +286,13 @@ std::expected<std::optional<ParquetRow*>, std::string> ParquetFileReader::Next(
       row_.ids.push_back(chunk_->integers()[value_++]);
     }
     ++entry_;
-    auto more = HasEntry();
-    if (!more) return fail(more.error());
-    if (!*more || chunk_->repetition_levels()[entry_] == 0) break;
+    auto more = HasEntry(/*inside_row=*/true);
+    if (!more) return std::unexpected(more.error());
+    // The row in progress was lost with the damaged page: it comes back as damaged.
+    if (*more == EntryState::kDamaged) return false;
+    if (*more == EntryState::kChunkEnd || chunk_->repetition_levels()[entry_] == 0) break;
   }
-  return &row_;
+  return true;
 }
 
 }  // namespace actex::parquet

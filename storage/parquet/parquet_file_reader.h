@@ -34,6 +34,10 @@ struct ParquetRow {
   std::string_view text;      // a string column's bytes, exactly as stored; valid until Next()
   std::vector<int64_t> ids;   // a token list's values
   bool null_element = false;  // a token list holding a null
+  // Non-empty: the row's value lies in damaged data and cannot be read; this says
+  // where and what ("row group 2, column \"text\": page 5 at chunk byte 8123: ...").
+  // Valid until Next().
+  std::string_view damage;
 };
 
 // Reads one column of a Parquet file row by row: the footer first (magic, length,
@@ -53,9 +57,14 @@ class ParquetFileReader {
   // says whether any of them is wanted. Unwanted row groups are passed over unread.
   using RowGroupFilter = std::function<bool(int64_t first_row, int64_t last_row)>;
 
-  // The next row, std::nullopt after the last one. A damaged row group (a chunk
-  // running past the data, a corrupt page) is an error naming the row group and
-  // column once the rows before it have been returned; it stays an error.
+  // The next row, std::nullopt after the last one. Every row the footer counts is
+  // returned once, in order; a row whose value lies in damaged data comes with
+  // `damage` set. A page whose header is intact but whose data is not costs its own
+  // rows (flat columns; in a list column the rest of the chunk from the row in
+  // progress); an unreadable page header, a chunk cut short or running past the
+  // data area costs the rest of that chunk's rows; the next row group is read as
+  // usual. Errors (a read error, an unsupported encoding, a chunk holding more rows
+  // than the footer) name the row group and column and stick.
   std::expected<std::optional<ParquetRow*>, std::string> Next(const RowGroupFilter& wanted);
 
   int64_t rows() const { return rows_; }  // from the footer
@@ -63,9 +72,19 @@ class ParquetFileReader {
 
  private:
   ParquetFileReader() = default;
+  // Reads the current row group's chunk; a chunk known to be damaged from the
+  // footer alone loses its rows (only a read error is an error).
   std::expected<void, std::string> LoadRowGroup();
-  // Makes sure the current page has an entry left; false at the end of the chunk.
-  std::expected<bool, std::string> HasEntry();
+  enum class EntryState { kEntry, kChunkEnd, kDamaged };
+  // Makes sure the current page has an entry left. kDamaged: rows were lost to a
+  // damaged page (`inside_row`: a list row in progress is among them).
+  std::expected<EntryState, std::string> HasEntry(bool inside_row);
+  // The current row group's rows not yet returned become damaged rows, for `why`.
+  void LoseRestOfGroup(const std::string& why);
+  ParquetRow* NextDamagedRow();
+  // Reads the row at the cursor into row_; false when damage took it (the rows
+  // lost are then waiting in damaged_rows_).
+  std::expected<bool, std::string> ReadRow();
   std::string Where() const;
 
   ScopedFd fd_;
@@ -76,7 +95,11 @@ class ParquetFileReader {
   size_t group_ = 0;
   int64_t group_first_row_ = 0;
   std::unique_ptr<ColumnChunkReader> chunk_;
+  bool group_open_ = false;  // group_'s rows are being returned
   int64_t group_rows_read_ = 0;
+  int64_t damaged_rows_ = 0;  // rows to return as damaged before reading on
+  std::string damage_;        // why they are
+  std::string chunk_note_;    // how the current chunk was cut short, if it was ("...; ")
   size_t entry_ = 0, value_ = 0;  // cursors in the current page
   ParquetRow row_;
   std::string error_;  // sticky

@@ -219,37 +219,6 @@ TEST(Cli, ExtractsFromParquetAndFromParquetMixedWithJsonlGz) {
       << inspect.out;
 }
 
-// A damaged page behind an intact footer: the 200 rows of the intact row groups are
-// written (or rejected), then the run fails naming the damage; the output says so.
-TEST(Cli, DamagedParquetWritesTheRowsBeforeTheDamageThenFails) {
-  TempDir dir;
-  Outcome made =
-      RunActex(dir, {"make-model", "--preset", "tiny", "--vocab", "3259", "--seed", "7",
-                     "--tokenizer", ACTEX_FIXTURES_DIR "/tokenizers/bpe-qwen2-style/tokenizer.json",
-                     "--out", dir.path() + "/model"});
-  ASSERT_EQ(made.exit_code, 0) << made.err;
-  auto args =
-      ExtractArgs(dir, ACTEX_FIXTURES_DIR "/parquet/broken-truncated-footer-intact.parquet");
-  args[2] = dir.path() + "/model";
-  args.insert(args.end(), {"--max-seq-len", "32"});
-  Outcome extract = RunActex(dir, args);
-  EXPECT_NE(extract.exit_code, 0);
-  EXPECT_NE(
-      extract.err.find("broken-truncated-footer-intact.parquet: row group 2, column \"text\""),
-      std::string::npos)
-      << extract.err;
-  std::ifstream file(dir.path() + "/out/host_00/metadata.json");
-  const auto metadata = nlohmann::json::parse(file);
-  EXPECT_EQ(metadata["complete"], false);
-  std::ifstream rejects(dir.path() + "/out/host_00/rejects.jsonl");
-  int64_t rejected = 0;
-  for (std::string line; std::getline(rejects, line);) ++rejected;
-  // Rows 0-199 came before the damage: the whole chunks among them (64 rows each)
-  // are listed; the chunk the damage cut short is left for a later run.
-  EXPECT_EQ(metadata["totals"]["docs"].get<int64_t>() + rejected, 192);
-  EXPECT_EQ(metadata["shards"].back()["last_doc_id"], 191);
-}
-
 TEST(Cli, BrokenParquetFailsNamingTheFileAndTheCause) {
   TempDir dir;
   const std::string fixtures = ACTEX_FIXTURES_DIR "/parquet/";

@@ -106,31 +106,42 @@ std::string WriteFile(int64_t rows, const std::vector<Column>& columns,
     groups.emplace_back();
     group_rows.push_back(count);
     for (const Column& column : columns) {
-      std::vector<int> rep, def;
-      std::string values;
-      column.chunk(first, count, &rep, &def, &values);
-      std::string page;
-      if (column.max_repetition > 0) page += RleLevels(rep, column.max_repetition);
-      page += RleLevels(def, column.max_definition);
-      page += values;
-      std::string stored = page;
-      if (options.snappy) snappy::Compress(page.data(), page.size(), &stored);
-      Writer header;
-      header.Begin();
-      header.I32(1, 0);  // DATA_PAGE
-      header.I32(2, static_cast<int32_t>(page.size()));
-      header.I32(3, static_cast<int32_t>(stored.size()));
-      header.Struct(5, [&] {
-        header.I32(1, static_cast<int32_t>(def.size()));
-        header.I32(2, 0), header.I32(3, 3), header.I32(4, 3);  // PLAIN, RLE, RLE
-      });
-      header.Stop();
-      const std::string header_bytes = header.Bytes();
-      groups.back().push_back({static_cast<int64_t>(file.size()),
-                               static_cast<int64_t>(header_bytes.size() + stored.size()),
-                               static_cast<int64_t>(header_bytes.size() + page.size()),
-                               static_cast<int64_t>(def.size())});
-      file += header_bytes + stored;
+      Chunk chunk{.offset = static_cast<int64_t>(file.size())};
+      const int64_t page_rows = options.rows_per_page > 0 ? options.rows_per_page : count;
+      for (int64_t page_first = first; page_first < first + count; page_first += page_rows) {
+        const int64_t rows_here = std::min(page_rows, first + count - page_first);
+        std::vector<int> rep, def;
+        std::string values;
+        column.chunk(page_first, rows_here, &rep, &def, &values);
+        std::string page;
+        if (column.max_repetition > 0) page += RleLevels(rep, column.max_repetition);
+        page += RleLevels(def, column.max_definition);
+        page += values;
+        std::string stored = page;
+        if (options.snappy) snappy::Compress(page.data(), page.size(), &stored);
+        Writer header;
+        header.Begin();
+        header.I32(1, 0);  // DATA_PAGE
+        header.I32(2, static_cast<int32_t>(page.size()));
+        header.I32(3, static_cast<int32_t>(stored.size()));
+        header.Struct(5, [&] {
+          header.I32(1, static_cast<int32_t>(def.size()));
+          header.I32(2, 0), header.I32(3, 3), header.I32(4, 3);  // PLAIN, RLE, RLE
+        });
+        header.Stop();
+        const std::string header_bytes = header.Bytes();
+        if (options.pages != nullptr) {
+          const auto at = static_cast<int64_t>(file.size());
+          options.pages->push_back({static_cast<int>(groups.size() - 1), column.name, at,
+                                    at + static_cast<int64_t>(header_bytes.size()),
+                                    static_cast<int64_t>(stored.size()), page_first, rows_here});
+        }
+        chunk.size += static_cast<int64_t>(header_bytes.size() + stored.size());
+        chunk.uncompressed += static_cast<int64_t>(header_bytes.size() + page.size());
+        chunk.values += static_cast<int64_t>(def.size());
+        file += header_bytes + stored;
+      }
+      groups.back().push_back(chunk);
     }
   }
   Writer meta;
