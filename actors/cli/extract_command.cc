@@ -5,7 +5,6 @@
 #include "actors/cli/commands.h"
 #include "actors/cli/extract_flags.h"
 #include "actors/cli/stop_signals.h"
-#include "actors/host_output.h"
 #include "actors/node.h"
 
 namespace actex {
@@ -22,12 +21,8 @@ CommandRunner AddExtractCommand(CLI::App& command) {
     options->show_progress = true;
     NodeOptions node;  // as RunExtraction makes it: host 0 of one
     node.extract = *options;
-    auto lock = LockHostOutput(node);  // held until the run returns
-    if (!lock) {
-      spdlog::error("{}", lock.error().message);
-      return lock.error().kind == OutputLock::Refusal::kHeld ? 2 : 1;
-    }
-    return ReportRun(RunExtraction(*options, &CountStopSignals()));
+    node.stop_signals = &CountStopSignals();
+    return RunLocked(node);
   };
 }
 

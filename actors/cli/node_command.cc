@@ -7,7 +7,6 @@
 #include "actors/cli/commands.h"
 #include "actors/cli/extract_flags.h"
 #include "actors/cli/stop_signals.h"
-#include "actors/host_output.h"
 #include "actors/node.h"
 
 namespace actex {
@@ -80,12 +79,7 @@ CommandRunner AddNodeCommand(CLI::App& command) {
     }
     spdlog::set_pattern("[%H:%M:%S.%e] [host " + std::to_string(node.host_id) + "] [%^%l%$] %v");
     node.stop_signals = &CountStopSignals();
-    auto lock = LockHostOutput(node);  // held until the run returns
-    if (!lock) {
-      spdlog::error("{}", lock.error().message);
-      return lock.error().kind == OutputLock::Refusal::kHeld ? 2 : 1;
-    }
-    return ReportRun(RunNode(node));
+    return RunLocked(node);
   };
 }
 
