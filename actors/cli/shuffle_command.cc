@@ -44,6 +44,9 @@ std::expected<std::string, std::string> ModelDir(const std::string& out_dir) {
   const JsonPlace top{host + "/metadata.json", ""};
   auto config = JsonObjectField(metadata, top, "config");
   if (!config) return std::unexpected(config.error());
+  if (!config->get().contains("model_dir")) {
+    return std::unexpected(host + "/metadata.json names no model_dir");
+  }
   return JsonStringField(config->get(), top.Member("config"), "model_dir");
 }
 
