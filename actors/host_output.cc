@@ -7,10 +7,12 @@
 #include <optional>
 #include <set>
 
+#include "actors/mesh_plan.h"
 #include "storage/chunk_digest.h"
 #include "storage/corpus_size.h"
 #include "storage/earlier_output.h"
 #include "storage/shard_listing.h"
+#include "storage/unlisted_shards.h"
 
 namespace actex {
 
@@ -98,8 +100,10 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
       !same_corpus) {
     return std::unexpected(same_corpus.error());
   }
-  auto removed = DiscardUnlisted(dir, found);
-  if (!removed) return std::unexpected(removed.error());
+  // Unlisted shard files are set aside, never deleted: one may be the only copy of
+  // documents whose metadata.json entry was lost.
+  auto cleanup = SetAsideUnlisted(dir, found.listed_files);
+  if (!cleanup) return std::unexpected(cleanup.error());
   // Rejects of unlisted chunks go, as their chunks are computed again.
   std::set<int64_t> listed;
   for (const auto& [chunk, documents] : found.chunks) listed.insert(chunk);
@@ -108,11 +112,21 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
     return std::unexpected(kept.error());
   }
   writer.shards.continue_from = found.metadata;
-  spdlog::info("{}: {}; {} shard(s) kept, {} unfinished file(s) removed", dir,
-               start.complete ? "already complete"
-                              : "resuming at document " + std::to_string(start.first_doc),
-               found.metadata["shards"].size(), removed->size());
+  spdlog::info(
+      "{}: {}; {} shard(s) kept, {} temporary file(s) removed, {} unlisted shard(s) "
+      "set aside in {}/{}",
+      dir,
+      start.complete ? "already complete"
+                     : "resuming at document " + std::to_string(start.first_doc),
+      found.metadata["shards"].size(), cleanup->removed_tmp.size(), cleanup->set_aside.size(), dir,
+      kUnlistedFolder);
   return start;
+}
+
+std::expected<OutputLock, OutputLock::Error> LockHostOutput(const NodeOptions& options) {
+  return OutputLock::Acquire(
+      options.extract.out_dir,
+      HostFolderName(options.machine_id, options.total_machines, options.host_id));
 }
 
 UploaderConfig MakeUploaderConfig(const UploadOptions& upload, int host_id, WriterConfig& writer) {

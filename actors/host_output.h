@@ -11,6 +11,7 @@
 #include "actors/replica_start.h"
 #include "actors/uploader_actor.h"
 #include "actors/writer_actor.h"
+#include "storage/output_lock.h"
 
 namespace actex {
 
@@ -21,6 +22,11 @@ namespace actex {
 // with another host count (CheckSameRun).
 std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& extract,
                                                        WriterConfig& writer, bool leased);
+
+// Takes the lock of this host's folder of --out (OutputLock, `OUT/.host_NN.lock`),
+// to hold for the whole run: a second run on the same host folder is refused,
+// naming the holder, before it touches anything there.
+std::expected<OutputLock, OutputLock::Error> LockHostOutput(const NodeOptions& options);
 
 // The sites as the shards' metadata names them: "blocks.20.hook_resid_post,...".
 std::string SiteList(const std::vector<Site>& sites);

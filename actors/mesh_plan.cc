@@ -58,7 +58,7 @@ int MeshPlan::StandbyHost() const {
   return -1;
 }
 
-std::string MeshPlan::HostFolder(int host) const {
+std::string HostFolderName(int machine_id, int total_machines, int host) {
   char name[64];
   if (total_machines > 1) {
     std::snprintf(name, sizeof(name), "machine_%03d_host_%02d", machine_id, host);
@@ -66,6 +66,10 @@ std::string MeshPlan::HostFolder(int host) const {
     std::snprintf(name, sizeof(name), "host_%02d", host);
   }
   return name;
+}
+
+std::string MeshPlan::HostFolder(int host) const {
+  return HostFolderName(machine_id, total_machines, host);
 }
 
 std::string MeshPlan::Describe() const {

@@ -9,6 +9,10 @@
 
 namespace actex {
 
+// The output folder of host `host`: "host_NN", or "machine_MMM_host_NN" when the
+// corpus is split over `total_machines` independent jobs (machine `machine_id`).
+std::string HostFolderName(int machine_id, int total_machines, int host);
+
 // Where every device shard of a job lives. Global shard g (0 <= g < hosts *
 // shards_per_host) sits on host g / shards_per_host; replicas are `data` groups of
 // `model` consecutive global shards, so replica r is shards [r*model, (r+1)*model)

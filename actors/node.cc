@@ -72,7 +72,12 @@ std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options
   const Clock::time_point load_start = Clock::now();
   auto prepared = PrepareNode(options);
   if (!prepared) return std::unexpected(prepared.error());
-  const NodeResources& resources = *prepared;
+  return RunPreparedNode(options, *prepared, load_start);
+}
+
+std::expected<ExtractionSummary, std::string> RunPreparedNode(const NodeOptions& options,
+                                                              const NodeResources& resources,
+                                                              Clock::time_point load_start) {
   const ExtractOptions& extract = options.extract;
   const MeshPlan& mesh = resources.mesh;
   const bool multi_host = options.num_hosts > 1;

@@ -47,6 +47,15 @@ struct NodeOptions {
 // host, stops every actor, and an open shard is never listed.
 std::expected<ExtractionSummary, std::string> RunNode(const NodeOptions& options);
 
+struct NodeResources;  // node_resources.h
+
+// RunNode on what PrepareNode made of `options` (started at `load_start`): the
+// command line prepares first, so that every flag is refused before it locks the
+// output folder (LockHostOutput), and locks before anything there is touched.
+std::expected<ExtractionSummary, std::string> RunPreparedNode(
+    const NodeOptions& options, const NodeResources& resources,
+    std::chrono::steady_clock::time_point load_start);
+
 // `actex extract`: the node of a job with one host and one replica.
 std::expected<ExtractionSummary, std::string> RunExtraction(
     const ExtractOptions& options, const StopSignals* stop_signals = nullptr);

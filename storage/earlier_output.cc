@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "storage/file_io.h"
+#include "storage/json_field.h"
 #include "storage/shard_listing.h"
 
 namespace actex {
@@ -13,12 +14,76 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool IsShardFile(const std::string& name) {
-  return name.starts_with("shard_") &&
-         (name.ends_with(".safetensors") || name.ends_with(".safetensors.gz"));
+// The damage is the file's, not the command's: say how to look at it and the ways on.
+std::string Damaged(const std::string& problem) {
+  return problem +
+         "; the output was damaged after it was written: see actex verify, then repair the "
+         "file or give --overwrite to start anew";
+}
+
+// One "shards" entry; its "chunks" only when `with_chunks` (an older actex's entries
+// are well-formed without them).
+std::expected<void, std::string> CheckShardEntry(const nlohmann::json& shard,
+                                                 const JsonPlace& place, bool with_chunks) {
+  if (!shard.is_object()) return std::unexpected(JsonTypeError(place, &shard, "an object"));
+  for (const char* key : {"file", "crc32"}) {
+    if (auto text = JsonStringField(shard, place, key); !text) {
+      return std::unexpected(text.error());
+    }
+  }
+  for (const char* key : {"first_doc_id", "last_doc_id", "docs", "tokens", "bytes"}) {
+    if (auto number = JsonIntField(shard, place, key, 0); !number) {
+      return std::unexpected(number.error());
+    }
+  }
+  if (!with_chunks) return {};
+  if (auto chunks = JsonArrayField(shard, place, "chunks"); !chunks) {
+    return std::unexpected(chunks.error());
+  }
+  return {};
 }
 
 }  // namespace
+
+std::expected<void, std::string> CheckContinuable(const nlohmann::json& metadata,
+                                                  const std::string& file) {
+  const JsonPlace top{file, ""};
+  if (!metadata.is_object()) return std::unexpected(JsonTypeError(top, &metadata, "an object"));
+  if (auto complete = JsonBoolField(metadata, top, "complete"); !complete) {
+    return std::unexpected(complete.error());
+  }
+  // The run's configuration, compared with this run's (null: written without one).
+  if (auto config = metadata.find("config");
+      config == metadata.end() || (!config->is_object() && !config->is_null())) {
+    return std::unexpected(JsonTypeError(top.Member("config"),
+                                         config == metadata.end() ? nullptr : &*config,
+                                         "an object"));
+  }
+  auto shards = JsonArrayField(metadata, top, "shards");
+  if (!shards) return std::unexpected(shards.error());
+  for (size_t i = 0; i < shards->get().size(); ++i) {
+    const JsonPlace place = top.Member("shards").Element(i);
+    if (auto checked = CheckShardEntry(shards->get()[i], place, true); !checked) return checked;
+  }
+  auto without = metadata.find("chunks_without_documents");
+  if (without != metadata.end() && !without->is_null() && !without->is_array()) {
+    return std::unexpected(JsonTypeError(top.Member("chunks_without_documents"), &*without,
+                                         "an array of [chunk, documents] or null"));
+  }
+  auto statistics = metadata.find("statistics");
+  if (statistics == metadata.end() || statistics->is_null()) return {};
+  if (!statistics->is_object()) {
+    return std::unexpected(
+        JsonTypeError(top.Member("statistics"), &*statistics, "an object or null"));
+  }
+  for (const auto& [name, site] : statistics->items()) {
+    if (auto parsed = SiteStatistics::FromJson(site); !parsed) {
+      return std::unexpected(top.Member("statistics").Describe() + "[\"" + name +
+                             "\"]: " + parsed.error());
+    }
+  }
+  return {};
+}
 
 std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const std::string& dir) {
   const fs::path path = fs::path(dir) / "metadata.json";
@@ -28,31 +93,39 @@ std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const
   EarlierOutput earlier;
   earlier.metadata = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
   if (earlier.metadata.is_discarded() || !earlier.metadata.is_object() ||
-      earlier.metadata.value("format", "") != "actex-activations" ||
-      !earlier.metadata["shards"].is_array()) {
+      JsonStringField(earlier.metadata, {}, "format").value_or("") != "actex-activations") {
     return std::unexpected(path.string() + " is not an actex metadata.json; remove the folder " +
                            "or give --overwrite");
   }
-  earlier.complete = earlier.metadata.value("complete", false);
+  const nlohmann::json& metadata = earlier.metadata;
+  if (auto shards = metadata.find("shards"); shards != metadata.end() && shards->is_array()) {
+    for (const auto& shard : *shards) {
+      const bool older = CheckShardEntry(shard, {}, /*with_chunks=*/false).has_value() &&
+                         !shard.contains("chunks");
+      if (!older) continue;
+      const std::string name = shard["file"].get<std::string>();
+      return std::unexpected(path.string() + " lists " + name +
+                             " without the chunks it holds: it was written by an older actex, "
+                             "whose shards could end inside a chunk; finish it with that "
+                             "version, or give --overwrite to start anew");
+    }
+  }
+  if (auto checked = CheckContinuable(metadata, path.string()); !checked) {
+    return std::unexpected(Damaged(checked.error()));
+  }
+  earlier.complete = metadata["complete"].get<bool>();
   auto uploads = UploadLedger::Read(dir);
   if (!uploads) return std::unexpected(uploads.error());
   earlier.uploads = std::move(*uploads);
-  for (const auto& shard : earlier.metadata["shards"]) {
-    const bool well_formed = shard.is_object() && shard.contains("file") &&
-                             shard["file"].is_string() && shard.contains("bytes") &&
-                             shard["bytes"].is_number_integer() && shard.contains("last_doc_id") &&
-                             shard["last_doc_id"].is_number_integer() &&
-                             (!shard.contains("crc32") || shard["crc32"].is_string());
-    if (!well_formed) {
-      return std::unexpected(path.string() + " lists a malformed shard entry; the output was " +
-                             "damaged after it was written (see actex verify)");
-    }
-    const std::string name = shard.value("file", "");
-    const int64_t bytes = shard.value("bytes", int64_t{-1});
+  for (const auto& shard : metadata["shards"]) {
+    const std::string name = shard["file"].get<std::string>();
+    const int64_t bytes = shard["bytes"].get<int64_t>();
     const fs::path shard_path = fs::path(dir) / name;
-    earlier.last_doc_id = shard.value("last_doc_id", int64_t{-1});
+    earlier.last_doc_id = shard["last_doc_id"].get<int64_t>();
+    earlier.listed_files.insert(name);
     const bool present = fs::exists(shard_path, error);
-    if (!present && UploadedAndDeleted(earlier.uploads, name, bytes, shard.value("crc32", ""))) {
+    if (!present &&
+        UploadedAndDeleted(earlier.uploads, name, bytes, shard["crc32"].get<std::string>())) {
       continue;
     }
     const auto size = fs::file_size(shard_path, error);
@@ -62,39 +135,10 @@ std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const
                              "the output was damaged after it was written (see actex verify)");
     }
   }
-  for (const auto& shard : earlier.metadata["shards"]) {
-    if (shard.contains("chunks")) continue;
-    return std::unexpected(path.string() + " lists " + shard.value("file", "a shard") +
-                           " without the chunks it holds: it was written by an older actex, "
-                           "whose shards could end inside a chunk; finish it with that version, "
-                           "or give --overwrite to start anew");
-  }
-  auto chunks = ListedChunks(earlier.metadata);
-  if (!chunks) {
-    return std::unexpected(path.string() + ": " + chunks.error() +
-                           "; the output was damaged after it was written (see actex verify)");
-  }
+  auto chunks = ListedChunks(metadata);
+  if (!chunks) return std::unexpected(Damaged(path.string() + ": " + chunks.error()));
   earlier.chunks = std::move(*chunks);
   return earlier;
-}
-
-std::expected<std::vector<std::string>, std::string> DiscardUnlisted(const std::string& dir,
-                                                                     const EarlierOutput& earlier) {
-  std::set<std::string> listed;
-  for (const auto& shard : earlier.metadata["shards"]) listed.insert(shard.value("file", ""));
-  std::vector<std::string> removed;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(dir, error)) {
-    const std::string name = entry.path().filename().string();
-    const bool leftover = (IsShardFile(name) && !listed.contains(name)) || name.ends_with(".tmp");
-    if (!leftover) continue;
-    if (!fs::remove(entry.path(), error)) {
-      return std::unexpected("cannot remove " + entry.path().string() + ": " + error.message());
-    }
-    removed.push_back(name);
-  }
-  if (error) return std::unexpected("cannot list " + dir + ": " + error.message());
-  return removed;
 }
 
 std::expected<void, std::string> KeepRejectsOfListedChunks(const std::string& path,

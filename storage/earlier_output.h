@@ -20,6 +20,7 @@ struct EarlierOutput {
   bool complete = false;
   int64_t last_doc_id = -1;                     // of the last listed shard; -1 when none is listed
   std::map<int64_t, int64_t> chunks;            // listed: chunk -> documents it has
+  std::set<std::string> listed_files;           // the listed shards' file names
   std::map<std::string, UploadRecord> uploads;  // uploads.jsonl, by file
 };
 
@@ -28,13 +29,19 @@ struct EarlierOutput {
 // before it was listed, so anything else means the folder was damaged afterwards),
 // unless uploads.jsonl says it was uploaded with its listed bytes and crc32 and then
 // deleted; errors name the file. An output whose shards do not say which chunks
-// they hold (written before shards held whole chunks) is refused.
+// they hold (written before shards held whole chunks) is refused. Every field a
+// resume reads is type-checked here (CheckContinuable), so a damaged metadata.json
+// is an error naming the file and the field, and `metadata` can be read as written.
 std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const std::string& dir);
 
-// Deletes what an interrupted run left that metadata.json does not list: shard files
-// written after the last listed one and temporary files. Returns their names.
-std::expected<std::vector<std::string>, std::string> DiscardUnlisted(const std::string& dir,
-                                                                     const EarlierOutput& earlier);
+// Checks that `metadata` (read from `file`) has every field a resume reads, of the
+// right type: "complete" true or false, "config" an object (or null), "shards" an array of
+// objects with a string "file" and "crc32", integer "first_doc_id", "last_doc_id",
+// "docs", "tokens", "bytes" and a "chunks" array; "chunks_without_documents"
+// absent, null or an array; "statistics" absent, null, or an object of
+// SiteStatistics. The error names the file and the field.
+std::expected<void, std::string> CheckContinuable(const nlohmann::json& metadata,
+                                                  const std::string& file);
 
 // Keeps only the lines of `path` (rejects.jsonl) whose "doc_id" lies in one of the
 // `listed` chunks of `chunk_docs` documents, replacing the file atomically; a

@@ -6,12 +6,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/whole_file.h"
 #include "storage/destination_folder.h"
 #include "storage/file_io.h"
+#include "storage/json_field.h"
 #include "storage/safetensors.h"
 #include "storage/shuffle_rows.h"
 #include "storage/shuffled_output.h"
-#include "base/whole_file.h"
 
 namespace actex {
 namespace {
@@ -30,13 +31,34 @@ std::expected<SourceFiles, std::string> ListSource(const std::string& dir) {
     auto text = ReadWholeFile(dir + "/metadata.json");
     if (!text) return std::unexpected(text.error());
     const auto metadata = nlohmann::json::parse(*text, nullptr, false);
-    if (!metadata.value("complete", false)) {
+    const JsonPlace top{dir + "/metadata.json", ""};
+    auto complete = JsonBoolField(metadata, top, "complete");
+    if (!complete) return std::unexpected(complete.error());
+    if (!*complete) {
       return std::unexpected(dir + ": the shuffle has not finished; run it again to complete it");
     }
-    for (const auto& file : metadata["files"]) {
-      files.paths.push_back(dir + "/" + file["file"].get<std::string>());
+    auto listed = JsonArrayField(metadata, top, "files");
+    if (!listed) return std::unexpected(listed.error());
+    for (size_t i = 0; i < listed->get().size(); ++i) {
+      auto name = JsonStringField(listed->get()[i], top.Member("files").Element(i), "file");
+      if (!name) return std::unexpected(name.error());
+      // A listed name is a file of the folder, never a path that leads out of it.
+      if (name->empty() || name->find('/') != std::string::npos || *name == "." || *name == "..") {
+        return std::unexpected(top.Member("files").Element(i).Describe() + ".file \"" + *name +
+                               "\" is not a file name");
+      }
+      files.paths.push_back(dir + "/" + *name);
     }
-    for (const auto& site : metadata["parameters"]["sites"]) files.sites.push_back(site["name"]);
+    auto parameters = JsonObjectField(metadata, top, "parameters");
+    if (!parameters) return std::unexpected(parameters.error());
+    const JsonPlace at = top.Member("parameters");
+    auto sites = JsonArrayField(parameters->get(), at, "sites");
+    if (!sites) return std::unexpected(sites.error());
+    for (size_t i = 0; i < sites->get().size(); ++i) {
+      auto name = JsonStringField(sites->get()[i], at.Member("sites").Element(i), "name");
+      if (!name) return std::unexpected(name.error());
+      files.sites.push_back(*name);
+    }
     return files;
   }
   auto source = ReadSourceOutput(dir);

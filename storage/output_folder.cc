@@ -10,9 +10,12 @@
 #include <sstream>
 
 #include "base/whole_file.h"
+#include "storage/json_field.h"
 #include "storage/lease_log.h"
 #include "storage/line_reader.h"
 #include "storage/shard_listing.h"
+#include "storage/site_statistics.h"
+#include "storage/unlisted_shards.h"
 #include "storage/upload_ledger.h"
 
 namespace actex {
@@ -23,11 +26,6 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kMaxRejectLineBytes = int64_t{1} << 20;
 constexpr int kMaxMalformedRejectsListed = 20;
-
-const std::regex& ShardFilePattern() {
-  static const std::regex pattern(R"(shard_[0-9]+\.safetensors(\.gz)?)");
-  return pattern;
-}
 
 bool ReadInt(const nlohmann::json& object, const char* key, int64_t minimum, int64_t* out) {
   auto found = object.find(key);
@@ -66,7 +64,7 @@ std::optional<ShardEntry> ReadShardEntry(const nlohmann::json& entry, size_t ind
   if (file == entry.end() || !file->is_string()) return fault("has no \"file\" name");
   const std::string name = file->get<std::string>();
   where += " (" + name + ")";
-  if (!std::regex_match(name, ShardFilePattern())) {
+  if (!IsShardFileName(name)) {
     return fault("file name is not shard_NNNNNN.safetensors[.gz]");
   }
   ShardEntry shard;
@@ -143,15 +141,41 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
   const std::string site_dtype = SiteDtype(dtype);
   if (site_dtype.empty()) fault("dtype \"" + dtype + "\" is not float32, float16 or bfloat16");
   std::vector<std::pair<std::string, int>> sites;
-  for (const auto& site : metadata.value("sites", nlohmann::json::array())) {
-    if (!site.is_object() || !site.contains("name") || !site["name"].is_string() ||
-        !site.contains("width") || !site["width"].is_number_integer() || site["width"] <= 0) {
+  const JsonPlace top{metadata_file, ""};
+  auto site_list = JsonArrayField(metadata, top, "sites");
+  if (!site_list) fault(site_list.error().substr(metadata_file.size() + 2));
+  for (size_t i = 0; site_list && i < site_list->get().size(); ++i) {
+    const nlohmann::json& site = site_list->get()[i];
+    const JsonPlace place = top.Member("sites").Element(i);
+    auto name = JsonStringField(site, place, "name");
+    auto width = JsonIntField(site, place, "width", 1);
+    if (!name || !width || *width > INT32_MAX) {
       fault("sites entry " + site.dump() + " is not {\"name\": string, \"width\": positive}");
       continue;
     }
-    sites.emplace_back(site["name"].get<std::string>(), site["width"].get<int>());
+    sites.emplace_back(*name, static_cast<int>(*width));
   }
   if (sites.empty()) fault("lists no site");
+  // Statistics are null when a run resumed an output written without them; otherwise
+  // a resume continues them, so damage here is a fault.
+  if (auto statistics = metadata.find("statistics");
+      statistics != metadata.end() && !statistics->is_null()) {
+    if (!statistics->is_object()) {
+      fault(JsonTypeError(top.Member("statistics"), &*statistics, "an object or null")
+                .substr(metadata_file.size() + 2));
+    }
+    for (const auto& [name, width] : statistics->is_object() ? sites : decltype(sites)()) {
+      auto site = statistics->find(name);
+      auto parsed = site == statistics->end() ? std::unexpected("no statistics for site " + name)
+                                              : SiteStatistics::FromJson(*site);
+      if (!parsed) {
+        fault("statistics[\"" + name + "\"]: " + parsed.error());
+      } else if (parsed->width() != width) {
+        fault("statistics[\"" + name + "\"] are of width " + std::to_string(parsed->width()) +
+              ", the site's is " + std::to_string(width));
+      }
+    }
+  }
   const nlohmann::json shards = metadata.value("shards", nlohmann::json());
   if (!shards.is_array()) fault("has no \"shards\" list");
   std::set<std::string> names;
@@ -226,10 +250,18 @@ std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
     std::string problem;
     if (name.ends_with(".tmp")) {
       problem = "temporary file of an interrupted write; not part of the output, safe to delete";
-    } else if (std::regex_match(name, ShardFilePattern())) {
+    } else if (IsShardFileName(name)) {
+      problem = "shard not listed in metadata.json, " + DescribeShardFile(entry.path().string()) +
+                ": its documents are not counted. A run that stopped after writing it and "
+                "before listing it leaves one; so does a metadata.json entry lost or edited "
+                "away, and then this file is their only copy: restore its entry to keep it. "
+                "A resume moves it into " +
+                std::string(kUnlistedFolder) + "/ and computes its chunks again";
+    } else if (name == kUnlistedFolder && entry.is_directory()) {
       problem =
-          "shard not listed in metadata.json: written after the last listed one by a run "
-          "that stopped; not part of the output, safe to delete (a resume replaces it)";
+          "shards a resume set aside because metadata.json did not list them; not part of the "
+          "output (their chunks were computed again): delete them once the output verifies, "
+          "unless metadata.json lost their entries by mistake";
     } else if (entry.is_directory()) {
       problem = "directory not written by actex";
     } else {

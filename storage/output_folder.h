@@ -47,9 +47,11 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
                                              std::vector<VerifyFinding>* faults);
 
 // Files of the folder that metadata.json does not list, other than rejects.jsonl
-// and uploads.jsonl: shard files and *.tmp left by an interrupted run, and anything
-// else. They are not faults: a run that stopped leaves them, and resuming (or
-// deleting them) is safe.
+// and uploads.jsonl: *.tmp left by an interrupted write (safe to delete), shard
+// files (each said whole or not: left by a run that stopped before listing them,
+// or the only copy of documents whose entry was lost, so never called safe to
+// delete), the unlisted/ folder a resume set such shards aside in, and anything
+// else. They are warnings, not faults.
 std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder);
 
 // Calls `document(doc_id)` for every entry of the folder's rejects.jsonl (absent:

@@ -6,6 +6,7 @@
 
 #include "base/whole_file.h"
 #include "storage/crc32.h"
+#include "storage/json_field.h"
 #include "storage/shuffled_output.h"
 
 namespace actex {
@@ -41,6 +42,65 @@ json Parameters(const ShuffleOptions& options, const SourceOutput& source,
           {"skip_token_ids", skip}};
 }
 
+// Checks the fields a resumed shuffle reads from the output's metadata.json (whose
+// parameters already matched) and from state.json, so that either file damaged is
+// an error naming it and the field, never an exception later.
+std::expected<void, std::string> CheckJournal(const json& metadata,
+                                              const std::string& metadata_file, const json& state,
+                                              const std::string& state_file, size_t source_shards) {
+  const JsonPlace top{metadata_file, ""};
+  auto files = JsonArrayField(metadata, top, "files");
+  if (!files) return std::unexpected(files.error());
+  for (size_t i = 0; i < files->get().size(); ++i) {
+    if (auto index = JsonIntField(files->get()[i], top.Member("files").Element(i), "index", 0);
+        !index) {
+      return std::unexpected(index.error());
+    }
+  }
+  auto totals = JsonObjectField(metadata, top, "totals");
+  if (!totals) return std::unexpected(totals.error());
+  for (const char* key : {"rows", "files", "bytes"}) {
+    if (auto value = JsonIntField(totals->get(), top.Member("totals"), key, 0); !value) {
+      return std::unexpected(value.error());
+    }
+  }
+  const JsonPlace at{state_file, ""};
+  auto buckets = JsonIntField(state, at, "buckets", 1);
+  if (!buckets) return std::unexpected(buckets.error());
+  if (*buckets > kMaxBuckets) {
+    return std::unexpected(at.Member("buckets").Describe() + " is " + std::to_string(*buckets) +
+                           ", more than " + std::to_string(kMaxBuckets));
+  }
+  auto scatter_done = JsonIntField(state, at, "scatter_done", 0);
+  if (!scatter_done) return std::unexpected(scatter_done.error());
+  if (*scatter_done > static_cast<int64_t>(source_shards)) {
+    return std::unexpected(at.Member("scatter_done").Describe() + " is past the source's " +
+                           std::to_string(source_shards) + " shards");
+  }
+  auto permute_done = JsonIntField(state, at, "permute_done", 0);
+  if (!permute_done) return std::unexpected(permute_done.error());
+  if (*permute_done > *buckets) {
+    return std::unexpected(at.Member("permute_done").Describe() + " is past the " +
+                           std::to_string(*buckets) + " buckets");
+  }
+  for (const char* key : {"rows", "skipped"}) {
+    if (auto value = JsonIntField(state, at, key, 0); !value) return std::unexpected(value.error());
+  }
+  auto bucket_bytes = JsonArrayField(state, at, "bucket_bytes");
+  if (!bucket_bytes) return std::unexpected(bucket_bytes.error());
+  if (static_cast<int64_t>(bucket_bytes->get().size()) != *buckets) {
+    return std::unexpected(JsonTypeError(at.Member("bucket_bytes"), &bucket_bytes->get(),
+                                         "one byte count per bucket"));
+  }
+  for (size_t b = 0; b < bucket_bytes->get().size(); ++b) {
+    if (auto value = JsonInt(bucket_bytes->get()[b], at.Member("bucket_bytes").Element(b), 0);
+        !value) {
+      return std::unexpected(value.error());
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::expected<ShuffleJournal, ShuffleError> OpenShuffleJournal(
@@ -54,21 +114,48 @@ std::expected<ShuffleJournal, ShuffleError> OpenShuffleJournal(
     auto text = ReadWholeFile(metadata_path);
     if (!text) return ShuffleError::Stopped(text.error());
     journal.metadata = json::parse(*text, nullptr, false);
+    const JsonPlace top{metadata_path, ""};
     if (journal.metadata.is_discarded() ||
-        journal.metadata.value("format", "") != kShuffledFormat ||
-        journal.metadata.value("parameters", json()) != parameters) {
+        JsonStringField(journal.metadata, top, "format").value_or("") != kShuffledFormat ||
+        !journal.metadata.contains("parameters") || journal.metadata["parameters"] != parameters) {
       return ShuffleError::Refused(
           options.out_dir +
           " already holds another shuffle (other source, seed, sites, dtype, "
           "skipped tokens or rows per file): remove it or choose another --to");
     }
     journal.resumed = true;
-    if (journal.metadata.value("complete", false)) return journal;
-    auto state_text = ReadWholeFile(work_dir + "/state.json");
+    auto complete = JsonBoolField(journal.metadata, top, "complete");
+    if (!complete) return ShuffleError::Refused(complete.error());
+    if (*complete) {
+      // A finished shuffle is reported from its listing.
+      for (const char* key : {"rows", "skipped"}) {
+        if (auto value = JsonIntField(journal.metadata, top, key, 0); !value) {
+          return ShuffleError::Refused(value.error());
+        }
+      }
+      auto totals = JsonObjectField(journal.metadata, top, "totals");
+      if (!totals) return ShuffleError::Refused(totals.error());
+      for (const char* key : {"files", "bytes"}) {
+        if (auto value = JsonIntField(totals->get(), top.Member("totals"), key, 0); !value) {
+          return ShuffleError::Refused(value.error());
+        }
+      }
+      return journal;
+    }
+    const std::string state_path = work_dir + "/state.json";
+    auto state_text = ReadWholeFile(state_path);
     if (!state_text) return ShuffleError::Stopped(state_text.error());
     journal.state = json::parse(*state_text, nullptr, false);
-    if (journal.state.is_discarded())
-      return ShuffleError::Stopped(work_dir + "/state.json is not valid JSON");
+    if (journal.state.is_discarded()) {
+      return ShuffleError::Refused(state_path + " is not valid JSON; remove " + options.out_dir +
+                                   " to shuffle afresh");
+    }
+    if (auto checked = CheckJournal(journal.metadata, metadata_path, journal.state, state_path,
+                                    source.shards.size());
+        !checked) {
+      return ShuffleError::Refused(checked.error() + "; remove " + options.out_dir +
+                                   " to shuffle afresh");
+    }
     for (const json& file : journal.metadata["files"]) {
       journal.listed_files.insert(file["index"].get<int64_t>());
     }

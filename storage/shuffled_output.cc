@@ -11,11 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/whole_file.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
+#include "storage/json_field.h"
 #include "storage/safetensors.h"
 #include "storage/shuffle_rows.h"
-#include "base/whole_file.h"
 
 namespace actex {
 namespace {
@@ -108,7 +109,7 @@ bool IsShuffledOutput(const std::string& dir) {
   auto text = ReadWholeFile(dir + "/metadata.json");
   if (!text) return false;
   const json metadata = json::parse(*text, nullptr, false);
-  return metadata.is_object() && metadata.value("format", "") == kShuffledFormat;
+  return JsonStringField(metadata, {}, "format").value_or("") == kShuffledFormat;
 }
 
 std::string ShuffledCheck::Summary() const {
@@ -127,8 +128,8 @@ std::expected<ShuffledCheck, std::string> VerifyShuffled(const std::string& dir,
   const json metadata = json::parse(*text, nullptr, false);
   ShuffledCheck check;
   auto& faults = check.faults;
-  if (!metadata.is_object() || metadata.value("format", "") != kShuffledFormat ||
-      metadata.value("version", 0) != 1) {
+  if (JsonStringField(metadata, {}, "format").value_or("") != kShuffledFormat ||
+      JsonIntField(metadata, {}, "version").value_or(0) != 1) {
     faults.push_back("metadata.json is not a version 1 actex shuffle's");
     return check;
   }

@@ -3,9 +3,19 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 
+#include "storage/json_field.h"
+
 namespace actex {
+
+namespace {
+
+// Wider than any model's activations: a width beyond it is damage, not a site.
+constexpr int64_t kMaxStatisticsWidth = int64_t{1} << 24;
+
+}  // namespace
 
 SiteStatistics::SiteStatistics(int width, double threshold)
     : width_(width),
@@ -142,29 +152,72 @@ nlohmann::json SiteStatistics::ToJson() const {
 }
 
 std::expected<SiteStatistics, std::string> SiteStatistics::FromJson(const nlohmann::json& json) {
-  try {
-    SiteStatistics stats(json.at("width").get<int>(), json.at("threshold").get<double>());
-    stats.count_ = json.at("count").get<int64_t>();
-    stats.sum_ = json.at("sum").get<std::vector<double>>();
-    stats.sum_squares_ = json.at("sum_squares").get<std::vector<double>>();
-    stats.sum_norms_ = json.at("sum_norms").get<double>();
-    stats.sum_squared_norms_ = json.at("sum_squared_norms").get<double>();
-    stats.max_abs_ = json.at("max_abs").get<double>();
-    stats.rows_over_ = json.at("rows_over_threshold").get<int64_t>();
-    // Absent in statistics written before they were counted: none were counted then.
-    stats.non_finite_values_ = json.value("non_finite_values", int64_t{0});
-    stats.non_finite_rows_ = json.value("non_finite_rows", int64_t{0});
-    if (static_cast<int>(stats.sum_.size()) != stats.width_ ||
-        stats.sum_squares_.size() != stats.sum_.size() || stats.count_ < 0 ||
-        stats.non_finite_values_ < 0 || stats.non_finite_rows_ < 0 ||
-        stats.non_finite_rows_ > stats.count_) {
-      return std::unexpected(
-          std::string("statistics: sums do not match the width, or a count is out of range"));
-    }
-    return stats;
-  } catch (const nlohmann::json::exception& error) {
-    return std::unexpected(std::string("statistics are malformed: ") + error.what());
+  // Read from a metadata.json that may have been damaged: every field is checked for
+  // its type before it is read, and the width before any vector is sized by it.
+  auto fail = [](const std::string& problem) -> std::expected<SiteStatistics, std::string> {
+    return std::unexpected("statistics are malformed: " + problem);
+  };
+  const JsonPlace place{"statistics", ""};
+  // ToJson writes a non-finite sum (activations that overflowed) as null.
+  auto number = [](const nlohmann::json& value,
+                   const JsonPlace& at) -> std::expected<double, std::string> {
+    if (value.is_null()) return std::numeric_limits<double>::quiet_NaN();
+    return JsonNumber(value, at);
+  };
+  if (!json.is_object()) return fail("not an object but " + DescribeJson(&json));
+  auto width = JsonIntField(json, place, "width", 1);
+  if (!width) return fail(width.error());
+  if (*width > kMaxStatisticsWidth)
+    return fail("width " + std::to_string(*width) + " is too large");
+  auto threshold = json.contains("threshold") ? number(json["threshold"], place.Member("threshold"))
+                                              : JsonNumberField(json, place, "threshold");
+  auto count = JsonIntField(json, place, "count", 0);
+  auto rows_over = JsonIntField(json, place, "rows_over_threshold", 0);
+  auto sum = JsonArrayField(json, place, "sum");
+  auto sum_squares = JsonArrayField(json, place, "sum_squares");
+  for (const auto* error :
+       {threshold ? nullptr : &threshold.error(), count ? nullptr : &count.error(),
+        rows_over ? nullptr : &rows_over.error(), sum ? nullptr : &sum.error(),
+        sum_squares ? nullptr : &sum_squares.error()}) {
+    if (error != nullptr) return fail(*error);
   }
+  SiteStatistics stats(static_cast<int>(*width), *threshold);
+  stats.count_ = *count;
+  stats.rows_over_ = *rows_over;
+  // Absent in statistics written before they were counted: none were counted then.
+  for (const auto& [key, target] : {std::pair{"non_finite_values", &stats.non_finite_values_},
+                                    std::pair{"non_finite_rows", &stats.non_finite_rows_}}) {
+    if (!json.contains(key)) continue;
+    auto value = JsonIntField(json, place, key, 0);
+    if (!value) return fail(value.error());
+    *target = *value;
+  }
+  if (stats.non_finite_rows_ > stats.count_) {
+    return fail("non_finite_rows " + std::to_string(stats.non_finite_rows_) +
+                " is more than the count " + std::to_string(stats.count_));
+  }
+  for (const auto& [key, target] : {std::pair{"sum_norms", &stats.sum_norms_},
+                                    std::pair{"sum_squared_norms", &stats.sum_squared_norms_},
+                                    std::pair{"max_abs", &stats.max_abs_}}) {
+    auto value = json.contains(key) ? number(json[key], place.Member(key))
+                                    : JsonNumberField(json, place, key);
+    if (!value) return fail(value.error());
+    *target = *value;
+  }
+  for (const auto& [key, list, target] :
+       {std::tuple{"sum", &sum->get(), &stats.sum_},
+        std::tuple{"sum_squares", &sum_squares->get(), &stats.sum_squares_}}) {
+    if (static_cast<int64_t>(list->size()) != *width) {
+      return fail(std::string(key) + " has " + std::to_string(list->size()) +
+                  " numbers, not the width " + std::to_string(*width));
+    }
+    for (size_t i = 0; i < list->size(); ++i) {
+      auto value = number((*list)[i], place.Member(key).Element(i));
+      if (!value) return fail(value.error());
+      (*target)[i] = *value;
+    }
+  }
+  return stats;
 }
 
 }  // namespace actex

@@ -13,6 +13,7 @@
 #include "base/whole_file.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
+#include "storage/json_field.h"
 
 namespace actex {
 
@@ -106,12 +107,16 @@ std::expected<std::vector<std::string>, std::string> ListedShardsNotUploaded(
     return std::unexpected("not an actex metadata.json");
   }
   std::vector<std::string> missing;
-  for (const auto& shard : metadata["shards"]) {
-    if (!shard.is_object()) return std::unexpected("metadata.json lists a non-object shard");
-    const std::string name = shard.value("file", "");
-    if (!UploadVouched(ledger, name, shard.value("bytes", int64_t{-1}), shard.value("crc32", ""))) {
-      missing.push_back(name);
-    }
+  const nlohmann::json& shards = metadata["shards"];
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const JsonPlace place{"metadata.json", "shards[" + std::to_string(i) + "]"};
+    auto name = JsonStringField(shards[i], place, "file");
+    if (!name) return std::unexpected(name.error());
+    auto bytes = JsonIntField(shards[i], place, "bytes", 0);
+    if (!bytes) return std::unexpected(bytes.error());
+    auto crc32 = JsonStringField(shards[i], place, "crc32");
+    if (!crc32) return std::unexpected(crc32.error());
+    if (!UploadVouched(ledger, *name, *bytes, *crc32)) missing.push_back(*name);
   }
   return missing;
 }

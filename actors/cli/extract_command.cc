@@ -19,7 +19,10 @@ CommandRunner AddExtractCommand(CLI::App& command) {
       return 2;
     }
     options->show_progress = true;
-    return ReportRun(RunExtraction(*options, &CountStopSignals()));
+    NodeOptions node;  // as RunExtraction makes it: host 0 of one
+    node.extract = *options;
+    node.stop_signals = &CountStopSignals();
+    return RunLocked(node);
   };
 }
 

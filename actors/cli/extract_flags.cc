@@ -2,7 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "actors/extract_flag_table.h"
+#include "actors/host_output.h"
+#include "actors/node_resources.h"
 #include "transport/job_security.h"
 
 namespace actex {
@@ -98,6 +102,18 @@ int ReportRun(const std::expected<ExtractionSummary, std::string>& summary) {
     return kExitTooManyRejected;
   }
   return 0;
+}
+
+int RunLocked(const NodeOptions& node) {
+  const auto load_start = std::chrono::steady_clock::now();
+  auto prepared = PrepareNode(node);
+  if (!prepared) return ReportRun(std::unexpected(prepared.error()));
+  auto lock = LockHostOutput(node);  // held until the run returns
+  if (!lock) {
+    spdlog::error("{}", lock.error().message);
+    return lock.error().kind == OutputLock::Refusal::kHeld ? 2 : 1;
+  }
+  return ReportRun(RunPreparedNode(node, *prepared, load_start));
 }
 
 }  // namespace actex

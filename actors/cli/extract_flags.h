@@ -43,6 +43,11 @@ void ApplyJobTimeouts(const JobTimeouts& timeouts, NodeOptions& node);
 // kExitStoppedBySignal (75) stopped early by a signal.
 int ReportRun(const std::expected<ExtractionSummary, std::string>& summary);
 
+// Runs `node` (PrepareNode, then RunPreparedNode) holding the lock of its host
+// folder of --out (LockHostOutput) from after every flag was checked to the end;
+// returns the exit code: ReportRun's, or 2 when another run holds the lock.
+int RunLocked(const NodeOptions& node);
+
 // Reads --job-key-file if given, so a bad key is refused before any work starts.
 std::expected<void, std::string> CheckJobKey(const NodeOptions& node);
 

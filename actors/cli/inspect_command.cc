@@ -4,11 +4,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "actors/cli/commands.h"
+#include "storage/json_field.h"
 #include "storage/non_finite_sites.h"
 #include "storage/site_statistics.h"
 
@@ -24,59 +26,117 @@ int64_t CountLines(const fs::path& path) {
   return lines;
 }
 
-// Prints one host folder's metadata.json; returns false when it is missing, not
-// readable, or lists a shard that is not on disk with the listed size.
-bool InspectHost(const fs::path& host_dir, nlohmann::json* totals) {
-  std::ifstream file(host_dir / "metadata.json");
+// What inspecting one host folder found.
+enum class HostHealth { kHealthy, kShardMissing, kUnreadable };
+
+// Reads `host_dir`/metadata.json, type-checking every field printed: an error names
+// the file and the field.
+std::expected<nlohmann::json, std::string> ReadHostMetadata(const fs::path& host_dir) {
+  const std::string path = (host_dir / "metadata.json").string();
+  std::ifstream file(path);
   auto metadata = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  if (metadata.is_discarded() || !metadata.is_object()) {
-    spdlog::error("{}: metadata.json is missing or not valid JSON", host_dir.string());
-    return false;
+  if (metadata.is_discarded()) return std::unexpected(path + " is missing or not valid JSON");
+  const JsonPlace top{path, ""};
+  if (!metadata.is_object()) return std::unexpected(JsonTypeError(top, &metadata, "an object"));
+  if (auto complete = JsonBoolField(metadata, top, "complete"); !complete) {
+    return std::unexpected(complete.error());
   }
-  bool healthy = true;
+  if (auto dtype = JsonStringField(metadata, top, "dtype"); !dtype) {
+    return std::unexpected(dtype.error());
+  }
+  auto sites = JsonArrayField(metadata, top, "sites");
+  if (!sites) return std::unexpected(sites.error());
+  for (size_t i = 0; i < sites->get().size(); ++i) {
+    const JsonPlace place = top.Member("sites").Element(i);
+    if (auto name = JsonStringField(sites->get()[i], place, "name"); !name) {
+      return std::unexpected(name.error());
+    }
+    if (auto width = JsonIntField(sites->get()[i], place, "width", 1); !width) {
+      return std::unexpected(width.error());
+    }
+  }
+  auto shards = JsonArrayField(metadata, top, "shards");
+  if (!shards) return std::unexpected(shards.error());
+  for (size_t i = 0; i < shards->get().size(); ++i) {
+    const JsonPlace place = top.Member("shards").Element(i);
+    if (auto name = JsonStringField(shards->get()[i], place, "file"); !name) {
+      return std::unexpected(name.error());
+    }
+    for (const char* key : {"first_doc_id", "last_doc_id", "docs", "tokens", "bytes"}) {
+      if (auto number = JsonIntField(shards->get()[i], place, key, 0); !number) {
+        return std::unexpected(number.error());
+      }
+    }
+  }
+  auto totals = JsonObjectField(metadata, top, "totals");
+  if (!totals) return std::unexpected(totals.error());
+  for (const char* key : {"docs", "tokens", "shards", "bytes"}) {
+    if (auto number = JsonIntField(totals->get(), top.Member("totals"), key, 0); !number) {
+      return std::unexpected(number.error());
+    }
+  }
+  return metadata;
+}
+
+// Prints one host folder's metadata.json; kShardMissing when it lists a shard that
+// is not on disk with the listed size, kUnreadable when the file is missing, not
+// JSON, or has a field of the wrong type.
+HostHealth InspectHost(const fs::path& host_dir, std::map<std::string, int64_t>* totals) {
+  auto read = ReadHostMetadata(host_dir);
+  if (!read) {
+    spdlog::error("{}; see actex verify", read.error());
+    return HostHealth::kUnreadable;
+  }
+  const nlohmann::json& metadata = *read;
+  HostHealth health = HostHealth::kHealthy;
   std::cout << host_dir.filename().string() << ": "
-            << (metadata.value("complete", false) ? "complete" : "incomplete") << ", dtype "
-            << metadata.value("dtype", "?") << "\n  sites:";
+            << (metadata["complete"].get<bool>() ? "complete" : "incomplete") << ", dtype "
+            << metadata["dtype"].get<std::string>() << "\n  sites:";
   for (const auto& site : metadata["sites"]) {
-    std::cout << ' ' << site.value("name", "?") << '[' << site.value("width", 0) << ']';
+    std::cout << ' ' << site["name"].get<std::string>() << '[' << site["width"].get<int64_t>()
+              << ']';
   }
   std::cout << '\n';
+  // The corpus size is informative only: printed when it is well-formed.
   if (auto config = metadata.find("config"); config != metadata.end() && config->is_object()) {
     if (auto size = config->find("corpus_size"); size != config->end() && size->is_object()) {
-      const auto& documents = (*size)["documents"];
-      std::cout << "  corpus: " << size->value("parquet_files", 0) << " Parquet files ("
-                << size->value("parquet_rows", 0) << " rows), " << size->value("jsonl_files", 0)
-                << " JSONL files (" << size->value("jsonl_bytes", 0) << " bytes), "
-                << (documents.is_number_integer() ? std::to_string(documents.get<int64_t>())
-                                                  : std::string("unknown"))
+      const JsonPlace place{"", ""};
+      auto count = [&](const char* key) { return JsonIntField(*size, place, key, 0).value_or(0); };
+      auto documents = JsonIntField(*size, place, "documents", 0);
+      std::cout << "  corpus: " << count("parquet_files") << " Parquet files ("
+                << count("parquet_rows") << " rows), " << count("jsonl_files") << " JSONL files ("
+                << count("jsonl_bytes") << " bytes), "
+                << (documents ? std::to_string(*documents) : std::string("unknown"))
                 << " documents in all\n";
     }
   }
   for (const auto& shard : metadata["shards"]) {
-    fs::path path = host_dir / shard.value("file", "");
+    const std::string name = shard["file"].get<std::string>();
     std::error_code error;
-    auto size = fs::file_size(path, error);
-    bool present = !error && static_cast<int64_t>(size) == shard.value("bytes", int64_t{-1});
-    healthy = healthy && present;
-    std::cout << "  " << shard.value("file", "?") << ": docs " << shard.value("first_doc_id", 0)
-              << ".." << shard.value("last_doc_id", 0) << " (" << shard.value("docs", 0)
-              << "), tokens " << shard.value("tokens", 0) << ", bytes "
-              << shard.value("bytes", 0) << (present ? "" : "  MISSING OR WRONG SIZE") << '\n';
+    auto size = fs::file_size(host_dir / name, error);
+    const bool present = !error && static_cast<int64_t>(size) == shard["bytes"].get<int64_t>();
+    if (!present) health = HostHealth::kShardMissing;
+    std::cout << "  " << name << ": docs " << shard["first_doc_id"].get<int64_t>() << ".."
+              << shard["last_doc_id"].get<int64_t>() << " (" << shard["docs"].get<int64_t>()
+              << "), tokens " << shard["tokens"].get<int64_t>() << ", bytes "
+              << shard["bytes"].get<int64_t>() << (present ? "" : "  MISSING OR WRONG SIZE")
+              << '\n';
   }
   const auto& host_totals = metadata["totals"];
-  int64_t rejected = fs::exists(host_dir / "rejects.jsonl") ? CountLines(host_dir / "rejects.jsonl") : 0;
-  std::cout << "  total: " << host_totals.value("docs", 0) << " docs, "
-            << host_totals.value("tokens", 0) << " tokens, " << host_totals.value("shards", 0)
-            << " shards, " << host_totals.value("bytes", 0) << " bytes, " << rejected
-            << " rejected lines\n";
+  int64_t rejected =
+      fs::exists(host_dir / "rejects.jsonl") ? CountLines(host_dir / "rejects.jsonl") : 0;
+  std::cout << "  total: " << host_totals["docs"].get<int64_t>() << " docs, "
+            << host_totals["tokens"].get<int64_t>() << " tokens, "
+            << host_totals["shards"].get<int64_t>() << " shards, "
+            << host_totals["bytes"].get<int64_t>() << " bytes, " << rejected << " rejected lines\n";
   if (const auto non_finite = NonFiniteSites(metadata); !non_finite.empty()) {
     std::cout << "  not finite as stored: " << DescribeNonFinite(non_finite) << '\n';
   }
   for (const char* key : {"docs", "tokens", "shards", "bytes"}) {
-    (*totals)[key] = totals->value(key, int64_t{0}) + host_totals.value(key, int64_t{0});
+    (*totals)[key] += host_totals[key].get<int64_t>();
   }
-  (*totals)["rejected"] = totals->value("rejected", int64_t{0}) + rejected;
-  return healthy;
+  (*totals)["rejected"] += rejected;
+  return health;
 }
 
 // Each site's statistics merged over the host folders, printed as a table or as JSON
@@ -98,13 +158,20 @@ bool PrintStatistics(const std::vector<fs::path>& hosts, bool as_json) {
     for (const auto& [name, json] : statistics.items()) {
       auto site = SiteStatistics::FromJson(json);
       if (!site) {
-        spdlog::error("{}: {}: {}", host.string(), name, site.error());
+        spdlog::error("{}/metadata.json: statistics[\"{}\"]: {}", host.string(), name,
+                      site.error());
         return false;
       }
       auto known = std::find_if(sites.begin(), sites.end(),
                                 [&](const auto& entry) { return entry.first == name; });
       if (known == sites.end()) {
         sites.emplace_back(name, *site);
+      } else if (known->second.width() != site->width()) {
+        spdlog::error(
+            "{}/metadata.json: statistics[\"{}\"].width is {}, another host folder's "
+            "is {}; see actex verify",
+            host.string(), name, site->width(), known->second.width());
+        return false;
       } else {
         known->second.Merge(*site);
       }
@@ -170,13 +237,17 @@ CommandRunner AddInspectCommand(CLI::App& command) {
       return 1;
     }
     if (*stats) return PrintStatistics(hosts, *json) ? 0 : 1;
-    nlohmann::json totals = nlohmann::json::object();
-    bool healthy = true;
-    for (const fs::path& host : hosts) healthy = InspectHost(host, &totals) && healthy;
-    std::cout << "all hosts: " << totals.value("docs", 0) << " docs, " << totals.value("tokens", 0)
-              << " tokens, " << totals.value("shards", 0) << " shards, "
-              << totals.value("rejected", 0) << " rejected lines\n";
-    return healthy ? 0 : 1;
+    std::map<std::string, int64_t> totals;
+    bool shards_missing = false, unreadable = false;
+    for (const fs::path& host : hosts) {
+      const HostHealth health = InspectHost(host, &totals);
+      shards_missing = shards_missing || health == HostHealth::kShardMissing;
+      unreadable = unreadable || health == HostHealth::kUnreadable;
+    }
+    std::cout << "all hosts: " << totals["docs"] << " docs, " << totals["tokens"] << " tokens, "
+              << totals["shards"] << " shards, " << totals["rejected"] << " rejected lines\n";
+    // A file it cannot read is a refusal (2); listed shards not on disk a finding (1).
+    return unreadable ? 2 : shards_missing ? 1 : 0;
   };
 }
 

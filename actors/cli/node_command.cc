@@ -79,7 +79,7 @@ CommandRunner AddNodeCommand(CLI::App& command) {
     }
     spdlog::set_pattern("[%H:%M:%S.%e] [host " + std::to_string(node.host_id) + "] [%^%l%$] %v");
     node.stop_signals = &CountStopSignals();
-    return ReportRun(RunNode(node));
+    return RunLocked(node);
   };
 }
 

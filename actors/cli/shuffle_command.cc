@@ -13,13 +13,14 @@
 #include <vector>
 
 #include "actors/cli/commands.h"
+#include "base/whole_file.h"
 #include "model/model_config.h"
 #include "storage/activation_shuffle.h"
 #include "storage/file_io.h"
+#include "storage/json_field.h"
 #include "storage/shard_writer.h"
 #include "storage/shuffle_rows.h"
 #include "storage/shuffled_output.h"
-#include "base/whole_file.h"
 
 namespace actex {
 namespace {
@@ -40,10 +41,13 @@ std::expected<std::string, std::string> ModelDir(const std::string& out_dir) {
   auto text = ReadWholeFile(host + "/metadata.json");
   if (!text) return std::unexpected(text.error());
   const auto metadata = nlohmann::json::parse(*text, nullptr, false);
-  if (metadata.is_discarded() || !metadata["config"].contains("model_dir")) {
+  const JsonPlace top{host + "/metadata.json", ""};
+  auto config = JsonObjectField(metadata, top, "config");
+  if (!config) return std::unexpected(config.error());
+  if (!config->get().contains("model_dir")) {
     return std::unexpected(host + "/metadata.json names no model_dir");
   }
-  return metadata["config"]["model_dir"].get<std::string>();
+  return JsonStringField(config->get(), top.Member("config"), "model_dir");
 }
 
 // --skip-tokens: "bos" (config.json's bos_token_id), "special" (tokenizer.json's
@@ -72,7 +76,12 @@ std::expected<std::vector<int32_t>, std::string> SkipTokenIds(const std::string&
         return std::unexpected(*model_dir + "/tokenizer.json has no added_tokens");
       }
       for (const auto& token : json["added_tokens"]) {
-        if (token.value("special", false)) ids.insert(token.value("id", -1));
+        const JsonPlace place{*model_dir + "/tokenizer.json", "added_tokens[]"};
+        if (!JsonBoolField(token, place, "special").value_or(false)) continue;
+        auto id = JsonIntField(token, place, "id", 0);
+        if (!id || *id > INT32_MAX)
+          return std::unexpected(id ? "a token id is too large" : id.error());
+        ids.insert(static_cast<int32_t>(*id));
       }
       continue;
     }

@@ -62,6 +62,7 @@ std::map<int64_t, DocumentRows> ReadHostFolder(const std::string& host_dir) {
 std::map<int64_t, DocumentRows> ReadJob(const std::string& out) {
   std::map<int64_t, DocumentRows> documents;
   for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    if (!entry.is_directory()) continue;  // OUT/.host_NN.lock
     for (auto& [doc, rows] : ReadHostFolder(entry.path().string())) {
       EXPECT_FALSE(documents.contains(doc)) << "document " << doc << " written twice";
       documents[doc] = std::move(rows);

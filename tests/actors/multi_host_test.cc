@@ -139,6 +139,7 @@ TEST(MultiHostFailures, HostThatNeverStartsIsNamedAtTheJoinDeadline) {
 // Every shard listed anywhere under OUT reads back whole, with its listed size.
 void ExpectListedShardsComplete(const std::string& out) {
   for (const auto& entry : fs::directory_iterator(out)) {
+    if (!entry.is_directory()) continue;  // OUT/.host_NN.lock
     std::ifstream file(entry.path() / "metadata.json");
     auto metadata = nlohmann::json::parse(file, nullptr, false);
     ASSERT_FALSE(metadata.is_discarded()) << entry.path();

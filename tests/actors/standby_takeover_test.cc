@@ -58,6 +58,13 @@ class StandbyTakeover : public LeasedJobFixture {
     nodes[0]->Signal(signal);
   }
   void FinishWithTheSameCommands() {
+    // Host 0's folder is locked while its process lives, frozen or not (a process
+    // that wakes could still write there): wake it and let it end first, as a user
+    // must before running its command again.
+    if (!nodes[0]->Poll().has_value()) {
+      nodes[0]->Signal(SIGCONT);
+      nodes[0]->Wait(seconds(30));
+    }
     ManualJob again(dir);
     for (ActexProcess* node : again.StartAll(kHosts, corpus, "2d")) {
       EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();

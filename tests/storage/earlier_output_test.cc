@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "storage/shard_writer.h"
+#include "storage/unlisted_shards.h"
 #include "storage/upload_ledger.h"
 #include "tests/storage/shard_test_util.h"
 #include "tests/storage/temp_dir.h"
@@ -69,10 +70,11 @@ TEST(EarlierOutput, AcceptsADeletedShardTheLedgerVouchesFor) {
   EXPECT_EQ((*earlier)->last_doc_id, 2);
   ASSERT_TRUE((*earlier)->uploads.contains(middle.file));
   EXPECT_TRUE((*earlier)->uploads.at(middle.file).deleted);
-  // DiscardUnlisted leaves the listed shards alone, present or not.
-  auto removed = DiscardUnlisted(dir.path(), **earlier);
-  ASSERT_TRUE(removed.has_value()) << removed.error();
-  EXPECT_TRUE(removed->empty());
+  // SetAsideUnlisted leaves the listed shards alone, present or not.
+  auto cleanup = SetAsideUnlisted(dir.path(), (*earlier)->listed_files);
+  ASSERT_TRUE(cleanup.has_value()) << cleanup.error();
+  EXPECT_TRUE(cleanup->set_aside.empty());
+  EXPECT_TRUE(cleanup->removed_tmp.empty());
   EXPECT_TRUE(fs::exists(dir.File(listed[2].file)));
 }
 
@@ -139,7 +141,7 @@ TEST(EarlierOutput, MalformedShardEntryIsRefusedRatherThanThrown) {
     std::ofstream(dir.File("metadata.json")) << metadata.dump();
     auto earlier = ReadEarlierOutput(dir.path());
     ASSERT_FALSE(earlier.has_value()) << broken.dump();
-    EXPECT_THAT(earlier.error(), HasSubstr("malformed shard entry"));
+    EXPECT_THAT(earlier.error(), HasSubstr(dir.File("metadata.json") + ": shards[0]"));
   }
 }
 
