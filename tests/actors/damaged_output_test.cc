@@ -226,7 +226,9 @@ TEST_F(DamagedOutput, AMetadataFieldOfTheWrongTypeIsAnErrorFromEveryCommand) {
       // Not every edit stops every command (inspect prints what it does not check);
       // none may end in a signal, and a refusal names the file.
       EXPECT_THAT(outcome.exit_code, AnyOf(0, 1, 2)) << outcome.err;
-      if (outcome.exit_code != 0) EXPECT_THAT(outcome.err, HasSubstr("metadata.json"));
+      if (outcome.exit_code != 0) {
+        EXPECT_THAT(outcome.err, HasSubstr("metadata.json"));
+      }
     }
   }
 }

@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "storage/activation_shuffle.h"
@@ -77,8 +79,14 @@ class DamagedShuffle : public testing::Test {
   TempDir dir_;
 };
 
-std::optional<std::string> ErrorOf(const auto& result) {
-  return result ? std::nullopt : std::optional<std::string>(result.error());
+template <typename Result>
+std::optional<std::string> ErrorOf(const Result& result) {
+  if (result) return std::nullopt;
+  if constexpr (std::is_same_v<typename Result::error_type, ShuffleError>) {
+    return result.error().message;
+  } else {
+    return result.error();
+  }
 }
 
 TEST_F(DamagedShuffle, AResumeNeverThrowsOnItsStateOrListing) {
@@ -86,7 +94,7 @@ TEST_F(DamagedShuffle, AResumeNeverThrowsOnItsStateOrListing) {
   failing.fail_after_bytes = 3000;  // past the first state.json, before the end
   auto failed = ShuffleActivations(failing);
   ASSERT_FALSE(failed.has_value());
-  ASSERT_THAT(failed.error(), HasSubstr("No space left")) << failed.error();
+  ASSERT_THAT(failed.error().message, HasSubstr("No space left")) << failed.error().message;
   ASSERT_TRUE(fs::exists(Shuffled() + "/.shuffle_work/state.json"));
   fs::copy(Shuffled(), Saved(), fs::copy_options::recursive);
   auto resume = [&] { return ErrorOf(ShuffleActivations(Options())); };
@@ -96,7 +104,7 @@ TEST_F(DamagedShuffle, AResumeNeverThrowsOnItsStateOrListing) {
 
 TEST_F(DamagedShuffle, ReadersOfAFinishedShuffleNeverThrowOnItsListing) {
   auto shuffled = ShuffleActivations(Options());
-  ASSERT_TRUE(shuffled.has_value()) << shuffled.error();
+  ASSERT_TRUE(shuffled.has_value()) << shuffled.error().message;
   fs::copy(Shuffled(), Saved(), fs::copy_options::recursive);
   Sweep("metadata.json", [&] { return ErrorOf(ShuffleActivations(Options())); });
   Sweep(
