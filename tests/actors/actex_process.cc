@@ -31,6 +31,16 @@ const std::string& ActexBinary() {
   return binary;
 }
 
+ActexOutcome RunActex(const std::string& output_prefix, std::vector<std::string> args,
+                      std::chrono::milliseconds limit) {
+  ActexProcess process(output_prefix, std::move(args));
+  ActexOutcome outcome;
+  outcome.exit_code = process.Wait(limit);
+  outcome.out = process.out();
+  outcome.err = process.err();
+  return outcome;
+}
+
 ActexProcess::ActexProcess(const std::string& output_prefix, std::vector<std::string> args,
                            const std::string& stdin_path, const std::string& working_dir)
     : out_path_(output_prefix + ".out"), err_path_(output_prefix + ".err") {

@@ -46,6 +46,17 @@ class ActexProcess {
 // Path of the actex binary under test.
 const std::string& ActexBinary();
 
+// How one run of actex ended: its exit code and what it printed.
+struct ActexOutcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs `actex ARGS...` to its end (output files at `output_prefix`.out/.err); past
+// `limit` it is killed and the calling test fails.
+ActexOutcome RunActex(const std::string& output_prefix, std::vector<std::string> args,
+                      std::chrono::milliseconds limit = std::chrono::seconds(120));
+
 }  // namespace actex
 
 #endif  // ACTEX_TESTS_ACTORS_ACTEX_PROCESS_H_

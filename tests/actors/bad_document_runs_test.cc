@@ -19,18 +19,9 @@ namespace {
 
 using nlohmann::json;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-Outcome RunActex(const TempDir& dir, const std::string& name, std::vector<std::string> args) {
-  ActexProcess process(dir.path() + "/" + name, std::move(args));
-  Outcome outcome;
-  outcome.exit_code = process.Wait(std::chrono::seconds(240));
-  outcome.out = process.out();
-  outcome.err = process.err();
-  return outcome;
+ActexOutcome RunActex(const TempDir& dir, const std::string& name,
+                      std::vector<std::string> args) {
+  return actex::RunActex(dir.path() + "/" + name, std::move(args), std::chrono::seconds(240));
 }
 
 std::vector<json> ReadJsonLines(const std::string& path) {
@@ -46,14 +37,14 @@ json Metadata(const std::string& out) {
 }
 
 void ExpectVerified(const TempDir& dir, const std::string& out) {
-  Outcome verify = RunActex(dir, "verify", {"verify", out});
+  ActexOutcome verify = RunActex(dir, "verify", {"verify", out});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   EXPECT_NE(verify.out.find("OK"), std::string::npos) << verify.out;
 }
 
 // A tiny model with a byte-level BPE tokenizer, so that text documents are read.
 std::string MakeModel(const TempDir& dir) {
-  Outcome made =
+  ActexOutcome made =
       RunActex(dir, "make-model",
                {"make-model", "--preset", "tiny", "--vocab", "3259", "--seed", "7", "--tokenizer",
                 ACTEX_FIXTURES_DIR "/tokenizers/bpe-qwen2-style/tokenizer.json", "--out",
@@ -95,7 +86,7 @@ TEST(BadDocumentRuns, LineLongerThanTheLimitIsARejectedDocument) {
       std::ofstream(corpus) << lines;
     }
     const std::string out = dir.path() + (gzip ? "/out-gz" : "/out");
-    Outcome run = RunActex(dir, "extract", {"extract", "--model", model, "--data", corpus, "--out",
+    ActexOutcome run = RunActex(dir, "extract", {"extract", "--model", model, "--data", corpus, "--out",
                                             out, "--layers", "0", "--max-seq-len", "16"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const std::vector<json> rejects = ReadJsonLines(out + "/host_00/rejects.jsonl");
@@ -125,7 +116,7 @@ TEST(BadDocumentRuns, Gpt2DocumentPastNPositionsIsCutPerOverflow) {
   for (const std::string overflow : {"truncate", "split"}) {
     SCOPED_TRACE(overflow);
     const std::string out = dir.path() + "/out-" + overflow;
-    Outcome run = RunActex(dir, "extract", {"extract", "--model", model, "--data", corpus, "--out",
+    ActexOutcome run = RunActex(dir, "extract", {"extract", "--model", model, "--data", corpus, "--out",
                                             out, "--layers", "0", "--overflow", overflow});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_NE(run.err.find("--max-seq-len 256: gpt2 has learned positions: n_positions 256 in "
@@ -140,7 +131,7 @@ TEST(BadDocumentRuns, Gpt2DocumentPastNPositionsIsCutPerOverflow) {
     ExpectVerified(dir, out);
   }
   // A length the user asked for that the model cannot hold is refused before any work.
-  Outcome refused =
+  ActexOutcome refused =
       RunActex(dir, "refused", {"extract", "--model", model, "--data", corpus, "--out",
                                 dir.path() + "/out-refused", "--layers", "0", "--max-seq-len", "300"});
   EXPECT_NE(refused.exit_code, 0);
@@ -158,7 +149,7 @@ TEST(BadDocumentRuns, DamagedParquetRowsAreRejectsAndEveryReadableRowIsWritten) 
   const std::string model = MakeModel(dir);
   const std::string corpus = ACTEX_FIXTURES_DIR "/parquet/broken-truncated-footer-intact.parquet";
   const std::string out = dir.path() + "/out";
-  Outcome run = RunActex(dir, "extract", {"extract", "--model", model, "--data", corpus, "--out",
+  ActexOutcome run = RunActex(dir, "extract", {"extract", "--model", model, "--data", corpus, "--out",
                                           out, "--layers", "0", "--max-seq-len", "16"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json metadata = Metadata(out);

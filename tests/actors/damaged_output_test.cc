@@ -40,20 +40,6 @@ void WriteJson(const std::string& path, const nlohmann::json& value) {
   std::ofstream(path, std::ios::trunc) << value.dump(2) << "\n";
 }
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-Outcome RunActex(const std::string& prefix, std::vector<std::string> args) {
-  ActexProcess process(prefix, std::move(args));
-  Outcome outcome;
-  outcome.exit_code = process.Wait(kLimit);
-  outcome.out = process.out();
-  outcome.err = process.err();
-  return outcome;
-}
-
 std::vector<std::string> ExtractArgs(const std::string& corpus, const std::string& out) {
   return {"extract",  "--model",      kModel, "--data",       corpus,       "--out",
           out,        "--layers",     "0",    "--sites",      "resid_post", "--dtype",
@@ -69,8 +55,8 @@ class DamagedOutput : public testing::Test {
     corpus_ = run_->Write("corpus.jsonl",
                           "{\"input_ids\": [1, 2, 3]}\n{\"input_ids\": [4, 5]}\n"
                           "{\"input_ids\": [6, 7, 8, 9]}\n{\"input_ids\": [10]}\n");
-    Outcome extracted =
-        RunActex(run_->path() + "/extract", ExtractArgs(corpus_, run_->path() + "/out"));
+    ActexOutcome extracted =
+        RunActex(run_->path() + "/extract", ExtractArgs(corpus_, run_->path() + "/out"), kLimit);
     ASSERT_EQ(extracted.exit_code, 0) << extracted.err;
   }
   static void TearDownTestSuite() {
@@ -84,10 +70,10 @@ class DamagedOutput : public testing::Test {
   std::string Out() const { return dir_.path() + "/out"; }
   std::string Host() const { return Out() + "/host_00"; }
   std::string Metadata() const { return Host() + "/metadata.json"; }
-  Outcome Actex(const std::string& name, std::vector<std::string> args) const {
-    return RunActex(dir_.path() + "/" + name, std::move(args));
+  ActexOutcome Actex(const std::string& name, std::vector<std::string> args) const {
+    return RunActex(dir_.path() + "/" + name, std::move(args), kLimit);
   }
-  Outcome Resume() const { return Actex("resume", ExtractArgs(corpus_, Out())); }
+  ActexOutcome Resume() const { return Actex("resume", ExtractArgs(corpus_, Out())); }
 
   static TempDir* run_;
   static std::string corpus_;
@@ -122,13 +108,13 @@ TEST_F(DamagedOutput, AnUnlistedShardIsSetAsideByAResumeNeverDeleted) {
     const std::string bytes = Slurp(shard);
     ForgetLastShard(Metadata(), fix_totals);
 
-    Outcome verified = Actex("verify", {"verify", Out(), "--allow-incomplete"});
+    ActexOutcome verified = Actex("verify", {"verify", Out(), "--allow-incomplete"});
     EXPECT_THAT(verified.out, HasSubstr("host_00/shard_000004.safetensors: shard not listed in "
                                         "metadata.json, whole (its header and size agree)"));
     EXPECT_THAT(verified.out, HasSubstr("restore its entry to keep it"));
     EXPECT_THAT(verified.out, Not(HasSubstr("safe to delete (a resume")));
 
-    Outcome resumed = Resume();
+    ActexOutcome resumed = Resume();
     ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
     const std::string aside = Host() + "/unlisted/shard_000004.safetensors";
     EXPECT_THAT(resumed.err, HasSubstr("moved to " + aside));
@@ -137,7 +123,7 @@ TEST_F(DamagedOutput, AnUnlistedShardIsSetAsideByAResumeNeverDeleted) {
     // The resume computed document 3 again, into a shard of the same name.
     EXPECT_EQ(Slurp(shard), bytes);
 
-    Outcome after = Actex("verify-after", {"verify", Out()});
+    ActexOutcome after = Actex("verify-after", {"verify", Out()});
     EXPECT_EQ(after.exit_code, 0) << after.out << after.err;
     EXPECT_THAT(after.out, HasSubstr("host_00/unlisted: shards a resume set aside"));
   }
@@ -148,7 +134,7 @@ TEST_F(DamagedOutput, ASecondUnlistedShardOfTheSameNameIsKeptBesideTheFirst) {
   fs::create_directories(Host() + "/unlisted");
   fs::copy_file(Host() + "/shard_000001.safetensors",
                 Host() + "/unlisted/shard_000004.safetensors");
-  Outcome resumed = Resume();
+  ActexOutcome resumed = Resume();
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_TRUE(fs::exists(Host() + "/unlisted/shard_000004.safetensors"));
   EXPECT_TRUE(fs::exists(Host() + "/unlisted/2_shard_000004.safetensors"));
@@ -171,7 +157,7 @@ TEST_F(DamagedOutput, ASecondRunOnTheSameOutputIsRefusedNamingTheFirst) {
   }
   ASSERT_THAT(Slurp(lock), HasSubstr(holder));
 
-  Outcome second = Actex("second", ExtractArgs(corpus, out));
+  ActexOutcome second = Actex("second", ExtractArgs(corpus, out));
   EXPECT_EQ(second.exit_code, 2) << second.err;
   EXPECT_THAT(second.err, HasSubstr("is being written by another actex run (" + holder));
   EXPECT_THAT(second.err, HasSubstr("run this command again to resume"));
@@ -212,7 +198,7 @@ TEST_F(DamagedOutput, AMetadataFieldOfTheWrongTypeIsAnErrorFromEveryCommand) {
     metadata[nlohmann::json::json_pointer(c.pointer)] = c.value;
     WriteJson(Metadata(), metadata);
 
-    Outcome verified = Actex("verify", {"verify", Out()});
+    ActexOutcome verified = Actex("verify", {"verify", Out()});
     EXPECT_EQ(verified.exit_code, 1) << verified.out << verified.err;
     EXPECT_THAT(verified.out + verified.err, HasSubstr("metadata.json"));
     for (const auto& [name, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
@@ -222,7 +208,7 @@ TEST_F(DamagedOutput, AMetadataFieldOfTheWrongTypeIsAnErrorFromEveryCommand) {
              {"export", {"export", "--format", "lm_saes", Out(), "--to", dir_.path() + "/export"}},
              {"resume", ExtractArgs(corpus_, Out())}}) {
       SCOPED_TRACE(name);
-      Outcome outcome = Actex(name, args);
+      ActexOutcome outcome = Actex(name, args);
       // Not every edit stops every command (inspect prints what it does not check);
       // none may end in a signal, and a refusal names the file.
       EXPECT_THAT(outcome.exit_code, AnyOf(0, 1, 2)) << outcome.err;

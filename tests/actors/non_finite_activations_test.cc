@@ -21,18 +21,8 @@ using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-Outcome RunActex(const TempDir& dir, std::vector<std::string> args) {
-  ActexProcess process(dir.path() + "/run", std::move(args));
-  Outcome outcome;
-  outcome.exit_code = process.Wait(std::chrono::seconds(120));
-  outcome.out = process.out();
-  outcome.err = process.err();
-  return outcome;
+ActexOutcome RunActex(const TempDir& dir, std::vector<std::string> args) {
+  return actex::RunActex(dir.path() + "/run", std::move(args));
 }
 
 // Sets embed_tokens[row][column] of the F32 model.safetensors in `model_dir`.
@@ -90,7 +80,7 @@ TEST(NonFiniteActivations, AreCountedPerSiteInTheStoredDtypeReportedAndWarnedAbo
   TempDir dir;
   const std::string model = DamagedModel(dir);
   const std::string out = dir.path() + "/half";
-  Outcome run = RunActex(dir, ExtractArgs(dir, model, "float16", out));
+  ActexOutcome run = RunActex(dir, ExtractArgs(dir, model, "float16", out));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.err, HasSubstr("activations that are not finite as stored in float16"));
   EXPECT_THAT(run.err, HasSubstr("hook_embed: 3 values in 3 rows"));
@@ -106,22 +96,22 @@ TEST(NonFiniteActivations, AreCountedPerSiteInTheStoredDtypeReportedAndWarnedAbo
   EXPECT_TRUE(resid["sum_norms"].is_number()) << resid["sum_norms"];
   for (double sum : resid["sum"].get<std::vector<double>>()) EXPECT_TRUE(std::isfinite(sum));
 
-  Outcome inspect = RunActex(dir, {"inspect", out});
+  ActexOutcome inspect = RunActex(dir, {"inspect", out});
   EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_THAT(inspect.out, HasSubstr("not finite as stored: "));
   EXPECT_THAT(inspect.out, HasSubstr("hook_embed: 3 values in 3 rows"));
-  Outcome stats = RunActex(dir, {"inspect", out, "--stats", "--json"});
+  ActexOutcome stats = RunActex(dir, {"inspect", out, "--stats", "--json"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   EXPECT_EQ(nlohmann::json::parse(stats.out)["hook_embed"]["non_finite_values"], 3);
 
-  Outcome verify = RunActex(dir, {"verify", out});
+  ActexOutcome verify = RunActex(dir, {"verify", out});
   EXPECT_EQ(verify.exit_code, 0) << "a warning, not a fault: " << verify.out;
   EXPECT_THAT(verify.out, HasSubstr("warning: host_00/metadata.json: activations not finite as "
                                     "stored in float16: "));
   EXPECT_THAT(verify.out, HasSubstr("hook_embed: 3 values in 3 rows"));
 
   // A rerun reads the counts back from metadata.json and keeps them.
-  Outcome again = RunActex(dir, ExtractArgs(dir, model, "float16", out));
+  ActexOutcome again = RunActex(dir, ExtractArgs(dir, model, "float16", out));
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.err, HasSubstr("hook_embed: 3 values in 3 rows"));
   EXPECT_EQ(Metadata(out)["statistics"], metadata["statistics"]);
@@ -131,7 +121,7 @@ TEST(NonFiniteActivations, Float32StoresTheValuesFloat16CannotHold) {
   TempDir dir;
   const std::string model = DamagedModel(dir);
   const std::string out = dir.path() + "/single";
-  Outcome run = RunActex(dir, ExtractArgs(dir, model, "float32", out));
+  ActexOutcome run = RunActex(dir, ExtractArgs(dir, model, "float32", out));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.err, HasSubstr("hook_embed: 1 value in 1 row"));
   EXPECT_EQ(Metadata(out)["statistics"]["hook_embed"]["non_finite_values"], 1) << "the NaN only";
@@ -140,11 +130,11 @@ TEST(NonFiniteActivations, Float32StoresTheValuesFloat16CannotHold) {
 TEST(NonFiniteActivations, AFiniteRunSaysNothingAboutThem) {
   TempDir dir;
   const std::string out = dir.path() + "/clean";
-  Outcome run = RunActex(dir, ExtractArgs(dir, ACTEX_FIXTURES_DIR "/qwen2-tiny", "float16", out));
+  ActexOutcome run = RunActex(dir, ExtractArgs(dir, ACTEX_FIXTURES_DIR "/qwen2-tiny", "float16", out));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.err, testing::Not(HasSubstr("not finite")));
   EXPECT_EQ(Metadata(out)["statistics"]["hook_embed"]["non_finite_values"], 0);
-  Outcome verify = RunActex(dir, {"verify", out});
+  ActexOutcome verify = RunActex(dir, {"verify", out});
   EXPECT_THAT(verify.out, testing::Not(HasSubstr("not finite")));
 }
 

@@ -21,18 +21,8 @@ using ::testing::Not;
 const std::string kModel = ACTEX_FIXTURES_DIR "/qwen2-tiny";
 constexpr int kExitTooManyRejected = 3;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-Outcome RunActex(const TempDir& dir, std::vector<std::string> args) {
-  ActexProcess process(dir.path() + "/run", std::move(args));
-  Outcome outcome;
-  outcome.exit_code = process.Wait(std::chrono::seconds(120));
-  outcome.out = process.out();
-  outcome.err = process.err();
-  return outcome;
+ActexOutcome RunActex(const TempDir& dir, std::vector<std::string> args) {
+  return actex::RunActex(dir.path() + "/run", std::move(args));
 }
 
 std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& corpus,
@@ -66,7 +56,7 @@ TEST(RejectedRun, WrongTextFieldExitsThreeNamingTheFieldAndRejectsJsonl) {
                                        "{\"content\": \"one\"}\n{\"content\": \"two\"}\n"
                                        "{\"content\": \"three\"}\n");
   const auto args = ExtractArgs(dir, corpus);
-  Outcome outcome = RunActex(dir, args);
+  ActexOutcome outcome = RunActex(dir, args);
   EXPECT_EQ(outcome.exit_code, kExitTooManyRejected) << outcome.err;
   EXPECT_THAT(outcome.err, HasSubstr("3 of the 3 documents this host read were rejected"));
   EXPECT_THAT(outcome.err, HasSubstr("nothing was written"));
@@ -77,10 +67,10 @@ TEST(RejectedRun, WrongTextFieldExitsThreeNamingTheFieldAndRejectsJsonl) {
   const nlohmann::json metadata = Metadata(dir);
   EXPECT_EQ(metadata["complete"], true);
   EXPECT_EQ(metadata["totals"]["docs"], 0);
-  Outcome verify = RunActex(dir, {"verify", dir.path() + "/out"});
+  ActexOutcome verify = RunActex(dir, {"verify", dir.path() + "/out"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out;
   // A rerun over the output counts the rejects the first run left.
-  Outcome again = RunActex(dir, args);
+  ActexOutcome again = RunActex(dir, args);
   EXPECT_EQ(again.exit_code, kExitTooManyRejected) << again.err;
   EXPECT_THAT(again.err, HasSubstr("3 of the 3 documents"));
 }
@@ -93,7 +83,7 @@ TEST(RejectedRun, Utf16FileExitsThreeSayingTheCorpusMustBeUtf8) {
     utf16 += c;
     utf16 += '\0';
   }
-  Outcome outcome = RunActex(dir, ExtractArgs(dir, dir.Write("c.jsonl", utf16)));
+  ActexOutcome outcome = RunActex(dir, ExtractArgs(dir, dir.Write("c.jsonl", utf16)));
   EXPECT_EQ(outcome.exit_code, kExitTooManyRejected) << outcome.err;
   EXPECT_THAT(outcome.err, HasSubstr("documents this host read were rejected"));
   EXPECT_THAT(outcome.err, HasSubstr("like \"not valid UTF-8 at byte 0\""));
@@ -103,13 +93,13 @@ TEST(RejectedRun, Utf16FileExitsThreeSayingTheCorpusMustBeUtf8) {
 TEST(RejectedRun, TokenizerWithIdsBeyondTheModelsVocabularyExitsThree) {
   TempDir dir;
   const std::string model = dir.path() + "/model";
-  Outcome made = RunActex(
+  ActexOutcome made = RunActex(
       dir, {"make-model", "--preset", "tiny", "--vocab", "16", "--layers", "1", "--out", model,
             "--tokenizer", ACTEX_FIXTURES_DIR "/tokenizers/bpe-qwen2-style/tokenizer.json"});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string corpus = dir.Write(
       "c.jsonl", "{\"text\": \"The quick brown fox\"}\n{\"text\": \"jumps over the dog\"}\n");
-  Outcome outcome = RunActex(dir, ExtractArgs(dir, corpus, model));
+  ActexOutcome outcome = RunActex(dir, ExtractArgs(dir, corpus, model));
   EXPECT_EQ(outcome.exit_code, kExitTooManyRejected) << outcome.err;
   EXPECT_THAT(outcome.err, HasSubstr("2 of the 2 documents"));
   EXPECT_THAT(outcome.err, HasSubstr("is outside the model's vocabulary of 16"));
@@ -118,13 +108,13 @@ TEST(RejectedRun, TokenizerWithIdsBeyondTheModelsVocabularyExitsThree) {
 
 TEST(RejectedRun, UnderTheFractionExitsZeroOverItThreeKeepingWhatWasWritten) {
   TempDir dir;
-  Outcome mostly_good = RunActex(dir, ExtractArgs(dir, dir.Write("good.jsonl", MixedCorpus(8, 2))));
+  ActexOutcome mostly_good = RunActex(dir, ExtractArgs(dir, dir.Write("good.jsonl", MixedCorpus(8, 2))));
   EXPECT_EQ(mostly_good.exit_code, 0) << mostly_good.err;
   EXPECT_THAT(mostly_good.err, HasSubstr("2 line(s) rejected"));
 
   TempDir over;
   const auto args = ExtractArgs(over, over.Write("bad.jsonl", MixedCorpus(4, 6)));
-  Outcome outcome = RunActex(over, args);
+  ActexOutcome outcome = RunActex(over, args);
   EXPECT_EQ(outcome.exit_code, kExitTooManyRejected) << outcome.err;
   EXPECT_THAT(outcome.err, HasSubstr("6 of the 10 documents this host read were rejected (60%)"));
   EXPECT_THAT(outcome.err, HasSubstr("more than --max-reject-fraction 0.5"));
@@ -139,7 +129,7 @@ TEST(RejectedRun, UnderTheFractionExitsZeroOverItThreeKeepingWhatWasWritten) {
   // A looser fraction is no resume mismatch: the rerun accepts the same folder.
   auto looser = args;
   looser.insert(looser.end(), {"--max-reject-fraction", "0.7"});
-  Outcome accepted = RunActex(over, looser);
+  ActexOutcome accepted = RunActex(over, looser);
   EXPECT_EQ(accepted.exit_code, 0) << accepted.err;
   EXPECT_THAT(accepted.err, Not(HasSubstr("were rejected")));
 }

@@ -25,11 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream file(path);
-  return nlohmann::json::parse(file);
-}
-
 class DamagedMetadata : public testing::Test {
  protected:
   void SetUp() override {
@@ -39,7 +34,7 @@ class DamagedMetadata : public testing::Test {
     spec.shard_bytes = 1 << 20;  // one shard: the readers' time goes to the listing
     spec.sites = {{"blocks.0.hook_resid_post", 8}};
     WriteSyntheticOutput(Out(), spec);
-    original_ = ReadJson(Metadata());
+    original_ = ReadJsonFile(Metadata());
   }
   std::string Out() const { return dir_.path() + "/out"; }
   std::string Host() const { return Out() + "/host_00"; }

@@ -12,6 +12,7 @@
 
 #include "storage/corpus_reader.h"
 #include "storage/document_tally.h"
+#include "tests/storage/corpus_reading.h"
 #include "tests/storage/parquet_test_writer.h"
 #include "tests/storage/temp_dir.h"
 
@@ -33,29 +34,6 @@ std::vector<json> ExpectedRows(const std::string& name) {
   std::vector<json> rows;
   for (std::string line; std::getline(in, line);) rows.push_back(json::parse(line));
   return rows;
-}
-
-struct ReadResult {
-  std::vector<CorpusRecord> records;
-  std::string error;  // empty when the reader reached the end
-};
-
-ReadResult ReadAll(CorpusOptions options) {
-  ReadResult result;
-  auto reader = CorpusReader::Open(options);
-  if (!reader) {
-    result.error = reader.error();
-    return result;
-  }
-  while (true) {
-    auto record = (*reader)->Next();
-    if (!record) {
-      result.error = record.error();
-      return result;
-    }
-    if (!*record) return result;
-    result.records.push_back(std::move(**record));
-  }
 }
 
 // Checks one record against one expected row ({"text": ...} or {"input_ids": ...}).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "storage/corpus_reader.h"
+#include "tests/storage/corpus_reading.h"
 #include "tests/storage/parquet_test_writer.h"
 #include "tests/storage/temp_dir.h"
 
@@ -18,29 +19,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-struct ReadResult {
-  std::vector<CorpusRecord> records;
-  std::string error;  // empty when the reader reached the end
-};
-
-ReadResult ReadAll(const std::string& path) {
-  ReadResult result;
-  auto reader = CorpusReader::Open({.inputs = {path}});
-  if (!reader) {
-    result.error = reader.error();
-    return result;
-  }
-  while (true) {
-    auto record = (*reader)->Next();
-    if (!record) {
-      result.error = record.error();
-      return result;
-    }
-    if (!*record) return result;
-    result.records.push_back(std::move(**record));
-  }
-}
 
 // 80 rows "doc-N" in 2 row groups of 40, 10 rows a page, after an "id" column.
 struct DamagedTextFile {
@@ -95,7 +73,7 @@ TEST(ParquetDamage, CorruptPageDataLosesOnlyThatPagesRows) {
   for (int64_t i = 0; i < page.data_bytes; ++i) file.bytes[page.data_offset + i] = '\xFF';
   const std::string path = dir.File("damaged.parquet");
   WriteBytes(path, file.bytes);
-  ReadResult read = ReadAll(path);
+  ReadResult read = ReadAll({.inputs = {path}});
   ExpectRowsWithLoss(read, path, 80, 10, 20,
                      "damaged Parquet data: row group 0, column \"text\": page 2 at chunk byte ");
   EXPECT_THAT(read.records[10].reject_reason, HasSubstr("SNAPPY page is corrupt"));
@@ -108,7 +86,7 @@ TEST(ParquetDamage, UnreadablePageHeaderLosesTheRestOfItsChunkOnly) {
   for (int64_t i = page.header_offset; i < page.data_offset; ++i) file.bytes[i] = '\xFF';
   const std::string path = dir.File("damaged.parquet");
   WriteBytes(path, file.bytes);
-  ReadResult read = ReadAll(path);
+  ReadResult read = ReadAll({.inputs = {path}});
   // Without the header nothing tells where the next page starts: rows 50..79 are
   // lost, rows 40..49 (page 1) and all of row group 0 are kept.
   ExpectRowsWithLoss(read, path, 80, 50, 80,
@@ -127,7 +105,7 @@ TEST(ParquetDamage, DamagedPageOfATokenListLosesTheRestOfThatChunk) {
   for (int64_t i = 0; i < pages[1].data_bytes; ++i) bytes[pages[1].data_offset + i] = '\xFF';
   const std::string path = dir.File("ids.parquet");
   WriteBytes(path, bytes);
-  ReadResult read = ReadAll(path);
+  ReadResult read = ReadAll({.inputs = {path}});
   ASSERT_EQ(read.error, "");
   ASSERT_EQ(read.records.size(), 60u);
   for (int32_t row = 0; row < 60; ++row) {
@@ -158,7 +136,7 @@ TEST(ParquetDamage, ChunkCutShortByTheFileLosesOnlyTheRowsPastTheCut) {
   truncated += file.bytes.substr(footer_at);
   const std::string path = dir.File("cut.parquet");
   WriteBytes(path, truncated);
-  ReadResult read = ReadAll(path);
+  ReadResult read = ReadAll({.inputs = {path}});
   ExpectRowsWithLoss(read, path, 80, 60, 80,
                      "damaged Parquet data: row group 1, column \"text\": the chunk at bytes ");
   EXPECT_THAT(read.records[60].reject_reason, HasSubstr("extends past the data area"));
