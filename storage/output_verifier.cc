@@ -4,10 +4,9 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <tuple>
 
-#include "storage/chunk_digest.h"
 #include "storage/corpus_read_note.h"
+#include "storage/folder_digests.h"
 #include "storage/non_finite_sites.h"
 #include "storage/shard_check.h"
 #include "storage/uploaded_shards.h"
@@ -50,8 +49,7 @@ class Verifier {
 
  private:
   void CountCorpus();
-  // Each folder's listed chunk digests against the corpus read now (one pass per
-  // way of reading it: text field, chunk size, max_docs).
+  // Each folder's listed chunk digests against the corpus read now (folder_digests.h).
   void CheckCorpusDigests();
   void CheckFolder(JobFolder& folder);
   // Records the documents inferred for the folder's listed shard `index`, uploaded
@@ -128,43 +126,8 @@ void Verifier::CountCorpus() {
 
 void Verifier::CheckCorpusDigests() {
   if (!tally_) return;
-  struct Reading {
-    std::map<int64_t, std::string> digests;  // over the group's folders
-    std::map<int64_t, size_t> folder_of;     // chunk -> index into found_.folders
-  };
-  std::map<std::tuple<std::string, int64_t, int64_t>, Reading> readings;
-  for (size_t i = 0; i < found_.folders.size(); ++i) {
-    const OutputFolder& output = found_.folders[i].output;
-    // Outputs of older versions list no digests: their corpus cannot be compared.
-    if (output.chunk_digests.empty()) continue;
-    const auto text_field = output.config.find("text_field");
-    const std::string field = text_field != output.config.end() && text_field->is_string()
-                                  ? text_field->get<std::string>()
-                                  : "text";
-    Reading& reading = readings[{field, output.chunk_docs, found_.folders[i].max_docs}];
-    for (const auto& [chunk, digest] : output.chunk_digests) {
-      if (reading.digests.emplace(chunk, digest).second) reading.folder_of[chunk] = i;
-    }
-  }
-  for (const auto& [how, reading] : readings) {
-    const auto& [field, chunk_docs, max_docs] = how;
-    auto changed = FindChangedChunks(CorpusOptions{corpus_inputs_, field, max_docs}, chunk_docs,
-                                     reading.digests);
-    if (!changed) {
-      Fault("", "cannot read the corpus again to check its chunk digests: " + changed.error());
-      continue;
-    }
-    std::map<size_t, std::vector<ChangedChunk>> by_folder;
-    for (ChangedChunk& chunk : *changed) {
-      by_folder[reading.folder_of.at(chunk.chunk)].push_back(std::move(chunk));
-    }
-    for (const auto& [index, chunks] : by_folder) {
-      const std::string& label = found_.folders[index].output.label;
-      Fault(label + "/metadata.json",
-            DescribeChangedChunks(label, chunks) +
-                ": its activations are not of this corpus's documents; give the corpus it "
-                "was written from with --data");
-    }
+  for (VerifyFinding& fault : FindChangedFolders(found_.folders, corpus_inputs_)) {
+    report_.faults.push_back(std::move(fault));
   }
 }
 
