@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "actors/extract_options.h"
+#include "actors/extraction_summary.h"
 
 extern char** environ;
 
@@ -104,9 +105,9 @@ std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int h
   return args;
 }
 
-std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& options) {
+std::expected<void, LocalClusterError> RunLocalCluster(const LocalClusterOptions& options) {
   auto port = FindFreePortTriple();
-  if (!port) return std::unexpected(port.error());
+  if (!port) return std::unexpected(LocalClusterError{LocalClusterError::Kind::kFailed, port.error()});
   std::map<pid_t, int> running;  // pid -> host id
   for (int host = 0; host < options.hosts; ++host) {
     std::vector<std::string> args = LocalNodeArgs(options, host, *port);
@@ -117,7 +118,9 @@ std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& opti
     if (int error = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
         error != 0) {
       for (const auto& [started, id] : running) kill(started, SIGKILL);
-      return std::unexpected("cannot start " + options.actex_binary + ": " + strerror(error));
+      return std::unexpected(LocalClusterError{
+          LocalClusterError::Kind::kFailed,
+          "cannot start " + options.actex_binary + ": " + strerror(error)});
     }
     running[pid] = host;
   }
@@ -125,6 +128,7 @@ std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& opti
                *port, options.node.mesh);
 
   std::vector<std::string> failures;
+  bool only_rejected_too_much = true;  // every failure a node's kExitTooManyRejected
   // When the hosts still running are killed; max(): not set.
   auto kill_at = std::chrono::steady_clock::time_point::max();
   while (!running.empty()) {
@@ -135,6 +139,7 @@ std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& opti
       if (std::chrono::steady_clock::now() > kill_at) {
         for (const auto& [left, host] : running) {
           kill(left, SIGKILL);
+          only_rejected_too_much = false;
           failures.push_back("host " + std::to_string(host) + " did not stop and was killed");
         }
         kill_at = std::chrono::steady_clock::time_point::max();
@@ -151,6 +156,13 @@ std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& opti
     spdlog::info("host {} exited with code {}; peak RSS {:.0f} MB", host,
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss / 1024.0);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kExitTooManyRejected) {
+      // The node completed and its output is whole; the job goes on without a stop.
+      failures.push_back("host " + std::to_string(host) + " rejected too much (exit status " +
+                         std::to_string(kExitTooManyRejected) + "; see its log)");
+      continue;
+    }
+    only_rejected_too_much = false;
     failures.push_back("host " + std::to_string(host) +
                        (WIFEXITED(status)
                             ? " exited with code " + std::to_string(WEXITSTATUS(status))
@@ -161,9 +173,13 @@ std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& opti
     }
   }
   if (failures.empty()) return {};
-  std::string message = "the simulated job failed: ";
+  std::string message = only_rejected_too_much ? "the simulated job completed, but "
+                                               : "the simulated job failed: ";
   for (size_t i = 0; i < failures.size(); ++i) message += (i ? "; " : "") + failures[i];
-  return std::unexpected(message);
+  return std::unexpected(LocalClusterError{only_rejected_too_much
+                                               ? LocalClusterError::Kind::kTooManyRejected
+                                               : LocalClusterError::Kind::kFailed,
+                                           std::move(message)});
 }
 
 }  // namespace actex

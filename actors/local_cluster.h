@@ -25,10 +25,20 @@ std::expected<int, std::string> FindFreePortTriple();
 // The command line of host `host_id`'s node, for a coordinator on `port`.
 std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int host_id, int port);
 
+// Why a simulated job did not end well.
+struct LocalClusterError {
+  enum class Kind {
+    kFailed,           // a node failed, was killed, or could not start
+    kTooManyRejected,  // every node completed, and some rejected too much (exit status 3)
+  };
+  Kind kind = Kind::kFailed;
+  std::string message;
+};
+
 // Starts every node (host 0 first), waits for all of them, and returns success only
 // when every node exited 0. Nodes stop one another when one fails; any node still
 // running a heartbeat timeout after the first failure is killed.
-std::expected<void, std::string> RunLocalCluster(const LocalClusterOptions& options);
+std::expected<void, LocalClusterError> RunLocalCluster(const LocalClusterOptions& options);
 
 }  // namespace actex
 

@@ -8,6 +8,7 @@
 
 #include "actors/cli/commands.h"
 #include "actors/cli/extract_flags.h"
+#include "actors/extraction_summary.h"
 #include "actors/local_cluster.h"
 
 namespace actex {
@@ -49,8 +50,11 @@ CommandRunner AddSimulateCommand(CLI::App& command) {
     }
     auto ran = RunLocalCluster(flags->cluster);
     if (!ran) {
-      spdlog::error("{}", ran.error());
-      return 1;
+      spdlog::error("{}", ran.error().message);
+      // Every host completed: the output is whole, as for `actex extract`'s status 3.
+      return ran.error().kind == LocalClusterError::Kind::kTooManyRejected
+                 ? kExitTooManyRejected
+                 : 1;
     }
     spdlog::info("all {} simulated hosts finished", flags->cluster.hosts);
     return 0;

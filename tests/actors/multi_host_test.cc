@@ -406,6 +406,17 @@ std::vector<std::string> SimulateArgs(const std::string& corpus, const std::stri
   return args;
 }
 
+TEST(SimulatedJob, AJobWhoseHostsRejectedEverythingExitsThreeNotAsAFailure) {
+  TempDir dir;
+  std::string corpus;
+  for (int line = 0; line < 12; ++line) corpus += "{\"body\": \"no text field\"}\n";
+  ActexProcess simulate(dir.path() + "/simulate",
+                        SimulateArgs(dir.Write("corpus.jsonl", corpus), dir.path() + "/out"));
+  EXPECT_EQ(simulate.Wait(seconds(120)), 3) << simulate.err();
+  EXPECT_NE(simulate.err().find("completed, but host 0 rejected too much"), std::string::npos)
+      << simulate.err();
+}
+
 TEST(MultiHostSecurity, JobWithAKeyMatchesTheOpenJobAndSaysSo) {
   TempDir dir;
   const std::string corpus = dir.Write("corpus.jsonl", Corpus(30, 24));
