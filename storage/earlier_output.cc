@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/whole_file.h"
 #include "storage/file_io.h"
 #include "storage/json_field.h"
 #include "storage/shard_listing.h"
@@ -89,9 +90,11 @@ std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const
   const fs::path path = fs::path(dir) / "metadata.json";
   std::error_code error;
   if (!fs::exists(path, error)) return std::nullopt;
-  std::ifstream file(path);
+  // A regular file of a sane size (a FIFO or device put there would block a stream).
+  auto text = ReadWholeFile(path.string());
+  if (!text) return std::unexpected(text.error() + "; remove the folder or give --overwrite");
   EarlierOutput earlier;
-  earlier.metadata = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  earlier.metadata = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (earlier.metadata.is_discarded() || !earlier.metadata.is_object() ||
       JsonStringField(earlier.metadata, {}, "format").value_or("") != "actex-activations") {
     return std::unexpected(path.string() + " is not an actex metadata.json; remove the folder " +

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "actors/cli/commands.h"
+#include "base/whole_file.h"
 #include "storage/json_field.h"
 #include "storage/non_finite_sites.h"
 #include "storage/site_statistics.h"
@@ -33,9 +34,10 @@ enum class HostHealth { kHealthy, kShardMissing, kUnreadable };
 // the file and the field.
 std::expected<nlohmann::json, std::string> ReadHostMetadata(const fs::path& host_dir) {
   const std::string path = (host_dir / "metadata.json").string();
-  std::ifstream file(path);
-  auto metadata = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  if (metadata.is_discarded()) return std::unexpected(path + " is missing or not valid JSON");
+  auto text = ReadWholeFile(path);  // a regular file of a sane size
+  if (!text) return std::unexpected(text.error());
+  auto metadata = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (metadata.is_discarded()) return std::unexpected(path + " is not valid JSON");
   const JsonPlace top{path, ""};
   if (!metadata.is_object()) return std::unexpected(JsonTypeError(top, &metadata, "an object"));
   if (auto complete = JsonBoolField(metadata, top, "complete"); !complete) {
@@ -144,8 +146,9 @@ HostHealth InspectHost(const fs::path& host_dir, std::map<std::string, int64_t>*
 bool PrintStatistics(const std::vector<fs::path>& hosts, bool as_json) {
   std::vector<std::pair<std::string, SiteStatistics>> sites;
   for (const fs::path& host : hosts) {
-    std::ifstream file(host / "metadata.json");
-    const auto metadata = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+    const auto text = ReadWholeFile((host / "metadata.json").string());
+    const auto metadata = nlohmann::json::parse(text.value_or(""), nullptr,
+                                                /*allow_exceptions=*/false);
     const auto statistics =
         metadata.is_object() ? metadata.value("statistics", nlohmann::json()) : nlohmann::json();
     if (!statistics.is_object()) {

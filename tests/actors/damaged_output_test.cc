@@ -5,6 +5,7 @@
 // every command that reads it (no uncaught exception, no signal).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <csignal>
@@ -216,6 +217,21 @@ TEST_F(DamagedOutput, AMetadataFieldOfTheWrongTypeIsAnErrorFromEveryCommand) {
         EXPECT_THAT(outcome.err, HasSubstr("metadata.json"));
       }
     }
+  }
+}
+
+TEST_F(DamagedOutput, AMetadataJsonThatIsAFifoIsRefusedByEveryCommandNotReadForever) {
+  fs::remove(Metadata());
+  ASSERT_EQ(::mkfifo(Metadata().c_str(), 0644), 0);  // nothing will ever write to it
+  for (const auto& [name, args] :
+       std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"resume", ExtractArgs(corpus_, Out())},
+           {"inspect", {"inspect", Out()}},
+           {"verify", {"verify", Out()}}}) {
+    SCOPED_TRACE(name);
+    const ActexOutcome outcome = Actex(name, args);
+    EXPECT_THAT(outcome.exit_code, AnyOf(1, 2)) << outcome.err;
+    EXPECT_THAT(outcome.out + outcome.err, HasSubstr("FIFO"));
   }
 }
 
