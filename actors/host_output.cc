@@ -52,10 +52,10 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
 // listed chunk with a digest is read again and compared, before any work.
 std::expected<void, std::string> CheckSameCorpus(const ExtractOptions& extract,
                                                  const std::string& dir,
-                                                 const nlohmann::json& metadata) {
-  const std::map<int64_t, std::string> digests = ListedChunkDigests(metadata);
+                                                 const EarlierOutput& earlier) {
+  const std::map<int64_t, std::string> digests = ListedChunkDigests(earlier.metadata);
   if (digests.empty()) {
-    if (!ListedChunks(metadata).value_or(std::map<int64_t, int64_t>()).empty()) {
+    if (!earlier.chunks.empty()) {
       spdlog::warn(
           "{}: its chunks were listed without corpus digests (an older actex); whether the "
           "corpus changed since cannot be checked",
@@ -95,10 +95,11 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
       !same) {
     return std::unexpected(same.error());
   }
-  if (auto same_corpus = start.complete ? std::expected<void, std::string>()
-                                         : CheckSameCorpus(extract, dir, found.metadata);
-      !same_corpus) {
-    return std::unexpected(same_corpus.error());
+  // A complete output computes nothing more: its corpus need not be read again.
+  if (!start.complete) {
+    if (auto same_corpus = CheckSameCorpus(extract, dir, found); !same_corpus) {
+      return std::unexpected(same_corpus.error());
+    }
   }
   // Unlisted shard files are set aside, never deleted: one may be the only copy of
   // documents whose metadata.json entry was lost.

@@ -31,7 +31,10 @@ JsonPlace JsonPlace::Element(size_t index) const {
   return {file, path + "[" + std::to_string(index) + "]"};
 }
 
-std::string JsonPlace::Describe() const { return path.empty() ? file : file + ": " + path; }
+std::string JsonPlace::Describe() const {
+  if (file.empty()) return path;
+  return path.empty() ? file : file + ": " + path;
+}
 
 std::string DescribeJson(const nlohmann::json* value) {
   if (value == nullptr) return "missing";

@@ -27,7 +27,8 @@ struct JsonPlace {
   // array here.
   JsonPlace Member(std::string_view key) const;
   JsonPlace Element(size_t index) const;
-  // "FILE: PATH" (or "FILE" at the top).
+  // "FILE: PATH" (or "FILE" at the top, or "PATH" without a file: a place inside a
+  // file the message names elsewhere).
   std::string Describe() const;
 };
 

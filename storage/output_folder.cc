@@ -141,9 +141,9 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
   const std::string site_dtype = SiteDtype(dtype);
   if (site_dtype.empty()) fault("dtype \"" + dtype + "\" is not float32, float16 or bfloat16");
   std::vector<std::pair<std::string, int>> sites;
-  const JsonPlace top{metadata_file, ""};
+  const JsonPlace top{"", ""};  // places inside the file: fault() names the file
   auto site_list = JsonArrayField(metadata, top, "sites");
-  if (!site_list) fault(site_list.error().substr(metadata_file.size() + 2));
+  if (!site_list) fault(site_list.error());
   for (size_t i = 0; site_list && i < site_list->get().size(); ++i) {
     const nlohmann::json& site = site_list->get()[i];
     const JsonPlace place = top.Member("sites").Element(i);
@@ -161,8 +161,7 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
   if (auto statistics = metadata.find("statistics");
       statistics != metadata.end() && !statistics->is_null()) {
     if (!statistics->is_object()) {
-      fault(JsonTypeError(top.Member("statistics"), &*statistics, "an object or null")
-                .substr(metadata_file.size() + 2));
+      fault(JsonTypeError(top.Member("statistics"), &*statistics, "an object or null"));
     }
     for (const auto& [name, width] : statistics->is_object() ? sites : decltype(sites)()) {
       auto site = statistics->find(name);

@@ -158,7 +158,8 @@ std::expected<SiteStatistics, std::string> SiteStatistics::FromJson(const nlohma
     return std::unexpected("statistics are malformed: " + problem);
   };
   const JsonPlace place{"statistics", ""};
-  // ToJson writes a non-finite sum (activations that overflowed) as null.
+  // Outputs written before non-finite values were left out of the sums held null
+  // there (nlohmann writes NaN and infinity as null).
   auto number = [](const nlohmann::json& value,
                    const JsonPlace& at) -> std::expected<double, std::string> {
     if (value.is_null()) return std::numeric_limits<double>::quiet_NaN();
@@ -167,8 +168,9 @@ std::expected<SiteStatistics, std::string> SiteStatistics::FromJson(const nlohma
   if (!json.is_object()) return fail("not an object but " + DescribeJson(&json));
   auto width = JsonIntField(json, place, "width", 1);
   if (!width) return fail(width.error());
-  if (*width > kMaxStatisticsWidth)
+  if (*width > kMaxStatisticsWidth) {
     return fail("width " + std::to_string(*width) + " is too large");
+  }
   auto threshold = json.contains("threshold") ? number(json["threshold"], place.Member("threshold"))
                                               : JsonNumberField(json, place, "threshold");
   auto count = JsonIntField(json, place, "count", 0);
