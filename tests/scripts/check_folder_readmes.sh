@@ -46,10 +46,9 @@ scan() {
   return $found
 }
 
+# self_test TREE: see folder_check.sh.
 self_test() {
-  local tree
-  tree=$(mktemp -d)
-  trap 'rm -rf "$tree"' RETURN
+  local tree=$1
   mkdir -p "$tree/model/kernels" "$tree/model/tokenizer" "$tree/tests/model" "$tree/scripts"
   printf '| `gemm` | products |\n| `kernels/` | `rms_norm` |\n' >"$tree/model/README.md"
   printf 'BPE: `bpe_tokenizer.cc`\n' >"$tree/model/tokenizer/README.md"
@@ -74,17 +73,7 @@ self_test() {
   echo "self-test: named files pass, every unnamed file is caught"
 }
 
-if [[ ${1:-} == --self-test ]]; then
-  self_test
-elif [[ $# -eq 1 ]]; then
-  if scan "$1"; then
-    echo "every folder's README names every file of the folder"
-  else
-    echo "name each file above in its folder's README.md (what it owns, in a word or a" \
-         "table row)" >&2
-    exit 1
-  fi
-else
-  echo "usage: $0 SOURCE_DIR | --self-test" >&2
-  exit 2
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/folder_check.sh"
+folder_check_main "every folder's README names every file of the folder" \
+  "name each file above in its folder's README.md (what it owns, in a word or a table row)" \
+  "$@"
