@@ -11,6 +11,8 @@ Two checks, each failure named by the doc file and line:
 2. Every `actex SUBCOMMAND ... --flag` in a sh block or an inline code span of README.md,
    docs/*.md and the folder READMEs names a subcommand that exists and a flag its --help
    lists, so docs cannot drift from the code.
+3. Every relative link of README.md and docs/*.md names a file that exists and, with a
+   #fragment, a heading of that file.
 
   doc_commands_test.py ACTEX SOURCE_DIR   runs both checks; exit 1 on any failure
   doc_commands_test.py --self-test ACTEX  proves both checks catch what they must
@@ -156,6 +158,36 @@ def check_flags(source, actex):
     return failures
 
 
+def heading_anchors(path):
+    """The anchors GitHub gives the headings of a Markdown file."""
+    anchors = set()
+    for line in path.read_text().splitlines():
+        heading = re.match(r"^#+\s+(.*)$", line)
+        if heading:
+            text = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower())
+            anchors.add(text.replace(" ", "-"))
+    return anchors
+
+
+def check_links(source):
+    """Failures of check 3, as 'FILE:LINE: message' lines."""
+    failures = []
+    for path in doc_files(source):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            for target in re.findall(r"\]\(([^)\s]+)\)", line):
+                if re.match(r"^[a-z]+:", target):
+                    continue
+                file_part, _, anchor = target.partition("#")
+                linked = (path.parent / file_part).resolve() if file_part else path
+                where = f"{path.relative_to(source)}:{number}"
+                if not linked.exists():
+                    failures.append(f"{where}: the link {target} names no file")
+                elif anchor and linked.suffix == ".md" and anchor not in heading_anchors(linked):
+                    failures.append(f"{where}: the link {target}: {linked.name} has no "
+                                    f"heading #{anchor}")
+    return failures
+
+
 def scratch_folder(source, actex):
     """A folder that sees scripts/ and tests/ and has actex on PATH, and its env."""
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="actex-doc-commands-"))
@@ -196,7 +228,7 @@ def run_commands(source, actex):
 
 
 def check(source, actex):
-    failures = check_flags(source, actex) + run_commands(source, actex)
+    failures = check_flags(source, actex) + check_links(source) + run_commands(source, actex)
     for failure in failures:
         print(failure, file=sys.stderr)
     if failures:
@@ -212,6 +244,8 @@ def self_test(actex):
         (source / "docs").mkdir()
         (source / "README.md").write_text(
             "Try `actex inspect --stats` and `actex verify --no-such-flag`.\n"
+            "[ok](docs/a.md) [gone](docs/b.md) [ok](#a-heading) [no](docs/a.md#nowhere)\n"
+            "## A heading\n"
             "```sh\n"
             "actex shuffle OUT --to X \\\n"
             "    [--seed 0] [--made-up 1]   # --ignored-in-comment\n"
@@ -225,7 +259,9 @@ def self_test(actex):
             "```\n")
         failures = check(source, actex)
         expected = ["README.md:1: actex verify has no flag --no-such-flag",
-                    "README.md:3: actex shuffle has no flag --made-up",
+                    "README.md:2: the link docs/b.md names no file",
+                    "README.md:2: the link docs/a.md#nowhere: a.md has no heading #nowhere",
+                    "README.md:5: actex shuffle has no flag --made-up",
                     "docs/a.md:5: actex has no subcommand 'frobnicate'",
                     "docs/a.md:4: `actex inspect does-not-exist` exited 2"]
         missed = [want for want in expected
@@ -235,8 +271,8 @@ def self_test(actex):
         if missed or extra:
             print(f"self-test: missed {missed}, reported wrongly {extra}", file=sys.stderr)
             return 1
-        print("self-test: failing commands, unknown flags and subcommands are caught "
-              "with their file and line")
+        print("self-test: failing commands, unknown flags and subcommands, broken links "
+              "are caught with their file and line")
         return 0
     finally:
         shutil.rmtree(source, ignore_errors=True)
@@ -248,7 +284,8 @@ def main(arguments):
     if len(arguments) == 2:
         failures = check(pathlib.Path(arguments[1]).resolve(), arguments[0])
         if not failures:
-            print("every doc command runs and names only flags its --help lists")
+            print("every doc command runs and names only flags its --help lists; "
+                  "every link leads somewhere")
         return 1 if failures else 0
     print(__doc__, file=sys.stderr)
     return 2
