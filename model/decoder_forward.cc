@@ -13,6 +13,7 @@
 
 #include "model/blas_threads.h"
 #include "model/kernels/attention.h"
+#include "model/kernels/cpu_isa.h"
 #include "model/kernels/gelu.h"
 #include "model/kernels/half_float.h"
 #include "model/kernels/layer_norm.h"
@@ -21,7 +22,6 @@
 #include "model/kernels/rope_frequencies.h"
 #include "model/kernels/rotary.h"
 #include "model/kernels/swiglu.h"
-#include "model/kernels/cpu_isa.h"
 #include "model/kernels/thread_team.h"
 #include "model/shard_weights.h"
 
@@ -45,6 +45,27 @@ const float* BiasOrNull(const std::vector<float>& bias) {
   return bias.empty() ? nullptr : bias.data();
 }
 
+// How attention and the MLP each end: the all-reduce completes the shard's partial sum
+// of their output projection, then come its bias, Gemma's sandwich norm, a tap, the
+// residual add and a tap of the stream.
+struct SublayerEnd {
+  const char* projection;                                // "o_proj" or "down_proj", for errors
+  std::vector<float> LayerShardWeights::*bias;           // [hidden], once after the all-reduce
+  std::vector<float> LayerShardWeights::*sandwich_norm;  // [hidden], if config.sandwich_norms
+  SiteKind output;                                       // the sublayer's own site
+  SiteKind residual;                                     // the stream after the add
+};
+constexpr SublayerEnd kAttentionEnd = {.projection = "o_proj",
+                                       .bias = &LayerShardWeights::o_bias,
+                                       .sandwich_norm = &LayerShardWeights::post_attention_norm,
+                                       .output = SiteKind::kAttnOut,
+                                       .residual = SiteKind::kResidMid};
+constexpr SublayerEnd kMlpEnd = {.projection = "down_proj",
+                                 .bias = &LayerShardWeights::down_bias,
+                                 .sandwich_norm = &LayerShardWeights::post_mlp_norm,
+                                 .output = SiteKind::kMlpOut,
+                                 .residual = SiteKind::kResidPost};
+
 // Rows per piece of the element-wise kernels: enough work to outweigh waking a helper.
 constexpr int64_t kRowGrain = 32;
 // Elements per piece of the flat element-wise kernels.
@@ -61,7 +82,7 @@ struct DecoderShard::State {
   ShardWeights shard;
   AttentionHeads attention_heads;
   std::vector<RotaryTable> rotary;  // [global] or [global, local] (Gemma 3)
-  std::vector<int> capture_slot;  // [(layer + 1) * kSiteKinds + kind] -> index in sites, or -1
+  std::vector<int> capture_slot;    // [(layer + 1) * kSiteKinds + kind] -> index in sites, or -1
   int layers_computed = 0;
 
   // The shard's cores: every projection's shares, attention and the element-wise
@@ -104,8 +125,36 @@ struct DecoderShard::State {
                 static_cast<size_t>(tokens * capture.width) * sizeof(float));
   }
 
+  // Checks that `batch` can run on this shard: as many positions as tokens, sequence
+  // lengths positive and summing to the tokens, every token id inside the vocabulary,
+  // every position below the model's PositionLimit, and `collective` of this shard's
+  // rank and size. Returns the largest position.
+  std::expected<int32_t, std::string> CheckBatch(const PackedBatch& batch,
+                                                 const Collective& collective) const;
+
+  // y = norm(x) for every row of [tokens, hidden]; `x` may be `y`. config.norm: RMSNorm
+  // (the weight already 1 + w for Gemma) or LayerNorm with `bias`.
+  void Normalize(const float* x, const std::vector<float>& weight, const std::vector<float>& bias,
+                 float* y);
+  // target += addend over [tokens, hidden].
+  void Accumulate(float* target, const float* addend);
+  // Adds a [hidden] `bias` to every row of `rows` ([tokens, hidden]); none when it is empty.
+  void AddBias(float* rows, const std::vector<float>& bias);
+
+  // HF hidden_states[0] into `resid_stream` ([tokens, hidden]): the rows of
+  // embed_tokens, times embed_scale (Gemma), plus the learned position rows (GPT-2's
+  // wte + wpe; `scratch` holds them, [tokens, hidden]).
+  void Embed(const PackedBatch& batch, float* resid_stream, float* scratch);
+  // Ends a sublayer of `layer` (weights `w`) as `end` says: all-reduces the shard's
+  // partial `sublayer_sum` ([tokens, hidden]) and finishes it in place (bias, sandwich
+  // norm), taps it, adds it to `resid_stream` and taps that. Fails when the all-reduce
+  // does.
+  std::expected<void, std::string> AddToResidual(const SublayerEnd& end, const LayerShardWeights& w,
+                                                 int layer, float* sublayer_sum,
+                                                 float* resid_stream, Collective& collective);
   std::expected<void, std::string> TapGatheredColumns(SiteKind kind, int layer, const float* local,
                                                       Collective& collective);
+  // The forward over `batch` (checked), into `captures`.
   std::expected<void, std::string> Run(const PackedBatch& batch, Collective& collective);
 };
 
@@ -172,9 +221,33 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
 }
 
 std::expected<void, std::string> DecoderShard::Forward(const PackedBatch& batch,
-                                                     Collective& collective,
-                                                     std::vector<SiteActivations>* captures) {
+                                                       Collective& collective,
+                                                       std::vector<SiteActivations>* captures) {
   State& s = *state_;
+  auto max_position = s.CheckBatch(batch, collective);
+  if (!max_position) return std::unexpected(max_position.error());
+  const int64_t tokens = static_cast<int64_t>(batch.token_ids.size());
+  for (RotaryTable& table : s.rotary) table.Reserve(int64_t{*max_position} + 1);
+  // The team is the parallelism (see Create): OpenBLAS's own threads would only
+  // contend with it.
+  if (BlasThreads() != 1) SetBlasThreads(1);
+
+  captures->resize(s.sites.size());
+  for (size_t i = 0; i < s.sites.size(); ++i) {
+    SiteActivations& capture = (*captures)[i];
+    capture.site = s.sites[i];
+    capture.width = s.sites[i].Width(s.config);
+    capture.values.resize(static_cast<size_t>(tokens * capture.width));
+  }
+  s.captures = captures;
+  s.tokens = tokens;
+  auto result = s.Run(batch, collective);
+  s.captures = nullptr;
+  return result;
+}
+
+std::expected<int32_t, std::string> DecoderShard::State::CheckBatch(
+    const PackedBatch& batch, const Collective& collective) const {
   const int64_t tokens = static_cast<int64_t>(batch.token_ids.size());
   if (batch.positions.size() != batch.token_ids.size()) {
     return std::unexpected("batch has " + std::to_string(tokens) + " tokens but " +
@@ -193,42 +266,97 @@ std::expected<void, std::string> DecoderShard::Forward(const PackedBatch& batch,
   int32_t max_position = -1;
   for (int64_t t = 0; t < tokens; ++t) {
     const int32_t id = batch.token_ids[t];
-    if (id < 0 || id >= s.config.vocab_size) {
+    if (id < 0 || id >= config.vocab_size) {
       return std::unexpected("token id " + std::to_string(id) + " at batch position " +
-                             std::to_string(t) + " is outside the vocabulary of " + s.config.name +
-                             " (" + std::to_string(s.config.vocab_size) + ")");
+                             std::to_string(t) + " is outside the vocabulary of " + config.name +
+                             " (" + std::to_string(config.vocab_size) + ")");
     }
     // Learned positions (GPT-2) end at n_positions; rotary ones at kRotaryPositionLimit.
-    const int32_t end_position = s.config.PositionLimit();
+    const int32_t end_position = config.PositionLimit();
     if (batch.positions[t] < 0 || batch.positions[t] >= end_position) {
       return std::unexpected("position " + std::to_string(batch.positions[t]) +
                              " at batch position " + std::to_string(t) + " is outside [0, " +
-                             std::to_string(end_position) + ") of " + s.config.name);
+                             std::to_string(end_position) + ") of " + config.name);
     }
     max_position = std::max(max_position, batch.positions[t]);
   }
-  if (collective.size() != s.slice.shards || collective.rank() != s.slice.rank) {
+  if (collective.size() != slice.shards || collective.rank() != slice.rank) {
     return std::unexpected("collective is rank " + std::to_string(collective.rank()) + " of " +
                            std::to_string(collective.size()) + " but this shard is rank " +
-                           std::to_string(s.slice.rank) + " of " + std::to_string(s.slice.shards));
+                           std::to_string(slice.rank) + " of " + std::to_string(slice.shards));
   }
-  for (RotaryTable& table : s.rotary) table.Reserve(int64_t{max_position} + 1);
-  // The team is the parallelism (see Create): OpenBLAS's own threads would only
-  // contend with it.
-  if (BlasThreads() != 1) SetBlasThreads(1);
+  return max_position;
+}
 
-  captures->resize(s.sites.size());
-  for (size_t i = 0; i < s.sites.size(); ++i) {
-    SiteActivations& capture = (*captures)[i];
-    capture.site = s.sites[i];
-    capture.width = s.sites[i].Width(s.config);
-    capture.values.resize(static_cast<size_t>(tokens * capture.width));
+void DecoderShard::State::Normalize(const float* x, const std::vector<float>& weight,
+                                    const std::vector<float>& bias, float* y) {
+  const int64_t hidden = config.hidden;
+  const float eps = config.rms_norm_eps;
+  team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+    if (config.norm == NormKind::kLayerNorm) {
+      LayerNorm(x + first * hidden, end - first, hidden, weight.data(), bias.data(), eps,
+                y + first * hidden);
+    } else {
+      RmsNorm(x + first * hidden, end - first, hidden, weight.data(), eps, y + first * hidden);
+    }
+  });
+}
+
+void DecoderShard::State::Accumulate(float* target, const float* addend) {
+  team->ForRanges(tokens * config.hidden, kElementGrain, [&](int64_t first, int64_t end, int) {
+    AddInPlace(target + first, addend + first, end - first);
+  });
+}
+
+void DecoderShard::State::AddBias(float* rows, const std::vector<float>& bias) {
+  if (bias.empty()) return;
+  const int64_t hidden = config.hidden;
+  team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+    for (int64_t t = first; t < end; ++t) AddInPlace(rows + t * hidden, bias.data(), hidden);
+  });
+}
+
+void DecoderShard::State::Embed(const PackedBatch& batch, float* resid_stream, float* scratch) {
+  const int64_t hidden = config.hidden;
+  const auto* embed = static_cast<const uint8_t*>(shard.embed.data);
+  const auto* position_embed = static_cast<const uint8_t*>(shard.position_embed.data);
+  const int64_t embed_row_bytes = hidden * WeightDtypeBytes(shard.embed.dtype);
+  team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+    for (int64_t t = first; t < end; ++t) {
+      float* row = resid_stream + t * hidden;  // [hidden]
+      WidenToFloat(embed + batch.token_ids[t] * embed_row_bytes, shard.embed.dtype, hidden, row);
+      if (config.embed_scale > 0.0f) {
+        for (int64_t i = 0; i < hidden; ++i) row[i] *= config.embed_scale;
+      }
+      if (position_embed != nullptr) {
+        float* position_row = scratch + t * hidden;  // [hidden]
+        WidenToFloat(position_embed + batch.positions[t] * embed_row_bytes,
+                     shard.position_embed.dtype, hidden, position_row);
+        AddInPlace(row, position_row, hidden);
+      }
+    }
+  });
+}
+
+std::expected<void, std::string> DecoderShard::State::AddToResidual(const SublayerEnd& end,
+                                                                    const LayerShardWeights& w,
+                                                                    int layer, float* sublayer_sum,
+                                                                    float* resid_stream,
+                                                                    Collective& collective) {
+  auto reduced =
+      collective.AllReduceSum({sublayer_sum, static_cast<size_t>(tokens * config.hidden)});
+  if (!reduced) {
+    return std::unexpected("all-reduce after " + std::string(end.projection) + " of layer " +
+                           std::to_string(layer) + ": " + reduced.error());
   }
-  s.captures = captures;
-  s.tokens = tokens;
-  auto result = s.Run(batch, collective);
-  s.captures = nullptr;
-  return result;
+  AddBias(sublayer_sum, w.*end.bias);  // [tokens, hidden]
+  if (config.sandwich_norms) {         // Gemma: attn_out and mlp_out are post-norms' outputs
+    Normalize(sublayer_sum, w.*end.sandwich_norm, {}, sublayer_sum);  // [tokens, hidden]
+  }
+  Tap(end.output, layer, sublayer_sum);
+  Accumulate(resid_stream, sublayer_sum);  // [tokens, hidden]
+  Tap(end.residual, layer, resid_stream);
+  return {};
 }
 
 std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& batch,
@@ -249,77 +377,26 @@ std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& bat
   float* shard_sum = Reserve(partial, tokens * hidden);     // [tokens, hidden]
   float* gate_act = Reserve(gate, tokens * columns);        // [tokens, columns]
   float* up_act = Reserve(up, tokens * columns);            // [tokens, columns]
-  // config.norm: RMSNorm (the weight already 1 + w for Gemma) or LayerNorm with bias.
-  auto Normalize = [&](const float* x, const std::vector<float>& weight,
-                       const std::vector<float>& bias, float* y) {
-    team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
-      if (config.norm == NormKind::kLayerNorm) {
-        LayerNorm(x + first * hidden, end - first, hidden, weight.data(), bias.data(), eps,
-                  y + first * hidden);
-      } else {
-        RmsNorm(x + first * hidden, end - first, hidden, weight.data(), eps, y + first * hidden);
-      }
-    });
-  };
-  auto Accumulate = [&](float* target, const float* addend) {
-    team->ForRanges(tokens * hidden, kElementGrain, [&](int64_t first, int64_t end, int) {
-      AddInPlace(target + first, addend + first, end - first);
-    });
-  };
-  // A [hidden] bias of o_proj/down_proj, added once to the all-reduced sum.
-  auto AddBias = [&](float* rows, const std::vector<float>& bias) {
-    if (bias.empty()) return;
-    team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
-      for (int64_t t = first; t < end; ++t) AddInPlace(rows + t * hidden, bias.data(), hidden);
-    });
-  };
-  std::vector<int64_t> sequence_starts;  // the first token of every sequence
+  std::vector<int64_t> sequence_starts;                     // the first token of every sequence
   for (int64_t start = 0; int32_t length : batch.sequence_lengths) {
     sequence_starts.push_back(start);
     start += length;
   }
 
-  // Embedding (HF hidden_states[0]): the rows of embed_tokens, times embed_scale
-  // (Gemma), plus the learned position rows (GPT-2's wte + wpe).
-  const auto* embed = static_cast<const uint8_t*>(shard.embed.data);
-  const auto* position_embed = static_cast<const uint8_t*>(shard.position_embed.data);
-  const int64_t embed_row_bytes = hidden * WeightDtypeBytes(shard.embed.dtype);
-  team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
-    for (int64_t t = first; t < end; ++t) {
-      float* row = resid_stream + t * hidden;  // [hidden]
-      WidenToFloat(embed + batch.token_ids[t] * embed_row_bytes, shard.embed.dtype, hidden, row);
-      if (config.embed_scale > 0.0f) {
-        for (int64_t i = 0; i < hidden; ++i) row[i] *= config.embed_scale;
-      }
-      if (position_embed != nullptr) {
-        float* position_row = normed_stream + t * hidden;  // [hidden], scratch
-        WidenToFloat(position_embed + batch.positions[t] * embed_row_bytes,
-                     shard.position_embed.dtype, hidden, position_row);
-        AddInPlace(row, position_row, hidden);
-      }
-    }
-  });
+  Embed(batch, resid_stream, normed_stream);  // [tokens, hidden]
   Tap(SiteKind::kEmbed, -1, resid_stream);
   Tap(SiteKind::kResidPre, 0, resid_stream);
 
   layers_computed = 0;
   for (int layer = 0; layer <= last_layer; ++layer) {
     const LayerShardWeights& w = shard.layers[layer];
-    auto reduce = [&](const char* what) -> std::expected<void, std::string> {
-      auto reduced = collective.AllReduceSum({shard_sum, static_cast<size_t>(tokens * hidden)});
-      if (!reduced) {
-        return std::unexpected("all-reduce after " + std::string(what) + " of layer " +
-                               std::to_string(layer) + ": " + reduced.error());
-      }
-      return {};
-    };
 
     // Self-attention on input_layernorm(resid) (GPT-2: ln_1).
     Normalize(resid_stream, w.input_norm, w.input_norm_bias, normed_stream);  // [tokens, hidden]
     Linear(normed_stream, hidden, tokens, w.q, BiasOrNull(w.q_bias), queries, q_width,
            &widen_scratch, team.get());  // [tokens, heads*dim]
-    Linear(normed_stream, hidden, tokens, w.k, BiasOrNull(w.k_bias), keys, kv_width,
-           &widen_scratch, team.get());  // [tokens, kv_heads*dim]
+    Linear(normed_stream, hidden, tokens, w.k, BiasOrNull(w.k_bias), keys, kv_width, &widen_scratch,
+           team.get());  // [tokens, kv_heads*dim]
     Linear(normed_stream, hidden, tokens, w.v, BiasOrNull(w.v_bias), values, kv_width,
            &widen_scratch, team.get());  // [tokens, kv_heads*dim]
     if (config.qk_norm) {  // Qwen3, Gemma 3: RMSNorm over each head's dim, before rotary
@@ -361,19 +438,13 @@ std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& bat
     // o_proj over this shard's heads is a partial sum; the all-reduce completes it.
     Linear(attention, q_width, tokens, w.o, nullptr, shard_sum, hidden, &widen_scratch,
            team.get());  // [tokens, hidden]
-    if (auto reduced = reduce("o_proj"); !reduced) return reduced;
-    AddBias(shard_sum, w.o_bias);  // [tokens, hidden]
-    if (config.sandwich_norms) {   // Gemma: attn_out is post_attention_layernorm's output
-      Normalize(shard_sum, w.post_attention_norm, {}, shard_sum);  // [tokens, hidden]
-    }
-    Tap(SiteKind::kAttnOut, layer, shard_sum);
-    Accumulate(resid_stream, shard_sum);  // [tokens, hidden]
-    Tap(SiteKind::kResidMid, layer, resid_stream);
+    auto attended = AddToResidual(kAttentionEnd, w, layer, shard_sum, resid_stream, collective);
+    if (!attended) return attended;
 
     // MLP on the pre-MLP norm (post_attention_layernorm; Gemma: pre_feedforward_layernorm;
     // GPT-2: ln_2).
     Normalize(resid_stream, w.pre_mlp_norm, w.pre_mlp_norm_bias, normed_stream);
-    float* mlp_hidden = gate_act;  // [tokens, columns]: the input of down_proj
+    float* mlp_hidden = gate_act;            // [tokens, columns]: the input of down_proj
     if (config.mlp == MlpKind::kGeluTanh) {  // GPT-2: gelu_new(c_fc(n))
       Linear(normed_stream, hidden, tokens, w.up, BiasOrNull(w.up_bias), up_act, columns,
              &widen_scratch, team.get());  // [tokens, columns]
@@ -401,14 +472,8 @@ std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& bat
     }
     Linear(mlp_hidden, columns, tokens, w.down, nullptr, shard_sum, hidden, &widen_scratch,
            team.get());  // [tokens, hidden]
-    if (auto reduced = reduce("down_proj"); !reduced) return reduced;
-    AddBias(shard_sum, w.down_bias);  // [tokens, hidden]
-    if (config.sandwich_norms) {      // Gemma: mlp_out is post_feedforward_layernorm's output
-      Normalize(shard_sum, w.post_mlp_norm, {}, shard_sum);  // [tokens, hidden]
-    }
-    Tap(SiteKind::kMlpOut, layer, shard_sum);
-    Accumulate(resid_stream, shard_sum);  // [tokens, hidden]
-    Tap(SiteKind::kResidPost, layer, resid_stream);
+    auto added = AddToResidual(kMlpEnd, w, layer, shard_sum, resid_stream, collective);
+    if (!added) return added;
     Tap(SiteKind::kResidPre, layer + 1, resid_stream);
     ++layers_computed;
   }
@@ -424,8 +489,8 @@ std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& bat
 // Every shard holds its own columns of a [tokens, intermediate] activation; the
 // capture is the whole of it, assembled in rank (= column) order.
 std::expected<void, std::string> DecoderShard::State::TapGatheredColumns(SiteKind kind, int layer,
-                                                                       const float* local,
-                                                                       Collective& collective) {
+                                                                         const float* local,
+                                                                         Collective& collective) {
   const int64_t columns = slice.end_intermediate - slice.first_intermediate;
   auto gathered_ok =
       collective.AllGather({local, static_cast<size_t>(tokens * columns)}, &gathered);
