@@ -145,6 +145,17 @@ struct DecoderShard::State {
   // embed_tokens, times embed_scale (Gemma), plus the learned position rows (GPT-2's
   // wte + wpe; `scratch` holds them, [tokens, hidden]).
   void Embed(const PackedBatch& batch, float* resid_stream, float* scratch);
+  // Causal attention of this shard's heads over each sequence of `batch` on its own
+  // (Mistral's and Gemma's sliding layers: the last sliding_window keys only): `queries`
+  // [tokens, heads*dim], `keys` and `values` [tokens, kv_heads*dim] into `context`
+  // [tokens, heads*dim]. `sequence_starts` holds each sequence's first token.
+  void Attend(int layer, const PackedBatch& batch, const std::vector<int64_t>& sequence_starts,
+              const float* queries, const float* keys, const float* values, float* context);
+  // The MLP of `w` up to down_proj's input, from `normed_stream` ([tokens, hidden]):
+  // act(gate(n)) * up(n) into `gate_act`, or GPT-2's gelu_new(c_fc(n)) into `up_act`
+  // (both [tokens, columns]). Returns the one that holds it.
+  float* MlpHidden(const LayerShardWeights& w, const float* normed_stream, float* gate_act,
+                   float* up_act);
   // Ends a sublayer of `layer` (weights `w`) as `end` says: all-reduces the shard's
   // partial `sublayer_sum` ([tokens, hidden]) and finishes it in place (bias, sandwich
   // norm), taps it, adds it to `resid_stream` and taps that. Fails when the all-reduce
@@ -359,6 +370,60 @@ std::expected<void, std::string> DecoderShard::State::AddToResidual(const Sublay
   return {};
 }
 
+void DecoderShard::State::Attend(int layer, const PackedBatch& batch,
+                                 const std::vector<int64_t>& sequence_starts, const float* queries,
+                                 const float* keys, const float* values, float* context) {
+  const int64_t dim = config.head_dim;
+  const int64_t q_width = attention_heads.heads * dim;
+  const int64_t kv_width = attention_heads.kv_heads * dim;
+  // One task per (sequence, head): attention never crosses sequences. Mistral and
+  // Gemma's sliding layers see only the last sliding_window keys.
+  const int heads = attention_heads.heads;
+  AttentionHeads layer_heads = attention_heads;
+  layer_heads.window = config.Slides(layer) ? config.sliding_window : 0;
+  const int64_t tasks = static_cast<int64_t>(batch.sequence_lengths.size()) * heads;
+  team->Run(tasks, [&](int64_t task, int member) {
+    const int64_t sequence = task / heads;
+    const int local = static_cast<int>(task % heads);
+    const int64_t first = sequence_starts[sequence];
+    AttentionHeads one_head = layer_heads;
+    one_head.first_head = layer_heads.first_head + local;
+    one_head.heads = 1;
+    CausalAttention(queries + first * q_width + local * dim, keys + first * kv_width,
+                    values + first * kv_width, q_width, kv_width, batch.sequence_lengths[sequence],
+                    one_head, context + first * q_width + local * dim,
+                    &attention_scratch[member]);  // [length, dim] of head `local`
+  });
+}
+
+float* DecoderShard::State::MlpHidden(const LayerShardWeights& w, const float* normed_stream,
+                                      float* gate_act, float* up_act) {
+  const int64_t hidden = config.hidden;
+  const int64_t columns = slice.end_intermediate - slice.first_intermediate;
+  if (config.mlp == MlpKind::kGeluTanh) {  // GPT-2: gelu_new(c_fc(n))
+    Linear(normed_stream, hidden, tokens, w.up, BiasOrNull(w.up_bias), up_act, columns,
+           &widen_scratch, team.get());  // [tokens, columns]
+    team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
+      GeluTanh(up_act + first, end - first, up_act + first);
+    });  // [tokens, columns]
+    return up_act;
+  }
+  // act(gate(n)) * up(n): silu (SwiGLU) or gelu_tanh (Gemma's GeGLU)
+  Linear(normed_stream, hidden, tokens, w.gate, BiasOrNull(w.gate_bias), gate_act, columns,
+         &widen_scratch, team.get());  // [tokens, columns]
+  Linear(normed_stream, hidden, tokens, w.up, BiasOrNull(w.up_bias), up_act, columns,
+         &widen_scratch, team.get());  // [tokens, columns]
+  const bool silu = config.mlp == MlpKind::kGatedSilu;
+  team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
+    if (silu) {
+      SwiGlu(gate_act + first, up_act + first, end - first, gate_act + first);
+    } else {
+      GeGlu(gate_act + first, up_act + first, end - first, gate_act + first);
+    }
+  });  // [tokens, columns]
+  return gate_act;
+}
+
 std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& batch,
                                                           Collective& collective) {
   const int64_t hidden = config.hidden;
@@ -416,25 +481,7 @@ std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& bat
                     static_cast<int>(dim), batch.positions.data() + first, table);
       });
     }
-    // One task per (sequence, head): attention never crosses sequences. Mistral and
-    // Gemma's sliding layers see only the last sliding_window keys.
-    const int heads = attention_heads.heads;
-    AttentionHeads layer_heads = attention_heads;
-    layer_heads.window = config.Slides(layer) ? config.sliding_window : 0;
-    team->Run(static_cast<int64_t>(batch.sequence_lengths.size()) * heads,
-              [&](int64_t task, int member) {
-                const int64_t sequence = task / heads;
-                const int local = static_cast<int>(task % heads);
-                const int64_t first = sequence_starts[sequence];
-                AttentionHeads one_head = layer_heads;
-                one_head.first_head = layer_heads.first_head + local;
-                one_head.heads = 1;
-                CausalAttention(queries + first * q_width + local * dim, keys + first * kv_width,
-                                values + first * kv_width, q_width, kv_width,
-                                batch.sequence_lengths[sequence], one_head,
-                                attention + first * q_width + local * dim,
-                                &attention_scratch[member]);  // [length, dim] of head `local`
-              });
+    Attend(layer, batch, sequence_starts, queries, keys, values, attention);  // [tokens, heads*dim]
     // o_proj over this shard's heads is a partial sum; the all-reduce completes it.
     Linear(attention, q_width, tokens, w.o, nullptr, shard_sum, hidden, &widen_scratch,
            team.get());  // [tokens, hidden]
@@ -444,28 +491,7 @@ std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& bat
     // MLP on the pre-MLP norm (post_attention_layernorm; Gemma: pre_feedforward_layernorm;
     // GPT-2: ln_2).
     Normalize(resid_stream, w.pre_mlp_norm, w.pre_mlp_norm_bias, normed_stream);
-    float* mlp_hidden = gate_act;            // [tokens, columns]: the input of down_proj
-    if (config.mlp == MlpKind::kGeluTanh) {  // GPT-2: gelu_new(c_fc(n))
-      Linear(normed_stream, hidden, tokens, w.up, BiasOrNull(w.up_bias), up_act, columns,
-             &widen_scratch, team.get());  // [tokens, columns]
-      team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
-        GeluTanh(up_act + first, end - first, up_act + first);
-      });  // [tokens, columns]
-      mlp_hidden = up_act;
-    } else {  // act(gate(n)) * up(n): silu (SwiGLU) or gelu_tanh (Gemma's GeGLU)
-      Linear(normed_stream, hidden, tokens, w.gate, BiasOrNull(w.gate_bias), gate_act, columns,
-             &widen_scratch, team.get());  // [tokens, columns]
-      Linear(normed_stream, hidden, tokens, w.up, BiasOrNull(w.up_bias), up_act, columns,
-             &widen_scratch, team.get());  // [tokens, columns]
-      const bool silu = config.mlp == MlpKind::kGatedSilu;
-      team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
-        if (silu) {
-          SwiGlu(gate_act + first, up_act + first, end - first, gate_act + first);
-        } else {
-          GeGlu(gate_act + first, up_act + first, end - first, gate_act + first);
-        }
-      });  // [tokens, columns]
-    }
+    float* mlp_hidden = MlpHidden(w, normed_stream, gate_act, up_act);  // [tokens, columns]
     if (Wants(SiteKind::kMlpPost, layer)) {
       auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, mlp_hidden, collective);
       if (!tapped) return tapped;
