@@ -49,12 +49,13 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
                            std::to_string(slice.shards) + " was not planned by PlanShard for " +
                            config.name);
   }
-  auto state = std::make_unique<State>(config);
+  auto state = std::make_unique<DecoderShardState>(config);
   state->weights = weights;
   state->config = config;
   state->slice = slice;
   state->sites = sites;
-  state->capture_slot.assign(static_cast<size_t>((config.layers + 2) * State::kSiteKinds), -1);
+  state->capture_slot.assign(
+      static_cast<size_t>((config.layers + 2) * DecoderShardState::kSiteKinds), -1);
   for (size_t i = 0; i < sites.size(); ++i) {
     const Site& site = sites[i];
     const bool has_layer = site.kind != SiteKind::kEmbed && site.kind != SiteKind::kLnFinal;
@@ -63,7 +64,8 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
                              ", which has " + std::to_string(config.layers) + " layers");
     }
     const int layer = has_layer ? site.layer : -1;
-    int& slot = state->capture_slot[(layer + 1) * State::kSiteKinds + static_cast<int>(site.kind)];
+    int& slot = state->capture_slot[(layer + 1) * DecoderShardState::kSiteKinds +
+                                    static_cast<int>(site.kind)];
     if (slot >= 0) return std::unexpected("site " + site.HookName() + " is requested twice");
     slot = static_cast<int>(i);
     state->last_layer = std::max(state->last_layer, site.LastLayerNeeded(config));
@@ -93,7 +95,7 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
 std::expected<void, std::string> DecoderShard::Forward(const PackedBatch& batch,
                                                        Collective& collective,
                                                        std::vector<SiteActivations>* captures) {
-  State& s = *state_;
+  DecoderShardState& s = *state_;
   auto max_position = s.CheckBatch(batch, collective);
   if (!max_position) return std::unexpected(max_position.error());
   const int64_t tokens = static_cast<int64_t>(batch.token_ids.size());
@@ -116,8 +118,8 @@ std::expected<void, std::string> DecoderShard::Forward(const PackedBatch& batch,
   return result;
 }
 
-std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& batch,
-                                                          Collective& collective) {
+std::expected<void, std::string> DecoderShardState::Run(const PackedBatch& batch,
+                                                        Collective& collective) {
   const int64_t hidden = config.hidden;
   const int64_t dim = config.head_dim;
   const int64_t q_width = attention_heads.heads * dim;      // this shard's query heads

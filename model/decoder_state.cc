@@ -22,7 +22,7 @@ void AddInPlace(float* target, const float* addend, int64_t count) {
 
 }  // namespace
 
-std::expected<int32_t, std::string> DecoderShard::State::CheckBatch(
+std::expected<int32_t, std::string> DecoderShardState::CheckBatch(
     const PackedBatch& batch, const Collective& collective) const {
   const int64_t tokens = static_cast<int64_t>(batch.token_ids.size());
   if (batch.positions.size() != batch.token_ids.size()) {
@@ -64,8 +64,8 @@ std::expected<int32_t, std::string> DecoderShard::State::CheckBatch(
   return max_position;
 }
 
-void DecoderShard::State::Normalize(const float* x, const std::vector<float>& weight,
-                                    const std::vector<float>& bias, float* y) {
+void DecoderShardState::Normalize(const float* x, const std::vector<float>& weight,
+                                  const std::vector<float>& bias, float* y) {
   const int64_t hidden = config.hidden;
   const float eps = config.rms_norm_eps;
   team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
@@ -78,13 +78,13 @@ void DecoderShard::State::Normalize(const float* x, const std::vector<float>& we
   });
 }
 
-void DecoderShard::State::Accumulate(float* target, const float* addend) {
+void DecoderShardState::Accumulate(float* target, const float* addend) {
   team->ForRanges(tokens * config.hidden, kElementGrain, [&](int64_t first, int64_t end, int) {
     AddInPlace(target + first, addend + first, end - first);
   });
 }
 
-void DecoderShard::State::AddBias(float* rows, const std::vector<float>& bias) {
+void DecoderShardState::AddBias(float* rows, const std::vector<float>& bias) {
   if (bias.empty()) return;
   const int64_t hidden = config.hidden;
   team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
@@ -92,7 +92,7 @@ void DecoderShard::State::AddBias(float* rows, const std::vector<float>& bias) {
   });
 }
 
-void DecoderShard::State::Embed(const PackedBatch& batch, float* resid_stream, float* scratch) {
+void DecoderShardState::Embed(const PackedBatch& batch, float* resid_stream, float* scratch) {
   const int64_t hidden = config.hidden;
   const auto* embed = static_cast<const uint8_t*>(shard.embed.data);
   const auto* position_embed = static_cast<const uint8_t*>(shard.position_embed.data);
@@ -114,11 +114,11 @@ void DecoderShard::State::Embed(const PackedBatch& batch, float* resid_stream, f
   });
 }
 
-std::expected<void, std::string> DecoderShard::State::AddToResidual(const SublayerEnd& end,
-                                                                    const LayerShardWeights& w,
-                                                                    int layer, float* sublayer_sum,
-                                                                    float* resid_stream,
-                                                                    Collective& collective) {
+std::expected<void, std::string> DecoderShardState::AddToResidual(const SublayerEnd& end,
+                                                                  const LayerShardWeights& w,
+                                                                  int layer, float* sublayer_sum,
+                                                                  float* resid_stream,
+                                                                  Collective& collective) {
   auto reduced =
       collective.AllReduceSum({sublayer_sum, static_cast<size_t>(tokens * config.hidden)});
   if (!reduced) {
@@ -135,9 +135,9 @@ std::expected<void, std::string> DecoderShard::State::AddToResidual(const Sublay
   return {};
 }
 
-void DecoderShard::State::Attend(int layer, const PackedBatch& batch,
-                                 const std::vector<int64_t>& sequence_starts, const float* queries,
-                                 const float* keys, const float* values, float* context) {
+void DecoderShardState::Attend(int layer, const PackedBatch& batch,
+                               const std::vector<int64_t>& sequence_starts, const float* queries,
+                               const float* keys, const float* values, float* context) {
   const int64_t dim = config.head_dim;
   const int64_t q_width = attention_heads.heads * dim;
   const int64_t kv_width = attention_heads.kv_heads * dim;
@@ -161,8 +161,8 @@ void DecoderShard::State::Attend(int layer, const PackedBatch& batch,
   });
 }
 
-float* DecoderShard::State::MlpHidden(const LayerShardWeights& w, const float* normed_stream,
-                                      float* gate_act, float* up_act) {
+float* DecoderShardState::MlpHidden(const LayerShardWeights& w, const float* normed_stream,
+                                    float* gate_act, float* up_act) {
   const int64_t hidden = config.hidden;
   const int64_t columns = slice.end_intermediate - slice.first_intermediate;
   if (config.mlp == MlpKind::kGeluTanh) {  // GPT-2: gelu_new(c_fc(n))
@@ -191,9 +191,9 @@ float* DecoderShard::State::MlpHidden(const LayerShardWeights& w, const float* n
 
 // Every shard holds its own columns of a [tokens, intermediate] activation; the
 // capture is the whole of it, assembled in rank (= column) order.
-std::expected<void, std::string> DecoderShard::State::TapGatheredColumns(SiteKind kind, int layer,
-                                                                         const float* local,
-                                                                         Collective& collective) {
+std::expected<void, std::string> DecoderShardState::TapGatheredColumns(SiteKind kind, int layer,
+                                                                       const float* local,
+                                                                       Collective& collective) {
   const int64_t columns = slice.end_intermediate - slice.first_intermediate;
   auto gathered_ok =
       collective.AllGather({local, static_cast<size_t>(tokens * columns)}, &gathered);

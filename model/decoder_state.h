@@ -12,16 +12,21 @@
 #include <string>
 #include <vector>
 
-#include "model/decoder_forward.h"
+#include "model/collective.h"
 #include "model/kernels/attention.h"
 #include "model/kernels/rope_frequencies.h"
 #include "model/kernels/rotary.h"
 #include "model/kernels/thread_team.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+#include "model/packed_batch.h"
+#include "model/shard_plan.h"
 #include "model/shard_weights.h"
+#include "model/sites.h"
 
 namespace actex {
 
-struct DecoderShard::State {
+struct DecoderShardState {
   // Capture points per layer (SiteKind's values).
   static constexpr int kSiteKinds = 8;
   // Rows per piece of the element-wise kernels: enough work to outweigh waking a helper.
@@ -76,7 +81,7 @@ struct DecoderShard::State {
   std::vector<SiteActivations>* captures = nullptr;
   int64_t tokens = 0;
 
-  explicit State(const ModelConfig& model_config) {
+  explicit DecoderShardState(const ModelConfig& model_config) {
     if (!model_config.rotary) return;
     rotary.emplace_back(RopeInverseFrequencies(model_config.head_dim, model_config.rope));
     if (model_config.local_rope) {
