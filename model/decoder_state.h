@@ -97,6 +97,8 @@ struct DecoderShardState {
     return config.local_rope && config.Slides(layer) ? rotary[1] : rotary[0];
   }
 
+  // The index in `sites` of site (kind, layer; -1 for embed and ln_final), or -1 when
+  // no site asks for it.
   int Slot(SiteKind kind, int layer) const {
     const size_t index = static_cast<size_t>((layer + 1) * kSiteKinds + static_cast<int>(kind));
     return index < capture_slot.size() ? capture_slot[index] : -1;
@@ -155,7 +157,8 @@ struct DecoderShardState {
   // the all-gather does or a shard sent other than its columns.
   std::expected<void, std::string> TapGatheredColumns(SiteKind kind, int layer, const float* local,
                                                       Collective& collective);
-  // The forward over `batch` (checked), into `captures`.
+  // The forward over `batch` (checked), into `captures`: the loop over the layers that
+  // calls the steps above, in decoder_forward.cc.
   std::expected<void, std::string> Run(const PackedBatch& batch, Collective& collective);
 };
 
