@@ -30,7 +30,7 @@
 #include "model/kernels/cpu_isa.h"
 #include "model/kernels/gemm.h"
 #include "model/model_weights.h"
-#include "model/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer_folder.h"
 #include "storage/corpus_reader.h"
 #include "storage/corpus_size.h"
 #include "transport/interrupted.h"
