@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/config_reader.h"
 #include "model/tokenizer/tokenizer_folder.h"
 #include "storage/corpus_reader.h"
 

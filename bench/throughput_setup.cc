@@ -13,6 +13,7 @@
 
 #include "bench/child_process.h"
 #include "model/blas_threads.h"
+#include "model/config_reader.h"
 #include "model/kernels/gemm.h"
 #include "tests/storage/parquet_test_writer.h"
 

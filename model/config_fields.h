@@ -18,7 +18,7 @@ class ConfigFields {
       : json_(json), path_(std::move(path)) {}
 
   const std::string& path() const { return path_; }
-  bool Has(const char* field) const;  // present and not null
+  bool Has(const char* field) const;     // present and not null
   bool IsNull(const char* field) const;  // present and null
 
   std::expected<int, std::string> RequiredInt(const char* field) const;  // positive
@@ -35,8 +35,9 @@ class ConfigFields {
   // Refuses the field unless it is absent or null; `why` says what actex does instead.
   std::expected<void, std::string> RefuseIfSet(const char* field, const std::string& why) const;
   // The string field (or `fallback`) must be one of `implemented`.
-  std::expected<void, std::string> RequireOneOf(const char* field, const std::string& fallback,
-                                                std::initializer_list<const char*> implemented) const;
+  std::expected<void, std::string> RequireOneOf(
+      const char* field, const std::string& fallback,
+      std::initializer_list<const char*> implemented) const;
   // rope_theta with rope_scaling, or the newer rope_parameters: default, linear, llama3.
   std::expected<RopeConfig, std::string> Rope() const;
 
@@ -44,17 +45,6 @@ class ConfigFields {
   const nlohmann::json& json_;
   std::string path_;
 };
-
-// Fills the family's features of `config` (whose common fields are read) from `fields`.
-using FamilyParser = std::expected<void, std::string> (*)(const ConfigFields& fields,
-                                                          ModelConfig& config);
-const FamilyParser* FindFamily(const std::string& model_type);  // null: unsupported
-std::string SupportedFamilies();                                // "qwen2, llama, ..."
-
-// LoadModelConfig on a parsed file (`path` for messages, `model_dir` for the name).
-std::expected<ModelConfig, std::string> ParseModelConfig(const nlohmann::json& json,
-                                                         const std::string& path,
-                                                         const std::string& model_dir);
 
 }  // namespace actex
 

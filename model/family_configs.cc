@@ -2,17 +2,17 @@
 // config class and modeling file use them. A field that would change the math and is
 // not implemented is refused here, naming it.
 
+#include "model/family_configs.h"
+
 #include <cmath>
 #include <map>
-
-#include "model/config_fields.h"
 
 namespace actex {
 namespace {
 
 using Result = std::expected<void, std::string>;
 
-#define ACTEX_TRY(expression)                       \
+#define ACTEX_TRY(expression) \
   if (auto status = (expression); !status) return std::unexpected(status.error())
 
 Result Qwen2(const ConfigFields& f, ModelConfig& c) {
@@ -105,7 +105,8 @@ Result Gemma3Text(const ConfigFields& f, ModelConfig& c) {
     c.layer_slides[layer] = (layer + 1) % *pattern != 0;
   }
   if (f.Has("layer_types")) {
-    return std::unexpected(f.path() + ": layer_types is not supported; actex reads "
+    return std::unexpected(f.path() +
+                           ": layer_types is not supported; actex reads "
                            "sliding_window_pattern");
   }
   auto local_theta = f.OptionalFloat("rope_local_base_freq", 10000.0f);
@@ -133,8 +134,9 @@ Result Gpt2(const ConfigFields& f, ModelConfig& c) {
 
 const std::map<std::string, FamilyParser>& Families() {
   static const auto* families = new std::map<std::string, FamilyParser>{
-      {"qwen2", &Qwen2},   {"llama", &Llama},         {"mistral", &Mistral}, {"qwen3", &Qwen3},
-      {"gemma2", &Gemma2}, {"gemma3_text", &Gemma3Text}, {"gpt2", &Gpt2}};
+      {"qwen2", &Qwen2}, {"llama", &Llama},   {"mistral", &Mistral},
+      {"qwen3", &Qwen3}, {"gemma2", &Gemma2}, {"gemma3_text", &Gemma3Text},
+      {"gpt2", &Gpt2}};
   return *families;
 }
 

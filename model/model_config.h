@@ -36,14 +36,14 @@ inline constexpr int32_t kRotaryPositionLimit = (1 << 20) + 1;
 
 struct ModelConfig {
   std::string model_type;
-  std::string name;         // "_name_or_path" or the folder's name
+  std::string name;  // "_name_or_path" or the folder's name
   int vocab_size = 0;
-  int hidden = 0;           // hidden_size (GPT-2: n_embd)
-  int intermediate = 0;     // intermediate_size (GPT-2: n_inner, default 4·n_embd)
-  int layers = 0;           // num_hidden_layers (GPT-2: n_layer)
-  int heads = 0;            // num_attention_heads (GPT-2: n_head)
-  int kv_heads = 0;         // num_key_value_heads (GPT-2: n_head)
-  int head_dim = 0;         // head_dim when given, else hidden / heads
+  int hidden = 0;               // hidden_size (GPT-2: n_embd)
+  int intermediate = 0;         // intermediate_size (GPT-2: n_inner, default 4·n_embd)
+  int layers = 0;               // num_hidden_layers (GPT-2: n_layer)
+  int heads = 0;                // num_attention_heads (GPT-2: n_head)
+  int kv_heads = 0;             // num_key_value_heads (GPT-2: n_head)
+  int head_dim = 0;             // head_dim when given, else hidden / heads
   float rope_theta = 10000.0f;  // kept equal to rope.theta (global layers)
   float rms_norm_eps = 1e-6f;   // the eps of every norm (GPT-2: layer_norm_epsilon)
   bool tie_word_embeddings = false;
@@ -53,22 +53,22 @@ struct ModelConfig {
   // Family features (the defaults are Qwen2's).
   NormKind norm = NormKind::kRms;
   MlpKind mlp = MlpKind::kGatedSilu;
-  bool qkv_bias = true;        // q/k/v projections have biases (GPT-2: c_attn's)
-  bool o_bias = false;         // o_proj has a bias (GPT-2: attn.c_proj's)
-  bool mlp_bias = false;       // gate/up/down (GPT-2: c_fc/c_proj) have biases
-  bool qk_norm = false;        // per-head RMSNorm on q and k before rotary (Qwen3, Gemma 3)
+  bool qkv_bias = true;         // q/k/v projections have biases (GPT-2: c_attn's)
+  bool o_bias = false;          // o_proj has a bias (GPT-2: attn.c_proj's)
+  bool mlp_bias = false;        // gate/up/down (GPT-2: c_fc/c_proj) have biases
+  bool qk_norm = false;         // per-head RMSNorm on q and k before rotary (Qwen3, Gemma 3)
   bool sandwich_norms = false;  // Gemma: norms after attention and MLP too
-  bool rotary = true;          // false: learned absolute positions (GPT-2's wpe)
-  int max_positions = 0;       // GPT-2's n_positions (rows of wpe)
-  float embed_scale = 0.0f;    // > 0: embeddings multiplied by it (Gemma: sqrt(hidden))
+  bool rotary = true;           // false: learned absolute positions (GPT-2's wpe)
+  int max_positions = 0;        // GPT-2's n_positions (rows of wpe)
+  float embed_scale = 0.0f;     // > 0: embeddings multiplied by it (Gemma: sqrt(hidden))
   // Attention scores are q·k multiplied by this; 0 divides by sqrt(head_dim) instead
   // (HF's Qwen2 and GPT-2 divide, the others multiply).
   float attention_multiplier = 0.0f;
-  float attn_softcap = 0.0f;   // > 0: scores = tanh(scores / cap) · cap (Gemma 2)
-  float final_softcap = 0.0f;  // logits only (not a site); recorded, never applied
-  int sliding_window = 0;      // > 0: query i sees key j iff 0 <= i - j < sliding_window
-  std::vector<bool> layer_slides;  // [layers]: which layers use the window
-  RopeConfig rope;                 // global (full-attention) layers
+  float attn_softcap = 0.0f;             // > 0: scores = tanh(scores / cap) · cap (Gemma 2)
+  float final_softcap = 0.0f;            // logits only (not a site); recorded, never applied
+  int sliding_window = 0;                // > 0: query i sees key j iff 0 <= i - j < sliding_window
+  std::vector<bool> layer_slides;        // [layers]: which layers use the window
+  RopeConfig rope;                       // global (full-attention) layers
   std::optional<RopeConfig> local_rope;  // sliding layers, when they differ (Gemma 3)
 
   bool Slides(int layer) const { return sliding_window > 0 && layer_slides[layer]; }
@@ -83,11 +83,6 @@ struct ModelConfig {
   // What PositionLimit comes from, for messages ("n_positions 1024 in config.json").
   std::string PositionLimitSource() const;
 };
-
-// Reads `model_dir`/config.json. Errors name the file and the missing, inconsistent or
-// unsupported field (e.g. hidden_size not divisible by num_attention_heads, an unknown
-// rope_type).
-std::expected<ModelConfig, std::string> LoadModelConfig(const std::string& model_dir);
 
 }  // namespace actex
 

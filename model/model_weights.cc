@@ -15,6 +15,7 @@
 #include "base/text.h"
 #include "base/whole_file.h"
 #include "model/architecture.h"
+#include "model/config_reader.h"
 #include "model/tokenizer/file_digest.h"
 #include "storage/safetensors.h"
 

@@ -13,8 +13,9 @@
 
 #include "model/architecture.h"
 #include "model/config_fields.h"
-#include "model/model_presets.h"
+#include "model/config_reader.h"
 #include "model/kernels/half_float.h"
+#include "model/model_presets.h"
 #include "storage/safetensors.h"
 
 namespace actex {

@@ -14,6 +14,7 @@
 
 #include "actors/cli/commands.h"
 #include "base/whole_file.h"
+#include "model/config_reader.h"
 #include "model/model_config.h"
 #include "storage/activation_shuffle.h"
 #include "storage/file_io.h"

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/architecture.h"
+#include "model/config_reader.h"
 #include "model/kernels/rope_frequencies.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
@@ -116,19 +117,19 @@ TEST(FamilyConfig, EachFamilyHasItsFeatures) {
 }
 
 TEST(FamilyConfig, RefusesWhatWouldChangeTheMathNamingTheField) {
-  EXPECT_THAT(ErrorAfter("llama", [](nlohmann::json& j) { j["rope_scaling"]["rope_type"] = "yarn"; }),
-              HasSubstr("rope_type \"yarn\" is not supported"));
-  EXPECT_THAT(ErrorAfter("llama",
-                         [](nlohmann::json& j) { j["rope_scaling"].erase("low_freq_factor"); }),
-              HasSubstr("low_freq_factor"));
+  EXPECT_THAT(
+      ErrorAfter("llama", [](nlohmann::json& j) { j["rope_scaling"]["rope_type"] = "yarn"; }),
+      HasSubstr("rope_type \"yarn\" is not supported"));
+  EXPECT_THAT(
+      ErrorAfter("llama", [](nlohmann::json& j) { j["rope_scaling"].erase("low_freq_factor"); }),
+      HasSubstr("low_freq_factor"));
   EXPECT_THAT(ErrorAfter("llama", [](nlohmann::json& j) { j["hidden_act"] = "gelu"; }),
               HasSubstr("hidden_act"));
   EXPECT_THAT(ErrorAfter("gpt2", [](nlohmann::json& j) { j["use_parallel_residual"] = true; }),
               HasSubstr("use_parallel_residual"));
-  EXPECT_THAT(ErrorAfter("gpt2", [](nlohmann::json& j) {
-                j["scale_attn_by_inverse_layer_idx"] = true;
-              }),
-              HasSubstr("scale_attn_by_inverse_layer_idx"));
+  EXPECT_THAT(
+      ErrorAfter("gpt2", [](nlohmann::json& j) { j["scale_attn_by_inverse_layer_idx"] = true; }),
+      HasSubstr("scale_attn_by_inverse_layer_idx"));
   EXPECT_THAT(ErrorAfter("gpt2", [](nlohmann::json& j) { j["activation_function"] = "relu"; }),
               HasSubstr("activation_function"));
   EXPECT_THAT(ErrorAfter("qwen3", [](nlohmann::json& j) { j["sliding_window"] = 16; }),
@@ -140,9 +141,10 @@ TEST(FamilyConfig, RefusesWhatWouldChangeTheMathNamingTheField) {
   EXPECT_THAT(
       ErrorAfter("gemma3_text", [](nlohmann::json& j) { j["attn_logit_softcapping"] = 50.0; }),
       HasSubstr("attn_logit_softcapping"));
-  EXPECT_THAT(ErrorAfter("gemma3_text", [](nlohmann::json& j) {
-                j["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
-              }),
+  EXPECT_THAT(ErrorAfter("gemma3_text",
+                         [](nlohmann::json& j) {
+                           j["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
+                         }),
               HasSubstr("rope_type \"dynamic\""));
   EXPECT_THAT(ErrorAfter("mistral", [](nlohmann::json& j) { j["sliding_window"] = "16"; }),
               HasSubstr("sliding_window"));

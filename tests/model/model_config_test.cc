@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/config_reader.h"
 #include "tests/model/model_test_util.h"
 
 namespace actex {
