@@ -5,7 +5,7 @@ namespace actex {
 std::expected<std::unique_ptr<ChunkReader>, std::string> ChunkReader::Open(CorpusOptions options,
                                                                            ChunkRule rule) {
   std::unique_ptr<ChunkReader> chunks(new ChunkReader());
-  chunks->chunks_ = rule;
+  chunks->rule_ = rule;
   chunks->options_ = std::move(options);
   chunks->options_.wants_docs = [wanted = chunks->wanted_](int64_t first, int64_t last) {
     return last >= wanted->first && first < wanted->end;
@@ -26,8 +26,8 @@ std::expected<void, std::string> ChunkReader::Reopen() {
 
 std::expected<void, std::string> ChunkReader::Seek(int64_t chunk) {
   chunk_ = chunk;
-  wanted_->first = chunks_.FirstDoc(chunk);
-  wanted_->end = chunks_.EndDoc(chunk);
+  wanted_->first = rule_.FirstDoc(chunk);
+  wanted_->end = rule_.EndDoc(chunk);
   chunk_cut_by_end_ = false;
   const int64_t position = pending_ ? pending_->doc_id : reader_->progress().next_doc_id;
   if (wanted_->first < position) return Reopen();
@@ -60,8 +60,8 @@ std::expected<std::optional<CorpusRecord>, std::string> ChunkReader::Next() {
 }
 
 int64_t ChunkReader::chunk_documents() const {
-  if (!chunk_cut_by_end_) return chunks_.docs_per_chunk();
-  return chunks_.DocsIn(chunk_, *corpus_documents_);
+  if (!chunk_cut_by_end_) return rule_.docs_per_chunk();
+  return rule_.DocsIn(chunk_, *corpus_documents_);
 }
 
 }  // namespace actex

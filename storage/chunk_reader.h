@@ -14,15 +14,15 @@ namespace actex {
 
 // Reads the corpus one chunk at a time, in whatever order chunks are asked for: a
 // host of a leased job gets chunks as the coordinator grants them, mostly rising
-// but now and then one that a lost host gave back, each cut by `chunks`
-// (storage/chunk_rule.h). Reading forward passes over the
-// documents between chunks (a Parquet row group without a wanted one is not even
-// read); a chunk behind the reading position reopens the corpus.
+// but now and then one that a lost host gave back, each cut by `rule`
+// (storage/chunk_rule.h). Reading forward passes over the documents between chunks
+// (a Parquet row group without a wanted one is not even read); a chunk behind the
+// reading position reopens the corpus.
 class ChunkReader {
  public:
   // `options.wants_docs` is replaced by the reader's own.
   static std::expected<std::unique_ptr<ChunkReader>, std::string> Open(CorpusOptions options,
-                                                                       ChunkRule chunks);
+                                                                       ChunkRule rule);
 
   // Starts reading chunk `chunk`.
   std::expected<void, std::string> Seek(int64_t chunk);
@@ -46,7 +46,7 @@ class ChunkReader {
   std::expected<void, std::string> Reopen();
 
   CorpusOptions options_;
-  ChunkRule chunks_;
+  ChunkRule rule_;
   int64_t chunk_ = 0;  // the chunk being read
   std::shared_ptr<Wanted> wanted_ = std::make_shared<Wanted>();
   std::unique_ptr<CorpusReader> reader_;
