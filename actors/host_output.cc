@@ -44,13 +44,14 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.run_config["model_fingerprint"] = {{"weights", resources.weights->fingerprint()},
                                                    {"tokenizer", resources.tokenizer_hash}};
   writer.shards.fail_after_bytes = options.extract.fail_after_bytes;
-  writer.shards.chunk_docs = options.extract.chunk_docs;
+  writer.shards.chunks = resources.mesh.chunks;
   return writer;
 }
 
 // The corpus read now must hold what the listed chunks were computed from: every
-// listed chunk with a digest is read again and compared, before any work.
-std::expected<void, std::string> CheckSameCorpus(const ExtractOptions& extract,
+// listed chunk (cut by `chunks`) with a digest is read again and compared, before
+// any work.
+std::expected<void, std::string> CheckSameCorpus(const ExtractOptions& extract, ChunkRule chunks,
                                                  const std::string& dir,
                                                  const EarlierOutput& earlier) {
   const std::map<int64_t, std::string> digests = ListedChunkDigests(earlier.metadata);
@@ -63,7 +64,7 @@ std::expected<void, std::string> CheckSameCorpus(const ExtractOptions& extract,
     }
     return {};
   }
-  auto changed = FindChangedChunks(CorpusOptionsOf(extract), extract.chunk_docs, digests);
+  auto changed = FindChangedChunks(CorpusOptionsOf(extract), chunks, digests);
   if (!changed) return std::unexpected("--data: " + changed.error());
   if (changed->empty()) return {};
   return std::unexpected("--data: " + DescribeChangedChunks(dir, *changed) +
@@ -88,7 +89,8 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
   }
   auto earlier = ReadEarlierOutput(dir);
   if (!earlier) return std::unexpected(earlier.error());
-  const ReplicaStart start = StartAfter(*earlier, extract.chunk_docs);
+  const ChunkRule chunks = writer.shards.chunks;
+  const ReplicaStart start = StartAfter(*earlier, chunks);
   if (!*earlier) return start;
   const EarlierOutput& found = **earlier;
   if (auto same = CheckSameRun(dir, found.metadata["config"], writer.shards.run_config, leased);
@@ -97,7 +99,7 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
   }
   // A complete output computes nothing more: its corpus need not be read again.
   if (!start.complete) {
-    if (auto same_corpus = CheckSameCorpus(extract, dir, found); !same_corpus) {
+    if (auto same_corpus = CheckSameCorpus(extract, chunks, dir, found); !same_corpus) {
       return std::unexpected(same_corpus.error());
     }
   }
@@ -108,8 +110,7 @@ std::expected<ReplicaStart, std::string> PrepareOutput(const ExtractOptions& ext
   // Rejects of unlisted chunks go, as their chunks are computed again.
   std::set<int64_t> listed;
   for (const auto& [chunk, documents] : found.chunks) listed.insert(chunk);
-  if (auto kept = KeepRejectsOfListedChunks(dir + "/rejects.jsonl", listed, extract.chunk_docs);
-      !kept) {
+  if (auto kept = KeepRejectsOfListedChunks(dir + "/rejects.jsonl", listed, chunks); !kept) {
     return std::unexpected(kept.error());
   }
   writer.shards.continue_from = found.metadata;

@@ -71,11 +71,11 @@ std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
     std::error_code error;
     std::filesystem::create_directories(folder, error);
     const LeaseTable::Share share{mesh.machine_id, mesh.total_machines};
-    auto leases =
-        options.host_id == 0
-            ? JobLeases::Open((folder / LeaseLog::kFileName).string(), mesh.chunk_docs, share)
-            : JobLeases::OpenStandbyCopy((folder / JobLeases::kStandbyCopyName).string(),
-                                         mesh.chunk_docs, share);
+    auto leases = options.host_id == 0
+                      ? JobLeases::Open((folder / LeaseLog::kFileName).string(),
+                                        mesh.chunks.docs_per_chunk(), share)
+                      : JobLeases::OpenStandbyCopy((folder / JobLeases::kStandbyCopyName).string(),
+                                                   mesh.chunks.docs_per_chunk(), share);
     if (!leases) return std::unexpected("the lease log: " + leases.error());
     coordinating.leases = std::move(*leases);
   }

@@ -223,9 +223,10 @@ bool JobLeases::stalled() const {
 
 std::string JobLeases::Progress() const {
   const std::optional<int64_t> end = table_.end();
-  std::string progress = std::to_string(table_.listed_chunks()) + " of " +
-                         (end ? std::to_string(table_.share().Below(*end)) : std::string("?")) +
-                         " chunks listed";
+  std::string progress =
+      std::to_string(table_.listed_chunks()) + " of " +
+      (end ? std::to_string(table_.share().ChunksBelow(*end)) : std::string("?")) +
+      " chunks listed";
   for (const std::string& holder : table_.holders()) {
     const std::vector<int64_t> waiting = table_.BeingListedBy(holder);
     if (waiting.empty()) continue;

@@ -84,7 +84,7 @@ std::expected<void, std::string> LeasedLoader::Open() {
     stream.holder = holders[i];
     stream.own = holders[i] == leasing().host;
     if (stream.own) own_ = &stream;
-    auto reader = ChunkReader::Open(config_.corpus, config_.chunk_docs);
+    auto reader = ChunkReader::Open(config_.corpus, config_.chunks);
     if (!reader) return std::unexpected(reader.error());
     stream.reader = std::move(*reader);
     stream.pipeline =
@@ -150,8 +150,7 @@ std::expected<void, ActorHalt> LeasedLoader::AskOrList() {
   if (awaited_ != 0 || own_chunks_ahead_ >= leasing().chunks_ahead) return {};
   awaited_ = ++requests_sent_;
   const std::optional<int64_t> documents = own_->reader->corpus_documents();
-  const int64_t corpus_chunks =
-      documents ? (*documents + config_.chunk_docs - 1) / config_.chunk_docs : -1;
+  const int64_t corpus_chunks = documents ? config_.chunks.ChunkCount(*documents) : -1;
   return SendUnlessStopped(actor_, requests_, LeaseRequestMessage{awaited_, corpus_chunks});
 }
 

@@ -38,9 +38,9 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
                                bool corpus_ended = false) -> std::expected<void, ActorHalt> {
     for (size_t i = 0; i < pipelines.size(); ++i) {
       const int64_t chunk = open_chunks[i];
-      if (chunk < 0 || (!corpus_ended && doc_id < (chunk + 1) * config.chunk_docs)) continue;
+      if (chunk < 0 || (!corpus_ended && doc_id < config.chunks.EndDoc(chunk))) continue;
       open_chunks[i] = -1;
-      const int64_t documents = std::min(config.chunk_docs, doc_id - chunk * config.chunk_docs);
+      const int64_t documents = config.chunks.DocsIn(chunk, doc_id);
       if (auto sent = SendUnlessStopped(actor, pipelines[i],
                                         ChunkEndMessage{chunk, documents, digests[i].Hex()});
           !sent) {
@@ -63,7 +63,7 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
     if (auto ended = end_chunks_before(line.doc_id); !ended) return ended;
     const int pipeline = config.route(line.doc_id);
     if (pipeline < 0) continue;
-    const int64_t chunk = line.doc_id / config.chunk_docs;
+    const int64_t chunk = config.chunks.ChunkOf(line.doc_id);
     if (open_chunks[pipeline] != chunk) {
       // Draining: the chunks begun are finished, and no other is begun.
       draining = draining || actor.DrainRequested();

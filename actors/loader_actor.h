@@ -10,6 +10,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "storage/chunk_rule.h"
 #include "storage/corpus_reader.h"
 #include "transport/actor.h"
 
@@ -28,9 +29,9 @@ struct LoaderConfig {
   // A CorpusProgress goes to the writer each time this many more JSONL bytes were
   // read (a message per MiB costs nothing next to the MiB), and a last one at the end.
   int64_t progress_every_bytes = int64_t{1} << 20;
-  // Documents travel in chunks of this many consecutive ids; after a chunk's last
-  // line, its pipeline gets a ChunkEnd.
-  int64_t chunk_docs = 1;
+  // Documents travel in chunks of consecutive ids; after a chunk's last line, its
+  // pipeline gets a ChunkEnd.
+  ChunkRule chunks;
   // Set in a job of work leases (PROTOCOL.md "Leases"): instead of reading the job's
   // share in order (route), each pipeline gets the chunks granted to one host, in
   // the order granted. This host's own grants it asks for, one more whenever fewer

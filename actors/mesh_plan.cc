@@ -1,20 +1,9 @@
 #include "actors/mesh_plan.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <regex>
 
 namespace actex {
-
-bool MeshPlan::OwnsDocument(int64_t doc_id) const {
-  return doc_id / chunk_docs % total_machines == machine_id;
-}
-
-int64_t MeshPlan::DocumentsOwned(int64_t documents) const {
-  const int64_t cycle = int64_t{total_machines} * chunk_docs;  // one chunk for every machine
-  const int64_t in_last_cycle = documents % cycle - int64_t{machine_id} * chunk_docs;
-  return documents / cycle * chunk_docs + std::clamp<int64_t>(in_last_cycle, 0, chunk_docs);
-}
 
 std::vector<int> MeshPlan::ReplicasOnHost(int host) const {
   std::vector<int> replicas;
@@ -86,8 +75,9 @@ std::expected<MeshPlan, std::string> PlanMesh(const std::string& mesh, int hosts
                            " must be in [0, --total-machines " + std::to_string(total_machines) +
                            ")");
   }
-  if (chunk_docs < 1) return std::unexpected("--chunk-docs must be at least 1");
-  MeshPlan plan{hosts, shards_per_host, 1, 1, machine_id, total_machines, chunk_docs};
+  auto chunks = ChunkRule::Of(chunk_docs);
+  if (!chunks) return std::unexpected("--chunk-docs must be at least 1");
+  MeshPlan plan{hosts, shards_per_host, 1, 1, machine_id, total_machines, *chunks};
   const int shards = hosts * shards_per_host;
   std::smatch match;
   static const std::regex kShape(R"(data=(\d+),model=(\d+))");

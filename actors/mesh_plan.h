@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/chunk_rule.h"
+
 namespace actex {
 
 // The output folder of host `host`: "host_NN", or "machine_MMM_host_NN" when the
@@ -17,9 +19,9 @@ std::string HostFolderName(int machine_id, int total_machines, int host);
 // shards_per_host) sits on host g / shards_per_host; replicas are `data` groups of
 // `model` consecutive global shards, so replica r is shards [r*model, (r+1)*model)
 // and its model rank k is global shard r*model + k. The corpus is cut into chunks
-// (chunk c holds doc ids [c*chunk_docs, (c+1)*chunk_docs)); independent jobs of one
-// corpus (--machine-id M --total-machines K) split it by chunk number, and within a
-// job of several hosts the replicas lease the chunks (PROTOCOL.md "Leases").
+// (`chunks`, storage/chunk_rule.h); independent jobs of one corpus (--machine-id M
+// --total-machines K) split it by chunk number (share()), and within a job of
+// several hosts the replicas lease the chunks (PROTOCOL.md "Leases").
 struct MeshPlan {
   int hosts = 1;
   int shards_per_host = 1;
@@ -27,7 +29,10 @@ struct MeshPlan {
   int model = 1;  // device shards per replica
   int machine_id = 0;
   int total_machines = 1;
-  int64_t chunk_docs = 1;  // --chunk-docs
+  ChunkRule chunks;  // --chunk-docs
+
+  // This job's share of the corpus's chunks among --total-machines.
+  MachineShare share() const { return {machine_id, total_machines}; }
 
   int HostOfShard(int global_shard) const { return global_shard / shards_per_host; }
   int FirstShardOfReplica(int replica) const { return replica * model; }
@@ -44,11 +49,10 @@ struct MeshPlan {
   std::map<int, std::vector<int>> LeaseFollowers() const;
   // The host that holds a replica's model rank 0 and so writes its documents.
   int WriterHost(int replica) const { return HostOfShard(FirstShardOfReplica(replica)); }
-  // Whether this job, and not another of the same corpus, computes `doc_id`: chunk c
-  // belongs to machine c % total_machines.
-  bool OwnsDocument(int64_t doc_id) const;
+  // Whether this job, and not another of the same corpus, computes `doc_id`.
+  bool OwnsDocument(int64_t doc_id) const { return chunks.InShare(doc_id, share()); }
   // How many of the first `documents` doc ids this job owns.
-  int64_t DocumentsOwned(int64_t documents) const;
+  int64_t DocumentsOwned(int64_t documents) const { return chunks.DocsInShare(documents, share()); }
   // Per host, the number of the group of hosts that stop together because they
   // share a replica (CoordinatorOptions::stop_groups): the lowest replica of the
   // group's hosts.

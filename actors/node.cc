@@ -247,7 +247,7 @@ std::expected<ExtractionSummary, std::string> RunPreparedNode(const NodeOptions&
     // (with its file name and fields) must fit a message body, or it would end the
     // run at the send instead of being rejected with its file and line.
     static_assert(kDefaultMaxLineBytes + (int64_t{1} << 20) <= kMaxBodyBytes);
-    loading.chunk_docs = extract.chunk_docs;
+    loading.chunks = mesh.chunks;
     for (int replica : layout.replicas())
       loading.document_endpoints.push_back(DocumentsEndpoint(replica));
     if (writes) loading.rejects_endpoint = kRejectsEndpoint;

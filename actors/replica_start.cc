@@ -7,7 +7,7 @@
 
 namespace actex {
 
-ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, int64_t chunk_docs) {
+ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, ChunkRule chunks) {
   ReplicaStart start;
   if (!earlier) return start;
   if (earlier->complete) {
@@ -15,7 +15,7 @@ ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, int64_t chu
     return start;
   }
   if (earlier->chunks.empty()) return start;  // nothing was listed: start afresh
-  start.first_doc = (earlier->chunks.rbegin()->first + 1) * chunk_docs;
+  start.first_doc = chunks.FirstDoc(earlier->chunks.rbegin()->first + 1);
   return start;
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "storage/chunk_rule.h"
 #include "storage/earlier_output.h"
 
 namespace actex {
@@ -20,9 +21,9 @@ struct ReplicaStart {
 };
 
 // The start of a replica whose writer's folder holds `earlier` (a fresh start when
-// there is none): the chunk after the last one it listed, of `chunk_docs` documents.
+// there is none): the first document of the chunk after the last one it listed.
 // A replica lists its chunks in order, so everything before that one is listed.
-ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, int64_t chunk_docs);
+ReplicaStart StartAfter(const std::optional<EarlierOutput>& earlier, ChunkRule chunks);
 
 // Refuses to continue an earlier run made with other options; the error names the
 // folder and the option ("--layers: OUT/host_00 was written with [20,21], this run

@@ -59,7 +59,7 @@ void WriteOutput(const std::string& dir, int64_t bytes) {
     sites[0][doc % (tokens * 896)] += 1.0f;  // documents differ
     actex::DocumentActivations document{doc, ids, positions, {sites[0], sites[1]}};
     if (auto added = (*writer)->Add(document); !added) throw std::runtime_error(added.error());
-    // Chunks of one document (the writer's default chunk_docs).
+    // Chunks of one document (the writer's default ChunkRule).
     if (auto ended = (*writer)->EndChunk(doc, 1); !ended) throw std::runtime_error(ended.error());
   }
   if (auto done = (*writer)->Finish(); !done) throw std::runtime_error(done.error());

@@ -104,14 +104,14 @@ std::string ChunkDigest::Hex() const {
 }
 
 std::expected<std::vector<ChangedChunk>, std::string> FindChangedChunks(
-    CorpusOptions options, int64_t chunk_docs, const std::map<int64_t, std::string>& listed) {
+    CorpusOptions options, ChunkRule chunks, const std::map<int64_t, std::string>& listed) {
   std::vector<ChangedChunk> changed;
   if (listed.empty()) return changed;
   const int64_t last_chunk = listed.rbegin()->first;
   // A Parquet row group none of whose chunks is listed need not be decoded.
-  options.wants_docs = [&listed, chunk_docs](int64_t first_doc_id, int64_t last_doc_id) {
-    auto chunk = listed.lower_bound(first_doc_id / chunk_docs);
-    return chunk != listed.end() && chunk->first <= last_doc_id / chunk_docs;
+  options.wants_docs = [&listed, chunks](int64_t first_doc_id, int64_t last_doc_id) {
+    auto chunk = listed.lower_bound(chunks.ChunkOf(first_doc_id));
+    return chunk != listed.end() && chunk->first <= chunks.ChunkOf(last_doc_id);
   };
   auto reader = CorpusReader::Open(options);
   if (!reader) return std::unexpected(reader.error());
@@ -129,7 +129,7 @@ std::expected<std::vector<ChangedChunk>, std::string> FindChangedChunks(
     auto record = (*reader)->Next();
     if (!record) return std::unexpected(record.error());
     if (!*record) break;
-    const int64_t chunk = (*record)->doc_id / chunk_docs;
+    const int64_t chunk = chunks.ChunkOf((*record)->doc_id);
     if (chunk > last_chunk) break;
     if (current == listed.end() || current->first != chunk) {
       compare();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/chunk_rule.h"
 #include "storage/corpus_reader.h"
 
 namespace actex {
@@ -46,12 +47,12 @@ struct ChangedChunk {
 };
 
 // Reads the corpus `options` names from its start to the last chunk of `listed`
-// (chunk -> digest, chunks of `chunk_docs` doc ids) and returns the listed chunks
+// (chunk -> digest, chunks cut by `chunks`) and returns the listed chunks
 // whose records digest differently now, in chunk order. Parquet row groups holding
 // no listed chunk are passed over unread. An error: the corpus cannot be read
 // (CorpusReader's errors).
 std::expected<std::vector<ChangedChunk>, std::string> FindChangedChunks(
-    CorpusOptions options, int64_t chunk_docs, const std::map<int64_t, std::string>& listed);
+    CorpusOptions options, ChunkRule chunks, const std::map<int64_t, std::string>& listed);
 
 // One line for a user about `changed` (not empty) of the output `folder`: the first
 // chunks and where they lie, how many there are, and what to do.

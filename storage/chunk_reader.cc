@@ -1,13 +1,11 @@
 #include "storage/chunk_reader.h"
 
-#include <algorithm>
-
 namespace actex {
 
 std::expected<std::unique_ptr<ChunkReader>, std::string> ChunkReader::Open(CorpusOptions options,
-                                                                           int64_t chunk_docs) {
+                                                                           ChunkRule rule) {
   std::unique_ptr<ChunkReader> chunks(new ChunkReader());
-  chunks->chunk_docs_ = chunk_docs;
+  chunks->rule_ = rule;
   chunks->options_ = std::move(options);
   chunks->options_.wants_docs = [wanted = chunks->wanted_](int64_t first, int64_t last) {
     return last >= wanted->first && first < wanted->end;
@@ -27,8 +25,9 @@ std::expected<void, std::string> ChunkReader::Reopen() {
 }
 
 std::expected<void, std::string> ChunkReader::Seek(int64_t chunk) {
-  wanted_->first = chunk * chunk_docs_;
-  wanted_->end = wanted_->first + chunk_docs_;
+  chunk_ = chunk;
+  wanted_->first = rule_.FirstDoc(chunk);
+  wanted_->end = rule_.EndDoc(chunk);
   chunk_cut_by_end_ = false;
   const int64_t position = pending_ ? pending_->doc_id : reader_->progress().next_doc_id;
   if (wanted_->first < position) return Reopen();
@@ -61,8 +60,8 @@ std::expected<std::optional<CorpusRecord>, std::string> ChunkReader::Next() {
 }
 
 int64_t ChunkReader::chunk_documents() const {
-  if (!chunk_cut_by_end_) return chunk_docs_;
-  return std::clamp<int64_t>(*corpus_documents_ - wanted_->first, 0, chunk_docs_);
+  if (!chunk_cut_by_end_) return rule_.docs_per_chunk();
+  return rule_.DocsIn(chunk_, *corpus_documents_);
 }
 
 }  // namespace actex

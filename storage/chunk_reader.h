@@ -7,21 +7,22 @@
 #include <optional>
 #include <string>
 
+#include "storage/chunk_rule.h"
 #include "storage/corpus_reader.h"
 
 namespace actex {
 
 // Reads the corpus one chunk at a time, in whatever order chunks are asked for: a
 // host of a leased job gets chunks as the coordinator grants them, mostly rising
-// but now and then one that a lost host gave back. Chunk c holds doc ids
-// [c * chunk_docs, (c + 1) * chunk_docs). Reading forward passes over the
-// documents between chunks (a Parquet row group without a wanted one is not even
-// read); a chunk behind the reading position reopens the corpus.
+// but now and then one that a lost host gave back, each cut by `rule`
+// (storage/chunk_rule.h). Reading forward passes over the documents between chunks
+// (a Parquet row group without a wanted one is not even read); a chunk behind the
+// reading position reopens the corpus.
 class ChunkReader {
  public:
   // `options.wants_docs` is replaced by the reader's own.
   static std::expected<std::unique_ptr<ChunkReader>, std::string> Open(CorpusOptions options,
-                                                                       int64_t chunk_docs);
+                                                                       ChunkRule rule);
 
   // Starts reading chunk `chunk`.
   std::expected<void, std::string> Seek(int64_t chunk);
@@ -45,7 +46,8 @@ class ChunkReader {
   std::expected<void, std::string> Reopen();
 
   CorpusOptions options_;
-  int64_t chunk_docs_ = 1;
+  ChunkRule rule_;
+  int64_t chunk_ = 0;  // the chunk being read
   std::shared_ptr<Wanted> wanted_ = std::make_shared<Wanted>();
   std::unique_ptr<CorpusReader> reader_;
   std::optional<CorpusRecord> pending_;  // the first record past the last chunk read

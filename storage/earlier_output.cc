@@ -146,7 +146,7 @@ std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const
 
 std::expected<void, std::string> KeepRejectsOfListedChunks(const std::string& path,
                                                            const std::set<int64_t>& listed,
-                                                           int64_t chunk_docs) {
+                                                           ChunkRule chunks) {
   std::ifstream file(path);
   if (!file) return {};
   std::ostringstream kept;
@@ -157,7 +157,7 @@ std::expected<void, std::string> KeepRejectsOfListedChunks(const std::string& pa
         !reject["doc_id"].is_number_integer()) {
       continue;
     }
-    if (listed.contains(reject["doc_id"].get<int64_t>() / chunk_docs)) kept << line << '\n';
+    if (listed.contains(chunks.ChunkOf(reject["doc_id"].get<int64_t>()))) kept << line << '\n';
   }
   return WriteFileAtomically(path, kept.str(), nullptr);
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/chunk_rule.h"
 #include "storage/upload_ledger.h"
 
 namespace actex {
@@ -44,12 +45,12 @@ std::expected<void, std::string> CheckContinuable(const nlohmann::json& metadata
                                                   const std::string& file);
 
 // Keeps only the lines of `path` (rejects.jsonl) whose "doc_id" lies in one of the
-// `listed` chunks of `chunk_docs` documents, replacing the file atomically; a
+// `listed` chunks (cut by `chunks`), replacing the file atomically; a
 // missing file is fine. The others were logged by a run that stopped before it
 // listed their chunk, which is computed again.
 std::expected<void, std::string> KeepRejectsOfListedChunks(const std::string& path,
                                                            const std::set<int64_t>& listed,
-                                                           int64_t chunk_docs);
+                                                           ChunkRule chunks);
 
 }  // namespace actex
 

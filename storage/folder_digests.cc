@@ -13,7 +13,7 @@ std::vector<VerifyFinding> FindChangedFolders(const std::vector<JobFolder>& fold
     std::map<int64_t, std::string> digests;  // over the folders read this way
     std::map<int64_t, size_t> folder_of;     // chunk -> index into `folders`
   };
-  std::map<std::tuple<std::string, int64_t, int64_t>, Reading> readings;
+  std::map<std::tuple<std::string, ChunkRule, int64_t>, Reading> readings;
   for (size_t i = 0; i < folders.size(); ++i) {
     const OutputFolder& output = folders[i].output;
     if (output.chunk_digests.empty()) continue;
@@ -21,7 +21,7 @@ std::vector<VerifyFinding> FindChangedFolders(const std::vector<JobFolder>& fold
     const std::string field = text_field != output.config.end() && text_field->is_string()
                                   ? text_field->get<std::string>()
                                   : "text";
-    Reading& reading = readings[{field, output.chunk_docs, folders[i].max_docs}];
+    Reading& reading = readings[{field, output.chunk_rule, folders[i].max_docs}];
     for (const auto& [chunk, digest] : output.chunk_digests) {
       // A chunk listed by two folders is a duplicate, which the coverage reports.
       if (reading.digests.emplace(chunk, digest).second) reading.folder_of[chunk] = i;
@@ -29,9 +29,9 @@ std::vector<VerifyFinding> FindChangedFolders(const std::vector<JobFolder>& fold
   }
   std::vector<VerifyFinding> faults;
   for (const auto& [how, reading] : readings) {
-    const auto& [field, chunk_docs, max_docs] = how;
+    const auto& [field, chunk_rule, max_docs] = how;
     auto changed =
-        FindChangedChunks(CorpusOptions{inputs, field, max_docs}, chunk_docs, reading.digests);
+        FindChangedChunks(CorpusOptions{inputs, field, max_docs}, chunk_rule, reading.digests);
     if (!changed) {
       faults.push_back(
           {"", "cannot read the corpus again to check its chunk digests: " + changed.error()});

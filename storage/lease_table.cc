@@ -18,7 +18,7 @@ std::optional<LeaseTable::Record> LeaseTable::NextGrant(const std::string& holde
     chunk = *returned_.begin();
   } else {
     // Chunks a folder listed without a grant (adopted) are passed over.
-    while (listed_.contains(chunk)) chunk += share_.jobs;
+    while (listed_.contains(chunk)) chunk = share_.NextChunk(chunk);
   }
   if (end_ && chunk >= *end_) return std::nullopt;
   return Record{Record::Kind::kGranted, chunk, holder};
@@ -47,10 +47,10 @@ std::expected<void, std::string> LeaseTable::Check(const Record& record) const {
     case Record::Kind::kListed: {
       // A chunk held by no one may be listed too: a folder that lists what the
       // log does not know (a lost log, an output written before leases).
-      if (!share_.Contains(record.chunk)) {
-        return std::unexpected(DescribeRecord(record) +
-                               ": not a chunk of this job, which takes chunks c with c % " +
-                               std::to_string(share_.jobs) + " == " + std::to_string(share_.job));
+      if (!share_.Owns(record.chunk)) {
+        return std::unexpected(
+            DescribeRecord(record) + ": not a chunk of this job, which takes chunks c with c % " +
+            std::to_string(share_.machines) + " == " + std::to_string(share_.machine));
       }
       const std::optional<std::string> holder = HolderOf(record.chunk);
       if (!IsListed(record.chunk) && (!holder || *holder == record.holder)) return {};
@@ -78,7 +78,7 @@ std::expected<void, std::string> LeaseTable::Apply(const Record& record) {
   switch (record.kind) {
     case Record::Kind::kGranted:
       if (record.chunk >= fresh_) {
-        fresh_ = record.chunk + share_.jobs;
+        fresh_ = share_.NextChunk(record.chunk);
       } else {
         returned_.erase(record.chunk);
       }
@@ -127,7 +127,7 @@ std::expected<void, std::string> LeaseTable::Apply(const Record& record) {
 bool LeaseTable::finished() const {
   if (!end_) return false;
   const auto below_end = std::distance(listed_.begin(), listed_.lower_bound(*end_));
-  return below_end == share_.Below(*end_);
+  return below_end == share_.ChunksBelow(*end_);
 }
 
 std::vector<int64_t> LeaseTable::HeldBy(const std::string& holder) const {

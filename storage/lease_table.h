@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/chunk_rule.h"
+
 namespace actex {
 
 // The coordinator's table of work leases. The corpus is cut into chunks of
@@ -21,7 +23,7 @@ namespace actex {
 // output was written before leases).
 //
 // Independent jobs splitting one corpus (--machine-id M of --total-machines K) each
-// lease only their own share, chunks c with c % K == M, whatever their meshes.
+// lease only their own share of the chunks (MachineShare, storage/chunk_rule.h).
 //
 // Exactly once: a chunk is granted again only after its holder was released (lost,
 // or the job restarted) without having listed it. A holder says it is listing a chunk
@@ -47,16 +49,10 @@ class LeaseTable {
     bool operator==(const Record&) const = default;
   };
 
-  // The share of chunks this table deals: those c with c % `jobs` == `job`.
-  struct Share {
-    int64_t job = 0;
-    int64_t jobs = 1;
-    bool Contains(int64_t chunk) const { return chunk % jobs == job; }
-    // How many chunks of the share lie below chunk `end`.
-    int64_t Below(int64_t end) const { return end > job ? (end - job + jobs - 1) / jobs : 0; }
-  };
+  // The share of chunks this table deals: one machine's of an independent split.
+  using Share = MachineShare;
   LeaseTable() = default;  // every chunk
-  explicit LeaseTable(Share share) : share_(share), fresh_(share.job) {}
+  explicit LeaseTable(Share share) : share_(share), fresh_(share.FirstChunk()) {}
 
   // The grant of the lowest free chunk below the corpus's end to `holder`, not yet
   // applied; nullopt when every such chunk is granted or listed.

@@ -221,10 +221,11 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
     }
   }
   const nlohmann::json chunk_docs = folder.config.value("chunk_docs", nlohmann::json(1));
-  if (!chunk_docs.is_number_integer() || chunk_docs.get<int64_t>() < 1) {
+  auto rule = ChunkRule::Of(chunk_docs.is_number_integer() ? chunk_docs.get<int64_t>() : 0);
+  if (!rule) {
     fault("config.chunk_docs is " + chunk_docs.dump() + ", not a positive integer");
   } else {
-    folder.chunk_docs = chunk_docs.get<int64_t>();
+    folder.chunk_rule = *rule;
   }
   if (folder.lists_chunks) {
     auto chunks = ListedChunks(metadata);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/chunk_rule.h"
 #include "storage/shard_check.h"
 
 namespace actex {
@@ -31,11 +32,11 @@ struct OutputFolder {
   std::vector<ShardEntry> shards;           // same order
   int64_t docs = 0, tokens = 0, bytes = 0;  // sums over the listing
   // Whether the shards list their chunks (outputs older than whole-chunk shards do
-  // not), and then every chunk listed: chunk -> documents it has, of `chunk_docs`.
+  // not), and then every chunk listed: chunk -> documents it has, cut by `chunk_rule`.
   bool lists_chunks = false;
   std::map<int64_t, int64_t> chunks;
   std::map<int64_t, std::string> chunk_digests;  // of the chunks listed with one
-  int64_t chunk_docs = 1;  // config "chunk_docs"; older outputs dealt single documents
+  ChunkRule chunk_rule;  // config "chunk_docs"; older outputs dealt single documents
 };
 
 // Reads and checks `path`/metadata.json: format "actex-activations" version 1, the

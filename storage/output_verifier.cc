@@ -201,11 +201,11 @@ void Verifier::CheckFolder(JobFolder& folder) {
   summary.rejected = ReadRejects(
       output,
       [&](int64_t doc_id) {
-        if (output.lists_chunks && !output.chunks.contains(doc_id / output.chunk_docs)) {
+        if (output.lists_chunks && !output.chunks.contains(output.chunk_rule.ChunkOf(doc_id))) {
           ++rejects_of_unlisted_chunks;  // its chunk is computed again, rejects and all
           return;
         }
-        ++answered.documents[doc_id / output.chunk_docs];
+        ++answered.documents[output.chunk_rule.ChunkOf(doc_id)];
         Record(folder, doc_id, source, rejects);
         if (in_deleted.Contains(doc_id)) rejected_in_deleted.push_back(doc_id);
       },
@@ -246,7 +246,7 @@ void Verifier::CheckShardChunks(const OutputFolder& output, size_t index,
   const ShardEntry& shard = output.shards[index];
   const std::set<int64_t> listed(shard.chunks.begin(), shard.chunks.end());
   for (int64_t doc_id : documents) {
-    const int64_t chunk = doc_id / output.chunk_docs;
+    const int64_t chunk = output.chunk_rule.ChunkOf(doc_id);
     if (listed.contains(chunk)) {
       ++answered->documents[chunk];
       continue;
@@ -293,11 +293,11 @@ void Verifier::RecordDeletedShard(const JobFolder& folder, size_t index, int sou
   }
   // Its documents: of the chunks it lists, or (older outputs) of the folder's share.
   const std::set<int64_t> chunks(shard.chunks.begin(), shard.chunks.end());
-  const int64_t chunk_docs = folder.output.chunk_docs;
+  const ChunkRule& rule = folder.output.chunk_rule;
   const std::vector<int64_t> documents =
       folder.output.lists_chunks
           ? InferDeletedShardDocuments(
-                shard, [&](int64_t doc_id) { return chunks.contains(doc_id / chunk_docs); },
+                shard, [&](int64_t doc_id) { return chunks.contains(rule.ChunkOf(doc_id)); },
                 rejected)
           : InferDeletedShardDocuments(shard, folder.role.owns, rejected);
   if (static_cast<int64_t>(documents.size()) != shard.docs) {
@@ -312,7 +312,7 @@ void Verifier::RecordDeletedShard(const JobFolder& folder, size_t index, int sou
     return;
   }
   for (int64_t doc_id : documents) {
-    ++answered->documents[doc_id / chunk_docs];
+    ++answered->documents[rule.ChunkOf(doc_id)];
     Record(folder, doc_id, source, place);
   }
 }
@@ -325,7 +325,7 @@ void Verifier::CheckCoverage() {
       // A leased folder holds the chunks its host was granted: alone, it answers for
       // those only.
       if (folder.role.leased && folder.output.lists_chunks) {
-        return folder.output.chunks.contains(doc_id / folder.output.chunk_docs);
+        return folder.output.chunks.contains(folder.output.chunk_rule.ChunkOf(doc_id));
       }
       return (folder.max_docs < 0 || doc_id < folder.max_docs) && folder.role.owns(doc_id);
     }

@@ -36,10 +36,6 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
     return std::unexpected("shard size must be positive, got " +
                            std::to_string(options.shard_bytes));
   }
-  if (options.chunk_docs <= 0) {
-    return std::unexpected("chunk size must be positive, got " +
-                           std::to_string(options.chunk_docs));
-  }
   if (options.sites.empty()) return std::unexpected(std::string("no activation site to write"));
   std::set<std::string> names(std::begin(kIdTensors), std::end(kIdTensors));
   names.insert(kSafetensorsMetadataKey);
@@ -93,7 +89,7 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
   const std::string doc = "document " + std::to_string(document.doc_id);
   const size_t tokens = document.token_ids.size();
   if (document.doc_id < 0) return std::unexpected(doc + ": a doc id is never negative");
-  const int64_t chunk = document.doc_id / state.options.chunk_docs;
+  const int64_t chunk = state.options.chunks.ChunkOf(document.doc_id);
   if (state.open_chunk >= 0 && chunk != state.open_chunk) {
     return std::unexpected(doc + " belongs to chunk " + std::to_string(chunk) + ", but chunk " +
                            std::to_string(state.open_chunk) + " has not ended");
@@ -177,10 +173,10 @@ std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t do
   if (state.open_chunk < 0 && (chunk < 0 || state.chunks_seen.contains(chunk))) {
     return std::unexpected(what + " was listed or ended already");
   }
-  if (documents < 1 || documents > state.options.chunk_docs) {
+  if (documents < 1 || documents > state.options.chunks.docs_per_chunk()) {
     return std::unexpected(what + ": " + std::to_string(documents) +
                            " documents, not 1 to the chunk size " +
-                           std::to_string(state.options.chunk_docs));
+                           std::to_string(state.options.chunks.docs_per_chunk()));
   }
   state.chunks_seen.insert(chunk);
   nlohmann::ordered_json entry = {chunk, documents};

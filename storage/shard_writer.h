@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/chunk_rule.h"
+
 namespace actex {
 
 enum class OutputDtype { kF32, kF16, kBF16 };
@@ -28,9 +30,8 @@ struct ShardWriterOptions {
   // For tests only: once the writer has written this many bytes (spills, shards,
   // metadata.json together), writes fail with ENOSPC as on a full disk. -1: never.
   int64_t fail_after_bytes = -1;
-  // Documents come in chunks of this many consecutive ids (chunk c holds ids
-  // [c*chunk_docs, (c+1)*chunk_docs)); a shard holds whole chunks only.
-  int64_t chunk_docs = 1;
+  // How documents come in chunks of consecutive ids; a shard holds whole chunks only.
+  ChunkRule chunks;
   // Not null: the metadata.json of an earlier, interrupted run in `dir` (see
   // storage/earlier_output.h). Its listed shards are kept, numbering continues after
   // them, and its listed chunks are refused if they come again.

@@ -38,10 +38,10 @@ std::expected<int, std::string> ConfigInt(const nlohmann::json& config, const ch
 // How the job that wrote a folder dealt documents, from its config: the mesh of
 // that job (--mesh, --num-hosts, --shards-per-host as "shards", --machine-id,
 // --total-machines, --chunk-docs), so the rule is MeshPlan's own and cannot drift
-// from it. With chunk c = doc_id / chunk_docs, a document belongs to machine
-// c % total_machines; the folder of host h holds the replica whose model rank 0 sits
-// on h. An output written before chunks existed has no "chunk_docs": it dealt single
-// documents, chunks of one.
+// from it: a document belongs to the machine whose share holds its chunk
+// (storage/chunk_rule.h); the folder of host h holds the replica whose model rank 0
+// sits on h. An output written before chunks existed has no "chunk_docs": it dealt
+// single documents, chunks of one.
 std::expected<FolderRole, std::string> RoleFromConfig(const nlohmann::json& config) {
   auto mesh = config.find("mesh");
   if (mesh != config.end() && !mesh->is_string()) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "storage/chunk_rule.h"
 #include "storage/safetensors.h"
 #include "storage/shard_listing.h"
 
@@ -83,11 +84,13 @@ std::multiset<int64_t> RejectedIds(const std::string& out) {
       continue;
     }
     const nlohmann::json config = metadata.value("config", nlohmann::json());
-    const int64_t chunk_docs = config.is_object() ? config.value("chunk_docs", int64_t{1}) : 1;
+    const ChunkRule chunks =
+        ChunkRule::Of(config.is_object() ? config.value("chunk_docs", int64_t{1}) : 1)
+            .value_or(ChunkRule());
     std::ifstream file(entry.path() / "rejects.jsonl");
     for (std::string line; std::getline(file, line);) {
       const int64_t doc_id = nlohmann::json::parse(line)["doc_id"].get<int64_t>();
-      if (listed->contains(doc_id / chunk_docs)) rejected.insert(doc_id);
+      if (listed->contains(chunks.ChunkOf(doc_id))) rejected.insert(doc_id);
     }
   }
   return rejected;

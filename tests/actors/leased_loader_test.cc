@@ -75,7 +75,7 @@ class LeasedLoaderTest : public ::testing::Test {
     }
     LoaderConfig config;
     config.corpus.inputs = {dir_.Write("corpus.jsonl", lines)};
-    config.chunk_docs = kChunkDocs;
+    config.chunks = *ChunkRule::Of(kChunkDocs);
     for (int i = 0; i < 2; ++i) {
       const std::string endpoint = "inproc://leased-documents/" + std::to_string(i);
       pipelines_[i].set(zmq::sockopt::rcvhwm, 1);  // the loader's own queue bounds it

@@ -117,7 +117,7 @@ TEST_F(LoaderActorTest, EndsEachChunkAsSoonAsALaterDocumentShowsOrTheCorpusEnds)
   }
   LoaderConfig config;
   config.corpus.inputs = {dir_.Write("a.jsonl", lines)};
-  config.chunk_docs = 3;
+  config.chunks = *ChunkRule::Of(3);
   config.route = [](int64_t doc_id) { return static_cast<int>(doc_id / 3 % 2); };
   ASSERT_TRUE(Start(std::move(config)));
   Stream first = Drain(pipelines_[0]);
@@ -139,7 +139,7 @@ TEST_F(LoaderActorTest, ADrainFinishesTheChunksBegunAndEndsTheStreamsDrained) {
   for (int doc = 0; doc < 5000; ++doc) lines += "{\"text\": \"d" + std::to_string(doc) + "\"}\n";
   LoaderConfig config;
   config.corpus.inputs = {dir_.Write("a.jsonl", lines)};
-  config.chunk_docs = 7;
+  config.chunks = *ChunkRule::Of(7);
   ASSERT_TRUE(Start(std::move(config)));
   // The queues (the loader's and this socket's) hold the loader back; drain it there.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));

@@ -49,7 +49,7 @@ class WriterActorTest : public ::testing::Test {
     config.shards.dir = out_.path() + "/host_00";
     config.shards.sites = {{"blocks.0.hook_resid_post", kWidth}};
     config.shards.shard_bytes = 64;  // a shard per chunk
-    config.shards.chunk_docs = 2;
+    config.shards.chunks = *ChunkRule::Of(2);
     config.shards.run_config = {{"chunk_docs", 2}};  // as a node writes it
     config.activations_endpoint = "inproc://test-activations";
     config.rejects_endpoint = "inproc://test-rejects";

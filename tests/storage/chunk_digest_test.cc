@@ -37,8 +37,8 @@ std::string TwelveLines(const std::vector<int>& order = {0, 1, 2, 3, 4, 5, 6, 7,
   return corpus;
 }
 
-// The digests the loader lists for each chunk of `chunk_docs` documents.
-std::map<int64_t, std::string> ListedDigests(const std::string& path, int64_t chunk_docs) {
+// The digests the loader lists for each chunk `chunks` cuts.
+std::map<int64_t, std::string> ListedDigests(const std::string& path, ChunkRule chunks) {
   CorpusOptions options;
   options.inputs = {path};
   auto reader = CorpusReader::Open(options);
@@ -48,7 +48,7 @@ std::map<int64_t, std::string> ListedDigests(const std::string& path, int64_t ch
     auto record = (*reader)->Next();
     EXPECT_TRUE(record) << record.error();
     if (!record || !*record) break;
-    digests[(*record)->doc_id / chunk_docs].Add(**record);
+    digests[chunks.ChunkOf((*record)->doc_id)].Add(**record);
   }
   std::map<int64_t, std::string> listed;
   for (const auto& [chunk, digest] : digests) listed[chunk] = digest.Hex();
@@ -97,7 +97,8 @@ TEST(FindChangedChunks, AnUnchangedCorpusHasNone) {
   WriteBytes(path, TwelveLines());
   CorpusOptions options;
   options.inputs = {path};
-  auto changed = FindChangedChunks(options, 4, ListedDigests(path, 4));
+  auto changed =
+      FindChangedChunks(options, *ChunkRule::Of(4), ListedDigests(path, *ChunkRule::Of(4)));
   ASSERT_TRUE(changed) << changed.error();
   EXPECT_TRUE(changed->empty());
 }
@@ -106,12 +107,12 @@ TEST(FindChangedChunks, LinesReorderedInsideTheSameBytesAreFoundWithTheirFileAnd
   TempDir dir;
   const std::string path = dir.File("corpus.jsonl");
   WriteBytes(path, TwelveLines());
-  const std::map<int64_t, std::string> listed = ListedDigests(path, 4);
+  const std::map<int64_t, std::string> listed = ListedDigests(path, *ChunkRule::Of(4));
   // Lines 7 and 8 swap: the file keeps its size, chunk 1 (lines 5-8) reads otherwise.
   WriteBytes(path, TwelveLines({0, 1, 2, 3, 4, 5, 7, 6, 8, 9, 10, 11}));
   CorpusOptions options;
   options.inputs = {path};
-  auto changed = FindChangedChunks(options, 4, listed);
+  auto changed = FindChangedChunks(options, *ChunkRule::Of(4), listed);
   ASSERT_TRUE(changed) << changed.error();
   ASSERT_EQ(changed->size(), 1u);
   EXPECT_EQ((*changed)[0].chunk, 1);
@@ -126,13 +127,13 @@ TEST(FindChangedChunks, OnlyListedChunksAreComparedAndAChunkPastTheEndIsGone) {
   TempDir dir;
   const std::string path = dir.File("corpus.jsonl");
   WriteBytes(path, TwelveLines());
-  std::map<int64_t, std::string> listed = ListedDigests(path, 4);
+  std::map<int64_t, std::string> listed = ListedDigests(path, *ChunkRule::Of(4));
   listed.erase(0);
   listed[7] = listed.at(2);  // a chunk the corpus no longer reaches
   WriteBytes(path, TwelveLines({1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));  // chunk 0 changed
   CorpusOptions options;
   options.inputs = {path};
-  auto changed = FindChangedChunks(options, 4, listed);
+  auto changed = FindChangedChunks(options, *ChunkRule::Of(4), listed);
   ASSERT_TRUE(changed) << changed.error();
   ASSERT_EQ(changed->size(), 1u);
   EXPECT_EQ((*changed)[0].chunk, 7);
@@ -148,12 +149,12 @@ TEST(FindChangedChunks, ParquetRowsReorderedAreFoundByRow) {
   testing::ParquetWriteOptions writing;
   writing.rows_per_group = 10;
   WriteBytes(path, testing::ParquetWithText(rows, "text", writing));
-  const std::map<int64_t, std::string> listed = ListedDigests(path, 8);
+  const std::map<int64_t, std::string> listed = ListedDigests(path, *ChunkRule::Of(8));
   std::swap(rows[25], rows[26]);  // chunk 3: doc ids 24-31, rows 25-32
   WriteBytes(path, testing::ParquetWithText(rows, "text", writing));
   CorpusOptions options;
   options.inputs = {path};
-  auto changed = FindChangedChunks(options, 8, listed);
+  auto changed = FindChangedChunks(options, *ChunkRule::Of(8), listed);
   ASSERT_TRUE(changed) << changed.error();
   ASSERT_EQ(changed->size(), 1u);
   EXPECT_EQ((*changed)[0].chunk, 3);
@@ -163,7 +164,7 @@ TEST(FindChangedChunks, ParquetRowsReorderedAreFoundByRow) {
 TEST(FindChangedChunks, AnUnreadableCorpusIsAnError) {
   CorpusOptions options;
   options.inputs = {"/nonexistent/corpus.jsonl"};
-  auto changed = FindChangedChunks(options, 4, {{0, std::string(32, '0')}});
+  auto changed = FindChangedChunks(options, *ChunkRule::Of(4), {{0, std::string(32, '0')}});
   ASSERT_FALSE(changed);
   EXPECT_THAT(changed.error(), HasSubstr("/nonexistent/corpus.jsonl"));
 }

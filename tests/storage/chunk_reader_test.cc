@@ -44,7 +44,7 @@ TEST(ChunkReader, ChunksReadInAnyOrderHoldWhatTheyHoldReadInOrder) {
   TempDir dir;
   CorpusOptions corpus;
   corpus.inputs = {TenDocuments(dir)};
-  auto in_order = ChunkReader::Open(corpus, 3);
+  auto in_order = ChunkReader::Open(corpus, *ChunkRule::Of(3));
   ASSERT_TRUE(in_order) << in_order.error();
   std::vector<ReadChunk> expected;
   for (int64_t chunk = 0; chunk < 4; ++chunk) expected.push_back(Read(**in_order, chunk));
@@ -54,7 +54,7 @@ TEST(ChunkReader, ChunksReadInAnyOrderHoldWhatTheyHoldReadInOrder) {
   EXPECT_EQ(expected[3].documents, 1) << "the corpus ends inside chunk 3";
   EXPECT_EQ((*in_order)->corpus_documents(), 10);
 
-  auto granted = ChunkReader::Open(corpus, 3);
+  auto granted = ChunkReader::Open(corpus, *ChunkRule::Of(3));
   ASSERT_TRUE(granted) << granted.error();
   EXPECT_EQ((*granted)->corpus_documents(), std::nullopt);
   for (int64_t chunk : {2, 0, 3, 1}) {

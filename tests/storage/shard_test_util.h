@@ -30,8 +30,8 @@ struct OwnedDocument {
   }
 };
 
-// Adds `document` as a chunk of its own (chunk_docs 1, the writer's default) and
-// ends that chunk.
+// Adds `document` as a chunk of its own (the writer's default ChunkRule deals
+// single documents) and ends that chunk.
 inline std::expected<void, std::string> AddWhole(ShardWriter& writer,
                                                  const OwnedDocument& document) {
   if (auto added = writer.Add(document.View()); !added) return added;

@@ -34,7 +34,7 @@ ShardWriterOptions Options(const std::string& dir) {
 
 ShardWriterOptions ChunksOf(int64_t chunk_docs, const std::string& dir) {
   ShardWriterOptions options = Options(dir);
-  options.chunk_docs = chunk_docs;
+  options.chunks = *ChunkRule::Of(chunk_docs);
   return options;
 }
 
@@ -365,7 +365,7 @@ TEST(ShardWriter, RejectsInconsistentDocuments) {
 TEST(ShardWriter, ClosesAShardOnlyWhereAChunkEnds) {
   TempDir dir;
   ShardWriterOptions options = Options(dir.path());
-  options.chunk_docs = 3;
+  options.chunks = *ChunkRule::Of(3);
   options.shard_bytes = 68 * 2;  // reached by the first document
   auto writer = OpenOrDie(options);
   ASSERT_TRUE(writer->Add(MakeDocument(0, 2, kSites).View()));
@@ -390,7 +390,7 @@ TEST(ShardWriter, FinishDropsTheChunkThatNeverEnded) {
   for (bool gzip : {false, true}) {
     TempDir dir;
     ShardWriterOptions options = Options(dir.path());
-    options.chunk_docs = 2;
+    options.chunks = *ChunkRule::Of(2);
     options.gzip = gzip;
     auto writer = OpenOrDie(options);
     ASSERT_TRUE(writer->Add(MakeDocument(0, 3, kSites).View()));
