@@ -4,8 +4,9 @@
 #include <charconv>
 #include <filesystem>
 
-#include "actors/job_leases.h"
 #include "actors/job_link.h"
+#include "coordination/job_leases.h"
+#include "storage/host_folder_files.h"
 
 namespace actex {
 
@@ -71,11 +72,10 @@ std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
     std::error_code error;
     std::filesystem::create_directories(folder, error);
     const LeaseTable::Share share{mesh.machine_id, mesh.total_machines};
-    auto leases =
-        options.host_id == 0
-            ? JobLeases::Open((folder / LeaseLog::kFileName).string(), mesh.chunk_docs, share)
-            : JobLeases::OpenStandbyCopy((folder / JobLeases::kStandbyCopyName).string(),
-                                         mesh.chunk_docs, share);
+    auto leases = options.host_id == 0
+                      ? JobLeases::Open((folder / kLeaseLogFile).string(), mesh.chunk_docs, share)
+                      : JobLeases::OpenStandbyCopy((folder / kStandbyLeaseLogFile).string(),
+                                                   mesh.chunk_docs, share);
     if (!leases) return std::unexpected("the lease log: " + leases.error());
     coordinating.leases = std::move(*leases);
   }

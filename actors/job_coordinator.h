@@ -9,10 +9,10 @@
 
 #include "actors/mesh_plan.h"
 #include "actors/node.h"
+#include "coordination/coordinator.h"
+#include "coordination/liveness.h"
 #include "transport/actor.h"
-#include "transport/coordinator.h"
 #include "transport/job_security.h"
-#include "transport/liveness.h"
 
 namespace actex {
 

@@ -9,8 +9,8 @@
 
 #include "actors/job_coordinator.h"
 #include "actors/run_fingerprint.h"
-#include "transport/coordinator.h"
-#include "transport/coordinator_client.h"
+#include "coordination/coordinator.h"
+#include "coordination/coordinator_client.h"
 #include "transport/interrupted.h"
 #include "transport/wire.h"
 

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "actors/local_cluster.h"
-#include "storage/lease_log.h"
+#include "storage/host_folder_files.h"
 
 namespace actex {
 
@@ -70,7 +70,7 @@ bool WaitForLine(const ActexProcess& node, const std::string& line, std::chrono:
 }
 
 bool HasNothingLeftToDo(const std::string& host0_dir, int host) {
-  std::ifstream file(host0_dir + "/" + LeaseLog::kFileName);
+  std::ifstream file(host0_dir + "/" + kLeaseLogFile);
   std::string line;
   std::getline(file, line);  // the header
   LeaseTable table;
