@@ -14,6 +14,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "coordination/lease_client.h"
 #include "coordination/liveness.h"
 #include "transport/connection_watch.h"
 #include "transport/job_security.h"
@@ -63,7 +64,7 @@ struct CoordinatorClientOptions {
 // Once an Abort arrived or the coordinator was lost, every call returns that error
 // again. Once the final barrier ("done") was released the job is over: Service()
 // returns success without looking at the coordinator any more (which may be gone).
-class CoordinatorClient {
+class CoordinatorClient : public LeaseClient {
  public:
   // Connects (ZeroMQ retries until the coordinator is up), sends `hello` and waits
   // for the Welcome, sending heartbeats meanwhile. Returns the Abort's reason as the
@@ -71,7 +72,7 @@ class CoordinatorClient {
   // at ADDRESS:PORT within N s" when nothing came.
   static std::expected<std::unique_ptr<CoordinatorClient>, std::string> Join(
       zmq::context_t& context, const CoordinatorClientOptions& options, const HelloMessage& hello);
-  ~CoordinatorClient();
+  ~CoordinatorClient() override;
 
   int host_id() const { return host_id_; }
   // Whether the coordinator it talks to is the standby: it reattached there, or
@@ -101,14 +102,13 @@ class CoordinatorClient {
   // linger delivers it while the socket closes.
   void ReportFailure(const std::string& reason, bool hand_over = false);
 
-  // Work leases (PROTOCOL.md "Leases"): a request is answered by a grant and a
-  // listing intent by an ack, which Service() collects for TakeGrants and
-  // TakeListingAcks; a listing is not answered.
-  void RequestLease(const LeaseRequestMessage& request);
-  void ReportListing(const ListingIntentMessage& intent);
-  void ReportListed(const ChunksListedMessage& listed);
-  std::vector<LeaseGrantMessage> TakeGrants();
-  std::vector<ListingAckMessage> TakeListingAcks();
+  // Work leases (LeaseClient): Service() collects the grants and acks. What the host
+  // holds and asked is kept for a reattach to the standby.
+  void RequestLease(const LeaseRequestMessage& request) override;
+  void ReportListing(const ListingIntentMessage& intent) override;
+  void ReportListed(const ChunksListedMessage& listed) override;
+  std::vector<LeaseGrantMessage> TakeGrants() override;
+  std::vector<ListingAckMessage> TakeListingAcks() override;
 
   // Messages from the coordinator that were dropped (malformed or unexpected).
   uint64_t dropped_messages() const { return dropped_messages_; }

@@ -1,7 +1,7 @@
 // CoordinatorOptions' defaults and the values the coordinator refuses.
-#include <spdlog/fmt/fmt.h>
+#include "coordination/coordinator_options.h"
 
-#include "coordination/coordinator.h"
+#include <spdlog/fmt/fmt.h>
 
 namespace actex {
 namespace {

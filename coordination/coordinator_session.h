@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "coordination/coordinator.h"
+#include "coordination/coordinator_options.h"
 #include "coordination/rendezvous.h"
 #include "transport/connection_watch.h"
 #include "transport/schema.h"

@@ -86,6 +86,9 @@ bool HasNothingLeftToDo(const std::string& host0_dir, int host) {
 void ExpectVerified(const TempDir& dir, const std::string& out) {
   ActexProcess verify(dir.path() + "/verify", {"verify", out});
   EXPECT_EQ(verify.Wait(std::chrono::seconds(60)), 0) << verify.out() << verify.err();
+  // Every file the job wrote is one verify knows (storage/host_folder_files.h): the
+  // standby's copy of the lease log too.
+  EXPECT_EQ(verify.out().find("not written by actex"), std::string::npos) << verify.out();
 }
 
 ManualJob::ManualJob(const TempDir& dir) : dir_(dir) {

@@ -11,7 +11,7 @@
 
 #include "actex_process.h"
 #include "actors/local_cluster.h"
-#include "actors/node.h"
+#include "actors/node_options.h"
 #include "extraction_reader.h"
 #include "manual_job.h"
 #include "run_support.h"

@@ -1,6 +1,6 @@
 // The addresses a node is given for the job's coordinators: host 0's
 // (--coordinator) and the standby's (--standby-coordinator).
-#include "actors/job_coordinator.h"
+#include "coordination/job_coordinator.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,9 @@
-#include "actors/job_coordinator.h"
+#include "coordination/job_coordinator.h"
 
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
 
-#include "actors/job_link.h"
 #include "coordination/job_leases.h"
 #include "storage/host_folder_files.h"
 
@@ -38,56 +37,56 @@ std::expected<CoordinatorAddress, std::string> ParseCoordinator(const std::strin
   return address;
 }
 
-Liveness JobLiveness(const NodeOptions& options) {
+Liveness JobLiveness(std::chrono::milliseconds heartbeat_timeout) {
   Liveness liveness;
-  liveness.heartbeat_timeout = options.heartbeat_timeout;
-  liveness.disconnect_grace = std::min(liveness.disconnect_grace, options.heartbeat_timeout);
+  liveness.heartbeat_timeout = heartbeat_timeout;
+  liveness.disconnect_grace = std::min(liveness.disconnect_grace, heartbeat_timeout);
   return liveness;
 }
 
 std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
-    zmq::context_t& context, const NodeOptions& options, const MeshPlan& mesh,
-    const CoordinatorAddress& coordinator, const std::optional<CoordinatorAddress>& standby_at,
+    zmq::context_t& context, const JobCoordinatorSettings& settings,
     std::shared_ptr<const JobSecurity> security, std::shared_ptr<CoordinatorCounters> counters) {
-  const int standby = mesh.StandbyHost();
-  if (options.host_id != 0 && options.host_id != standby) return std::unique_ptr<Actor>();
+  const int standby = settings.standby_host;
+  if (settings.host_id != 0 && settings.host_id != standby) return std::unique_ptr<Actor>();
+  const CoordinatorAddress& coordinator = settings.coordinator;
   CoordinatorOptions coordinating;
   coordinating.bind_address = coordinator.host;
   coordinating.port = coordinator.port;
   coordinating.monitor_port = coordinator.port + 1;
   coordinating.monitor_collect_port = coordinator.port + 2;
-  coordinating.num_hosts = mesh.hosts;
-  coordinating.max_hosts = options.max_hosts;
+  coordinating.num_hosts = settings.num_hosts;
+  coordinating.max_hosts = settings.max_hosts;
   coordinating.security = security;
-  coordinating.join_timeout = options.join_timeout;
-  coordinating.liveness = JobLiveness(options);
-  coordinating.stop_groups = mesh.StopGroups();
-  coordinating.lease_followers = mesh.LeaseFollowers();
+  coordinating.join_timeout = settings.join_timeout;
+  coordinating.liveness = settings.liveness;
+  coordinating.stop_groups = settings.stop_groups;
+  coordinating.lease_followers = settings.lease_followers;
   coordinating.standby_host = standby;
   coordinating.counters = counters;
-  if (mesh.Leased()) {
+  if (!settings.host_folder.empty()) {
     // The log lives beside the host's shards: PrepareOutput made (or emptied) the folder.
-    const std::filesystem::path folder =
-        std::filesystem::path(options.extract.out_dir) / mesh.HostFolder(options.host_id);
+    const std::filesystem::path folder = settings.host_folder;
     std::error_code error;
     std::filesystem::create_directories(folder, error);
-    const LeaseTable::Share share{mesh.machine_id, mesh.total_machines};
-    auto leases = options.host_id == 0
-                      ? JobLeases::Open((folder / kLeaseLogFile).string(), mesh.chunk_docs, share)
+    auto leases = settings.host_id == 0
+                      ? JobLeases::Open((folder / kLeaseLogFile).string(), settings.chunk_docs,
+                                        settings.share)
                       : JobLeases::OpenStandbyCopy((folder / kStandbyLeaseLogFile).string(),
-                                                   mesh.chunk_docs, share);
+                                                   settings.chunk_docs, settings.share);
     if (!leases) return std::unexpected("the lease log: " + leases.error());
     coordinating.leases = std::move(*leases);
   }
-  if (options.host_id == standby) {
+  if (settings.host_id == standby) {
     coordinating.standby = true;
-    coordinating.bind_address = JobLink::BindAddress(options);
+    coordinating.bind_address = settings.bind_address;
     coordinating.port = 0;  // any free ports
-    if (standby_at) {
-      coordinating.bind_address = standby_at->host;
-      coordinating.port = standby_at->port;
-      coordinating.monitor_port = standby_at->port + 1;
-      coordinating.monitor_collect_port = standby_at->port + 2;
+    if (settings.standby_at) {
+      const CoordinatorAddress& at = *settings.standby_at;
+      coordinating.bind_address = at.host;
+      coordinating.port = at.port;
+      coordinating.monitor_port = at.port + 1;
+      coordinating.monitor_collect_port = at.port + 2;
     }
   }
   return StartCoordinator(context, coordinating);
