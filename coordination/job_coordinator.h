@@ -1,15 +1,18 @@
 #ifndef ACTEX_COORDINATION_JOB_COORDINATOR_H_
 #define ACTEX_COORDINATION_JOB_COORDINATOR_H_
 
+#include <chrono>
+#include <cstdint>
 #include <expected>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
-#include "actors/mesh_plan.h"
-#include "actors/node.h"
 #include "coordination/coordinator.h"
+#include "coordination/lease_table.h"
 #include "coordination/liveness.h"
 #include "transport/actor.h"
 #include "transport/job_security.h"

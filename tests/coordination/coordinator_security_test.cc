@@ -16,6 +16,10 @@
 namespace actex {
 namespace {
 
+using job_key_test::Dealer;
+using job_key_test::KeyDir;
+using job_key_test::NewKey;
+using job_key_test::StartAuthenticator;
 using coordinator_test::ClientOptionsFor;
 using coordinator_test::FastOptions;
 using coordinator_test::ForEachClient;
@@ -23,10 +27,6 @@ using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
 using coordinator_test::WaitUntil;
-using job_key_test::Dealer;
-using job_key_test::KeyDir;
-using job_key_test::NewKey;
-using job_key_test::StartAuthenticator;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
