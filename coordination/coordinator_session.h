@@ -29,7 +29,7 @@ struct OutgoingMessage {
 
 // The coordinator's conversation with the nodes (PROTOCOL.md section 8) without
 // sockets: it is fed what arrived and the time, and queues what to send. Its owner
-// (transport/coordinator.cc) does the I/O. Phases: rendezvous (Hello until all
+// (coordinator.cc) does the I/O. Phases: rendezvous (Hello until all
 // hosts joined), running (barriers, heartbeats, failures), ending (the final barrier
 // was released or the job was aborted; late Hellos are answered with an Abort
 // until final_drain has passed). Added hosts (ids from num_hosts to max_hosts - 1)

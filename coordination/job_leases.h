@@ -17,7 +17,7 @@
 namespace actex {
 
 // The lease desk of a job whose replicas each lie on one host: host h's replica
-// holds leases as "host-h". The table lives in a lease log (storage/lease_log.h) in
+// holds leases as "host-h". The table lives in a lease log (lease_log.h) in
 // host 0's folder, so a restarted job knows what was granted and listed before;
 // what the hosts' folders list (published at the rendezvous under ListedKey) is
 // the final word, as a host may have listed a chunk whose report never arrived.

@@ -12,7 +12,7 @@ namespace actex {
 
 // The coordinator's side of work leases (PROTOCOL.md "Leases"), as the coordinator
 // session sees it: who holds which chunk of the corpus, kept durable by whoever
-// implements it (actors/job_leases.h keeps a lease log in host 0's folder). The
+// implements it (job_leases.h keeps a lease log in host 0's folder). The
 // session calls it from one thread. Every error is one the job cannot go on with
 // (the log cannot be written, a host's folder contradicts the table): the session
 // ends the job with it, and what is listed stays.

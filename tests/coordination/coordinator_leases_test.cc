@@ -26,7 +26,7 @@ using coordinator_test::MakeHello;
 using namespace std::chrono_literals;
 
 // A desk over `chunks` chunks in memory: enough to watch the coordinator use it
-// (the real one, with its log, is actors/job_leases.h).
+// (the real one, with its log, is job_leases.h).
 class MemoryDesk : public LeaseDesk {
  public:
   explicit MemoryDesk(int64_t chunks) : chunks_(chunks) {}
