@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "actors/local_cluster.h"
+#include "coordination/lease_log.h"
 #include "storage/host_folder_files.h"
 
 namespace actex {
