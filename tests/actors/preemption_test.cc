@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "actex_process.h"
+#include "actors/extraction_summary.h"
 #include "actors/local_cluster.h"
 #include "actors/node_options.h"
 #include "extraction_reader.h"
