@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "actors/extract_options.h"
-#include "actors/node.h"
+#include "actors/node_options.h"
 #include "actors/node_resources.h"
 #include "actors/replica_start.h"
 #include "actors/uploader_actor.h"

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <optional>
 
-#include "actors/job_coordinator.h"
 #include "actors/run_fingerprint.h"
-#include "transport/coordinator.h"
-#include "transport/coordinator_client.h"
+#include "coordination/coordinator.h"
+#include "coordination/coordinator_client.h"
+#include "coordination/job_coordinator.h"
 #include "transport/interrupted.h"
 #include "transport/wire.h"
 
@@ -44,6 +44,36 @@ struct JobLink::State {
       std::make_shared<CoordinatorCounters>();
   std::unique_ptr<CoordinatorClient> client;
 };
+
+namespace {
+
+// What the coordinator this node may run needs of its flags and its mesh.
+JobCoordinatorSettings CoordinatorSettings(const NodeOptions& options, const MeshPlan& mesh,
+                                           const CoordinatorAddress& coordinator,
+                                           const std::optional<CoordinatorAddress>& standby_at) {
+  JobCoordinatorSettings settings;
+  settings.host_id = options.host_id;
+  settings.num_hosts = mesh.hosts;
+  settings.max_hosts = options.max_hosts;
+  settings.join_timeout = options.join_timeout;
+  settings.liveness = JobLiveness(options.heartbeat_timeout);
+  settings.stop_groups = mesh.StopGroups();
+  settings.lease_followers = mesh.LeaseFollowers();
+  settings.standby_host = mesh.StandbyHost();
+  settings.coordinator = coordinator;
+  settings.standby_at = standby_at;
+  settings.bind_address = JobLink::BindAddress(options);
+  if (mesh.Leased()) {
+    settings.host_folder =
+        (std::filesystem::path(options.extract.out_dir) / mesh.HostFolder(options.host_id))
+            .string();
+    settings.chunks = mesh.chunks;
+    settings.share = mesh.share();
+  }
+  return settings;
+}
+
+}  // namespace
 
 JobLink::JobLink() : state_(std::make_unique<State>()) {}
 JobLink::~JobLink() = default;
@@ -113,8 +143,9 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
     RetryInterrupted(
         [&] { state.monitor.connect("tcp://" + at->host + ":" + std::to_string(at->port + 2)); });
   }
-  auto started = StartJobCoordinator(context, options, mesh, *coordinator, state.standby,
-                                     state.security, state.coordinator_counters);
+  auto started =
+      StartJobCoordinator(context, CoordinatorSettings(options, mesh, *coordinator, state.standby),
+                          state.security, state.coordinator_counters);
   if (started) {
     state.coordinator_actor = std::move(*started);
   } else if (options.host_id == 0) {
@@ -177,7 +208,7 @@ std::expected<void, std::string> JobLink::ConnectRings(
   joining.port = state.coordinator.port;
   joining.join_timeout = state.options.join_timeout;
   joining.security = state.security;
-  joining.liveness = JobLiveness(state.options);
+  joining.liveness = JobLiveness(state.options.heartbeat_timeout);
   if (state.standby && !runs_the_standby) {
     joining.standby_endpoint = fmt::format("tcp://{}:{}", state.standby->host, state.standby->port);
   }
@@ -230,23 +261,7 @@ void JobLink::ReportFailure(const std::string& reason, bool hand_over) {
   RetryInterrupted([&] { return zmq::poll(&finished, 1, kReportWait); });
 }
 
-void JobLink::RequestLease(const LeaseRequestMessage& request) {
-  state_->client->RequestLease(request);
-}
-
-void JobLink::ReportListed(const ChunksListedMessage& listed) {
-  state_->client->ReportListed(listed);
-}
-
-void JobLink::ReportListing(const ListingIntentMessage& intent) {
-  state_->client->ReportListing(intent);
-}
-
-std::vector<LeaseGrantMessage> JobLink::TakeGrants() { return state_->client->TakeGrants(); }
-
-std::vector<ListingAckMessage> JobLink::TakeListingAcks() {
-  return state_->client->TakeListingAcks();
-}
+LeaseClient* JobLink::leases() { return state_->client.get(); }
 
 std::expected<JobLink::Finish, std::string> JobLink::FinishTogether(
     const std::function<bool()>& stop_requested) {

@@ -11,7 +11,8 @@
 
 #include "actors/host_layout.h"
 #include "actors/mesh_plan.h"
-#include "actors/node.h"
+#include "actors/node_options.h"
+#include "coordination/lease_client.h"
 #include "transport/job_security.h"
 #include "transport/schema.h"
 
@@ -60,13 +61,10 @@ class JobLink {
   // (host 0 stopped by a signal, in a job with a standby) the coordinator hands the
   // job over to the standby instead.
   void ReportFailure(const std::string& reason, bool hand_over = false);
-  // Work leases: what the loader asks and the writer lists goes to the coordinator;
-  // its answers collect for TakeGrants and TakeListingAcks as Service() reads them.
-  void RequestLease(const LeaseRequestMessage& request);
-  void ReportListing(const ListingIntentMessage& intent);
-  void ReportListed(const ChunksListedMessage& listed);
-  std::vector<LeaseGrantMessage> TakeGrants();
-  std::vector<ListingAckMessage> TakeListingAcks();
+  // The job's work leases, once ConnectRings joined the job (before: null): what the
+  // loader asks and the writer lists goes to the coordinator through it, and its
+  // answers collect there as Service() reads them.
+  LeaseClient* leases();
 
   // The final barrier: no host reports success before every host finished. A host
   // waiting there has finished its part; when `stop_requested` turns true (a stop

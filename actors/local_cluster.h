@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/node.h"
+#include "actors/node_options.h"
 
 namespace actex {
 

@@ -8,7 +8,7 @@
 
 #include "actors/extract_options.h"
 #include "actors/mesh_plan.h"
-#include "actors/node.h"
+#include "actors/node_options.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "storage/corpus_size.h"

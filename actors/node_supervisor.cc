@@ -8,6 +8,7 @@
 
 #include "actors/job_link.h"
 #include "actors/lease_links.h"
+#include "coordination/lease_client.h"
 #include "transport/interrupted.h"
 #include "transport/wire.h"
 
@@ -146,7 +147,7 @@ void NodeSupervisor::DrainEvents() {
 
 std::expected<void, std::string> NodeSupervisor::RelayLeases(bool job_failed) {
   if (options_.leases == nullptr) return {};
-  JobLink& job = *options_.job;
+  LeaseClient& coordinator = *options_.job->leases();
   LeaseLinks& links = *options_.leases;
   // The acks and grants sockets have a send timeout of 0: an actor that ended
   // (a drain) reads nothing more, and nothing waits for it.
@@ -167,16 +168,16 @@ std::expected<void, std::string> NodeSupervisor::RelayLeases(bool job_failed) {
           refuse(intent->request);
         } else {
           pending_listings_.insert(intent->request);
-          job.ReportListing(*intent);
+          coordinator.ReportListing(*intent);
         }
       } else if (message.type == MessageType::kChunksListed) {
         auto listed = message.As<ChunksListedMessage>();
         if (!listed) return std::unexpected("lease relay: " + listed.error());
-        if (!job_failed) job.ReportListed(*listed);
+        if (!job_failed) coordinator.ReportListed(*listed);
       } else {
         auto request = message.As<LeaseRequestMessage>();
         if (!request) return std::unexpected("lease relay: " + request.error());
-        if (!job_failed) job.RequestLease(*request);
+        if (!job_failed) coordinator.RequestLease(*request);
       }
     }
   }
@@ -185,11 +186,11 @@ std::expected<void, std::string> NodeSupervisor::RelayLeases(bool job_failed) {
     pending_listings_.clear();
     return {};
   }
-  for (const ListingAckMessage& ack : job.TakeListingAcks()) {
+  for (const ListingAckMessage& ack : coordinator.TakeListingAcks()) {
     pending_listings_.erase(ack.request);
     (void)Send(links.acks(), ack);
   }
-  for (const LeaseGrantMessage& grant : job.TakeGrants()) (void)Send(links.grants(), grant);
+  for (const LeaseGrantMessage& grant : coordinator.TakeGrants()) (void)Send(links.grants(), grant);
   return {};
 }
 

@@ -14,6 +14,7 @@
 #include "base/whole_file.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
+#include "storage/host_folder_files.h"
 #include "storage/upload_ledger.h"
 #include "transport/interrupted.h"
 #include "transport/schema.h"
@@ -23,8 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kMetadataFile = "metadata.json";
-constexpr const char* kRejectsFile = "rejects.jsonl";
 constexpr const char* kSnapshotSuffix = ".upload.tmp";
 constexpr double kMaxBackoffSeconds = 300;
 constexpr auto kStopCheck = std::chrono::milliseconds(100);

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "base/whole_file.h"
+#include "storage/host_folder_files.h"
 #include "storage/json_field.h"
-#include "storage/lease_log.h"
 #include "storage/line_reader.h"
 #include "storage/shard_listing.h"
 #include "storage/site_statistics.h"
@@ -241,7 +241,7 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
 
 std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
   std::set<std::string> known(folder.shard_files.begin(), folder.shard_files.end());
-  known.insert({"metadata.json", "rejects.jsonl", UploadLedger::kFileName, LeaseLog::kFileName});
+  known.insert(kHostFolderFiles.begin(), kHostFolderFiles.end());
   std::vector<VerifyFinding> warnings;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(folder.path, error)) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "storage/file_io.h"
+#include "storage/host_folder_files.h"
 #include "storage/shard_listing.h"
 #include "storage/shard_spill.h"
 #include "storage/shard_writer.h"
@@ -22,7 +23,6 @@
 namespace actex {
 
 inline constexpr size_t kCopyChunkBytes = size_t{1} << 20;
-inline constexpr const char* kMetadataFile = "metadata.json";
 inline constexpr const char* kIdTensors[] = {"token_ids", "doc_ids", "positions"};
 
 struct ShardWriter::State {

@@ -13,6 +13,7 @@
 #include "base/whole_file.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
+#include "storage/host_folder_files.h"
 #include "storage/json_field.h"
 
 namespace actex {
@@ -27,7 +28,7 @@ UploadLedger::~UploadLedger() = default;
 
 std::expected<std::map<std::string, UploadRecord>, std::string> UploadLedger::Read(
     const std::string& dir) {
-  const std::string path = dir + "/" + kFileName;
+  const std::string path = dir + "/" + kUploadLedgerFile;
   std::map<std::string, UploadRecord> records;
   std::ifstream file(path);
   if (!file) return records;
@@ -65,7 +66,7 @@ std::expected<std::map<std::string, UploadRecord>, std::string> UploadLedger::Re
 std::expected<std::unique_ptr<UploadLedger>, std::string> UploadLedger::Open(
     const std::string& dir) {
   if (auto made = MakeDirectories(dir); !made) return std::unexpected(made.error());
-  const std::string path = dir + "/" + kFileName;
+  const std::string path = dir + "/" + kUploadLedgerFile;
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return std::unexpected(OsError("cannot open upload ledger", path, errno));
   ScopedFd guard(fd);

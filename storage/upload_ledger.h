@@ -32,8 +32,6 @@ struct UploadRecord {
 //    "deleted":true,"unix_seconds":1795000000.5}
 class UploadLedger {
  public:
-  static constexpr const char* kFileName = "uploads.jsonl";
-
   // Reads `dir`/uploads.jsonl; a missing file is an empty ledger. A torn last line
   // (the process died while appending) is ignored; any other malformed line is an
   // error naming the file and line.

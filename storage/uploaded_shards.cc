@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "storage/crc32.h"
+#include "storage/host_folder_files.h"
 
 namespace actex {
 
@@ -18,7 +19,7 @@ std::string BytesAndCrc(int64_t bytes, const std::string& crc32) {
 
 FolderUploads ReadFolderUploads(const OutputFolder& folder, std::vector<VerifyFinding>* faults) {
   FolderUploads uploads;
-  const std::string path = folder.path + "/" + UploadLedger::kFileName;
+  const std::string path = folder.path + "/" + kUploadLedgerFile;
   std::error_code error;
   uploads.present = std::filesystem::exists(path, error);
   if (!uploads.present) return uploads;
@@ -27,7 +28,7 @@ FolderUploads ReadFolderUploads(const OutputFolder& folder, std::vector<VerifyFi
     // The error starts with the ledger's path; the finding names it relative to OUT.
     std::string problem = records.error();
     if (problem.starts_with(path + " ")) problem.erase(0, path.size() + 1);
-    faults->push_back({folder.label + "/" + UploadLedger::kFileName, std::move(problem)});
+    faults->push_back({folder.label + "/" + kUploadLedgerFile, std::move(problem)});
     uploads.readable = false;
     return uploads;
   }
@@ -41,14 +42,14 @@ MissingShardVerdict JudgeMissingShard(const FolderUploads& uploads, const std::s
   MissingShardVerdict verdict;
   if (UploadedAndDeleted(uploads.records, file, shard.bytes, listed_crc)) {
     verdict.uploaded_deleted = true;
-    verdict.problem = "uploaded and deleted locally (" + std::string(UploadLedger::kFileName) +
+    verdict.problem = "uploaded and deleted locally (" + std::string(kUploadLedgerFile) +
                       "): its contents were not re-read here; verify the uploaded copy (" +
                       BytesAndCrc(shard.bytes, listed_crc) + ")";
     return verdict;
   }
   verdict.problem = "listed in metadata.json but missing";
   if (!uploads.present) return verdict;
-  const std::string ledger = UploadLedger::kFileName;
+  const std::string ledger = kUploadLedgerFile;
   if (!uploads.readable) {
     verdict.problem += "; " + ledger + ", which could tell whether it was uploaded, is damaged";
     return verdict;

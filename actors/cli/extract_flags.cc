@@ -6,6 +6,7 @@
 
 #include "actors/extract_flag_table.h"
 #include "actors/host_output.h"
+#include "actors/node.h"
 #include "actors/node_resources.h"
 #include "transport/job_security.h"
 

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "actors/extract_options.h"
-#include "actors/node.h"
+#include "actors/extraction_summary.h"
+#include "actors/node_options.h"
 
 namespace actex {
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "actex_process.h"
+#include "actors/node.h"
 #include "manual_job.h"
 #include "run_support.h"
 

@@ -18,7 +18,7 @@
 
 #include "actex_process.h"
 #include "actors/extraction_summary.h"
-#include "actors/node.h"
+#include "actors/node_options.h"
 #include "extraction_reader.h"
 #include "leased_job_fixture.h"
 #include "manual_job.h"

@@ -9,7 +9,8 @@
 #include <thread>
 
 #include "actors/local_cluster.h"
-#include "storage/lease_log.h"
+#include "coordination/lease_log.h"
+#include "storage/host_folder_files.h"
 
 namespace actex {
 
@@ -70,7 +71,7 @@ bool WaitForLine(const ActexProcess& node, const std::string& line, std::chrono:
 }
 
 bool HasNothingLeftToDo(const std::string& host0_dir, int host) {
-  std::ifstream file(host0_dir + "/" + LeaseLog::kFileName);
+  std::ifstream file(host0_dir + "/" + kLeaseLogFile);
   std::string line;
   std::getline(file, line);  // the header
   LeaseTable table;
@@ -86,6 +87,9 @@ bool HasNothingLeftToDo(const std::string& host0_dir, int host) {
 void ExpectVerified(const TempDir& dir, const std::string& out) {
   ActexProcess verify(dir.path() + "/verify", {"verify", out});
   EXPECT_EQ(verify.Wait(std::chrono::seconds(60)), 0) << verify.out() << verify.err();
+  // Every file the job wrote is one verify knows (storage/host_folder_files.h): the
+  // standby's copy of the lease log too.
+  EXPECT_EQ(verify.out().find("not written by actex"), std::string::npos) << verify.out();
 }
 
 ManualJob::ManualJob(const TempDir& dir) : dir_(dir) {

@@ -13,7 +13,7 @@
 
 #include "actex_process.h"
 #include "actors/extract_options.h"
-#include "actors/node.h"
+#include "actors/node_options.h"
 #include "extraction_reader.h"
 
 namespace actex {

@@ -15,12 +15,13 @@
 #include <thread>
 #include <vector>
 
-#include "actors/job_leases.h"
 #include "base/whole_file.h"
+#include "coordination/coordinator.h"
+#include "coordination/coordinator_client.h"
+#include "coordination/job_leases.h"
+#include "storage/host_folder_files.h"
 #include "tests/actors/extraction_reader.h"
-#include "tests/transport/coordinator_test_util.h"
-#include "transport/coordinator.h"
-#include "transport/coordinator_client.h"
+#include "tests/coordination/coordinator_test_util.h"
 #include "transport/wire.h"
 
 namespace actex {
@@ -185,7 +186,7 @@ struct StandbyCoordinatorTest : testing::Test {
   Liveness liveness{
       .heartbeat_interval = 100ms, .heartbeat_timeout = 1000ms, .disconnect_grace = 1000ms};
   TempDir dir;
-  const std::string standby_log = dir.path() + "/" + JobLeases::kStandbyCopyName;
+  const std::string standby_log = dir.path() + "/" + kStandbyLeaseLogFile;
   // What StartWithAForkedStandby starts, made after the fork.
   std::unique_ptr<ForkedCoordinator> standby;
   std::unique_ptr<zmq::context_t> context;

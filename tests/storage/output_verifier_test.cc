@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "storage/crc32.h"
+#include "storage/host_folder_files.h"
 #include "storage/rejects_log.h"
 #include "storage/safetensors.h"
 #include "storage/shard_writer.h"
@@ -319,6 +320,19 @@ TEST_F(TwoHosts, UnlistedLeftoversAreWarningsNotFaults) {
   EXPECT_THAT(report.warnings[0].problem, HasSubstr("not listed in metadata.json"));
   EXPECT_EQ(report.warnings[1].file, "host_00/shard_000006.safetensors.tmp");
   EXPECT_EQ(report.warnings[2].file, "host_01/metadata.json.tmp");
+}
+
+// A leased job with a standby leaves host 0's lease log and the standby's copy of it
+// beside the shards: actex's own files, unlike a stranger's.
+TEST_F(TwoHosts, TheLeaseLogAndTheStandbysCopyAreActexsOwnFiles) {
+  WriteBytes(Host(0) + "/" + kLeaseLogFile, "actex-leases 1 chunk_docs 2\n");
+  WriteBytes(Host(1) + "/" + kStandbyLeaseLogFile, "actex-leases 1 chunk_docs 2\n");
+  WriteBytes(Host(1) + "/notes.txt", "mine");
+  VerifyReport report = Verify();
+  EXPECT_THAT(Faults(report), IsEmpty());
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_EQ(report.warnings[0].file, "host_01/notes.txt");
+  EXPECT_EQ(report.warnings[0].problem, "file not written by actex");
 }
 
 TEST_F(TwoHosts, MissingHostFolderIsReported) {

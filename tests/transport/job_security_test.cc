@@ -16,64 +16,22 @@
 #include <thread>
 #include <vector>
 
-#include "tests/transport/coordinator_test_util.h"
+#include "tests/transport/job_key_test_util.h"
 #include "tests/transport/ring_test_util.h"
+#include "tests/transport/wait_until.h"
 #include "transport/connection_watch.h"
-#include "transport/coordinator.h"
-#include "transport/coordinator_client.h"
 #include "transport/ring_all_reduce.h"
 #include "transport/wire.h"
 
 namespace actex {
 namespace {
 
-using coordinator_test::ClientOptionsFor;
-using coordinator_test::FastOptions;
-using coordinator_test::ForEachClient;
-using coordinator_test::JoinAll;
-using coordinator_test::JoinResult;
-using coordinator_test::MakeHello;
-using coordinator_test::WaitUntil;
+using job_key_test::Dealer;
+using job_key_test::KeyDir;
+using job_key_test::NewKey;
+using job_key_test::StartAuthenticator;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
-
-// A fresh directory under /tmp, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/actex-job-security-XXXXXX";
-    const char* made = ::mkdtemp(pattern);
-    EXPECT_NE(made, nullptr);
-    path_ = made ? made : "/tmp";
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-  // Writes `text` to `name` with `mode` and returns its path.
-  std::string Write(const std::string& name, const std::string& text, mode_t mode = 0600) const {
-    const std::string path = File(name);
-    std::ofstream(path) << text;
-    ::chmod(path.c_str(), mode);
-    return path;
-  }
-
- private:
-  std::string path_;
-};
-
-std::shared_ptr<const JobSecurity> NewKey(const TempDir& dir, const std::string& name) {
-  const std::string path = dir.File(name);
-  auto written = JobSecurity::WriteNewKeyFile(path);
-  EXPECT_TRUE(written.has_value()) << written.error();
-  auto security = JobSecurity::FromKeyFile(path);
-  EXPECT_TRUE(security.has_value()) << security.error();
-  return security.value_or(nullptr);
-}
-
-std::unique_ptr<Actor> StartAuthenticator(const JobSecurity& security, zmq::context_t& context) {
-  auto authenticator = security.StartAuthenticator(context);
-  EXPECT_TRUE(authenticator.has_value()) << authenticator.error();
-  return authenticator ? std::move(*authenticator) : nullptr;
-}
 
 // A ROUTER bound on 127.0.0.1 (port picked by the system) with the job's server key.
 struct Server {
@@ -108,14 +66,8 @@ struct Server {
   }
 };
 
-zmq::socket_t Dealer(zmq::context_t& context) {
-  zmq::socket_t dealer(context, zmq::socket_type::dealer);
-  dealer.set(zmq::sockopt::linger, 0);
-  return dealer;
-}
-
 TEST(JobKeyFile, NewKeyIsPrivateOneLineOfHexAndLoads) {
-  TempDir dir;
+  KeyDir dir;
   const std::string path = dir.File("job.key");
   ASSERT_TRUE(JobSecurity::WriteNewKeyFile(path).has_value());
   struct stat info {};
@@ -144,7 +96,7 @@ TEST(JobKeyFile, NewKeyIsPrivateOneLineOfHexAndLoads) {
 }
 
 TEST(JobKeyFile, NeverReplacesAnExistingFile) {
-  TempDir dir;
+  KeyDir dir;
   const std::string path = dir.Write("job.key", "precious\n");
   auto written = JobSecurity::WriteNewKeyFile(path);
   ASSERT_FALSE(written.has_value());
@@ -156,7 +108,7 @@ TEST(JobKeyFile, NeverReplacesAnExistingFile) {
 }
 
 TEST(JobKeyFile, RefusesFilesThatHoldNoKeyNamingTheFile) {
-  TempDir dir;
+  KeyDir dir;
   const std::string hex64(64, 'a');
   struct Case {
     std::string path, error;
@@ -188,7 +140,7 @@ TEST(JobKeyFile, RefusesFilesThatHoldNoKeyNamingTheFile) {
 }
 
 TEST(JobSecurity, OneAuthenticatorPerContext) {
-  TempDir dir;
+  KeyDir dir;
   auto security = NewKey(dir, "job.key");
   zmq::context_t context;
   auto first = StartAuthenticator(*security, context);
@@ -199,7 +151,7 @@ TEST(JobSecurity, OneAuthenticatorPerContext) {
 }
 
 TEST(JobSecurity, ClientWithTheKeyTalksBothWays) {
-  TempDir dir;
+  KeyDir dir;
   auto security = NewKey(dir, "job.key");
   zmq::context_t context;
   auto authenticator = StartAuthenticator(*security, context);
@@ -225,7 +177,7 @@ TEST(JobSecurity, ClientWithTheKeyTalksBothWays) {
 }
 
 TEST(JobSecurity, ClientWithAnotherKeyOrNoKeyDeliversNothing) {
-  TempDir dir;
+  KeyDir dir;
   auto security = NewKey(dir, "job.key");
   auto stranger_key = NewKey(dir, "stranger.key");
   zmq::context_t context;
@@ -251,7 +203,7 @@ TEST(JobSecurity, ClientWithAnotherKeyOrNoKeyDeliversNothing) {
 }
 
 TEST(JobSecurity, ClientThatLearnedOnlyTheServerKeyIsRefusedByTheAuthenticator) {
-  TempDir dir;
+  KeyDir dir;
   auto security = NewKey(dir, "job.key");
   zmq::context_t context;
   auto authenticator = StartAuthenticator(*security, context);
@@ -272,73 +224,8 @@ TEST(JobSecurity, ClientThatLearnedOnlyTheServerKeyIsRefusedByTheAuthenticator) 
   EXPECT_EQ(security->counters().accepted, 0u);
 }
 
-TEST(JobSecurity, CoordinatorWithKeyAdmitsOnlyHoldersOfTheKey) {
-  TempDir dir;
-  auto security = NewKey(dir, "job.key");
-  auto stranger_key = NewKey(dir, "stranger.key");
-  zmq::context_t context;
-  auto authenticator = StartAuthenticator(*security, context);
-  CoordinatorOptions options = FastOptions(2);
-  options.security = security;
-  auto coordinator = StartCoordinator(context, options);
-  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
-  CoordinatorCounters& counters = *options.counters;
-
-  // Strangers claim host 1, which would spoil the rendezvous if they got through.
-  zmq::context_t strangers;
-  zmq::socket_t no_key = Dealer(strangers);
-  no_key.connect("tcp://127.0.0.1:" + std::to_string(options.port));
-  zmq::socket_t wrong_key = Dealer(strangers);
-  ASSERT_TRUE(stranger_key->ApplyClient(wrong_key).has_value());
-  wrong_key.connect("tcp://127.0.0.1:" + std::to_string(options.port));
-  no_key.set(zmq::sockopt::sndtimeo, 0);
-  wrong_key.set(zmq::sockopt::sndtimeo, 0);
-  (void)Send(no_key, MakeHello(1, 2));
-  (void)Send(wrong_key, MakeHello(1, 2));
-  EXPECT_TRUE(WaitUntil([&] { return counters.refused_connections >= 2; }))
-      << counters.refused_connections;
-  EXPECT_EQ(counters.malformed_messages + counters.unexpected_messages, 0u);
-
-  CoordinatorClientOptions client_options = ClientOptionsFor(options);
-  client_options.security = security;
-  std::vector<JoinResult> clients =
-      JoinAll(context, client_options, {MakeHello(0, 2), MakeHello(1, 2)});
-  for (const JoinResult& client : clients) ASSERT_TRUE(client.has_value()) << client.error();
-  EXPECT_EQ(counters.joined_hosts, 2);
-  auto done = ForEachClient(clients, [](CoordinatorClient& client, size_t) {
-    return client.Barrier(kFinalBarrierName, 5s);
-  });
-  for (const auto& result : done) EXPECT_TRUE(result.has_value()) << result.error();
-  auto finished = (*coordinator)->Join();
-  EXPECT_TRUE(finished.has_value()) << finished.error();
-}
-
-TEST(JobSecurity, NodeWithAnotherKeyLearnsWhyTheCoordinatorNeverAnswers) {
-  TempDir dir;
-  auto security = NewKey(dir, "job.key");
-  auto stranger_key = NewKey(dir, "stranger.key");
-  zmq::context_t context;
-  auto authenticator = StartAuthenticator(*security, context);
-  CoordinatorOptions options = FastOptions(1);
-  options.security = security;
-  auto coordinator = StartCoordinator(context, options);
-  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
-
-  zmq::context_t stranger_context;
-  CoordinatorClientOptions client_options = ClientOptionsFor(options);
-  client_options.security = stranger_key;
-  client_options.join_timeout = 1500ms;
-  client_options.join_margin = 0ms;
-  auto joined = CoordinatorClient::Join(stranger_context, client_options, MakeHello(0, 1));
-  ASSERT_FALSE(joined.has_value());
-  EXPECT_THAT(joined.error(), HasSubstr("no answer from the coordinator"));
-  EXPECT_THAT(joined.error(), HasSubstr("--job-key-file"));
-  EXPECT_EQ(options.counters->joined_hosts, 0);
-  EXPECT_GE(options.counters->refused_connections, 1u);
-}
-
 TEST(JobSecurity, RingOverTcpWithKeyAllReducesExactly) {
-  TempDir dir;
+  KeyDir dir;
   auto security = NewKey(dir, "job.key");
   zmq::context_t context;
   auto authenticator = StartAuthenticator(*security, context);
@@ -366,7 +253,7 @@ TEST(JobSecurity, RingOverTcpWithKeyAllReducesExactly) {
 }
 
 TEST(JobSecurity, RingMemberWithAnotherKeyNeverGetsAChunkAccepted) {
-  TempDir dir;
+  KeyDir dir;
   auto security = NewKey(dir, "job.key");
   auto stranger_key = NewKey(dir, "stranger.key");
   zmq::context_t context;

@@ -1,0 +1,127 @@
+#ifndef ACTEX_TESTS_COORDINATION_COORDINATOR_TEST_UTIL_H_
+#define ACTEX_TESTS_COORDINATION_COORDINATOR_TEST_UTIL_H_
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "coordination/coordinator.h"
+#include "coordination/coordinator_client.h"
+#include "tests/transport/wait_until.h"
+#include "transport/actor.h"
+#include "transport/schema.h"
+
+namespace actex::coordinator_test {
+
+// A tcp port on 127.0.0.1 that is free right now and not in `taken`: the system
+// picks one for a plain socket that is closed at once.
+inline int FreeTcpPort(const std::set<int>& taken = {}) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    EXPECT_GE(probe, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = 0;
+    EXPECT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    socklen_t length = sizeof(address);
+    EXPECT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    ::close(probe);
+    const int port = ntohs(address.sin_port);
+    if (!taken.contains(port)) return port;
+  }
+  ADD_FAILURE() << "no free port";
+  return 0;
+}
+
+// Coordinator options for tests: free ports, timeouts in the hundreds of ms.
+inline CoordinatorOptions FastOptions(int num_hosts) {
+  CoordinatorOptions options;
+  options.port = FreeTcpPort();
+  options.monitor_port = FreeTcpPort({options.port});
+  options.monitor_collect_port = FreeTcpPort({options.port, options.monitor_port});
+  options.num_hosts = num_hosts;
+  options.join_timeout = std::chrono::milliseconds(3000);
+  options.liveness.heartbeat_interval = std::chrono::milliseconds(50);
+  options.liveness.heartbeat_timeout = std::chrono::milliseconds(2000);
+  options.liveness.disconnect_grace = std::chrono::milliseconds(2000);
+  options.final_drain = std::chrono::milliseconds(100);
+  options.linger = std::chrono::milliseconds(1000);
+  options.counters = std::make_shared<CoordinatorCounters>();
+  return options;
+}
+
+// Client options that match a coordinator's.
+inline CoordinatorClientOptions ClientOptionsFor(const CoordinatorOptions& coordinator) {
+  CoordinatorClientOptions options;
+  options.coordinator_address = "127.0.0.1";
+  options.port = coordinator.port;
+  options.join_timeout = coordinator.join_timeout;
+  options.join_margin = std::chrono::milliseconds(1000);
+  options.liveness = coordinator.liveness;
+  options.linger = std::chrono::milliseconds(1000);
+  return options;
+}
+
+// A Hello that agrees with every other host's made by this function.
+inline HelloMessage MakeHello(int host_id, int num_hosts) {
+  HelloMessage hello;
+  hello.host_id = host_id;
+  hello.num_hosts = num_hosts;
+  hello.software_version = "actex test 1";
+  hello.fingerprint = {{"--mesh", "data=2,model=3"},
+                       {"--layers", "20,21"},
+                       {"--model", "0f3a"},
+                       {"--data", "corpus.jsonl"}};
+  hello.endpoints = {{"ring/replica0/rank" + std::to_string(host_id),
+                      "tcp://127.0.0.1:" + std::to_string(40000 + host_id)}};
+  return hello;
+}
+
+using JoinResult = std::expected<std::unique_ptr<CoordinatorClient>, std::string>;
+
+// Joins every Hello at once, one thread each, and returns the results in order.
+inline std::vector<JoinResult> JoinAll(zmq::context_t& context,
+                                       const CoordinatorClientOptions& options,
+                                       const std::vector<HelloMessage>& hellos) {
+  std::vector<JoinResult> results;
+  for (size_t i = 0; i < hellos.size(); ++i) results.emplace_back(std::unexpected("not run"));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < hellos.size(); ++i) {
+    threads.emplace_back(
+        [&, i] { results[i] = CoordinatorClient::Join(context, options, hellos[i]); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  return results;
+}
+
+// Runs body(i) for every client on its own thread and returns the results in order.
+inline std::vector<std::expected<void, std::string>> ForEachClient(
+    std::vector<JoinResult>& clients,
+    const std::function<std::expected<void, std::string>(CoordinatorClient&, size_t)>& body) {
+  std::vector<std::expected<void, std::string>> results(clients.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < clients.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = body(**clients[i], i); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  return results;
+}
+
+using ::actex::WaitUntil;  // tests/transport/wait_until.h
+
+}  // namespace actex::coordinator_test
+
+#endif  // ACTEX_TESTS_COORDINATION_COORDINATOR_TEST_UTIL_H_
