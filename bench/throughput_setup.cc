@@ -14,7 +14,7 @@
 #include "bench/child_process.h"
 #include "model/blas_threads.h"
 #include "model/kernels/gemm.h"
-#include "tests/storage/parquet_test_writer.h"
+#include "tests/support/parquet_test_writer.h"
 
 namespace actex {
 namespace {

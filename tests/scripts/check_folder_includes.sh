@@ -2,7 +2,9 @@
 # The folder rule (see the top-level README): model/, storage/ and transport/ never
 # include each other's internals, and none of them includes actors/; the one
 # exception is model/ reading storage/safetensors.h. All may include base/, which
-# includes none of them. actors/ may include everything.
+# includes none of them. actors/ may include everything. bench/ may include every
+# library folder and, of tests/, only tests/support/ (the code tests and benchmarks
+# share), never a test's own helpers.
 #
 #   check_folder_includes.sh SOURCE_DIR   lists every #include that crosses the rule
 #                                          and fails when there is one
@@ -12,7 +14,7 @@ set -euo pipefail
 
 # Allowed "folder -> included path" pairs across folders, one per line.
 readonly allowed_crossings="model -> storage/safetensors.h"
-readonly guarded_folders="base model storage transport"
+readonly guarded_folders="base model storage transport bench"
 readonly project_folders="base model storage transport actors bench tests"
 
 # Prints "file:line: #include ..." for every crossing under root $1; returns 1 if any.
@@ -34,6 +36,12 @@ scan() {
         target=${included%%/*}
         [[ $included == */* && " $project_folders " == *" $target "* ]] || continue
         [[ $target == "$folder" ]] && continue
+        if [[ $folder == bench ]]; then
+          [[ $target != tests || $included == tests/support/* ]] && continue
+          echo "${file#"$root"/}:$number: $line  (bench/ may include only tests/support/ of tests/)"
+          found=1
+          continue
+        fi
         [[ $target == base && $folder != base ]] && continue
         grep -qxF "$folder -> $included" <<<"$allowed_crossings" && continue
         echo "${file#"$root"/}:$number: $line  ($folder/ may not include $target/)"
@@ -47,12 +55,15 @@ scan() {
 # self_test TREE: see folder_check.sh.
 self_test() {
   local tree=$1
-  mkdir -p "$tree/model/kernels" "$tree/storage" "$tree/transport" "$tree/actors" "$tree/base"
+  mkdir -p "$tree/model/kernels" "$tree/storage" "$tree/transport" "$tree/actors" "$tree/base" \
+    "$tree/bench"
   printf '#include "storage/safetensors.h"\n#include "model/kernels/linear.h"\n' \
     >"$tree/model/weights.cc"
   printf '#include "transport/wire.h"\n#include "storage/x.h"\n' >"$tree/actors/node.cc"
   printf '#include <vector>\n#include "transport/wire.h"\n#include "base/utf8.h"\n' \
     >"$tree/transport/actor.cc"
+  printf '#include "actors/node.h"\n#include "tests/support/parquet_test_writer.h"\n' \
+    >"$tree/bench/corpus_bench.cc"
   if ! scan "$tree" >/dev/null; then
     echo "self-test: allowed includes were reported" >&2
     return 1
@@ -63,7 +74,8 @@ self_test() {
                   'transport/wire.cc:#include <model/tokenizer/tokenizer.h>' \
                   'transport/actor.h:#include "actors/node.h"' \
                   'storage/file.cc:#include "../model/config.h"' \
-                  'base/utf8.cc:#include "storage/file_io.h"'; do
+                  'base/utf8.cc:#include "storage/file_io.h"' \
+                  'bench/shuffle_bench.cc:#include "tests/storage/temp_dir.h"'; do
     local file=${crossing%%:*}
     printf '%s\n' "${crossing#*:}" >"$tree/$file"
     if scan "$tree" >/dev/null; then
@@ -77,5 +89,5 @@ self_test() {
 
 source "$(dirname "${BASH_SOURCE[0]}")/folder_check.sh"
 folder_check_main "no #include crosses the folder rule" \
-  "the lines above cross the folder rule (model/, storage/, transport/ keep to themselves; only model/ may include storage/safetensors.h)" \
+  "the lines above cross the folder rule (model/, storage/, transport/ keep to themselves; only model/ may include storage/safetensors.h; bench/ only tests/support/ of tests/)" \
   "$@"
