@@ -198,7 +198,7 @@ TEST(JobSecurity, OneAuthenticatorPerContext) {
   EXPECT_THAT(second.error(), HasSubstr("authenticator"));
 }
 
-TEST(JobSecurity, ClientWithTheKeyTalksBothWays) {
+TEST(JobSecurityOverTcp, ClientWithTheKeyTalksBothWays) {
   TempDir dir;
   auto security = NewKey(dir, "job.key");
   zmq::context_t context;
@@ -224,7 +224,7 @@ TEST(JobSecurity, ClientWithTheKeyTalksBothWays) {
   EXPECT_EQ(security->counters().refused, 0u);
 }
 
-TEST(JobSecurity, ClientWithAnotherKeyOrNoKeyDeliversNothing) {
+TEST(JobSecurityOverTcp, ClientWithAnotherKeyOrNoKeyDeliversNothing) {
   TempDir dir;
   auto security = NewKey(dir, "job.key");
   auto stranger_key = NewKey(dir, "stranger.key");
@@ -250,7 +250,7 @@ TEST(JobSecurity, ClientWithAnotherKeyOrNoKeyDeliversNothing) {
   EXPECT_EQ(security->counters().accepted, 0u);
 }
 
-TEST(JobSecurity, ClientThatLearnedOnlyTheServerKeyIsRefusedByTheAuthenticator) {
+TEST(JobSecurityOverTcp, ClientThatLearnedOnlyTheServerKeyIsRefusedByTheAuthenticator) {
   TempDir dir;
   auto security = NewKey(dir, "job.key");
   zmq::context_t context;
@@ -272,7 +272,7 @@ TEST(JobSecurity, ClientThatLearnedOnlyTheServerKeyIsRefusedByTheAuthenticator) 
   EXPECT_EQ(security->counters().accepted, 0u);
 }
 
-TEST(JobSecurity, CoordinatorWithKeyAdmitsOnlyHoldersOfTheKey) {
+TEST(JobSecurityOverTcp, CoordinatorWithKeyAdmitsOnlyHoldersOfTheKey) {
   TempDir dir;
   auto security = NewKey(dir, "job.key");
   auto stranger_key = NewKey(dir, "stranger.key");
@@ -313,7 +313,7 @@ TEST(JobSecurity, CoordinatorWithKeyAdmitsOnlyHoldersOfTheKey) {
   EXPECT_TRUE(finished.has_value()) << finished.error();
 }
 
-TEST(JobSecurity, NodeWithAnotherKeyLearnsWhyTheCoordinatorNeverAnswers) {
+TEST(JobSecurityOverTcp, NodeWithAnotherKeyLearnsWhyTheCoordinatorNeverAnswers) {
   TempDir dir;
   auto security = NewKey(dir, "job.key");
   auto stranger_key = NewKey(dir, "stranger.key");
@@ -337,7 +337,7 @@ TEST(JobSecurity, NodeWithAnotherKeyLearnsWhyTheCoordinatorNeverAnswers) {
   EXPECT_GE(options.counters->refused_connections, 1u);
 }
 
-TEST(JobSecurity, RingOverTcpWithKeyAllReducesExactly) {
+TEST(JobSecurityOverTcp, RingOverTcpWithKeyAllReducesExactly) {
   TempDir dir;
   auto security = NewKey(dir, "job.key");
   zmq::context_t context;
@@ -365,7 +365,7 @@ TEST(JobSecurity, RingOverTcpWithKeyAllReducesExactly) {
   EXPECT_EQ(security->counters().refused, 0u);
 }
 
-TEST(JobSecurity, RingMemberWithAnotherKeyNeverGetsAChunkAccepted) {
+TEST(JobSecurityOverTcp, RingMemberWithAnotherKeyNeverGetsAChunkAccepted) {
   TempDir dir;
   auto security = NewKey(dir, "job.key");
   auto stranger_key = NewKey(dir, "stranger.key");
