@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "storage/corpus_reader.h"
-#include "tests/storage/parquet_test_writer.h"
+#include "tests/support/parquet_test_writer.h"
 
 namespace actex {
 namespace {

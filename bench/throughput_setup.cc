@@ -15,7 +15,7 @@
 #include "model/blas_threads.h"
 #include "model/config_reader.h"
 #include "model/kernels/gemm.h"
-#include "tests/storage/parquet_test_writer.h"
+#include "tests/support/parquet_test_writer.h"
 
 namespace actex {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
-#include "tests/storage/parquet_test_writer.h"
+#include "tests/support/parquet_test_writer.h"
 
 namespace actex {
 namespace {

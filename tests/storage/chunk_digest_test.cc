@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/storage/parquet_test_writer.h"
 #include "tests/storage/temp_dir.h"
+#include "tests/support/parquet_test_writer.h"
 
 namespace actex {
 namespace {

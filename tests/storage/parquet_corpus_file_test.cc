@@ -13,8 +13,8 @@
 #include "storage/corpus_reader.h"
 #include "storage/document_tally.h"
 #include "tests/storage/corpus_reading.h"
-#include "tests/storage/parquet_test_writer.h"
 #include "tests/storage/temp_dir.h"
+#include "tests/support/parquet_test_writer.h"
 
 namespace actex {
 namespace {

@@ -150,7 +150,7 @@ TEST(JobSecurity, OneAuthenticatorPerContext) {
   EXPECT_THAT(second.error(), HasSubstr("authenticator"));
 }
 
-TEST(JobSecurity, ClientWithTheKeyTalksBothWays) {
+TEST(JobSecurityOverTcp, ClientWithTheKeyTalksBothWays) {
   KeyDir dir;
   auto security = NewKey(dir, "job.key");
   zmq::context_t context;
@@ -176,7 +176,7 @@ TEST(JobSecurity, ClientWithTheKeyTalksBothWays) {
   EXPECT_EQ(security->counters().refused, 0u);
 }
 
-TEST(JobSecurity, ClientWithAnotherKeyOrNoKeyDeliversNothing) {
+TEST(JobSecurityOverTcp, ClientWithAnotherKeyOrNoKeyDeliversNothing) {
   KeyDir dir;
   auto security = NewKey(dir, "job.key");
   auto stranger_key = NewKey(dir, "stranger.key");
@@ -202,7 +202,7 @@ TEST(JobSecurity, ClientWithAnotherKeyOrNoKeyDeliversNothing) {
   EXPECT_EQ(security->counters().accepted, 0u);
 }
 
-TEST(JobSecurity, ClientThatLearnedOnlyTheServerKeyIsRefusedByTheAuthenticator) {
+TEST(JobSecurityOverTcp, ClientThatLearnedOnlyTheServerKeyIsRefusedByTheAuthenticator) {
   KeyDir dir;
   auto security = NewKey(dir, "job.key");
   zmq::context_t context;
@@ -224,7 +224,7 @@ TEST(JobSecurity, ClientThatLearnedOnlyTheServerKeyIsRefusedByTheAuthenticator) 
   EXPECT_EQ(security->counters().accepted, 0u);
 }
 
-TEST(JobSecurity, RingOverTcpWithKeyAllReducesExactly) {
+TEST(JobSecurityOverTcp, RingOverTcpWithKeyAllReducesExactly) {
   KeyDir dir;
   auto security = NewKey(dir, "job.key");
   zmq::context_t context;
@@ -252,7 +252,7 @@ TEST(JobSecurity, RingOverTcpWithKeyAllReducesExactly) {
   EXPECT_EQ(security->counters().refused, 0u);
 }
 
-TEST(JobSecurity, RingMemberWithAnotherKeyNeverGetsAChunkAccepted) {
+TEST(JobSecurityOverTcp, RingMemberWithAnotherKeyNeverGetsAChunkAccepted) {
   KeyDir dir;
   auto security = NewKey(dir, "job.key");
   auto stranger_key = NewKey(dir, "stranger.key");

@@ -49,7 +49,7 @@ TEST_P(RingAllGatherSizes, EveryMemberGetsAllContributionsInRankOrder) {
 INSTANTIATE_TEST_SUITE_P(AllLinkKinds, RingAllGatherSizes, ring_test::SizesAndLinkKinds(),
                          ring_test::SizeAndLinkKindName);
 
-TEST(RingAllGather, InterleavesWithAllReduceOnTheSameLinks) {
+TEST(RingAllGather, InterleavesWithAllReduceOverTcpAndInprocLinks) {
   constexpr int kSize = 3;
   zmq::context_t context;
   auto ring = MakeRing(context, "interleaved", kSize, LinkKind::kMixed);

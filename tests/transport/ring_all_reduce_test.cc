@@ -64,7 +64,7 @@ TEST_P(RingAllReduceSizes, EveryMemberGetsTheExactSum) {
 INSTANTIATE_TEST_SUITE_P(AllLinkKinds, RingAllReduceSizes, ring_test::SizesAndLinkKinds(),
                          ring_test::SizeAndLinkKindName);
 
-TEST(RingAllReduce, ResultIsBitwiseIdenticalOnEveryMember) {
+TEST(RingAllReduce, ResultIsBitwiseIdenticalOnEveryMemberOverTcpAndInproc) {
   // Random fractions make the sum depend on the order of additions; every member
   // must still end with the same bits.
   constexpr int kSize = 4;
@@ -97,7 +97,7 @@ TEST(RingAllReduce, ResultIsBitwiseIdenticalOnEveryMember) {
   EXPECT_LT(max_error, 1e-5);  // a few float32 roundings of sums of magnitude < 20
 }
 
-TEST(RingAllReduce, FixedTcpEndpointsWork) {
+TEST(RingAllReduce, FixedEndpointsOverTcpWork) {
   constexpr int kSize = 3;
   zmq::context_t context;
   RingOptions options;
@@ -139,7 +139,7 @@ TEST(RingAllReduce, ManyOperationsInARowStayInStep) {
   for (const auto& result : results) EXPECT_TRUE(result.has_value()) << result.error();
 }
 
-TEST(RingAllReduce, TwoRingsInOneContextRunConcurrentlyWithoutMixing) {
+TEST(RingAllReduce, TwoRingsInOneContextRunConcurrentlyWithoutMixingOverTcpAndInproc) {
   constexpr int kSize = 3;
   zmq::context_t context;
   auto first = MakeRing(context, "first", kSize, LinkKind::kInproc);

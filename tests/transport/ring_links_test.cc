@@ -168,7 +168,7 @@ TEST(RingLinks, TimeoutNamesTheRingTheStepAndTheMissingPeer) {
   EXPECT_LT(waited, std::chrono::milliseconds(1500));
 }
 
-TEST(RingLinks, AllReduceTimesOutWhenAMemberNeverShowsUp) {
+TEST(RingLinks, AllReduceOverTcpTimesOutWhenAMemberNeverShowsUp) {
   zmq::context_t context;
   RingOptions options;
   options.ring = "incomplete";
@@ -218,7 +218,7 @@ TEST(RingLinks, RefusesBadOptionsNamingWhatIsWrong) {
   EXPECT_THAT(second.error(), HasSubstr("cannot bind 'inproc://bad/0'"));
 }
 
-TEST(RingLinks, WildcardTcpBindReportsTheActualPort) {
+TEST(RingLinks, WildcardBindOverTcpReportsTheActualPort) {
   zmq::context_t context;
   RingOptions options;
   options.ring = "ports";
@@ -268,7 +268,7 @@ TEST(RingLinks, ReadableInterruptSocketEndsAWaitingReceiveWithoutReadingIt) {
   EXPECT_EQ(stop.to_string(), "$STOP");
 }
 
-TEST(RingLinks, QuietInterruptSocketChangesNothing) {
+TEST(RingLinks, QuietInterruptSocketChangesNothingOverTcpAndInproc) {
   zmq::context_t context;
   RingOptions options;
   options.ring = "quiet";

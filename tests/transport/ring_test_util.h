@@ -29,6 +29,8 @@ enum class LinkKind {
   kMixed,   // even ranks bind tcp, odd ranks inproc: some hops of each kind
 };
 
+// Every kind with a tcp hop ends in "tcp": a case whose parameter name ends in "_tcp"
+// is labeled `process` (tests/README.md).
 inline const char* LinkKindName(LinkKind kind) {
   switch (kind) {
     case LinkKind::kInproc:
@@ -36,7 +38,7 @@ inline const char* LinkKindName(LinkKind kind) {
     case LinkKind::kTcp:
       return "tcp";
     case LinkKind::kMixed:
-      return "mixed";
+      return "inproc_and_tcp";
   }
   return "?";
 }

@@ -1,4 +1,4 @@
-#include "tests/storage/parquet_test_writer.h"
+#include "tests/support/parquet_test_writer.h"
 
 #include <snappy.h>
 #include <thrift/protocol/TCompactProtocol.h>

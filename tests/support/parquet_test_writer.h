@@ -1,5 +1,5 @@
-#ifndef ACTEX_TESTS_STORAGE_PARQUET_TEST_WRITER_H_
-#define ACTEX_TESTS_STORAGE_PARQUET_TEST_WRITER_H_
+#ifndef ACTEX_TESTS_SUPPORT_PARQUET_TEST_WRITER_H_
+#define ACTEX_TESTS_SUPPORT_PARQUET_TEST_WRITER_H_
 
 // Test and bench support: writes small Parquet files for the reader to read (the
 // fixtures from third-party writers are what check the reader; these make inputs of
@@ -45,4 +45,4 @@ std::string ParquetWithInputIds(const std::vector<std::vector<int32_t>>& lists,
 
 }  // namespace actex::testing
 
-#endif  // ACTEX_TESTS_STORAGE_PARQUET_TEST_WRITER_H_
+#endif  // ACTEX_TESTS_SUPPORT_PARQUET_TEST_WRITER_H_
