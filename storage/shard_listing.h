@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "storage/shard_writer.h"
+#include "storage/shard_writer_options.h"
 #include "storage/site_statistics.h"
 
 namespace actex {

@@ -26,7 +26,7 @@ float OverflowMagnitude(OutputDtype dtype) {
 
 }  // namespace
 
-ShardWriter::ShardWriter() : state_(std::make_unique<State>()) {}
+ShardWriter::ShardWriter() : state_(std::make_unique<ShardWriterState>()) {}
 ShardWriter::~ShardWriter() = default;
 
 std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
@@ -57,7 +57,7 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
                            "choose another output directory or remove it");
   }
   std::unique_ptr<ShardWriter> writer(new ShardWriter());
-  State& state = *writer->state_;
+  ShardWriterState& state = *writer->state_;
   state.options = std::move(options);
   state.budget.remaining = state.options.fail_after_bytes;
   state.scratch.resize(kCopyChunkBytes);
@@ -81,7 +81,7 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
 }
 
 std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& document) {
-  State& state = *state_;
+  ShardWriterState& state = *state_;
   if (!state.failure.empty()) {
     return std::unexpected("shard writer stopped by an earlier error: " + state.failure);
   }
@@ -160,7 +160,7 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
 
 std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t documents,
                                                        const std::string& digest) {
-  State& state = *state_;
+  ShardWriterState& state = *state_;
   if (!state.failure.empty()) {
     return std::unexpected("shard writer stopped by an earlier error: " + state.failure);
   }
@@ -196,7 +196,7 @@ std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t do
 }
 
 std::expected<void, std::string> ShardWriter::Finish(bool complete) {
-  State& state = *state_;
+  ShardWriterState& state = *state_;
   if (!state.failure.empty()) {
     return std::unexpected("shard writer stopped by an earlier error: " + state.failure);
   }
@@ -220,7 +220,7 @@ std::expected<void, std::string> ShardWriter::Finish(bool complete) {
 }
 
 std::expected<void, std::string> ShardWriter::ListEnded() {
-  State& state = *state_;
+  ShardWriterState& state = *state_;
   if (!state.failure.empty()) {
     return std::unexpected("shard writer stopped by an earlier error: " + state.failure);
   }

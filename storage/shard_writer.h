@@ -1,72 +1,17 @@
 #ifndef ACTEX_STORAGE_SHARD_WRITER_H_
 #define ACTEX_STORAGE_SHARD_WRITER_H_
 
-#include <chrono>
 #include <cstdint>
 #include <expected>
-#include <functional>
-#include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <set>
-#include <span>
 #include <string>
-#include <vector>
 
-#include "storage/chunk_rule.h"
+#include "storage/shard_writer_options.h"
 
 namespace actex {
 
-enum class OutputDtype { kF32, kF16, kBF16 };
-
-struct ShardWriterOptions {
-  std::string dir;                         // OUT/host_NN, created if missing
-  int64_t shard_bytes = int64_t{1} << 30;  // close a shard once its tensors reach this
-  bool gzip = false;                       // shard_NNNNNN.safetensors.gz
-  OutputDtype dtype = OutputDtype::kF32;
-  std::vector<std::pair<std::string, int>> sites;      // (hook name, width), tensor order
-  std::map<std::string, std::string> tensor_metadata;  // safetensors __metadata__
-  nlohmann::json run_config;                           // stored under "config" in metadata.json
-  // For tests only: once the writer has written this many bytes (spills, shards,
-  // metadata.json together), writes fail with ENOSPC as on a full disk. -1: never.
-  int64_t fail_after_bytes = -1;
-  // How documents come in chunks of consecutive ids; a shard holds whole chunks only.
-  ChunkRule chunks;
-  // Not null: the metadata.json of an earlier, interrupted run in `dir` (see
-  // storage/earlier_output.h). Its listed shards are kept, numbering continues after
-  // them, and its listed chunks are refused if they come again.
-  nlohmann::json continue_from;
-  // Not null: asked before metadata.json lists more chunks (a leased job's coordinator
-  // must know first); an error is final, and the chunks are not listed.
-  std::function<std::expected<void, std::string>(const std::vector<int64_t>& chunks)>
-      before_listing;
-  // Closed shards are listed together once this long passed since the last listing
-  // (at a chunk's end), and always by ListEnded and Finish. Listing less often costs a
-  // crash at most this much work, and in a leased job shortens the time a host spends
-  // between asking to list and having listed (which a lost host's chunks wait out).
-  std::chrono::milliseconds listing_interval{0};
-};
-
-// One whole document's activations. Spans point into the caller's buffers.
-struct DocumentActivations {
-  int64_t doc_id = 0;
-  std::span<const int32_t> token_ids;         // [tokens]
-  std::span<const int32_t> positions;         // [tokens] position within the document
-  std::vector<std::span<const float>> sites;  // per site, [tokens, width]
-};
-
-// Totals over the shards closed so far (after Finish: over everything added);
-// bytes are shard file bytes as written (compressed when gzip).
-struct ShardStats {
-  int64_t shards = 0, docs = 0, tokens = 0, bytes = 0;
-};
-
-// A shard as metadata.json lists it.
-struct ListedShard {
-  std::string file;  // name inside the host folder
-  int64_t bytes = 0;
-  std::string crc32;  // 8 lowercase hex digits
-};
+struct ShardWriterState;  // shard_writer_state.h
 
 // Writes documents into shard_000001.safetensors, shard_000002..., each holding whole
 // chunks of documents: tensors per site [tokens, width] in the output dtype, plus token_ids
@@ -119,8 +64,7 @@ class ShardWriter {
 
  private:
   ShardWriter();
-  struct State;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<ShardWriterState> state_;
 };
 
 // Parses "1GB", "512MB", "64KB", "1000" (bytes); binary multiples (1KB = 1024).

@@ -46,13 +46,13 @@ std::string ShardFileName(int number, bool gzip) {
 
 }  // namespace
 
-std::expected<void, std::string> ShardWriter::State::WriteMetadata(bool complete) {
+std::expected<void, std::string> ShardWriterState::WriteMetadata(bool complete) {
   return WriteFileAtomically(
       PathOf(kMetadataFile),
       listing->MetadataText(complete, options.run_config, MetadataDtype(options.dtype)), &budget);
 }
 
-std::expected<void, std::string> ShardWriter::State::OpenShard() {
+std::expected<void, std::string> ShardWriterState::OpenShard() {
   auto opened = ShardSpill::Create(options.dir, ++shard_number,
                                    options.sites.size() + std::size(kIdTensors), &budget);
   if (!opened) return std::unexpected(opened.error());
@@ -61,8 +61,8 @@ std::expected<void, std::string> ShardWriter::State::OpenShard() {
   return {};
 }
 
-std::expected<void, std::string> ShardWriter::State::SpillRows(const DocumentActivations& document,
-                                                               size_t site) {
+std::expected<void, std::string> ShardWriterState::SpillRows(const DocumentActivations& document,
+                                                             size_t site) {
   const std::span<const float> values = document.sites[site];
   if (options.dtype == OutputDtype::kF32) {
     return spill->Append(site, values.data(), values.size_bytes());
@@ -84,7 +84,7 @@ std::expected<void, std::string> ShardWriter::State::SpillRows(const DocumentAct
   return {};
 }
 
-std::expected<void, std::string> ShardWriter::State::CloseShard() {
+std::expected<void, std::string> ShardWriterState::CloseShard() {
   std::vector<TensorToWrite> layout;
   for (const auto& [name, width] : options.sites) {
     layout.push_back({name, SafetensorsDtype(options.dtype), {shard_tokens, width}, nullptr});
@@ -134,7 +134,7 @@ std::expected<void, std::string> ShardWriter::State::CloseShard() {
   return ListSealedWhenDue();
 }
 
-std::expected<void, std::string> ShardWriter::State::ListSealed(
+std::expected<void, std::string> ShardWriterState::ListSealed(
     const nlohmann::ordered_json& without_documents) {
   nlohmann::ordered_json chunks = nlohmann::ordered_json::array();
   for (const Sealed& shard : sealed) {
@@ -150,7 +150,7 @@ std::expected<void, std::string> ShardWriter::State::ListSealed(
   return WriteMetadata(/*complete=*/false);
 }
 
-std::expected<void, std::string> ShardWriter::State::ListSealedWhenDue() {
+std::expected<void, std::string> ShardWriterState::ListSealedWhenDue() {
   if (sealed.empty() ||
       std::chrono::steady_clock::now() - last_listing < options.listing_interval) {
     return {};
@@ -158,7 +158,7 @@ std::expected<void, std::string> ShardWriter::State::ListSealedWhenDue() {
   return ListSealed(nlohmann::ordered_json::array());
 }
 
-std::expected<void, std::string> ShardWriter::State::AllowListing(
+std::expected<void, std::string> ShardWriterState::AllowListing(
     const nlohmann::ordered_json& chunks) {
   if (!options.before_listing) return {};
   std::vector<int64_t> numbers;
@@ -166,7 +166,7 @@ std::expected<void, std::string> ShardWriter::State::AllowListing(
   return options.before_listing(numbers);
 }
 
-std::expected<void, std::string> ShardWriter::State::ListEnded() {
+std::expected<void, std::string> ShardWriterState::ListEnded() {
   if (spill && shard_docs > 0) {
     if (auto closed = CloseShard(); !closed) return closed;
   }
@@ -175,7 +175,7 @@ std::expected<void, std::string> ShardWriter::State::ListEnded() {
   return ListSealed(std::exchange(ended_chunks, nlohmann::ordered_json::array()));
 }
 
-std::expected<void, std::string> ShardWriter::State::CutBackOpenChunk() {
+std::expected<void, std::string> ShardWriterState::CutBackOpenChunk() {
   if (spill) {
     if (auto cut = spill->CutBackTo(boundary.spill_mark); !cut) return cut;
   }

@@ -17,7 +17,7 @@
 #include "storage/host_folder_files.h"
 #include "storage/shard_listing.h"
 #include "storage/shard_spill.h"
-#include "storage/shard_writer.h"
+#include "storage/shard_writer_options.h"
 #include "storage/site_statistics.h"
 
 namespace actex {
@@ -25,7 +25,7 @@ namespace actex {
 inline constexpr size_t kCopyChunkBytes = size_t{1} << 20;
 inline constexpr const char* kIdTensors[] = {"token_ids", "doc_ids", "positions"};
 
-struct ShardWriter::State {
+struct ShardWriterState {
   ShardWriterOptions options;
   WriteBudget budget;
   std::optional<ShardSpill> spill;  // the open shard: sites in order, then kIdTensors
@@ -36,7 +36,8 @@ struct ShardWriter::State {
   int64_t shard_docs = 0, shard_tokens = 0;
   int64_t first_doc_id = 0, last_doc_id = -1;
   std::vector<SiteStatistics> open_statistics;  // per site, over the shard's ended chunks
-  nlohmann::ordered_json ended_chunks = nlohmann::ordered_json::array();  // [chunk, documents, digest]
+  nlohmann::ordered_json ended_chunks =
+      nlohmann::ordered_json::array();  // [chunk, documents, digest]
   // The chunk whose documents are coming (-1: none), and the shard as it was before
   // its first document, to cut back to if it never ends.
   int64_t open_chunk = -1;
