@@ -16,7 +16,7 @@
 #include <zmq.hpp>
 
 #include "actors/cli/commands.h"
-#include "actors/monitor_view.h"
+#include "actors/cli/monitor_view.h"
 #include "transport/connection_watch.h"
 #include "transport/job_security.h"
 #include "transport/wire.h"

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "actors/local_cluster.h"
+#include "actors/cli/local_cluster.h"
 #include "storage/lease_log.h"
 
 namespace actex {

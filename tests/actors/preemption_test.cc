@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "actex_process.h"
-#include "actors/local_cluster.h"
+#include "actors/cli/local_cluster.h"
 #include "actors/node.h"
 #include "extraction_reader.h"
 #include "manual_job.h"
