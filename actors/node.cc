@@ -41,7 +41,8 @@ std::expected<HostShare, std::string> PrepareHost(const NodeOptions& options,
     return std::unexpected("--coordinator HOST:PORT is needed when --num-hosts is above 1");
   }
   const MeshPlan& mesh = resources.mesh;
-  HostShare share{.layout = HostLayout(mesh, options.host_id, JobLink::BindAddress(options)),
+  HostShare share{.host_id = options.host_id,
+                  .layout = HostLayout(mesh, options.host_id, JobLink::BindAddress(options)),
                   .written = std::nullopt};
   if (share.layout.written_replica() < 0) return share;
   summary.host_dir =
@@ -61,159 +62,38 @@ std::expected<HostShare, std::string> PrepareHost(const NodeOptions& options,
 class NodeRun {
  public:
   // Binds the events socket and, in a leased job, the node's ends of the lease links.
-  NodeRun(const NodeOptions& options, const NodeResources& resources, ExtractionSummary summary)
-      : options_(options),
-        resources_(resources),
-        summary_(std::move(summary)),
-        events_(context_, zmq::socket_type::pull) {
-    events_.set(zmq::sockopt::linger, 0);
-    RetryInterrupted([&] { events_.bind(kNodeEventsEndpoint); });
-    // A leased job's host asks for chunks for the replica it writes, and follows the
-    // grants of the writer hosts of the other replicas it holds shards of.
-    if (resources_.mesh.Leased()) leases_.emplace(context_);
-  }
+  NodeRun(const NodeOptions& options, const NodeResources& resources, ExtractionSummary summary);
 
   // Takes part in the job: in a job of several hosts opens the link to the others
   // (the coordinator too, on host 0); then the supervisor that watches this host's
   // actors. An error ends the run before any actor started.
-  std::expected<void, std::string> JoinJob() {
-    if (options_.num_hosts > 1) {
-      auto joined = JobLink::Open(context_, options_, resources_.mesh);
-      if (!joined) return std::unexpected(joined.error());
-      job_ = std::move(*joined);
-    }
-    const ExtractOptions& extract = options_.extract;
-    supervisor_.emplace(NodeSupervisor::Options{
-        .host_id = options_.host_id,
-        .num_hosts = options_.num_hosts,
-        .show_progress = extract.show_progress,
-        .events = &events_,
-        .job = job_.get(),
-        .leases = leases_ ? &*leases_ : nullptr,
-        .stop_signals = options_.stop_signals,
-        .drains_alone = resources_.mesh.Leased() && resources_.mesh.ReplicasWithinHosts(),
-        .drain_timeout =
-            std::chrono::milliseconds(static_cast<int64_t>(extract.drain_timeout_seconds * 1000))});
-    return {};
-  }
-
+  std::expected<void, std::string> JoinJob();
   // Records and logs how long loading took (since `load_start`) and what this host runs.
-  void ReportReady(Clock::time_point load_start, const HostLayout& layout) {
-    const MeshPlan& mesh = resources_.mesh;
-    const ExtractPlan& plan = resources_.plan;
-    summary_.load_seconds = SecondsSince(load_start);
-    spdlog::info(
-        "host {} of {}: model {} ({} layers, {} heads) ready in {:.2f} s; mesh {}, {} "
-        "device shard(s) here, {} thread(s) each, {} kernels, products by {}; sites {}",
-        options_.host_id, options_.num_hosts, resources_.config.name, resources_.config.layers,
-        resources_.config.heads, summary_.load_seconds, mesh.Describe(), layout.shards().size(),
-        plan.blas_threads, IsaName(ActiveIsa()), GemmBackendName(PreferredGemmBackend(ActiveIsa())),
-        SiteList(plan.sites));
-    if (!plan.max_seq_len_note.empty()) spdlog::info("{}", plan.max_seq_len_note);
-  }
-
+  void ReportReady(Clock::time_point load_start, const HostLayout& layout);
   // Starts the pipeline (StartPipeline) and tells the monitors; the extraction's time
   // counts from here.
-  std::expected<void, std::string> Start(HostShare share) {
-    extract_start_ = Clock::now();
-    uploads_ = share.written && !options_.extract.upload.command.empty();
-    auto started = StartPipeline(options_, resources_, std::move(share),
-                                 {.context = context_,
-                                  .supervisor = *supervisor_,
-                                  .job = job_.get(),
-                                  .leases = leases_ ? &*leases_ : nullptr});
-    if (started) supervisor_->Publish("started", "");
-    return started;
-  }
-
+  std::expected<void, std::string> Start(HostShare share);
   // Supervises the actors until the pipeline ends; when it completed, and the job has
   // other hosts, waits at the final barrier until every host finished. Returns how
   // the run ended: kCompleted, a stop signal's ending, or kLeftFinalBarrier.
-  std::expected<RunEnding, std::string> TakePart() {
-    if (auto ran = supervisor_->Run(); !ran) return std::unexpected(ran.error());
-    if (supervisor_->ending() != RunEnding::kCompleted) return supervisor_->ending();
-    // Before the final barrier: once it is released host 0's coordinator, and with it
-    // the relay to the monitors, closes.
-    supervisor_->Publish("finished", "");
-    if (!job_) return RunEnding::kCompleted;
-    spdlog::info("host {}: its part is done; waiting for the other hosts to finish",
-                 options_.host_id);
-    auto done = job_->FinishTogether([&] {
-      return options_.stop_signals != nullptr && options_.stop_signals->count.load() > 0;
-    });
-    if (!done) return std::unexpected(done.error());
-    return *done == JobLink::Finish::kLeft ? RunEnding::kLeftFinalBarrier : RunEnding::kCompleted;
-  }
-
-  // A run a stop signal ended (`ending`): what is listed stays, the job learns why this
-  // host leaves (host 0 with a standby hands the job over), and the same command on
-  // every host resumes.
-  ExtractionSummary StoppedBySignal(RunEnding ending) {
-    const bool left_barrier = ending == RunEnding::kLeftFinalBarrier;
-    summary_.ending = ending;
-    summary_.stop_signal = options_.stop_signals->last.load();
-    summary_.hands_over = HandsOver();
-    // A host that left the final barrier had done its part, whatever the mesh; only
-    // host 0 takes the coordinator, and so the job, with it.
-    summary_.job_goes_on =
-        left_barrier ? options_.host_id != 0 || summary_.hands_over : JobGoesOnWithoutIt();
-    const std::string why =
-        fmt::format("host {} stopped by signal {}{}", options_.host_id, summary_.stop_signal,
-                    left_barrier ? " at the final barrier, its part complete" : "");
-    if (job_) job_->ReportFailure(why, summary_.hands_over);
-    supervisor_->Publish("stopped", why);
-    summary_.TakeCounts(supervisor_->last_event());
-    return summary_;
-  }
+  std::expected<RunEnding, std::string> TakePart();
 
   // A completed run: waits for the uploads (they finish after the job did, so a host's
   // slow uploads hold up no other host), then sums up what the run did.
-  std::expected<ExtractionSummary, std::string> Finish() {
-    if (auto uploaded = supervisor_->FinishBackground(); !uploaded) {
-      return std::unexpected(uploaded.error());
-    }
-    if (uploads_) {
-      if (auto whole = ExpectEverythingUploaded(summary_.host_dir); !whole) {
-        return std::unexpected(whole.error());
-      }
-    }
-    summary_.extract_seconds = SecondsSince(extract_start_);
-    summary_.TakeCounts(supervisor_->last_event());
-    summary_.max_reject_fraction = options_.extract.max_reject_fraction;
-    // What is written is listed and stays: a folder that cannot be read back here only
-    // costs the run its checks on rejects and non-finite values, which verify repeats.
-    if (auto read = ReadFolderFindings(&summary_); !read) {
-      spdlog::warn("cannot check the rejects and non-finite activations of {}: {}",
-                   summary_.host_dir, read.error());
-    }
-    // Only what this run computed: the kept shards' tokens took no time now.
-    const int64_t computed = summary_.tokens - summary_.tokens_resumed;
-    summary_.tokens_per_second =
-        summary_.extract_seconds > 0 && computed > 0 ? computed / summary_.extract_seconds : 0;
-    return summary_;
-  }
-
+  std::expected<ExtractionSummary, std::string> Finish();
+  // A run a stop signal ended (`ending`): what is listed stays, the job learns why this
+  // host leaves (host 0 with a standby hands the job over), and the same command on
+  // every host resumes.
+  ExtractionSummary StoppedBySignal(RunEnding ending);
   // Stops every actor and tells the other hosts and the monitors why the run failed.
-  std::unexpected<std::string> Fail(const std::string& error) {
-    supervisor_->StopAll();
-    if (job_) job_->ReportFailure(error);
-    supervisor_->Publish("error", error);
-    return std::unexpected(error);
-  }
+  std::unexpected<std::string> Fail(const std::string& error);
 
  private:
   // Host 0 stopped by a signal hands the job over to the standby, when there is one.
-  bool HandsOver() const { return options_.host_id == 0 && resources_.mesh.StandbyHost() >= 0; }
-
+  bool HandsOver() const;
   // Whether the job goes on when this host leaves early: leased, and outside host 0's
   // stop group (an added host is a group of its own), or host 0 handing the job over.
-  bool JobGoesOnWithoutIt() const {
-    const MeshPlan& mesh = resources_.mesh;
-    if (HandsOver()) return true;
-    if (!mesh.Leased()) return false;
-    const std::vector<int> stop_groups = mesh.StopGroups();
-    return options_.host_id >= mesh.hosts || stop_groups[options_.host_id] != stop_groups[0];
-  }
+  bool JobGoesOnWithoutIt() const;
 
   const NodeOptions& options_;
   const NodeResources& resources_;
@@ -226,6 +106,142 @@ class NodeRun {
   std::unique_ptr<JobLink> job_;
   std::optional<NodeSupervisor> supervisor_;  // once the job is joined
 };
+
+NodeRun::NodeRun(const NodeOptions& options, const NodeResources& resources,
+                 ExtractionSummary summary)
+    : options_(options),
+      resources_(resources),
+      summary_(std::move(summary)),
+      events_(context_, zmq::socket_type::pull) {
+  events_.set(zmq::sockopt::linger, 0);
+  RetryInterrupted([&] { events_.bind(kNodeEventsEndpoint); });
+  // A leased job's host asks for chunks for the replica it writes, and follows the
+  // grants of the writer hosts of the other replicas it holds shards of.
+  if (resources_.mesh.Leased()) leases_.emplace(context_);
+}
+
+std::expected<void, std::string> NodeRun::JoinJob() {
+  if (options_.num_hosts > 1) {
+    auto joined = JobLink::Open(context_, options_, resources_.mesh);
+    if (!joined) return std::unexpected(joined.error());
+    job_ = std::move(*joined);
+  }
+  const ExtractOptions& extract = options_.extract;
+  supervisor_.emplace(NodeSupervisor::Options{
+      .host_id = options_.host_id,
+      .num_hosts = options_.num_hosts,
+      .show_progress = extract.show_progress,
+      .events = &events_,
+      .job = job_.get(),
+      .leases = leases_ ? &*leases_ : nullptr,
+      .stop_signals = options_.stop_signals,
+      .drains_alone = resources_.mesh.Leased() && resources_.mesh.ReplicasWithinHosts(),
+      .drain_timeout =
+          std::chrono::milliseconds(static_cast<int64_t>(extract.drain_timeout_seconds * 1000))});
+  return {};
+}
+
+void NodeRun::ReportReady(Clock::time_point load_start, const HostLayout& layout) {
+  const ExtractPlan& plan = resources_.plan;
+  summary_.load_seconds = SecondsSince(load_start);
+  spdlog::info(
+      "host {} of {}: model {} ({} layers, {} heads) ready in {:.2f} s; mesh {}, {} "
+      "device shard(s) here, {} thread(s) each, {} kernels, products by {}; sites {}",
+      options_.host_id, options_.num_hosts, resources_.config.name, resources_.config.layers,
+      resources_.config.heads, summary_.load_seconds, resources_.mesh.Describe(),
+      layout.shards().size(), plan.blas_threads, IsaName(ActiveIsa()),
+      GemmBackendName(PreferredGemmBackend(ActiveIsa())), SiteList(plan.sites));
+  if (!plan.max_seq_len_note.empty()) spdlog::info("{}", plan.max_seq_len_note);
+}
+
+std::expected<void, std::string> NodeRun::Start(HostShare share) {
+  extract_start_ = Clock::now();
+  uploads_ = share.written && !options_.extract.upload.command.empty();
+  auto started = StartPipeline(options_.extract, resources_, std::move(share),
+                               {.context = context_,
+                                .supervisor = *supervisor_,
+                                .job = job_.get(),
+                                .leases = leases_ ? &*leases_ : nullptr});
+  if (started) supervisor_->Publish("started", "");
+  return started;
+}
+
+std::expected<RunEnding, std::string> NodeRun::TakePart() {
+  if (auto ran = supervisor_->Run(); !ran) return std::unexpected(ran.error());
+  if (supervisor_->ending() != RunEnding::kCompleted) return supervisor_->ending();
+  // Before the final barrier: once it is released host 0's coordinator, and with it
+  // the relay to the monitors, closes.
+  supervisor_->Publish("finished", "");
+  if (!job_) return RunEnding::kCompleted;
+  spdlog::info("host {}: its part is done; waiting for the other hosts to finish",
+               options_.host_id);
+  auto done = job_->FinishTogether(
+      [&] { return options_.stop_signals != nullptr && options_.stop_signals->count.load() > 0; });
+  if (!done) return std::unexpected(done.error());
+  return *done == JobLink::Finish::kLeft ? RunEnding::kLeftFinalBarrier : RunEnding::kCompleted;
+}
+
+std::expected<ExtractionSummary, std::string> NodeRun::Finish() {
+  if (auto uploaded = supervisor_->FinishBackground(); !uploaded) {
+    return std::unexpected(uploaded.error());
+  }
+  if (uploads_) {
+    if (auto whole = ExpectEverythingUploaded(summary_.host_dir); !whole) {
+      return std::unexpected(whole.error());
+    }
+  }
+  summary_.extract_seconds = SecondsSince(extract_start_);
+  summary_.TakeCounts(supervisor_->last_event());
+  summary_.max_reject_fraction = options_.extract.max_reject_fraction;
+  // What is written is listed and stays: a folder that cannot be read back here only
+  // costs the run its checks on rejects and non-finite values, which verify repeats.
+  if (auto read = ReadFolderFindings(&summary_); !read) {
+    spdlog::warn("cannot check the rejects and non-finite activations of {}: {}", summary_.host_dir,
+                 read.error());
+  }
+  // Only what this run computed: the kept shards' tokens took no time now.
+  const int64_t computed = summary_.tokens - summary_.tokens_resumed;
+  summary_.tokens_per_second =
+      summary_.extract_seconds > 0 && computed > 0 ? computed / summary_.extract_seconds : 0;
+  return summary_;
+}
+
+ExtractionSummary NodeRun::StoppedBySignal(RunEnding ending) {
+  const bool left_barrier = ending == RunEnding::kLeftFinalBarrier;
+  summary_.ending = ending;
+  summary_.stop_signal = options_.stop_signals->last.load();
+  summary_.hands_over = HandsOver();
+  // A host that left the final barrier had done its part, whatever the mesh; only
+  // host 0 takes the coordinator, and so the job, with it.
+  summary_.job_goes_on =
+      left_barrier ? options_.host_id != 0 || summary_.hands_over : JobGoesOnWithoutIt();
+  const std::string why =
+      fmt::format("host {} stopped by signal {}{}", options_.host_id, summary_.stop_signal,
+                  left_barrier ? " at the final barrier, its part complete" : "");
+  if (job_) job_->ReportFailure(why, summary_.hands_over);
+  supervisor_->Publish("stopped", why);
+  summary_.TakeCounts(supervisor_->last_event());
+  return summary_;
+}
+
+std::unexpected<std::string> NodeRun::Fail(const std::string& error) {
+  supervisor_->StopAll();
+  if (job_) job_->ReportFailure(error);
+  supervisor_->Publish("error", error);
+  return std::unexpected(error);
+}
+
+bool NodeRun::HandsOver() const {
+  return options_.host_id == 0 && resources_.mesh.StandbyHost() >= 0;
+}
+
+bool NodeRun::JobGoesOnWithoutIt() const {
+  const MeshPlan& mesh = resources_.mesh;
+  if (HandsOver()) return true;
+  if (!mesh.Leased()) return false;
+  const std::vector<int> stop_groups = mesh.StopGroups();
+  return options_.host_id >= mesh.hosts || stop_groups[options_.host_id] != stop_groups[0];
+}
 
 }  // namespace
 

@@ -56,165 +56,169 @@ std::string DocumentsEndpoint(int replica) {
 // is whole.
 class PipelineStart {
  public:
-  PipelineStart(const NodeOptions& options, const NodeResources& resources, HostShare share,
+  PipelineStart(const ExtractOptions& extract, const NodeResources& resources, HostShare share,
                 PipelineLinks links)
-      : options_(options), resources_(resources), share_(std::move(share)), links_(links) {}
+      : extract_(extract), resources_(resources), share_(std::move(share)), links_(links) {}
 
-  std::expected<void, std::string> Run() {
-    if (share_.written) {
-      if (auto added = AddWriter(); !added) return added;
-    }
-    if (auto added = AddDeviceShards(); !added) return added;
-    if (links_.job) {
-      if (auto connected = ConnectRings(); !connected) return connected;
-    }
-    if (auto added = AddTokenizers(); !added) return added;
-    return links_.supervisor.Add(StartLoader(links_.context, LoaderOf()),
-                                 NodeSupervisor::OnStopSignal::kDrain);
-  }
+  // Every actor, in that order; the first error.
+  std::expected<void, std::string> Run();
 
  private:
   // The written replica's writer, and before it the uploader it feeds (--upload-cmd).
-  std::expected<void, std::string> AddWriter() {
-    WriterConfig writer = std::move(share_.written->writer);
-    writer.activations_endpoint = kActivationsEndpoint;
-    writer.rejects_endpoint = kRejectsEndpoint;
-    writer.events_endpoint = kNodeEventsEndpoint;
-    if (links_.leases) {
-      links_.leases->ConfigureWriter(writer);
-      // The host's share is whatever it is granted: no total is known up front.
-      writer.docs_total = -1;
-      writer.docs_total_from_progress = nullptr;
-    }
-    const UploadOptions& upload = options_.extract.upload;
-    if (!upload.command.empty()) {
-      auto started = links_.supervisor.AddBackground(
-          StartUploader(links_.context, MakeUploaderConfig(upload, options_.host_id, writer)));
-      if (!started) return started;
-    }
-    return links_.supervisor.Add(StartWriter(links_.context, std::move(writer)),
-                                 NodeSupervisor::OnStopSignal::kListWhatIsWhole);
-  }
-
-  std::expected<void, std::string> AddDeviceShards() {
-    const MeshPlan& mesh = resources_.mesh;
-    for (const LocalShard& local : share_.layout.shards()) {
-      auto slice = PlanShard(resources_.config, local.rank, mesh.model);
-      if (!slice) return std::unexpected(slice.error());
-      RingOptions ring;
-      ring.ring = HostLayout::RingName(local.replica);
-      ring.rank = local.rank;
-      ring.endpoints = share_.layout.InitialEndpoints(local.replica);
-      ring.timeout = kCollectiveTimeout;
-      if (links_.job) ring.security = links_.job->security();  // tcp hops use the job key
-      DeviceShardConfig shard;
-      shard.weights = resources_.weights;
-      shard.slice = *slice;
-      shard.sites = resources_.plan.sites;
-      shard.blas_threads = resources_.plan.blas_threads;
-      shard.batches_endpoint = BatchesEndpoint(local.global_shard);
-      shard.ring = ring;
-      shard.activations_endpoint = kActivationsEndpoint;
-      if (links_.job) shard.setup_endpoint = JobLink::kSetupEndpoint;
-      auto started = links_.supervisor.Add(StartDeviceShard(links_.context, std::move(shard)));
-      if (!started) return started;
-    }
-    return {};
-  }
-
+  std::expected<void, std::string> AddWriter();
+  std::expected<void, std::string> AddDeviceShards();
   // The rendezvous: every host agrees on the run and learns where the ring peers
   // listen; a leased job's writer host tells the others which chunks its folder lists.
-  std::expected<void, std::string> ConnectRings() {
-    const ExtractOptions& extract = options_.extract;
-    std::map<std::string, std::string> published;
-    if (links_.leases && share_.written) {
-      published[JobLeases::ListedKey(options_.host_id)] =
-          JobLeases::FormatChunks(share_.written->listed_chunks);
-    }
-    return links_.job->ConnectRings(
-        share_.layout,
-        RunFingerprint(extract, resources_.plan, resources_.mesh, resources_.weights->fingerprint(),
-                       resources_.tokenizer_hash, resources_.corpus_files),
-        published);
-  }
-
+  std::expected<void, std::string> ConnectRings();
   // One tokenizer per local replica, each feeding every local shard of its replica.
-  std::expected<void, std::string> AddTokenizers() {
-    const ExtractOptions& extract = options_.extract;
-    for (int replica : share_.layout.replicas()) {
-      std::unique_ptr<Tokenizer> tokenizer;
-      if (HasTokenizer(extract.model_dir)) {
-        auto loaded = LoadTokenizer(extract.model_dir);
-        if (!loaded) return std::unexpected(loaded.error());
-        tokenizer = std::move(*loaded);
-      }
-      std::vector<std::string> shard_endpoints;
-      for (const LocalShard& local : share_.layout.shards()) {
-        if (local.replica == replica)
-          shard_endpoints.push_back(BatchesEndpoint(local.global_shard));
-      }
-      const bool written = replica == share_.layout.written_replica();
-      auto started = links_.supervisor.Add(
-          StartTokenizerActor(
-              links_.context,
-              TokenizerActorConfig{
-                  .tokenizer = std::move(tokenizer),
-                  .model_dir = extract.model_dir,
-                  .vocab_size = resources_.config.vocab_size,
-                  .bos_token_id = resources_.plan.bos_token_id,
-                  .bos_on_pretokenized = resources_.plan.bos_on_pretokenized,
-                  .packing = PackerOptions{.max_seq_len = resources_.plan.max_seq_len,
-                                           .overflow = extract.overflow,
-                                           .batch_tokens = extract.batch_tokens},
-                  .documents_endpoint = DocumentsEndpoint(replica),
-                  .shard_endpoints = shard_endpoints,
-                  .rejects_endpoint = written ? kRejectsEndpoint : ""}),
-          NodeSupervisor::OnStopSignal::kDrain);
-      if (!started) return started;
-    }
-    return {};
-  }
-
+  std::expected<void, std::string> AddTokenizers();
   // The loader of every local replica: in a leased job it reads the chunks granted to
   // each replica's writer host, otherwise the job's share from where it resumes.
-  LoaderConfig LoaderOf() const {
-    const MeshPlan& mesh = resources_.mesh;
-    LoaderConfig loading;
-    loading.corpus = CorpusOptionsOf(options_.extract);
-    loading.chunk_docs = options_.extract.chunk_docs;
-    for (int replica : share_.layout.replicas()) {
-      loading.document_endpoints.push_back(DocumentsEndpoint(replica));
-    }
-    if (share_.written) loading.rejects_endpoint = kRejectsEndpoint;
-    if (links_.leases) {
-      loading.leasing = links_.leases->LoaderLeasing();
-      loading.leasing->host = options_.host_id;
-      for (int replica : share_.layout.replicas()) {
-        loading.leasing->grant_holders.push_back(mesh.WriterHost(replica));
-      }
-    } else {
-      // A job of one host: its one replica reads the job's share from where it resumes.
-      const ReplicaStart start = share_.written ? share_.written->start : ReplicaStart{};
-      loading.route = [mesh, start](int64_t doc_id) {
-        if (start.complete || doc_id < start.first_doc || !mesh.OwnsDocument(doc_id)) return -1;
-        return 0;
-      };
-    }
-    return loading;
-  }
+  LoaderConfig LoaderOf() const;
 
-  const NodeOptions& options_;
+  const ExtractOptions& extract_;
   const NodeResources& resources_;
   HostShare share_;
   PipelineLinks links_;
 };
 
+std::expected<void, std::string> PipelineStart::Run() {
+  if (share_.written) {
+    if (auto added = AddWriter(); !added) return added;
+  }
+  if (auto added = AddDeviceShards(); !added) return added;
+  if (links_.job) {
+    if (auto connected = ConnectRings(); !connected) return connected;
+  }
+  if (auto added = AddTokenizers(); !added) return added;
+  return links_.supervisor.Add(StartLoader(links_.context, LoaderOf()),
+                               NodeSupervisor::OnStopSignal::kDrain);
+}
+
+std::expected<void, std::string> PipelineStart::AddWriter() {
+  WriterConfig writer = std::move(share_.written->writer);
+  writer.activations_endpoint = kActivationsEndpoint;
+  writer.rejects_endpoint = kRejectsEndpoint;
+  writer.events_endpoint = kNodeEventsEndpoint;
+  if (links_.leases) {
+    links_.leases->ConfigureWriter(writer);
+    // The host's share is whatever it is granted: no total is known up front.
+    writer.docs_total = -1;
+    writer.docs_total_from_progress = nullptr;
+  }
+  if (!extract_.upload.command.empty()) {
+    auto started = links_.supervisor.AddBackground(
+        StartUploader(links_.context, MakeUploaderConfig(extract_.upload, share_.host_id, writer)));
+    if (!started) return started;
+  }
+  return links_.supervisor.Add(StartWriter(links_.context, std::move(writer)),
+                               NodeSupervisor::OnStopSignal::kListWhatIsWhole);
+}
+
+std::expected<void, std::string> PipelineStart::AddDeviceShards() {
+  for (const LocalShard& local : share_.layout.shards()) {
+    auto slice = PlanShard(resources_.config, local.rank, resources_.mesh.model);
+    if (!slice) return std::unexpected(slice.error());
+    RingOptions ring;
+    ring.ring = HostLayout::RingName(local.replica);
+    ring.rank = local.rank;
+    ring.endpoints = share_.layout.InitialEndpoints(local.replica);
+    ring.timeout = kCollectiveTimeout;
+    // tcp hops between hosts use the job key
+    if (links_.job) ring.security = links_.job->security();
+    DeviceShardConfig shard;
+    shard.weights = resources_.weights;
+    shard.slice = *slice;
+    shard.sites = resources_.plan.sites;
+    shard.blas_threads = resources_.plan.blas_threads;
+    shard.batches_endpoint = BatchesEndpoint(local.global_shard);
+    shard.ring = ring;
+    shard.activations_endpoint = kActivationsEndpoint;
+    if (links_.job) shard.setup_endpoint = JobLink::kSetupEndpoint;
+    auto started = links_.supervisor.Add(StartDeviceShard(links_.context, std::move(shard)));
+    if (!started) return started;
+  }
+  return {};
+}
+
+std::expected<void, std::string> PipelineStart::ConnectRings() {
+  std::map<std::string, std::string> published;
+  if (links_.leases && share_.written) {
+    published[JobLeases::ListedKey(share_.host_id)] =
+        JobLeases::FormatChunks(share_.written->listed_chunks);
+  }
+  return links_.job->ConnectRings(
+      share_.layout,
+      RunFingerprint(extract_, resources_.plan, resources_.mesh, resources_.weights->fingerprint(),
+                     resources_.tokenizer_hash, resources_.corpus_files),
+      published);
+}
+
+std::expected<void, std::string> PipelineStart::AddTokenizers() {
+  for (int replica : share_.layout.replicas()) {
+    std::unique_ptr<Tokenizer> tokenizer;
+    if (HasTokenizer(extract_.model_dir)) {
+      auto loaded = LoadTokenizer(extract_.model_dir);
+      if (!loaded) return std::unexpected(loaded.error());
+      tokenizer = std::move(*loaded);
+    }
+    std::vector<std::string> shard_endpoints;
+    for (const LocalShard& local : share_.layout.shards()) {
+      if (local.replica == replica) shard_endpoints.push_back(BatchesEndpoint(local.global_shard));
+    }
+    const bool written = replica == share_.layout.written_replica();
+    auto started = links_.supervisor.Add(
+        StartTokenizerActor(links_.context,
+                            TokenizerActorConfig{
+                                .tokenizer = std::move(tokenizer),
+                                .model_dir = extract_.model_dir,
+                                .vocab_size = resources_.config.vocab_size,
+                                .bos_token_id = resources_.plan.bos_token_id,
+                                .bos_on_pretokenized = resources_.plan.bos_on_pretokenized,
+                                .packing = PackerOptions{.max_seq_len = resources_.plan.max_seq_len,
+                                                         .overflow = extract_.overflow,
+                                                         .batch_tokens = extract_.batch_tokens},
+                                .documents_endpoint = DocumentsEndpoint(replica),
+                                .shard_endpoints = shard_endpoints,
+                                .rejects_endpoint = written ? kRejectsEndpoint : ""}),
+        NodeSupervisor::OnStopSignal::kDrain);
+    if (!started) return started;
+  }
+  return {};
+}
+
+LoaderConfig PipelineStart::LoaderOf() const {
+  const MeshPlan& mesh = resources_.mesh;
+  LoaderConfig loading;
+  loading.corpus = CorpusOptionsOf(extract_);
+  loading.chunk_docs = extract_.chunk_docs;
+  for (int replica : share_.layout.replicas()) {
+    loading.document_endpoints.push_back(DocumentsEndpoint(replica));
+  }
+  if (share_.written) loading.rejects_endpoint = kRejectsEndpoint;
+  if (links_.leases) {
+    loading.leasing = links_.leases->LoaderLeasing();
+    loading.leasing->host = share_.host_id;
+    for (int replica : share_.layout.replicas()) {
+      loading.leasing->grant_holders.push_back(mesh.WriterHost(replica));
+    }
+    return loading;
+  }
+  // A job of one host: its one replica reads the job's share from where it resumes.
+  const ReplicaStart start = share_.written ? share_.written->start : ReplicaStart{};
+  loading.route = [mesh, start](int64_t doc_id) {
+    if (start.complete || doc_id < start.first_doc || !mesh.OwnsDocument(doc_id)) return -1;
+    return 0;
+  };
+  return loading;
+}
+
 }  // namespace
 
-std::expected<void, std::string> StartPipeline(const NodeOptions& options,
+std::expected<void, std::string> StartPipeline(const ExtractOptions& extract,
                                                const NodeResources& resources, HostShare share,
                                                PipelineLinks links) {
-  return PipelineStart(options, resources, std::move(share), links).Run();
+  return PipelineStart(extract, resources, std::move(share), links).Run();
 }
 
 }  // namespace actex

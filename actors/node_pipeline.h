@@ -6,9 +6,9 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "actors/extract_options.h"
 #include "actors/host_layout.h"
 #include "actors/host_output.h"
-#include "actors/node.h"
 #include "actors/node_resources.h"
 #include "actors/node_supervisor.h"
 
@@ -24,6 +24,7 @@ inline constexpr const char* kNodeEventsEndpoint = "inproc://events";
 // This host's part of the job: its device shards and replicas, and the replica it
 // writes, its output folder made ready for this run (PrepareWrittenReplica).
 struct HostShare {
+  int host_id = 0;
   HostLayout layout;
   std::optional<WrittenReplica> written;  // none: this host writes nothing
 };
@@ -42,7 +43,7 @@ struct PipelineLinks {
 // writer, device shards, then in a job of several hosts the rings (the rendezvous),
 // tokenizers and, last, the loader. Returns the first error; the caller then stops
 // whatever started and tells the job why.
-std::expected<void, std::string> StartPipeline(const NodeOptions& options,
+std::expected<void, std::string> StartPipeline(const ExtractOptions& extract,
                                                const NodeResources& resources, HostShare share,
                                                PipelineLinks links);
 
