@@ -15,7 +15,7 @@
 #include "actors/tokenizer_actor.h"
 #include "actors/uploader_actor.h"
 #include "actors/writer_actor.h"
-#include "model/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer_folder.h"
 #include "storage/corpus_reader.h"
 #include "transport/wire.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "model/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer_folder.h"
 #include "storage/corpus_reader.h"
 
 namespace actex {

@@ -2,33 +2,23 @@
 // transformers computes it (tests/fixtures/qwen2-tiny/README.md and
 // tests/fixtures/model-families/README.md), over a batch of packed sequences. One
 // decoder loop; where families differ, the ModelConfig feature that switches is named
-// at the step (the table in model/README.md lists which family has which).
+// at the step (the table in model/README.md lists which family has which). The steps
+// themselves (Embed, Attend, MlpHidden, AddToResidual, ...) are in decoder_state.cc.
 // Shapes: `tokens` is the packed batch length, `heads`/`kv_heads` this shard's
 // query/key-value heads, `columns` its MLP intermediate columns.
 
 #include "model/decoder_forward.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "model/blas_threads.h"
-#include "model/kernels/attention.h"
-#include "model/kernels/gelu.h"
-#include "model/kernels/half_float.h"
-#include "model/kernels/layer_norm.h"
+#include "model/decoder_state.h"
+#include "model/kernels/cpu_isa.h"
 #include "model/kernels/linear.h"
 #include "model/kernels/rms_norm.h"
-#include "model/kernels/rope_frequencies.h"
-#include "model/kernels/rotary.h"
-#include "model/kernels/swiglu.h"
-#include "model/kernels/cpu_isa.h"
-#include "model/kernels/thread_team.h"
-#include "model/shard_weights.h"
 
 namespace actex {
 namespace {
-
-constexpr int kSiteKinds = 8;
 
 // Grows `buffer` to at least `size` floats; never shrinks, so batches reuse memory.
 float* Reserve(std::vector<float>& buffer, int64_t size) {
@@ -36,78 +26,7 @@ float* Reserve(std::vector<float>& buffer, int64_t size) {
   return buffer.data();
 }
 
-void AddInPlace(float* target, const float* addend, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) target[i] += addend[i];
-}
-
-// A bias vector for Linear: null when the family has none.
-const float* BiasOrNull(const std::vector<float>& bias) {
-  return bias.empty() ? nullptr : bias.data();
-}
-
-// Rows per piece of the element-wise kernels: enough work to outweigh waking a helper.
-constexpr int64_t kRowGrain = 32;
-// Elements per piece of the flat element-wise kernels.
-constexpr int64_t kElementGrain = 32768;
-
 }  // namespace
-
-struct DecoderShard::State {
-  std::shared_ptr<const ModelWeights> weights;
-  ModelConfig config;
-  ShardSlice slice;
-  std::vector<Site> sites;
-  int last_layer = -1;  // the deepest layer any site needs
-  ShardWeights shard;
-  AttentionHeads attention_heads;
-  std::vector<RotaryTable> rotary;  // [global] or [global, local] (Gemma 3)
-  std::vector<int> capture_slot;  // [(layer + 1) * kSiteKinds + kind] -> index in sites, or -1
-  int layers_computed = 0;
-
-  // The shard's cores: every projection's shares, attention and the element-wise
-  // kernels run on it (see Create).
-  std::unique_ptr<ThreadTeam> team;
-
-  // Activations, reused across batches.
-  std::vector<float> resid, normed, q, k, v, context, partial, gate, up;
-  std::vector<float> widen_scratch;
-  std::vector<std::vector<float>> attention_scratch;  // one per team member
-  std::vector<std::vector<float>> gathered;
-
-  // Set for the duration of one Forward.
-  std::vector<SiteActivations>* captures = nullptr;
-  int64_t tokens = 0;
-
-  explicit State(const ModelConfig& model_config) {
-    if (!model_config.rotary) return;
-    rotary.emplace_back(RopeInverseFrequencies(model_config.head_dim, model_config.rope));
-    if (model_config.local_rope) {
-      rotary.emplace_back(RopeInverseFrequencies(model_config.head_dim, *model_config.local_rope));
-    }
-  }
-  const RotaryTable& RotaryOf(int layer) const {
-    return config.local_rope && config.Slides(layer) ? rotary[1] : rotary[0];
-  }
-
-  int Slot(SiteKind kind, int layer) const {
-    const size_t index = static_cast<size_t>((layer + 1) * kSiteKinds + static_cast<int>(kind));
-    return index < capture_slot.size() ? capture_slot[index] : -1;
-  }
-  bool Wants(SiteKind kind, int layer) const { return Slot(kind, layer) >= 0; }
-
-  // Copies `values` ([tokens, width]) into the capture of site (kind, layer), if requested.
-  void Tap(SiteKind kind, int layer, const float* values) {
-    const int slot = Slot(kind, layer);
-    if (slot < 0) return;
-    SiteActivations& capture = (*captures)[slot];
-    std::memcpy(capture.values.data(), values,
-                static_cast<size_t>(tokens * capture.width) * sizeof(float));
-  }
-
-  std::expected<void, std::string> TapGatheredColumns(SiteKind kind, int layer, const float* local,
-                                                      Collective& collective);
-  std::expected<void, std::string> Run(const PackedBatch& batch, Collective& collective);
-};
 
 DecoderShard::DecoderShard() = default;
 DecoderShard::~DecoderShard() = default;
@@ -130,12 +49,13 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
                            std::to_string(slice.shards) + " was not planned by PlanShard for " +
                            config.name);
   }
-  auto state = std::make_unique<State>(config);
+  auto state = std::make_unique<DecoderShardState>(config);
   state->weights = weights;
   state->config = config;
   state->slice = slice;
   state->sites = sites;
-  state->capture_slot.assign(static_cast<size_t>((config.layers + 2) * kSiteKinds), -1);
+  state->capture_slot.assign(
+      static_cast<size_t>((config.layers + 2) * DecoderShardState::kSiteKinds), -1);
   for (size_t i = 0; i < sites.size(); ++i) {
     const Site& site = sites[i];
     const bool has_layer = site.kind != SiteKind::kEmbed && site.kind != SiteKind::kLnFinal;
@@ -144,7 +64,8 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
                              ", which has " + std::to_string(config.layers) + " layers");
     }
     const int layer = has_layer ? site.layer : -1;
-    int& slot = state->capture_slot[(layer + 1) * kSiteKinds + static_cast<int>(site.kind)];
+    int& slot = state->capture_slot[(layer + 1) * DecoderShardState::kSiteKinds +
+                                    static_cast<int>(site.kind)];
     if (slot >= 0) return std::unexpected("site " + site.HookName() + " is requested twice");
     slot = static_cast<int>(i);
     state->last_layer = std::max(state->last_layer, site.LastLayerNeeded(config));
@@ -172,47 +93,13 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
 }
 
 std::expected<void, std::string> DecoderShard::Forward(const PackedBatch& batch,
-                                                     Collective& collective,
-                                                     std::vector<SiteActivations>* captures) {
-  State& s = *state_;
+                                                       Collective& collective,
+                                                       std::vector<SiteActivations>* captures) {
+  DecoderShardState& s = *state_;
+  auto max_position = s.CheckBatch(batch, collective);
+  if (!max_position) return std::unexpected(max_position.error());
   const int64_t tokens = static_cast<int64_t>(batch.token_ids.size());
-  if (batch.positions.size() != batch.token_ids.size()) {
-    return std::unexpected("batch has " + std::to_string(tokens) + " tokens but " +
-                           std::to_string(batch.positions.size()) + " positions");
-  }
-  int64_t packed = 0;
-  for (int32_t length : batch.sequence_lengths) {
-    if (length <= 0)
-      return std::unexpected("batch has a sequence of length " + std::to_string(length));
-    packed += length;
-  }
-  if (packed != tokens) {
-    return std::unexpected("batch sequence lengths sum to " + std::to_string(packed) + ", not " +
-                           std::to_string(tokens) + " tokens");
-  }
-  int32_t max_position = -1;
-  for (int64_t t = 0; t < tokens; ++t) {
-    const int32_t id = batch.token_ids[t];
-    if (id < 0 || id >= s.config.vocab_size) {
-      return std::unexpected("token id " + std::to_string(id) + " at batch position " +
-                             std::to_string(t) + " is outside the vocabulary of " + s.config.name +
-                             " (" + std::to_string(s.config.vocab_size) + ")");
-    }
-    // Learned positions (GPT-2) end at n_positions; rotary ones at kRotaryPositionLimit.
-    const int32_t end_position = s.config.PositionLimit();
-    if (batch.positions[t] < 0 || batch.positions[t] >= end_position) {
-      return std::unexpected("position " + std::to_string(batch.positions[t]) +
-                             " at batch position " + std::to_string(t) + " is outside [0, " +
-                             std::to_string(end_position) + ") of " + s.config.name);
-    }
-    max_position = std::max(max_position, batch.positions[t]);
-  }
-  if (collective.size() != s.slice.shards || collective.rank() != s.slice.rank) {
-    return std::unexpected("collective is rank " + std::to_string(collective.rank()) + " of " +
-                           std::to_string(collective.size()) + " but this shard is rank " +
-                           std::to_string(s.slice.rank) + " of " + std::to_string(s.slice.shards));
-  }
-  for (RotaryTable& table : s.rotary) table.Reserve(int64_t{max_position} + 1);
+  for (RotaryTable& table : s.rotary) table.Reserve(int64_t{*max_position} + 1);
   // The team is the parallelism (see Create): OpenBLAS's own threads would only
   // contend with it.
   if (BlasThreads() != 1) SetBlasThreads(1);
@@ -231,8 +118,8 @@ std::expected<void, std::string> DecoderShard::Forward(const PackedBatch& batch,
   return result;
 }
 
-std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& batch,
-                                                          Collective& collective) {
+std::expected<void, std::string> DecoderShardState::Run(const PackedBatch& batch,
+                                                        Collective& collective) {
   const int64_t hidden = config.hidden;
   const int64_t dim = config.head_dim;
   const int64_t q_width = attention_heads.heads * dim;      // this shard's query heads
@@ -249,77 +136,26 @@ std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& bat
   float* shard_sum = Reserve(partial, tokens * hidden);     // [tokens, hidden]
   float* gate_act = Reserve(gate, tokens * columns);        // [tokens, columns]
   float* up_act = Reserve(up, tokens * columns);            // [tokens, columns]
-  // config.norm: RMSNorm (the weight already 1 + w for Gemma) or LayerNorm with bias.
-  auto Normalize = [&](const float* x, const std::vector<float>& weight,
-                       const std::vector<float>& bias, float* y) {
-    team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
-      if (config.norm == NormKind::kLayerNorm) {
-        LayerNorm(x + first * hidden, end - first, hidden, weight.data(), bias.data(), eps,
-                  y + first * hidden);
-      } else {
-        RmsNorm(x + first * hidden, end - first, hidden, weight.data(), eps, y + first * hidden);
-      }
-    });
-  };
-  auto Accumulate = [&](float* target, const float* addend) {
-    team->ForRanges(tokens * hidden, kElementGrain, [&](int64_t first, int64_t end, int) {
-      AddInPlace(target + first, addend + first, end - first);
-    });
-  };
-  // A [hidden] bias of o_proj/down_proj, added once to the all-reduced sum.
-  auto AddBias = [&](float* rows, const std::vector<float>& bias) {
-    if (bias.empty()) return;
-    team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
-      for (int64_t t = first; t < end; ++t) AddInPlace(rows + t * hidden, bias.data(), hidden);
-    });
-  };
-  std::vector<int64_t> sequence_starts;  // the first token of every sequence
+  std::vector<int64_t> sequence_starts;                     // the first token of every sequence
   for (int64_t start = 0; int32_t length : batch.sequence_lengths) {
     sequence_starts.push_back(start);
     start += length;
   }
 
-  // Embedding (HF hidden_states[0]): the rows of embed_tokens, times embed_scale
-  // (Gemma), plus the learned position rows (GPT-2's wte + wpe).
-  const auto* embed = static_cast<const uint8_t*>(shard.embed.data);
-  const auto* position_embed = static_cast<const uint8_t*>(shard.position_embed.data);
-  const int64_t embed_row_bytes = hidden * WeightDtypeBytes(shard.embed.dtype);
-  team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
-    for (int64_t t = first; t < end; ++t) {
-      float* row = resid_stream + t * hidden;  // [hidden]
-      WidenToFloat(embed + batch.token_ids[t] * embed_row_bytes, shard.embed.dtype, hidden, row);
-      if (config.embed_scale > 0.0f) {
-        for (int64_t i = 0; i < hidden; ++i) row[i] *= config.embed_scale;
-      }
-      if (position_embed != nullptr) {
-        float* position_row = normed_stream + t * hidden;  // [hidden], scratch
-        WidenToFloat(position_embed + batch.positions[t] * embed_row_bytes,
-                     shard.position_embed.dtype, hidden, position_row);
-        AddInPlace(row, position_row, hidden);
-      }
-    }
-  });
+  Embed(batch, resid_stream, normed_stream);  // [tokens, hidden]
   Tap(SiteKind::kEmbed, -1, resid_stream);
   Tap(SiteKind::kResidPre, 0, resid_stream);
 
   layers_computed = 0;
   for (int layer = 0; layer <= last_layer; ++layer) {
     const LayerShardWeights& w = shard.layers[layer];
-    auto reduce = [&](const char* what) -> std::expected<void, std::string> {
-      auto reduced = collective.AllReduceSum({shard_sum, static_cast<size_t>(tokens * hidden)});
-      if (!reduced) {
-        return std::unexpected("all-reduce after " + std::string(what) + " of layer " +
-                               std::to_string(layer) + ": " + reduced.error());
-      }
-      return {};
-    };
 
     // Self-attention on input_layernorm(resid) (GPT-2: ln_1).
     Normalize(resid_stream, w.input_norm, w.input_norm_bias, normed_stream);  // [tokens, hidden]
     Linear(normed_stream, hidden, tokens, w.q, BiasOrNull(w.q_bias), queries, q_width,
            &widen_scratch, team.get());  // [tokens, heads*dim]
-    Linear(normed_stream, hidden, tokens, w.k, BiasOrNull(w.k_bias), keys, kv_width,
-           &widen_scratch, team.get());  // [tokens, kv_heads*dim]
+    Linear(normed_stream, hidden, tokens, w.k, BiasOrNull(w.k_bias), keys, kv_width, &widen_scratch,
+           team.get());  // [tokens, kv_heads*dim]
     Linear(normed_stream, hidden, tokens, w.v, BiasOrNull(w.v_bias), values, kv_width,
            &widen_scratch, team.get());  // [tokens, kv_heads*dim]
     if (config.qk_norm) {  // Qwen3, Gemma 3: RMSNorm over each head's dim, before rotary
@@ -339,76 +175,25 @@ std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& bat
                     static_cast<int>(dim), batch.positions.data() + first, table);
       });
     }
-    // One task per (sequence, head): attention never crosses sequences. Mistral and
-    // Gemma's sliding layers see only the last sliding_window keys.
-    const int heads = attention_heads.heads;
-    AttentionHeads layer_heads = attention_heads;
-    layer_heads.window = config.Slides(layer) ? config.sliding_window : 0;
-    team->Run(static_cast<int64_t>(batch.sequence_lengths.size()) * heads,
-              [&](int64_t task, int member) {
-                const int64_t sequence = task / heads;
-                const int local = static_cast<int>(task % heads);
-                const int64_t first = sequence_starts[sequence];
-                AttentionHeads one_head = layer_heads;
-                one_head.first_head = layer_heads.first_head + local;
-                one_head.heads = 1;
-                CausalAttention(queries + first * q_width + local * dim, keys + first * kv_width,
-                                values + first * kv_width, q_width, kv_width,
-                                batch.sequence_lengths[sequence], one_head,
-                                attention + first * q_width + local * dim,
-                                &attention_scratch[member]);  // [length, dim] of head `local`
-              });
+    Attend(layer, batch, sequence_starts, queries, keys, values, attention);  // [tokens, heads*dim]
     // o_proj over this shard's heads is a partial sum; the all-reduce completes it.
     Linear(attention, q_width, tokens, w.o, nullptr, shard_sum, hidden, &widen_scratch,
            team.get());  // [tokens, hidden]
-    if (auto reduced = reduce("o_proj"); !reduced) return reduced;
-    AddBias(shard_sum, w.o_bias);  // [tokens, hidden]
-    if (config.sandwich_norms) {   // Gemma: attn_out is post_attention_layernorm's output
-      Normalize(shard_sum, w.post_attention_norm, {}, shard_sum);  // [tokens, hidden]
-    }
-    Tap(SiteKind::kAttnOut, layer, shard_sum);
-    Accumulate(resid_stream, shard_sum);  // [tokens, hidden]
-    Tap(SiteKind::kResidMid, layer, resid_stream);
+    auto attended = AddToResidual(kAttentionEnd, w, layer, shard_sum, resid_stream, collective);
+    if (!attended) return attended;
 
     // MLP on the pre-MLP norm (post_attention_layernorm; Gemma: pre_feedforward_layernorm;
     // GPT-2: ln_2).
     Normalize(resid_stream, w.pre_mlp_norm, w.pre_mlp_norm_bias, normed_stream);
-    float* mlp_hidden = gate_act;  // [tokens, columns]: the input of down_proj
-    if (config.mlp == MlpKind::kGeluTanh) {  // GPT-2: gelu_new(c_fc(n))
-      Linear(normed_stream, hidden, tokens, w.up, BiasOrNull(w.up_bias), up_act, columns,
-             &widen_scratch, team.get());  // [tokens, columns]
-      team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
-        GeluTanh(up_act + first, end - first, up_act + first);
-      });  // [tokens, columns]
-      mlp_hidden = up_act;
-    } else {  // act(gate(n)) * up(n): silu (SwiGLU) or gelu_tanh (Gemma's GeGLU)
-      Linear(normed_stream, hidden, tokens, w.gate, BiasOrNull(w.gate_bias), gate_act, columns,
-             &widen_scratch, team.get());  // [tokens, columns]
-      Linear(normed_stream, hidden, tokens, w.up, BiasOrNull(w.up_bias), up_act, columns,
-             &widen_scratch, team.get());  // [tokens, columns]
-      const bool silu = config.mlp == MlpKind::kGatedSilu;
-      team->ForRanges(tokens * columns, kElementGrain, [&](int64_t first, int64_t end, int) {
-        if (silu) {
-          SwiGlu(gate_act + first, up_act + first, end - first, gate_act + first);
-        } else {
-          GeGlu(gate_act + first, up_act + first, end - first, gate_act + first);
-        }
-      });  // [tokens, columns]
-    }
+    float* mlp_hidden = MlpHidden(w, normed_stream, gate_act, up_act);  // [tokens, columns]
     if (Wants(SiteKind::kMlpPost, layer)) {
       auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, mlp_hidden, collective);
       if (!tapped) return tapped;
     }
     Linear(mlp_hidden, columns, tokens, w.down, nullptr, shard_sum, hidden, &widen_scratch,
            team.get());  // [tokens, hidden]
-    if (auto reduced = reduce("down_proj"); !reduced) return reduced;
-    AddBias(shard_sum, w.down_bias);  // [tokens, hidden]
-    if (config.sandwich_norms) {      // Gemma: mlp_out is post_feedforward_layernorm's output
-      Normalize(shard_sum, w.post_mlp_norm, {}, shard_sum);  // [tokens, hidden]
-    }
-    Tap(SiteKind::kMlpOut, layer, shard_sum);
-    Accumulate(resid_stream, shard_sum);  // [tokens, hidden]
-    Tap(SiteKind::kResidPost, layer, resid_stream);
+    auto added = AddToResidual(kMlpEnd, w, layer, shard_sum, resid_stream, collective);
+    if (!added) return added;
     Tap(SiteKind::kResidPre, layer + 1, resid_stream);
     ++layers_computed;
   }
@@ -417,43 +202,6 @@ std::expected<void, std::string> DecoderShard::State::Run(const PackedBatch& bat
   if (Wants(SiteKind::kLnFinal, -1)) {
     Normalize(resid_stream, shard.final_norm, shard.final_norm_bias, normed_stream);
     Tap(SiteKind::kLnFinal, -1, normed_stream);
-  }
-  return {};
-}
-
-// Every shard holds its own columns of a [tokens, intermediate] activation; the
-// capture is the whole of it, assembled in rank (= column) order.
-std::expected<void, std::string> DecoderShard::State::TapGatheredColumns(SiteKind kind, int layer,
-                                                                       const float* local,
-                                                                       Collective& collective) {
-  const int64_t columns = slice.end_intermediate - slice.first_intermediate;
-  auto gathered_ok =
-      collective.AllGather({local, static_cast<size_t>(tokens * columns)}, &gathered);
-  if (!gathered_ok) {
-    return std::unexpected("all-gather of " + Site{kind, layer}.HookName() + ": " +
-                           gathered_ok.error());
-  }
-  if (static_cast<int>(gathered.size()) != slice.shards) {
-    return std::unexpected("all-gather of " + Site{kind, layer}.HookName() + " returned " +
-                           std::to_string(gathered.size()) + " parts for " +
-                           std::to_string(slice.shards) + " shards");
-  }
-  SiteActivations& capture = (*captures)[Slot(kind, layer)];
-  for (int rank = 0; rank < slice.shards; ++rank) {
-    auto peer = PlanShard(config, rank, slice.shards);
-    if (!peer) return std::unexpected(peer.error());
-    const int64_t first = peer->first_intermediate;
-    const int64_t width = peer->end_intermediate - first;
-    if (static_cast<int64_t>(gathered[rank].size()) != tokens * width) {
-      return std::unexpected("all-gather of " + Site{kind, layer}.HookName() + ": shard " +
-                             std::to_string(rank) + " sent " +
-                             std::to_string(gathered[rank].size()) + " values, expected " +
-                             std::to_string(tokens * width));
-    }
-    for (int64_t t = 0; t < tokens; ++t) {
-      std::memcpy(capture.values.data() + t * capture.width + first,
-                  gathered[rank].data() + t * width, static_cast<size_t>(width) * sizeof(float));
-    }
   }
   return {};
 }

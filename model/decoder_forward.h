@@ -10,24 +10,13 @@
 #include "model/collective.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
+#include "model/packed_batch.h"
 #include "model/shard_plan.h"
 #include "model/sites.h"
 
 namespace actex {
 
-// Sequences laid end to end with no padding; attention never crosses a sequence.
-struct PackedBatch {
-  std::vector<int32_t> token_ids;         // [tokens]
-  std::vector<int32_t> positions;         // [tokens] rotary position inside its sequence
-  std::vector<int32_t> sequence_lengths;  // [sequences], sums to tokens
-};
-
-// One captured site for a whole batch, row-major.
-struct SiteActivations {
-  Site site;
-  int width = 0;
-  std::vector<float> values;  // [tokens, width]
-};
+struct DecoderShardState;  // model/decoder_state.h
 
 // One tensor-parallel shard of a decoder-only model of any supported family (qwen2,
 // llama, mistral, qwen3, gemma2, gemma3_text, gpt2; see model_config.h): its slice of
@@ -61,8 +50,7 @@ class DecoderShard {
 
  private:
   DecoderShard();
-  struct State;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<DecoderShardState> state_;
 };
 
 }  // namespace actex

@@ -1,7 +1,5 @@
 #include "model/model_weights.h"
 
-#include <sodium.h>
-
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -17,6 +15,7 @@
 #include "base/text.h"
 #include "base/whole_file.h"
 #include "model/architecture.h"
+#include "model/tokenizer/file_digest.h"
 #include "storage/safetensors.h"
 
 namespace actex {
@@ -35,6 +34,146 @@ std::optional<WeightDtype> ParseDtype(const std::string& dtype) {
   if (dtype == "BF16") return WeightDtype::kBF16;
   if (dtype == "F16") return WeightDtype::kF16;
   return std::nullopt;
+}
+
+// Which files hold a model's weights: model.safetensors, or those its index names.
+struct WeightFileList {
+  std::string listing;  // model.safetensors or model.safetensors.index.json: errors name it
+  std::map<std::string, std::string> weight_map;  // tensor -> file name; empty for one file
+  std::set<std::string> file_names;               // in name order, the fingerprint's order
+};
+
+// Reads model.safetensors.index.json's weight_map: every entry a plain file name of
+// the model folder `model_dir`. Errors name the index and the entry.
+std::expected<WeightFileList, std::string> ReadWeightIndex(const std::string& index_path,
+                                                           const std::string& model_dir) {
+  auto index_text = ReadWholeFile(index_path);
+  if (!index_text) return std::unexpected(index_text.error());
+  auto index = nlohmann::json::parse(*index_text, nullptr, /*allow_exceptions=*/false);
+  if (index.is_discarded() || !index.is_object()) {
+    return std::unexpected(index_path + ": not valid JSON");
+  }
+  auto map = index.find("weight_map");
+  if (map == index.end() || !map->is_object()) {
+    return std::unexpected(index_path + ": missing object \"weight_map\"");
+  }
+  WeightFileList list{.listing = index_path};
+  for (const auto& [tensor, file] : map->items()) {
+    if (!file.is_string()) {
+      return std::unexpected(index_path + ": weight_map entry \"" + tensor +
+                             "\" is not a file name");
+    }
+    const std::string name = file.get<std::string>();
+    if (name.empty() || name.find('/') != std::string::npos || name == "..") {
+      return std::unexpected(index_path + ": weight_map entry \"" + tensor + "\" names \"" + name +
+                             "\", not a file in " + model_dir);
+    }
+    list.weight_map[tensor] = name;
+    list.file_names.insert(name);
+  }
+  return list;
+}
+
+// The weight files of `model_dir`: model.safetensors when it is there, else the files
+// model.safetensors.index.json names. A dangling or looping symlink is reported as
+// itself, not as a missing file; neither file is an error naming the folder.
+std::expected<WeightFileList, std::string> ListWeightFiles(const std::string& model_dir) {
+  const std::string single = (fs::path(model_dir) / "model.safetensors").string();
+  auto has_single = PathEntryExists(single);
+  if (!has_single) return std::unexpected(has_single.error());
+  if (*has_single) return WeightFileList{.listing = single, .file_names = {"model.safetensors"}};
+  const std::string index_path = (fs::path(model_dir) / "model.safetensors.index.json").string();
+  auto has_index = PathEntryExists(index_path);
+  if (!has_index) return std::unexpected(has_index.error());
+  if (*has_index) return ReadWeightIndex(index_path, model_dir);
+  return std::unexpected(model_dir +
+                         " has neither model.safetensors nor model.safetensors.index.json");
+}
+
+// Each tensor of `files` (opened in the order of list.file_names), found where `list`
+// places it. Fails when the index places a tensor in a file that lacks it.
+std::expected<std::map<std::string, FoundTensor>, std::string> LocateTensors(
+    const WeightFileList& list, const std::vector<std::unique_ptr<SafetensorsFile>>& files) {
+  std::map<std::string, FoundTensor> found;
+  if (list.weight_map.empty()) {  // model.safetensors: every tensor it holds
+    for (const auto& file : files) {
+      for (const auto& [name, tensor] : file->tensors()) found[name] = {&tensor, &file->path()};
+    }
+    return found;
+  }
+  std::map<std::string, const SafetensorsFile*> by_name;
+  auto file = files.begin();
+  for (const std::string& name : list.file_names) by_name[name] = (file++)->get();
+  for (const auto& [name, file_name] : list.weight_map) {
+    const SafetensorsFile& holder = *by_name.at(file_name);
+    auto it = holder.tensors().find(name);
+    if (it == holder.tensors().end()) {
+      return std::unexpected(list.listing + " places tensor " + name + " in " + holder.path() +
+                             ", which has no such tensor");
+    }
+    found[name] = {&it->second, &holder.path()};
+  }
+  return found;
+}
+
+// A view of every tensor the architecture table lists for `config`, each with the shape
+// config.json implies, all in one dtype of F32, BF16 or F16; an optional tensor may be
+// absent. Errors name the tensor, its file (or `listing` when it is missing) and what
+// config.json says.
+std::expected<std::map<std::string, WeightView>, std::string> ViewArchitectureTensors(
+    const ModelConfig& config, const std::map<std::string, FoundTensor>& found,
+    const std::string& listing) {
+  std::map<std::string, WeightView> views;
+  std::optional<WeightDtype> model_dtype;
+  std::string first_dtype, first_name;
+  for (const TensorSpec& expected : ArchitectureTensors(config)) {
+    auto it = found.find(expected.name);
+    if (it == found.end()) {
+      if (!expected.required) continue;
+      return std::unexpected(listing + " has no tensor " + expected.name + ", which a " +
+                             config.model_type + " model with config.json's " + expected.because +
+                             " needs");
+    }
+    const SafetensorsTensor& tensor = *it->second.tensor;
+    const std::string& path = *it->second.path;
+    if (tensor.shape != expected.shape) {
+      return std::unexpected("tensor " + expected.name + " in " + path + " has shape " +
+                             ShapeText(tensor.shape) + ", but config.json (" + expected.because +
+                             ") implies " + ShapeText(expected.shape));
+    }
+    const auto dtype = ParseDtype(tensor.dtype);
+    if (!dtype) {
+      return std::unexpected("tensor " + expected.name + " in " + path + " has dtype " +
+                             tensor.dtype + "; actex reads F32, BF16 and F16 weights");
+    }
+    if (!model_dtype) {
+      model_dtype = dtype;
+      first_dtype = tensor.dtype;
+      first_name = expected.name;
+    } else if (*dtype != *model_dtype) {
+      return std::unexpected("tensor " + expected.name + " in " + path + " is " + tensor.dtype +
+                             " but " + first_name + " is " + first_dtype +
+                             "; all weights must share one dtype");
+    }
+    views[expected.name] = {.data = tensor.bytes.data(),
+                            .dtype = *dtype,
+                            .rows = tensor.shape.size() == 2 ? tensor.shape[0] : 1,
+                            .cols = tensor.shape.back()};
+  }
+  return views;
+}
+
+// Fails when the weights hold a layer past config.json's num_hidden_layers (a config
+// that says fewer layers than the weights hold).
+std::expected<void, std::string> CheckNoLayerBeyond(
+    const ModelConfig& config, const std::map<std::string, FoundTensor>& found) {
+  for (const auto& [name, where_found] : found) {
+    if (LayerOfTensor(name) >= config.layers) {
+      return std::unexpected(*where_found.path + " has tensor " + name + ", but config.json " +
+                             "says num_hidden_layers " + std::to_string(config.layers));
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -71,132 +210,27 @@ std::expected<std::shared_ptr<const ModelWeights>, std::string> ModelWeights::Op
   std::shared_ptr<ModelWeights> weights(new ModelWeights());
   State& state = *weights->state_;
   state.config = *config;
-
-  // Which file holds each tensor: one file, or the files an index names.
-  const std::string single = (fs::path(model_dir) / "model.safetensors").string();
-  const std::string index_path = (fs::path(model_dir) / "model.safetensors.index.json").string();
-  std::map<std::string, std::string> weight_map;  // tensor -> file name, from the index
-  std::set<std::string> file_names;
-  // A dangling or looping symlink is reported as itself, not as a missing file.
-  auto has_single = PathEntryExists(single);
-  if (!has_single) return std::unexpected(has_single.error());
-  std::expected<bool, std::string> has_index = false;
-  if (!*has_single) has_index = PathEntryExists(index_path);
-  if (!has_index) return std::unexpected(has_index.error());
-  if (*has_single) {
-    file_names.insert("model.safetensors");
-  } else if (*has_index) {
-    auto index_text = ReadWholeFile(index_path);
-    if (!index_text) return std::unexpected(index_text.error());
-    auto index = nlohmann::json::parse(*index_text, nullptr, /*allow_exceptions=*/false);
-    if (index.is_discarded() || !index.is_object()) {
-      return std::unexpected(index_path + ": not valid JSON");
-    }
-    auto map = index.find("weight_map");
-    if (map == index.end() || !map->is_object()) {
-      return std::unexpected(index_path + ": missing object \"weight_map\"");
-    }
-    for (const auto& [tensor, file] : map->items()) {
-      if (!file.is_string()) {
-        return std::unexpected(index_path + ": weight_map entry \"" + tensor +
-                               "\" is not a file name");
-      }
-      const std::string name = file.get<std::string>();
-      if (name.empty() || name.find('/') != std::string::npos || name == "..") {
-        return std::unexpected(index_path + ": weight_map entry \"" + tensor + "\" names \"" +
-                               name + "\", not a file in " + model_dir);
-      }
-      weight_map[tensor] = name;
-      file_names.insert(name);
-    }
-  } else {
-    return std::unexpected(model_dir +
-                           " has neither model.safetensors nor model.safetensors.index.json");
-  }
-
-  // Map every file (headers only are read) and note each tensor's file.
-  std::map<std::string, const SafetensorsFile*> by_name;
+  auto list = ListWeightFiles(model_dir);
+  if (!list) return std::unexpected(list.error());
+  // Map every file (headers only are read); the fingerprint is config.json's bytes and
+  // every file's header, files in name order.
   std::string fingerprint_input = *config_bytes;
-  for (const std::string& name : file_names) {
+  for (const std::string& name : list->file_names) {
     auto file = SafetensorsFile::Open((fs::path(model_dir) / name).string());
     if (!file) return std::unexpected(file.error());
     state.file_bytes += (*file)->file_bytes();
     fingerprint_input += (*file)->header_json();
-    by_name[name] = file->get();
     state.files.push_back(std::move(*file));
   }
-  std::map<std::string, FoundTensor> found;
-  if (weight_map.empty()) {
-    const SafetensorsFile& file = *state.files.front();
-    for (const auto& [name, tensor] : file.tensors()) found[name] = {&tensor, &file.path()};
-  } else {
-    for (const auto& [name, file_name] : weight_map) {
-      const SafetensorsFile& file = *by_name.at(file_name);
-      auto it = file.tensors().find(name);
-      if (it == file.tensors().end()) {
-        return std::unexpected(index_path + " places tensor " + name + " in " + file.path() +
-                               ", which has no such tensor");
-      }
-      found[name] = {&it->second, &file.path()};
-    }
+  auto found = LocateTensors(*list, state.files);
+  if (!found) return std::unexpected(found.error());
+  auto views = ViewArchitectureTensors(state.config, *found, list->listing);
+  if (!views) return std::unexpected(views.error());
+  state.views = std::move(*views);
+  if (auto layers = CheckNoLayerBeyond(state.config, *found); !layers) {
+    return std::unexpected(layers.error());
   }
-  const std::string where = weight_map.empty() ? single : index_path;
-
-  // Every tensor the config implies, with its shape and one dtype for all.
-  std::optional<WeightDtype> model_dtype;
-  std::string first_dtype, first_name;
-  for (const TensorSpec& expected : ArchitectureTensors(state.config)) {
-    auto it = found.find(expected.name);
-    if (it == found.end()) {
-      if (!expected.required) continue;
-      return std::unexpected(where + " has no tensor " + expected.name + ", which a " +
-                             state.config.model_type + " model with config.json's " +
-                             expected.because + " needs");
-    }
-    const SafetensorsTensor& tensor = *it->second.tensor;
-    const std::string& path = *it->second.path;
-    if (tensor.shape != expected.shape) {
-      return std::unexpected("tensor " + expected.name + " in " + path + " has shape " +
-                             ShapeText(tensor.shape) + ", but config.json (" + expected.because +
-                             ") implies " + ShapeText(expected.shape));
-    }
-    const auto dtype = ParseDtype(tensor.dtype);
-    if (!dtype) {
-      return std::unexpected("tensor " + expected.name + " in " + path + " has dtype " +
-                             tensor.dtype + "; actex reads F32, BF16 and F16 weights");
-    }
-    if (!model_dtype) {
-      model_dtype = dtype;
-      first_dtype = tensor.dtype;
-      first_name = expected.name;
-    } else if (*dtype != *model_dtype) {
-      return std::unexpected("tensor " + expected.name + " in " + path + " is " + tensor.dtype +
-                             " but " + first_name + " is " + first_dtype +
-                             "; all weights must share one dtype");
-    }
-    WeightView view;
-    view.data = tensor.bytes.data();
-    view.dtype = *dtype;
-    view.rows = tensor.shape.size() == 2 ? tensor.shape[0] : 1;
-    view.cols = tensor.shape.back();
-    state.views[expected.name] = view;
-  }
-
-  // A config that says fewer layers or another vocabulary than the weights hold.
-  for (const auto& [name, where_found] : found) {
-    const int layer = LayerOfTensor(name);
-    if (layer >= state.config.layers) {
-      return std::unexpected(*where_found.path + " has tensor " + name + ", but config.json " +
-                             "says num_hidden_layers " + std::to_string(state.config.layers));
-    }
-  }
-  if (sodium_init() < 0) return std::unexpected("libsodium failed to initialise");
-  unsigned char digest[crypto_hash_sha256_BYTES];
-  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(fingerprint_input.data()),
-                     fingerprint_input.size());
-  char hex[2 * crypto_hash_sha256_BYTES + 1];
-  sodium_bin2hex(hex, sizeof(hex), digest, sizeof(digest));
-  state.fingerprint = hex;
+  state.fingerprint = Sha256HexOfBytes(fingerprint_input);
   return std::shared_ptr<const ModelWeights>(std::move(weights));
 }
 

@@ -84,12 +84,10 @@ bool IsNormWeight(TensorRole role) {
   }
 }
 
-}  // namespace
-
-std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& weights,
-                                                           const ShardSlice& slice,
-                                                           int last_layer) {
-  const ModelConfig& config = weights.config();
+// Fails when `slice` is not a slice of `config` (head or column ranges outside it,
+// key/value heads other than its query heads need) or `last_layer` is past its layers.
+std::expected<void, std::string> CheckSlice(const ModelConfig& config, const ShardSlice& slice,
+                                            int last_layer) {
   if (slice.first_head < 0 || slice.first_head >= slice.end_head || slice.end_head > config.heads ||
       slice.first_intermediate < 0 || slice.first_intermediate > slice.end_intermediate ||
       slice.end_intermediate > config.intermediate) {
@@ -107,12 +105,123 @@ std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& w
     return std::unexpected("layer " + std::to_string(last_layer) + " requested, but " +
                            config.name + " has " + std::to_string(config.layers) + " layers");
   }
+  return {};
+}
 
-  const int64_t dim = config.head_dim;
-  const Range heads{slice.first_head * dim, slice.end_head * dim};
-  const Range kv_heads{slice.first_kv_head * dim, slice.end_kv_head * dim};
-  const Range columns{slice.first_intermediate, slice.end_intermediate};
-  const int64_t q_width = int64_t{config.heads} * dim, kv_width = int64_t{config.kv_heads} * dim;
+// The features one shard owns, in the units of a weight's rows or columns.
+struct ShardFeatures {
+  Range heads, kv_heads, columns;     // its query heads * dim, key/value heads * dim, MLP columns
+  int64_t q_width = 0, kv_width = 0;  // all query and all key/value features of the model
+
+  ShardFeatures(const ModelConfig& config, const ShardSlice& slice)
+      : heads{slice.first_head * config.head_dim, slice.end_head * config.head_dim},
+        kv_heads{slice.first_kv_head * config.head_dim, slice.end_kv_head * config.head_dim},
+        columns{slice.first_intermediate, slice.end_intermediate},
+        q_width(int64_t{config.heads} * config.head_dim),
+        kv_width(int64_t{config.kv_heads} * config.head_dim) {}
+};
+
+// What a shard takes of one weight: a range of output features per part (one, or q, k
+// and v of a fused weight), and one range of input features.
+struct TakenRanges {
+  std::vector<Range> outputs;
+  Range inputs;
+};
+
+// The ranges of `view` (as `spec` lays it out and splits it) that `features` owns.
+TakenRanges RangesOf(const TensorSpec& spec, const WeightView& view,
+                     const ShardFeatures& features) {
+  TakenRanges taken{.inputs = {0, spec.layout == TensorLayout::kConv1D ? view.rows : view.cols}};
+  const int64_t all_outputs = spec.layout == TensorLayout::kConv1D ? view.cols : view.rows;
+  const Range& kv_heads = features.kv_heads;
+  const int64_t q_width = features.q_width, kv_width = features.kv_width;
+  switch (spec.split) {
+    case TensorSplit::kReplicated:
+      taken.outputs = {{0, view.rows == 1 ? view.cols : all_outputs}};
+      break;
+    case TensorSplit::kOutputByHeads:
+      taken.outputs = {features.heads};
+      break;
+    case TensorSplit::kOutputByKvHeads:
+      taken.outputs = {kv_heads};
+      break;
+    case TensorSplit::kOutputByIntermediate:
+      taken.outputs = {features.columns};
+      break;
+    case TensorSplit::kOutputByFusedQkv:
+      taken.outputs = {features.heads,
+                       {q_width + kv_heads.first, q_width + kv_heads.end},
+                       {q_width + kv_width + kv_heads.first, q_width + kv_width + kv_heads.end}};
+      break;
+    case TensorSplit::kInputByHeads:
+      taken.outputs = {{0, all_outputs}};
+      taken.inputs = features.heads;
+      break;
+    case TensorSplit::kInputByIntermediate:
+      taken.outputs = {{0, all_outputs}};
+      taken.inputs = features.columns;
+      break;
+  }
+  return taken;
+}
+
+// Stores the shard's part of a vector weight (a norm weight or a bias; a fused q/k/v
+// bias in three parts) widened to float32; Gemma's norm weights as 1 + w.
+void StoreVector(const TensorSpec& spec, const WeightView& view, const TakenRanges& taken,
+                 bool one_plus_weight, ShardWeights* shard) {
+  std::vector<std::vector<float>*> targets;
+  if (spec.role == TensorRole::kQkvBias) {
+    LayerShardWeights& w = shard->layers[spec.layer];
+    targets = {&w.q_bias, &w.k_bias, &w.v_bias};
+  } else if (spec.layer < 0) {
+    targets = {spec.role == TensorRole::kFinalNorm ? &shard->final_norm : &shard->final_norm_bias};
+  } else {
+    targets = {VectorOf(shard->layers[spec.layer], spec.role)};
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    *targets[i] = WidenVector(view, taken.outputs[i]);
+    if (one_plus_weight && IsNormWeight(spec.role)) {
+      for (float& value : *targets[i]) value = 1.0f + value;  // HF: (1.0 + w.float())
+    }
+  }
+}
+
+// Stores the shard's part of a layer's matrix (a fused q/k/v one in three parts) as a
+// slice into the mapped file, or into a transposed copy of a Conv1D weight kept in
+// shard->transposed.
+void StoreMatrix(const TensorSpec& spec, const WeightView& view, const TakenRanges& taken,
+                 ShardWeights* shard) {
+  std::vector<WeightSlice*> targets;
+  LayerShardWeights& w = shard->layers[spec.layer];
+  if (spec.role == TensorRole::kQkv) {
+    targets = {&w.q, &w.k, &w.v};
+  } else {
+    targets = {MatrixOf(w, spec.role)};
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (spec.layout == TensorLayout::kConv1D) {
+      shard->transposed.emplace_back();
+      const WeightView copy =
+          TransposedCopy(view, taken.inputs, taken.outputs[i], shard->transposed.back());
+      *targets[i] = RowSlice(copy, 0, copy.rows);
+    } else if (taken.inputs.first != 0 || taken.inputs.end != view.cols) {
+      *targets[i] = ColumnSlice(view, taken.inputs.first, taken.inputs.end);
+    } else {
+      *targets[i] = RowSlice(view, taken.outputs[i].first, taken.outputs[i].end);
+    }
+  }
+}
+
+}  // namespace
+
+std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& weights,
+                                                           const ShardSlice& slice,
+                                                           int last_layer) {
+  const ModelConfig& config = weights.config();
+  if (auto checked = CheckSlice(config, slice, last_layer); !checked) {
+    return std::unexpected(checked.error());
+  }
+  const ShardFeatures features(config, slice);
   const bool one_plus_weight = config.norm == NormKind::kRmsOnePlusWeight;
 
   ShardWeights shard;
@@ -124,66 +233,14 @@ std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& w
     if (view.data == nullptr) {
       return std::unexpected("tensor " + spec.name + " was not loaded from " + config.name);
     }
-    // The ranges of output features this shard takes, and of input features.
-    std::vector<Range> outputs;
-    Range inputs{0, spec.layout == TensorLayout::kConv1D ? view.rows : view.cols};
-    const int64_t all_outputs = spec.layout == TensorLayout::kConv1D ? view.cols : view.rows;
-    switch (spec.split) {
-      case TensorSplit::kReplicated: outputs = {{0, view.rows == 1 ? view.cols : all_outputs}}; break;
-      case TensorSplit::kOutputByHeads: outputs = {heads}; break;
-      case TensorSplit::kOutputByKvHeads: outputs = {kv_heads}; break;
-      case TensorSplit::kOutputByIntermediate: outputs = {columns}; break;
-      case TensorSplit::kOutputByFusedQkv:
-        outputs = {heads,
-                   {q_width + kv_heads.first, q_width + kv_heads.end},
-                   {q_width + kv_width + kv_heads.first, q_width + kv_width + kv_heads.end}};
-        break;
-      case TensorSplit::kInputByHeads: outputs = {{0, all_outputs}}, inputs = heads; break;
-      case TensorSplit::kInputByIntermediate: outputs = {{0, all_outputs}}, inputs = columns; break;
-    }
     if (view.rows == 1) {  // a vector: norm weight or bias
-      std::vector<std::vector<float>*> targets;
-      if (spec.role == TensorRole::kQkvBias) {
-        LayerShardWeights& w = shard.layers[spec.layer];
-        targets = {&w.q_bias, &w.k_bias, &w.v_bias};
-      } else if (spec.layer < 0) {
-        targets = {spec.role == TensorRole::kFinalNorm ? &shard.final_norm : &shard.final_norm_bias};
-      } else {
-        targets = {VectorOf(shard.layers[spec.layer], spec.role)};
-      }
-      for (size_t i = 0; i < targets.size(); ++i) {
-        *targets[i] = WidenVector(view, outputs[i]);
-        if (one_plus_weight && IsNormWeight(spec.role)) {
-          for (float& value : *targets[i]) value = 1.0f + value;  // HF: (1.0 + w.float())
-        }
-      }
-      continue;
-    }
-    if (spec.role == TensorRole::kEmbed) {
+      StoreVector(spec, view, RangesOf(spec, view, features), one_plus_weight, &shard);
+    } else if (spec.role == TensorRole::kEmbed) {
       shard.embed = view;
-      continue;
-    }
-    if (spec.role == TensorRole::kPositionEmbed) {
+    } else if (spec.role == TensorRole::kPositionEmbed) {
       shard.position_embed = view;
-      continue;
-    }
-    std::vector<WeightSlice*> targets;
-    LayerShardWeights& w = shard.layers[spec.layer];
-    if (spec.role == TensorRole::kQkv) {
-      targets = {&w.q, &w.k, &w.v};
     } else {
-      targets = {MatrixOf(w, spec.role)};
-    }
-    for (size_t i = 0; i < targets.size(); ++i) {
-      if (spec.layout == TensorLayout::kConv1D) {
-        shard.transposed.emplace_back();
-        const WeightView copy = TransposedCopy(view, inputs, outputs[i], shard.transposed.back());
-        *targets[i] = RowSlice(copy, 0, copy.rows);
-      } else if (inputs.first != 0 || inputs.end != view.cols) {
-        *targets[i] = ColumnSlice(view, inputs.first, inputs.end);
-      } else {
-        *targets[i] = RowSlice(view, outputs[i].first, outputs[i].end);
-      }
+      StoreMatrix(spec, view, RangesOf(spec, view, features), &shard);
     }
   }
   return shard;

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "storage/corpus_reader.h"
+#include "storage/corpus_record.h"
 #include "storage/parquet/parquet_file_reader.h"
 
 namespace actex {

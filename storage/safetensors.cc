@@ -99,6 +99,56 @@ std::expected<ParsedTensor, std::string> ParseTensorEntry(const std::string& nam
   return tensor;
 }
 
+// The tensors that `header_json` lists in a data section of `data_bytes` bytes, and
+// its "__metadata__" strings into `metadata`. Errors say what is wrong (not the path).
+std::expected<std::vector<ParsedTensor>, std::string> ParseHeader(
+    const std::string& header_json, int64_t data_bytes,
+    std::map<std::string, std::string>* metadata) {
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(header_json);
+  } catch (const nlohmann::json::exception& error) {
+    return std::unexpected(std::string("header is not valid JSON: ") + error.what());
+  }
+  if (!header.is_object()) return std::unexpected("header is not a JSON object");
+  std::vector<ParsedTensor> parsed;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == kSafetensorsMetadataKey) {
+      if (!entry.is_object()) return std::unexpected("\"__metadata__\" is not a JSON object");
+      for (const auto& [key, value] : entry.items()) {
+        if (!value.is_string()) {
+          return std::unexpected("\"__metadata__\" entry \"" + key + "\" is not a string");
+        }
+        (*metadata)[key] = value.get<std::string>();
+      }
+      continue;
+    }
+    auto tensor = ParseTensorEntry(name, entry, data_bytes);
+    if (!tensor) return std::unexpected("tensor \"" + name + "\": " + tensor.error());
+    parsed.push_back(std::move(*tensor));
+  }
+  return parsed;
+}
+
+// Fails naming two tensors that share bytes of the data section; empty tensors occupy
+// none and cannot overlap.
+std::expected<void, std::string> CheckNoOverlap(const std::vector<ParsedTensor>& parsed) {
+  std::vector<const ParsedTensor*> by_offset;
+  for (const auto& tensor : parsed) {
+    if (tensor.end > tensor.begin) by_offset.push_back(&tensor);
+  }
+  std::sort(by_offset.begin(), by_offset.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
+  });
+  for (size_t i = 1; i < by_offset.size(); ++i) {
+    if (by_offset[i]->begin < by_offset[i - 1]->end) {
+      return std::unexpected("tensor \"" + by_offset[i]->name + "\" overlaps tensor \"" +
+                             by_offset[i - 1]->name + "\" in the data section");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 struct SafetensorsFile::State {
@@ -151,47 +201,10 @@ std::expected<std::unique_ptr<SafetensorsFile>, std::string> SafetensorsFile::Op
       static_cast<int64_t>(file_bytes - kSafetensorsLengthBytes - header_bytes);
   const uint8_t* data = bytes + kSafetensorsLengthBytes + header_bytes;
 
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(state.header_json);
-  } catch (const nlohmann::json::exception& error) {
-    return fail(std::string("header is not valid JSON: ") + error.what());
-  }
-  if (!header.is_object()) return fail("header is not a JSON object");
-
-  std::vector<ParsedTensor> parsed;
-  for (const auto& [name, entry] : header.items()) {
-    if (name == kSafetensorsMetadataKey) {
-      if (!entry.is_object()) return fail("\"__metadata__\" is not a JSON object");
-      for (const auto& [key, value] : entry.items()) {
-        if (!value.is_string()) {
-          return fail("\"__metadata__\" entry \"" + key + "\" is not a string");
-        }
-        state.metadata[key] = value.get<std::string>();
-      }
-      continue;
-    }
-    auto tensor = ParseTensorEntry(name, entry, data_bytes);
-    if (!tensor) return fail("tensor \"" + name + "\": " + tensor.error());
-    parsed.push_back(std::move(*tensor));
-  }
-
-  // Tensors may not share bytes; empty tensors occupy none and cannot overlap.
-  std::vector<const ParsedTensor*> by_offset;
-  for (const auto& tensor : parsed) {
-    if (tensor.end > tensor.begin) by_offset.push_back(&tensor);
-  }
-  std::sort(by_offset.begin(), by_offset.end(), [](const auto* a, const auto* b) {
-    return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
-  });
-  for (size_t i = 1; i < by_offset.size(); ++i) {
-    if (by_offset[i]->begin < by_offset[i - 1]->end) {
-      return fail("tensor \"" + by_offset[i]->name + "\" overlaps tensor \"" +
-                  by_offset[i - 1]->name + "\" in the data section");
-    }
-  }
-
-  for (auto& tensor : parsed) {
+  auto parsed = ParseHeader(state.header_json, data_bytes, &state.metadata);
+  if (!parsed) return fail(parsed.error());
+  if (auto apart = CheckNoOverlap(*parsed); !apart) return fail(apart.error());
+  for (auto& tensor : *parsed) {
     SafetensorsTensor& out = state.tensors[tensor.name];
     out.dtype = std::move(tensor.dtype);
     out.shape = std::move(tensor.shape);

@@ -101,66 +101,75 @@ std::expected<void, std::string> CheckJournal(const json& metadata,
   return {};
 }
 
-}  // namespace
-
-std::expected<ShuffleJournal, ShuffleError> OpenShuffleJournal(
-    const ShuffleOptions& options, const SourceOutput& source, const RecordLayout& layout,
-    const std::string& work_dir, int64_t entry_bytes, WriteBudget* budget) {
-  const json parameters = Parameters(options, source, layout);
+// Continues the shuffle whose metadata.json is in options.out_dir: refused unless it
+// names the same `parameters`; a finished one is returned from its listing, an
+// unfinished one with its work folder's state.json, both checked field by field.
+std::expected<ShuffleJournal, ShuffleError> ResumeShuffleJournal(const ShuffleOptions& options,
+                                                                 const json& parameters,
+                                                                 const SourceOutput& source,
+                                                                 const std::string& work_dir) {
   ShuffleJournal journal;
-  std::error_code error;
   const std::string metadata_path = options.out_dir + "/metadata.json";
-  if (fs::exists(metadata_path, error)) {
-    auto text = ReadWholeFile(metadata_path);
-    if (!text) return ShuffleError::Stopped(text.error());
-    journal.metadata = json::parse(*text, nullptr, false);
-    const JsonPlace top{metadata_path, ""};
-    if (journal.metadata.is_discarded() ||
-        JsonStringField(journal.metadata, top, "format").value_or("") != kShuffledFormat ||
-        !journal.metadata.contains("parameters") || journal.metadata["parameters"] != parameters) {
-      return ShuffleError::Refused(
-          options.out_dir +
-          " already holds another shuffle (other source, seed, sites, dtype, "
-          "skipped tokens or rows per file): remove it or choose another --to");
-    }
-    journal.resumed = true;
-    auto complete = JsonBoolField(journal.metadata, top, "complete");
-    if (!complete) return ShuffleError::Refused(complete.error());
-    if (*complete) {
-      // A finished shuffle is reported from its listing.
-      for (const char* key : {"rows", "skipped"}) {
-        if (auto value = JsonIntField(journal.metadata, top, key, 0); !value) {
-          return ShuffleError::Refused(value.error());
-        }
+  auto text = ReadWholeFile(metadata_path);
+  if (!text) return ShuffleError::Stopped(text.error());
+  journal.metadata = json::parse(*text, nullptr, false);
+  const JsonPlace top{metadata_path, ""};
+  if (journal.metadata.is_discarded() ||
+      JsonStringField(journal.metadata, top, "format").value_or("") != kShuffledFormat ||
+      !journal.metadata.contains("parameters") || journal.metadata["parameters"] != parameters) {
+    return ShuffleError::Refused(
+        options.out_dir +
+        " already holds another shuffle (other source, seed, sites, dtype, "
+        "skipped tokens or rows per file): remove it or choose another --to");
+  }
+  journal.resumed = true;
+  auto complete = JsonBoolField(journal.metadata, top, "complete");
+  if (!complete) return ShuffleError::Refused(complete.error());
+  if (*complete) {
+    // A finished shuffle is reported from its listing.
+    for (const char* key : {"rows", "skipped"}) {
+      if (auto value = JsonIntField(journal.metadata, top, key, 0); !value) {
+        return ShuffleError::Refused(value.error());
       }
-      auto totals = JsonObjectField(journal.metadata, top, "totals");
-      if (!totals) return ShuffleError::Refused(totals.error());
-      for (const char* key : {"files", "bytes"}) {
-        if (auto value = JsonIntField(totals->get(), top.Member("totals"), key, 0); !value) {
-          return ShuffleError::Refused(value.error());
-        }
+    }
+    auto totals = JsonObjectField(journal.metadata, top, "totals");
+    if (!totals) return ShuffleError::Refused(totals.error());
+    for (const char* key : {"files", "bytes"}) {
+      if (auto value = JsonIntField(totals->get(), top.Member("totals"), key, 0); !value) {
+        return ShuffleError::Refused(value.error());
       }
-      return journal;
-    }
-    const std::string state_path = work_dir + "/state.json";
-    auto state_text = ReadWholeFile(state_path);
-    if (!state_text) return ShuffleError::Stopped(state_text.error());
-    journal.state = json::parse(*state_text, nullptr, false);
-    if (journal.state.is_discarded()) {
-      return ShuffleError::Refused(state_path + " is not valid JSON; remove " + options.out_dir +
-                                   " to shuffle afresh");
-    }
-    if (auto checked = CheckJournal(journal.metadata, metadata_path, journal.state, state_path,
-                                    source.shards.size());
-        !checked) {
-      return ShuffleError::Refused(checked.error() + "; remove " + options.out_dir +
-                                   " to shuffle afresh");
-    }
-    for (const json& file : journal.metadata["files"]) {
-      journal.listed_files.insert(file["index"].get<int64_t>());
     }
     return journal;
   }
+  const std::string state_path = work_dir + "/state.json";
+  auto state_text = ReadWholeFile(state_path);
+  if (!state_text) return ShuffleError::Stopped(state_text.error());
+  journal.state = json::parse(*state_text, nullptr, false);
+  if (journal.state.is_discarded()) {
+    return ShuffleError::Refused(state_path + " is not valid JSON; remove " + options.out_dir +
+                                 " to shuffle afresh");
+  }
+  if (auto checked = CheckJournal(journal.metadata, metadata_path, journal.state, state_path,
+                                  source.shards.size());
+      !checked) {
+    return ShuffleError::Refused(checked.error() + "; remove " + options.out_dir +
+                                 " to shuffle afresh");
+  }
+  for (const json& file : journal.metadata["files"]) {
+    journal.listed_files.insert(file["index"].get<int64_t>());
+  }
+  return journal;
+}
+
+// Starts a shuffle afresh in options.out_dir (absent, or empty but for a killed
+// start's work folder): sizes its buckets to a quarter of options.memory_bytes each,
+// refused when that takes more than kMaxBuckets, and writes state.json and
+// metadata.json.
+std::expected<ShuffleJournal, ShuffleError> StartShuffleJournal(
+    const ShuffleOptions& options, const json& parameters, const SourceOutput& source,
+    const std::string& work_dir, int64_t entry_bytes, WriteBudget* budget) {
+  ShuffleJournal journal;
+  std::error_code error;
   const int64_t estimate = source.tokens * entry_bytes;
   const int64_t bucket_target = std::max<int64_t>(1, options.memory_bytes / 4);
   const int64_t buckets = std::max<int64_t>(1, (estimate + bucket_target - 1) / bucket_target);
@@ -214,6 +223,19 @@ std::expected<ShuffleJournal, ShuffleError> OpenShuffleJournal(
     return ShuffleError::Stopped(saved.error());
   }
   return journal;
+}
+
+}  // namespace
+
+std::expected<ShuffleJournal, ShuffleError> OpenShuffleJournal(
+    const ShuffleOptions& options, const SourceOutput& source, const RecordLayout& layout,
+    const std::string& work_dir, int64_t entry_bytes, WriteBudget* budget) {
+  const json parameters = Parameters(options, source, layout);
+  std::error_code error;
+  if (fs::exists(options.out_dir + "/metadata.json", error)) {
+    return ResumeShuffleJournal(options, parameters, source, work_dir);
+  }
+  return StartShuffleJournal(options, parameters, source, work_dir, entry_bytes, budget);
 }
 
 }  // namespace actex

@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
-#include "storage/activation_shuffle.h"
 #include "storage/file_io.h"
+#include "storage/shuffle_options.h"
 #include "storage/shuffle_rows.h"
 
 namespace actex {

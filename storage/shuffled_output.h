@@ -5,11 +5,11 @@
 #include <expected>
 #include <string>
 #include <utility>
-#include <vector>
 
 namespace actex {
 
-// What `actex shuffle` writes (storage/activation_shuffle.h) and how it is checked.
+// What `actex shuffle` writes (storage/activation_shuffle.h); storage/shuffled_verifier.h
+// checks it.
 //
 // SHUFFLED/metadata.json: {"format": "actex-shuffled", "version": 1, "complete",
 // "source": the source folder, "parameters": {"source_shards": [{file, bytes,
@@ -29,27 +29,6 @@ std::string DtypeFromName(const std::string& name);
 
 // Size and CRC-32 of a file, read in 1 MiB pieces.
 std::expected<std::pair<int64_t, uint32_t>, std::string> FileCrc32(const std::string& path);
-
-struct ShuffledCheck {
-  std::vector<std::string> faults;  // each names its file, or the row by doc id and position
-  int64_t rows = 0, files = 0, bytes = 0, source_rows = 0, skipped = 0;
-  // "verified R rows in F files (B bytes) against S source rows (K skipped): ..."
-  std::string Summary() const;
-};
-
-// Checks a shuffle's output against its source (`source_dir`, or the folder its
-// metadata.json names): metadata complete and consistent, every file's size,
-// crc32 and tensors as listed, and every source row whose token is not skipped
-// present exactly once with equal values (sites compared in the shuffle's dtype
-// through a 64-bit SipHash of the row, token id, doc id and position; rows are
-// matched by doc id and position). Memory: 9 bytes per source row plus 24 per
-// document. A fault of the shuffle's own files, its metadata.json included
-// (malformed, another version, fields missing), is a fault in the result; it fails
-// (`actex verify` exit 2) only when the check cannot be made: metadata.json
-// unreadable, or the source missing, unreadable, changed since the shuffle or
-// holding a document twice.
-std::expected<ShuffledCheck, std::string> VerifyShuffled(const std::string& dir,
-                                                         const std::string& source_dir);
 
 // True when `dir`/metadata.json is a shuffle's.
 bool IsShuffledOutput(const std::string& dir);

@@ -2,7 +2,6 @@
 #define ACTEX_TRANSPORT_JOB_SECURITY_H_
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <expected>
 #include <memory>
@@ -11,14 +10,9 @@
 #include <zmq.hpp>
 
 #include "transport/actor.h"
+#include "transport/zap_authenticator.h"
 
 namespace actex {
-
-// What the authenticator of a process decided, readable from any thread.
-struct JobSecurityCounters {
-  std::atomic<uint64_t> accepted{0};  // handshakes of peers holding the job key
-  std::atomic<uint64_t> refused{0};   // handshakes refused by the authenticator
-};
 
 // Who may join a job: every host holds the same job key file, a secret of 32 random
 // bytes, and every tcp socket of the job runs ZeroMQ's CURVE mechanism (RFC 26:

@@ -4,8 +4,6 @@
 
 #include <new>
 
-#include "transport/wire.h"
-
 namespace actex {
 namespace {
 

@@ -70,7 +70,77 @@ struct RingLinks::State {
       }
     }
   }
+
+  // Moves on to op `op_id`: an op before the current one is an error (operations are
+  // awaited in the order they were drawn); a later one drops the stashed chunks of the
+  // ops before it.
+  std::expected<void, std::string> AdvanceTo(uint64_t op_id);
+  // The error of a receive that waited options.timeout for `wanted`, with what was
+  // dropped and refused meanwhile.
+  std::string TimedOut(const ChunkKey& wanted);
+  // Keeps a chunk that came before the awaited one (`wanted`) for later: a duplicate
+  // is dropped; more than the stash holds is an error (the members disagree on the
+  // order of operations).
+  std::expected<void, std::string> StashAhead(const ChunkKey& key, zmq::message_t payload,
+                                              const ChunkKey& wanted);
 };
+
+std::expected<void, std::string> RingLinks::State::AdvanceTo(uint64_t op_id) {
+  if (op_id < current_op_id) {
+    return std::unexpected(
+        fmt::format("{}: asked for op {} after op {}; operations must be "
+                    "awaited in the order they were drawn",
+                    Who(), op_id, current_op_id));
+  }
+  if (op_id > current_op_id) {
+    current_op_id = op_id;
+    stash->ForgetBefore(op_id, [&](const ChunkKey& key) {
+      const auto& [stale_op, stale_step, stale_chunk] = key;
+      Drop(fmt::format("stashed chunk of op {} step {} chunk {} was never asked for", stale_op,
+                       stale_step, stale_chunk));
+    });
+  }
+  return {};
+}
+
+std::string RingLinks::State::TimedOut(const ChunkKey& wanted) {
+  const auto& [op_id, step, chunk] = wanted;
+  std::string meanwhile;
+  if (dropped > 0) {
+    meanwhile = fmt::format("; {} message(s) were dropped so far, the last because: {}", dropped,
+                            last_drop_reason);
+  }
+  DrainIngressWatch();
+  if (refused_connections > 0) {
+    meanwhile += fmt::format(
+        "; {} connection(s) failed the ZeroMQ handshake (a peer without this job's key?)",
+        refused_connections);
+  }
+  return fmt::format(
+      "{}: timed out after {} ms waiting for op {} step {} chunk {} from rank {} ({}){}", Who(),
+      options.timeout.count(), op_id, step, chunk, previous_rank(),
+      options.endpoints[previous_rank()], meanwhile);
+}
+
+std::expected<void, std::string> RingLinks::State::StashAhead(const ChunkKey& key,
+                                                              zmq::message_t payload,
+                                                              const ChunkKey& wanted) {
+  const auto& [key_op, key_step, key_chunk] = key;
+  if (stash->Contains(key)) {
+    Drop(fmt::format("duplicate chunk of op {} step {} chunk {}", key_op, key_step, key_chunk));
+    return {};
+  }
+  if (stash->WouldOverflow(payload.size())) {
+    const auto& [op_id, step, chunk] = wanted;
+    return std::unexpected(fmt::format(
+        "{}: while waiting for op {} step {} chunk {}, rank {} sent more than {} chunks "
+        "({} bytes) ahead; the members disagree on the order of operations",
+        Who(), op_id, step, chunk, previous_rank(), stash->size(),
+        stash->bytes() + payload.size()));
+  }
+  stash->Put(key, std::move(payload));
+  return {};
+}
 
 RingLinks::RingLinks() : state_(std::make_unique<State>()) {}
 RingLinks::~RingLinks() = default;
@@ -207,47 +277,19 @@ std::expected<zmq::message_t, std::string> RingLinks::ReceiveFrameFromPrevious(u
                                                                                int step,
                                                                                int chunk) {
   State& state = *state_;
-  if (op_id < state.current_op_id) {
-    return std::unexpected(
-        fmt::format("{}: asked for op {} after op {}; operations must be "
-                    "awaited in the order they were drawn",
-                    state.Who(), op_id, state.current_op_id));
-  }
-  if (op_id > state.current_op_id) {
-    state.current_op_id = op_id;
-    state.stash->ForgetBefore(op_id, [&](const ChunkKey& key) {
-      const auto& [stale_op, stale_step, stale_chunk] = key;
-      state.Drop(fmt::format("stashed chunk of op {} step {} chunk {} was never asked for",
-                             stale_op, stale_step, stale_chunk));
-    });
-  }
+  if (auto advanced = state.AdvanceTo(op_id); !advanced) return std::unexpected(advanced.error());
   state.DrainIngressWatch();
   const ChunkKey wanted{op_id, step, chunk};
   if (auto stashed = state.stash->Take(wanted)) return std::move(*stashed);
 
-  const auto timed_out = [&] {
-    std::string dropped;
-    if (state.dropped > 0) {
-      dropped = fmt::format("; {} message(s) were dropped so far, the last because: {}",
-                            state.dropped, state.last_drop_reason);
-    }
-    state.DrainIngressWatch();
-    if (state.refused_connections > 0) {
-      dropped += fmt::format(
-          "; {} connection(s) failed the ZeroMQ handshake (a peer without this job's key?)",
-          state.refused_connections);
-    }
-    return std::unexpected(fmt::format(
-        "{}: timed out after {} ms waiting for op {} step {} chunk {} from rank {} ({}){}",
-        state.Who(), state.options.timeout.count(), op_id, step, chunk, state.previous_rank(),
-        state.options.endpoints[state.previous_rank()], dropped));
-  };
   const auto deadline = std::chrono::steady_clock::now() + state.options.timeout;
   for (bool first = true;; first = false) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     // Checked here too, so a flood of strangers' messages cannot postpone it forever.
-    if (!first && left <= std::chrono::milliseconds(0)) return timed_out();
+    if (!first && left <= std::chrono::milliseconds(0)) {
+      return std::unexpected(state.TimedOut(wanted));
+    }
     auto received = Receive(state.from_previous, std::max(left, std::chrono::milliseconds(0)),
                             state.options.interrupt);
     if (!received) {
@@ -265,7 +307,7 @@ std::expected<zmq::message_t, std::string> RingLinks::ReceiveFrameFromPrevious(u
       return std::unexpected(fmt::format("{}: receiving op {} step {} chunk {}: {}", state.Who(),
                                          op_id, step, chunk, received.error().message));
     }
-    if (!*received) return timed_out();
+    if (!*received) return std::unexpected(state.TimedOut(wanted));
     ReceivedMessage& message = **received;
     auto key = AcceptChunk(message, state.options.ring, state.previous_rank(), state.current_op_id);
     if (!key) {
@@ -273,20 +315,9 @@ std::expected<zmq::message_t, std::string> RingLinks::ReceiveFrameFromPrevious(u
       continue;
     }
     if (*key == wanted) return std::move(message.payloads[0]);
-    const auto& [key_op, key_step, key_chunk] = *key;
-    if (state.stash->Contains(*key)) {
-      state.Drop(
-          fmt::format("duplicate chunk of op {} step {} chunk {}", key_op, key_step, key_chunk));
-      continue;
+    if (auto kept = state.StashAhead(*key, std::move(message.payloads[0]), wanted); !kept) {
+      return std::unexpected(kept.error());
     }
-    if (state.stash->WouldOverflow(message.payloads[0].size())) {
-      return std::unexpected(fmt::format(
-          "{}: while waiting for op {} step {} chunk {}, rank {} sent more than {} chunks "
-          "({} bytes) ahead; the members disagree on the order of operations",
-          state.Who(), op_id, step, chunk, state.previous_rank(), state.stash->size(),
-          state.stash->bytes() + message.payloads[0].size()));
-    }
-    state.stash->Put(*key, std::move(message.payloads[0]));
   }
 }
 

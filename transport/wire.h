@@ -30,10 +30,6 @@ inline constexpr size_t kMaxEnvelopeBytes = 256;
 inline constexpr size_t kMaxBodyBytes = size_t{64} << 20;
 inline constexpr size_t kMaxPayloadFrames = 1024;
 inline constexpr size_t kMaxPayloadFrameBytes = size_t{1} << 30;
-// Nesting of msgpack containers (the schema needs 3) and msgpack objects per body:
-// both bound the memory a hostile body can make the decoder allocate.
-inline constexpr size_t kMaxMsgpackDepth = 16;
-inline constexpr size_t kMaxMsgpackObjects = size_t{16} << 20;
 
 // Why a message could not be received. Callers act on the kind: a peer's bad message
 // is dropped and the receiver goes on, a failed socket ends the conversation. The

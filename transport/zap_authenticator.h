@@ -2,6 +2,7 @@
 #define ACTEX_TRANSPORT_ZAP_AUTHENTICATOR_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <expected>
 #include <memory>
@@ -9,12 +10,17 @@
 #include <zmq.hpp>
 
 #include "transport/actor.h"
-#include "transport/job_security.h"
 
 namespace actex {
 
 // The inproc endpoint libzmq sends ZAP requests to (RFC 27), one per context.
 inline constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+
+// What the authenticator of a process decided, readable from any thread.
+struct JobSecurityCounters {
+  std::atomic<uint64_t> accepted{0};  // handshakes of peers holding the job key
+  std::atomic<uint64_t> refused{0};   // handshakes refused by the authenticator
+};
 
 struct ZapPolicy {
   // The only CURVE client public key accepted.

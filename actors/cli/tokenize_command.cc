@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/cli/commands.h"
-#include "model/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer_folder.h"
 
 namespace actex {
 namespace {

@@ -11,6 +11,7 @@
 #include "actors/mesh_plan.h"
 #include "storage/output_verifier.h"
 #include "storage/shuffled_output.h"
+#include "storage/shuffled_verifier.h"
 
 namespace actex {
 namespace {

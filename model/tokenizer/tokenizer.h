@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <expected>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,16 +20,6 @@ class Tokenizer {
   virtual const std::string& file_hash() const = 0;
   virtual const std::string& file_path() const = 0;
 };
-
-// Loads `dir`/tokenizer.json (byte-level BPE, preferred) or `dir`/tokenizer.model
-// (SentencePiece). Errors name the file; "no tokenizer" is an error whose message
-// says so, so callers may accept it when the corpus is pre-tokenized.
-std::expected<std::unique_ptr<Tokenizer>, std::string> LoadTokenizer(const std::string& dir);
-
-// True when `dir` has an entry named tokenizer.json or tokenizer.model, of any type:
-// LoadTokenizer then refuses one that is a directory, a FIFO or a dangling symlink,
-// saying so, rather than treating the folder as one without a tokenizer.
-bool HasTokenizer(const std::string& dir);
 
 }  // namespace actex
 

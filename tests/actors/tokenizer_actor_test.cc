@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/tokenizer/tokenizer_folder.h"
 #include "transport/wire.h"
 
 namespace actex {

@@ -282,5 +282,18 @@ TEST(ModelWeights, NamesATensorTheIndexMisplaces) {
   EXPECT_THAT(weights.error(), HasSubstr("model-00001-of-00002.safetensors"));
 }
 
+// An index whose weight_map lists nothing names the index and the first tensor it
+// lacks (it once read a first weight file that no entry had named).
+TEST(ModelWeights, NamesAnIndexThatListsNoTensor) {
+  testing::TempDir dir;
+  nlohmann::json index;
+  WriteShardedFixture(dir.path(), &index);
+  index["weight_map"] = nlohmann::json::object();
+  std::ofstream(dir / "model.safetensors.index.json", std::ios::trunc) << index.dump(2);
+  auto weights = ModelWeights::Open(dir.path());
+  ASSERT_FALSE(weights.has_value());
+  EXPECT_THAT(weights.error(), HasSubstr("model.safetensors.index.json has no tensor "));
+}
+
 }  // namespace
 }  // namespace actex

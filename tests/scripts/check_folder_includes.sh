@@ -44,10 +44,9 @@ scan() {
   return $found
 }
 
+# self_test TREE: see folder_check.sh.
 self_test() {
-  local tree
-  tree=$(mktemp -d)
-  trap 'rm -rf "$tree"' RETURN
+  local tree=$1
   mkdir -p "$tree/model/kernels" "$tree/storage" "$tree/transport" "$tree/actors" "$tree/base"
   printf '#include "storage/safetensors.h"\n#include "model/kernels/linear.h"\n' \
     >"$tree/model/weights.cc"
@@ -76,17 +75,7 @@ self_test() {
   echo "self-test: allowed includes pass, every crossing is caught"
 }
 
-if [[ ${1:-} == --self-test ]]; then
-  self_test
-elif [[ $# -eq 1 ]]; then
-  if scan "$1"; then
-    echo "no #include crosses the folder rule"
-  else
-    echo "the lines above cross the folder rule (model/, storage/, transport/ keep to" \
-         "themselves; only model/ may include storage/safetensors.h)" >&2
-    exit 1
-  fi
-else
-  echo "usage: $0 SOURCE_DIR | --self-test" >&2
-  exit 2
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/folder_check.sh"
+folder_check_main "no #include crosses the folder rule" \
+  "the lines above cross the folder rule (model/, storage/, transport/ keep to themselves; only model/ may include storage/safetensors.h)" \
+  "$@"

@@ -12,6 +12,7 @@
 #include "storage/crc32.h"
 #include "storage/safetensors.h"
 #include "storage/shuffled_output.h"
+#include "storage/shuffled_verifier.h"
 #include "tests/storage/synthetic_output.h"
 #include "tests/storage/temp_dir.h"
 

@@ -14,7 +14,7 @@
 
 #include "storage/activation_shuffle.h"
 #include "storage/lm_saes_export.h"
-#include "storage/shuffled_output.h"
+#include "storage/shuffled_verifier.h"
 #include "tests/storage/json_mutations.h"
 #include "tests/storage/synthetic_output.h"
 #include "tests/storage/temp_dir.h"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/tokenizer/byte_level.h"
-#include "model/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer_folder.h"
 
 namespace actex {
 namespace {

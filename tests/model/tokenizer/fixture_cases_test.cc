@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer_folder.h"
 #include "tests/model/tokenizer/tokenizer_cases.h"
 
 namespace actex {

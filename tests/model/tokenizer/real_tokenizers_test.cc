@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/tokenizer/post_processor.h"
-#include "model/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer_folder.h"
 #include "tests/model/tokenizer/tokenizer_cases.h"
 
 namespace actex {

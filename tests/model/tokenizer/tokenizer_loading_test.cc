@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "model/tokenizer/file_digest.h"
-#include "model/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer_folder.h"
 #include "tests/model/tokenizer/temp_dir.h"
 
 namespace actex {

@@ -1,4 +1,4 @@
-#include "model/tokenizer/tokenizer.h"
+#include "model/tokenizer/tokenizer_folder.h"
 
 #include <filesystem>
 #include <system_error>

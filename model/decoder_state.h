@@ -1,0 +1,167 @@
+#ifndef ACTEX_MODEL_DECODER_STATE_H_
+#define ACTEX_MODEL_DECODER_STATE_H_
+
+// Internals of DecoderShard (model/decoder_forward.h): what a shard holds from batch to
+// batch, and the steps its forward is made of. decoder_forward.cc runs the steps, layer
+// by layer; decoder_state.cc holds them.
+
+#include <cstdint>
+#include <cstring>
+#include <expected>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/collective.h"
+#include "model/kernels/attention.h"
+#include "model/kernels/rope_frequencies.h"
+#include "model/kernels/rotary.h"
+#include "model/kernels/thread_team.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+#include "model/packed_batch.h"
+#include "model/shard_plan.h"
+#include "model/shard_weights.h"
+#include "model/sites.h"
+
+namespace actex {
+
+struct DecoderShardState {
+  // Capture points per layer (SiteKind's values).
+  static constexpr int kSiteKinds = 8;
+  // Rows per piece of the element-wise kernels: enough work to outweigh waking a helper.
+  static constexpr int64_t kRowGrain = 32;
+  // Elements per piece of the flat element-wise kernels.
+  static constexpr int64_t kElementGrain = 32768;
+
+  // How attention and the MLP each end: the all-reduce completes the shard's partial
+  // sum of their output projection, then come its bias, Gemma's sandwich norm, a tap,
+  // the residual add and a tap of the stream.
+  struct SublayerEnd {
+    const char* projection;                                // "o_proj" or "down_proj", for errors
+    std::vector<float> LayerShardWeights::*bias;           // [hidden], once after the all-reduce
+    std::vector<float> LayerShardWeights::*sandwich_norm;  // [hidden], if config.sandwich_norms
+    SiteKind output;                                       // the sublayer's own site
+    SiteKind residual;                                     // the stream after the add
+  };
+  static constexpr SublayerEnd kAttentionEnd = {
+      .projection = "o_proj",
+      .bias = &LayerShardWeights::o_bias,
+      .sandwich_norm = &LayerShardWeights::post_attention_norm,
+      .output = SiteKind::kAttnOut,
+      .residual = SiteKind::kResidMid};
+  static constexpr SublayerEnd kMlpEnd = {.projection = "down_proj",
+                                          .bias = &LayerShardWeights::down_bias,
+                                          .sandwich_norm = &LayerShardWeights::post_mlp_norm,
+                                          .output = SiteKind::kMlpOut,
+                                          .residual = SiteKind::kResidPost};
+
+  std::shared_ptr<const ModelWeights> weights;
+  ModelConfig config;
+  ShardSlice slice;
+  std::vector<Site> sites;
+  int last_layer = -1;  // the deepest layer any site needs
+  ShardWeights shard;
+  AttentionHeads attention_heads;
+  std::vector<RotaryTable> rotary;  // [global] or [global, local] (Gemma 3)
+  std::vector<int> capture_slot;    // [(layer + 1) * kSiteKinds + kind] -> index in sites, or -1
+  int layers_computed = 0;
+
+  // The shard's cores: every projection's shares, attention and the element-wise
+  // kernels run on it (see Create).
+  std::unique_ptr<ThreadTeam> team;
+
+  // Activations, reused across batches.
+  std::vector<float> resid, normed, q, k, v, context, partial, gate, up;
+  std::vector<float> widen_scratch;
+  std::vector<std::vector<float>> attention_scratch;  // one per team member
+  std::vector<std::vector<float>> gathered;
+
+  // Set for the duration of one Forward.
+  std::vector<SiteActivations>* captures = nullptr;
+  int64_t tokens = 0;
+
+  explicit DecoderShardState(const ModelConfig& model_config) {
+    if (!model_config.rotary) return;
+    rotary.emplace_back(RopeInverseFrequencies(model_config.head_dim, model_config.rope));
+    if (model_config.local_rope) {
+      rotary.emplace_back(RopeInverseFrequencies(model_config.head_dim, *model_config.local_rope));
+    }
+  }
+  // A bias vector for Linear: null when the family has none.
+  static const float* BiasOrNull(const std::vector<float>& bias) {
+    return bias.empty() ? nullptr : bias.data();
+  }
+
+  const RotaryTable& RotaryOf(int layer) const {
+    return config.local_rope && config.Slides(layer) ? rotary[1] : rotary[0];
+  }
+
+  // The index in `sites` of site (kind, layer; -1 for embed and ln_final), or -1 when
+  // no site asks for it.
+  int Slot(SiteKind kind, int layer) const {
+    const size_t index = static_cast<size_t>((layer + 1) * kSiteKinds + static_cast<int>(kind));
+    return index < capture_slot.size() ? capture_slot[index] : -1;
+  }
+  bool Wants(SiteKind kind, int layer) const { return Slot(kind, layer) >= 0; }
+
+  // Copies `values` ([tokens, width]) into the capture of site (kind, layer), if requested.
+  void Tap(SiteKind kind, int layer, const float* values) {
+    const int slot = Slot(kind, layer);
+    if (slot < 0) return;
+    SiteActivations& capture = (*captures)[slot];
+    std::memcpy(capture.values.data(), values,
+                static_cast<size_t>(tokens * capture.width) * sizeof(float));
+  }
+
+  // Checks that `batch` can run on this shard: as many positions as tokens, sequence
+  // lengths positive and summing to the tokens, every token id inside the vocabulary,
+  // every position below the model's PositionLimit, and `collective` of this shard's
+  // rank and size. Returns the largest position.
+  std::expected<int32_t, std::string> CheckBatch(const PackedBatch& batch,
+                                                 const Collective& collective) const;
+
+  // y = norm(x) for every row of [tokens, hidden]; `x` may be `y`. config.norm: RMSNorm
+  // (the weight already 1 + w for Gemma) or LayerNorm with `bias`.
+  void Normalize(const float* x, const std::vector<float>& weight, const std::vector<float>& bias,
+                 float* y);
+  // target += addend over [tokens, hidden].
+  void Accumulate(float* target, const float* addend);
+  // Adds a [hidden] `bias` to every row of `rows` ([tokens, hidden]); none when it is empty.
+  void AddBias(float* rows, const std::vector<float>& bias);
+
+  // HF hidden_states[0] into `resid_stream` ([tokens, hidden]): the rows of
+  // embed_tokens, times embed_scale (Gemma), plus the learned position rows (GPT-2's
+  // wte + wpe; `scratch` holds them, [tokens, hidden]).
+  void Embed(const PackedBatch& batch, float* resid_stream, float* scratch);
+  // Causal attention of this shard's heads over each sequence of `batch` on its own
+  // (Mistral's and Gemma's sliding layers: the last sliding_window keys only): `queries`
+  // [tokens, heads*dim], `keys` and `values` [tokens, kv_heads*dim] into `context`
+  // [tokens, heads*dim]. `sequence_starts` holds each sequence's first token.
+  void Attend(int layer, const PackedBatch& batch, const std::vector<int64_t>& sequence_starts,
+              const float* queries, const float* keys, const float* values, float* context);
+  // The MLP of `w` up to down_proj's input, from `normed_stream` ([tokens, hidden]):
+  // act(gate(n)) * up(n) into `gate_act`, or GPT-2's gelu_new(c_fc(n)) into `up_act`
+  // (both [tokens, columns]). Returns the one that holds it.
+  float* MlpHidden(const LayerShardWeights& w, const float* normed_stream, float* gate_act,
+                   float* up_act);
+  // Ends a sublayer of `layer` (weights `w`) as `end` says: all-reduces the shard's
+  // partial `sublayer_sum` ([tokens, hidden]) and finishes it in place (bias, sandwich
+  // norm), taps it, adds it to `resid_stream` and taps that. Fails when the all-reduce
+  // does.
+  std::expected<void, std::string> AddToResidual(const SublayerEnd& end, const LayerShardWeights& w,
+                                                 int layer, float* sublayer_sum,
+                                                 float* resid_stream, Collective& collective);
+  // Taps `local`, this shard's columns of a [tokens, intermediate] activation, as the
+  // whole of it: all-gathered from every shard, in rank (= column) order. Fails when
+  // the all-gather does or a shard sent other than its columns.
+  std::expected<void, std::string> TapGatheredColumns(SiteKind kind, int layer, const float* local,
+                                                      Collective& collective);
+  // The forward over `batch` (checked), into `captures`: the loop over the layers that
+  // calls the steps above, in decoder_forward.cc.
+  std::expected<void, std::string> Run(const PackedBatch& batch, Collective& collective);
+};
+
+}  // namespace actex
+
+#endif  // ACTEX_MODEL_DECODER_STATE_H_
