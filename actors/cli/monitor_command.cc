@@ -12,11 +12,12 @@
 #include <cstdio>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
 #include "actors/cli/commands.h"
-#include "actors/monitor_view.h"
+#include "actors/cli/monitor_view.h"
 #include "transport/connection_watch.h"
 #include "transport/job_security.h"
 #include "transport/wire.h"
@@ -134,144 +135,37 @@ class Monitor {
  public:
   Monitor(const MonitorFlags& flags, bool table) : flags_(flags), table_(table) {}
 
-  int Run() {
-    zmq::socket_t socket(context_, zmq::socket_type::sub);
-    if (!flags_.job_key_file.empty()) {
-      // A job with a key only talks CURVE: without it the monitor would wait in vain.
-      auto security = JobSecurity::FromKeyFile(flags_.job_key_file);
-      if (!security) {
-        spdlog::error("--job-key-file: {}", security.error());
-        return kExitCannotConnect;
-      }
-      if (auto secured = (*security)->ApplyClient(socket); !secured) {
-        spdlog::error("{}", secured.error());
-        return kExitCannotConnect;
-      }
-    }
-    try {
-      socket.set(zmq::sockopt::linger, 0);
-      socket.set(zmq::sockopt::subscribe, "");
-      socket.connect(flags_.endpoint);
-    } catch (const zmq::error_t& e) {
-      spdlog::error("cannot connect to {}: {}", flags_.endpoint, e.what());
-      return kExitCannotConnect;
-    }
-    // Destroyed before the socket, as it must be.
-    auto watch = ConnectionWatch::Create(context_, socket);
-    if (!watch) spdlog::warn("{}; silence will not be explained", watch.error());
-    using Clock = std::chrono::steady_clock;
-    Clock::time_point last_event = Clock::now();
-    Clock::time_point next_draw = Clock::now();
-    // What the last line said about the silence was about; kEvents: nothing said.
-    Heard::State said = Heard::State::kEvents;
-    while (!LeaveRequested().load()) {
-      if (watch) Listen(**watch);
-      if (table_ && Clock::now() >= next_draw) {
-        Draw();
-        next_draw = Clock::now() + kRedrawInterval;
-      }
-      const std::chrono::duration<double> quiet = Clock::now() - last_event;
-      if (flags_.timeout_seconds > 0 && quiet.count() >= flags_.timeout_seconds) {
-        return Leave(kExitTimedOut,
-                     fmt::format("no monitor event from {} for {} s, giving up (--timeout): {}",
-                                 flags_.endpoint, flags_.timeout_seconds,
-                                 Silence(quiet.count(), /*waiting=*/false)));
-      }
-      // Said once a state, so a wrong address or a stranger's port is named within
-      // seconds instead of a blank wait.
-      if (flags_.warn_after_seconds > 0 && quiet.count() >= flags_.warn_after_seconds &&
-          heard_.events == 0 && heard_.state() != said) {
-        said = heard_.state();
-        status_ = Silence(quiet.count(), /*waiting=*/true);
-        spdlog::warn("{}", status_);
-      }
-      zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-      try {
-        if (zmq::poll(&item, 1, kPollSlice) == 0) continue;
-      } catch (const zmq::error_t& e) {
-        if (e.num() == EINTR) continue;  // a signal: the loop condition looks at it
-        return Leave(kExitCannotConnect, std::string("polling the socket failed: ") + e.what());
-      }
-      // A whole message is queued now, so what Receive refuses is about the message.
-      auto message = Receive(socket);
-      auto event = message ? message->As<MonitorEventMessage>()
-                           : std::expected<MonitorEventMessage, std::string>(
-                                 std::unexpected(message.error().message));
-      if (!event) {
-        Skip(event.error());
-        continue;
-      }
-      last_event = Clock::now();
-      if (heard_.events++ == 0 && said != Heard::State::kEvents) {
-        spdlog::info("monitor events arrive from {}", flags_.endpoint);
-        status_.clear();
-      }
-      view_.Apply(*event, UnixNow());
-      if (!table_ && !PrintJsonLine(*event)) return Leave(kExitError, "stdout is closed");
-      if (flags_.exit_when_finished && event->kind == "error") {
-        return Leave(kExitError,
-                     fmt::format("host {} reported an error: {}", event->host_id, event->message));
-      }
-      if (flags_.exit_when_finished && view_.AllFinished()) return Leave(0, "");
-    }
-    return Leave(0, "");
-  }
+  // Until the job finished (--exit-when-finished), --timeout passed in silence, or
+  // Ctrl-C; returns the exit code.
+  int Run();
 
  private:
+  using Clock = std::chrono::steady_clock;
+
+  // Subscribes `socket` to everything at the endpoint, with the job key when given: a
+  // job with a key only talks CURVE, and without it the monitor would wait in vain.
+  std::expected<void, std::string> Connect(zmq::socket_t& socket);
+  // The silence since the last event: past --timeout the monitor gives up (its exit
+  // code); past --warn-after it says, once per state, what it heard so far, so a wrong
+  // address or a stranger's port is named within seconds instead of a blank wait.
+  std::optional<int> WeighSilence();
+  // Reads the message queued on `socket`: a monitor event is shown (or printed as a
+  // JSON line), anything else skipped. Returns the exit code when the monitor leaves:
+  // stdout closed, or with --exit-when-finished an error event or every host finished.
+  std::optional<int> TakeMessage(zmq::socket_t& socket);
   // Counts what the connection events say about the peer.
-  void Listen(ConnectionWatch& watch) {
-    for (const ConnectionEvent& event : watch.Drain()) {
-      if (event.kind == ConnectionEvent::Kind::kConnected) ++heard_.connections;
-      if (event.kind == ConnectionEvent::Kind::kHandshakeFailed) ++heard_.strangers;
-    }
-  }
-
+  void Listen(ConnectionWatch& watch);
   // The line on `seconds` of silence.
-  std::string Silence(double seconds, bool waiting) const {
-    return heard_.Describe(flags_.endpoint, seconds, !flags_.job_key_file.empty(), waiting);
-  }
-
-  void Draw() {
-    // Home the cursor, rewrite every line clearing its tail, then clear what is below:
-    // no full-screen clear, so the table does not flicker.
-    std::string screen = "\x1b[H\x1b[2K";
-    screen += fmt::format("actex monitor {}  (Ctrl-C leaves; the job goes on)\n", flags_.endpoint);
-    if (!status_.empty()) screen += "\x1b[2K" + status_ + "\n";
-    std::string table = view_.RenderTable(UnixNow());
-    for (size_t start = 0; start < table.size();) {
-      const size_t end = table.find('\n', start);
-      screen += "\x1b[2K" + table.substr(start, end - start) + "\n";
-      start = end + 1;
-    }
-    screen += "\x1b[J";
-    std::fwrite(screen.data(), 1, screen.size(), stdout);
-    std::fflush(stdout);
-  }
-
-  bool PrintJsonLine(const MonitorEventMessage& event) {
-    const std::string line = MonitorView::JsonLine(event) + '\n';
-    std::fwrite(line.data(), 1, line.size(), stdout);
-    return std::fflush(stdout) == 0 && !std::ferror(stdout);
-  }
-
-  void Skip(const std::string& reason) {
-    view_.RecordSkipped(reason);
-    ++heard_.skipped;
-    // The table shows skips itself; a log line would scribble over it.
-    if (table_) return;
-    if (view_.skipped() <= kLoggedSkips) spdlog::warn("skipped a message: {}", reason);
-    if (view_.skipped() == kLoggedSkips) spdlog::warn("further skipped messages are only counted");
-  }
-
+  std::string Silence(double seconds, bool waiting) const;
+  // Redraws the screen: the header, what the silence means, the table.
+  void Draw();
+  // Writes `event` as one JSON line to stdout; false when stdout is closed.
+  bool PrintJsonLine(const MonitorEventMessage& event);
+  // Counts a message that was not a monitor event and, without the table, logs the
+  // first few.
+  void Skip(const std::string& reason);
   // Final table (so the screen shows the end state), then why the monitor stopped.
-  int Leave(int code, const std::string& why) {
-    if (table_) Draw();
-    if (view_.skipped() > 0) {
-      spdlog::info("skipped {} message(s) that were not monitor events", view_.skipped());
-    }
-    if (!why.empty()) spdlog::error("{}", why);
-    return code;
-  }
+  int Leave(int code, const std::string& why);
 
   const MonitorFlags& flags_;
   const bool table_;
@@ -279,7 +173,150 @@ class Monitor {
   MonitorView view_;
   Heard heard_;
   std::string status_;  // what the silence means, shown above the table
+  Clock::time_point last_event_;
+  // What the last line said about the silence was about; kEvents: nothing said.
+  Heard::State said_ = Heard::State::kEvents;
 };
+
+int Monitor::Run() {
+  zmq::socket_t socket(context_, zmq::socket_type::sub);
+  if (auto connected = Connect(socket); !connected) {
+    spdlog::error("{}", connected.error());
+    return kExitCannotConnect;
+  }
+  // Destroyed before the socket, as it must be.
+  auto watch = ConnectionWatch::Create(context_, socket);
+  if (!watch) spdlog::warn("{}; silence will not be explained", watch.error());
+  last_event_ = Clock::now();
+  Clock::time_point next_draw = Clock::now();
+  while (!LeaveRequested().load()) {
+    if (watch) Listen(**watch);
+    if (table_ && Clock::now() >= next_draw) {
+      Draw();
+      next_draw = Clock::now() + kRedrawInterval;
+    }
+    if (auto left = WeighSilence()) return *left;
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      if (zmq::poll(&item, 1, kPollSlice) == 0) continue;
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;  // a signal: the loop condition looks at it
+      return Leave(kExitCannotConnect, std::string("polling the socket failed: ") + e.what());
+    }
+    if (auto left = TakeMessage(socket)) return *left;
+  }
+  return Leave(0, "");
+}
+
+std::expected<void, std::string> Monitor::Connect(zmq::socket_t& socket) {
+  if (!flags_.job_key_file.empty()) {
+    auto security = JobSecurity::FromKeyFile(flags_.job_key_file);
+    if (!security) return std::unexpected("--job-key-file: " + security.error());
+    if (auto secured = (*security)->ApplyClient(socket); !secured) return secured;
+  }
+  try {
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::subscribe, "");
+    socket.connect(flags_.endpoint);
+  } catch (const zmq::error_t& e) {
+    return std::unexpected(fmt::format("cannot connect to {}: {}", flags_.endpoint, e.what()));
+  }
+  return {};
+}
+
+std::optional<int> Monitor::WeighSilence() {
+  const std::chrono::duration<double> quiet = Clock::now() - last_event_;
+  if (flags_.timeout_seconds > 0 && quiet.count() >= flags_.timeout_seconds) {
+    return Leave(
+        kExitTimedOut,
+        fmt::format("no monitor event from {} for {} s, giving up (--timeout): {}", flags_.endpoint,
+                    flags_.timeout_seconds, Silence(quiet.count(), /*waiting=*/false)));
+  }
+  if (flags_.warn_after_seconds > 0 && quiet.count() >= flags_.warn_after_seconds &&
+      heard_.events == 0 && heard_.state() != said_) {
+    said_ = heard_.state();
+    status_ = Silence(quiet.count(), /*waiting=*/true);
+    spdlog::warn("{}", status_);
+  }
+  return std::nullopt;
+}
+
+std::optional<int> Monitor::TakeMessage(zmq::socket_t& socket) {
+  // A whole message is queued now, so what Receive refuses is about the message.
+  auto message = Receive(socket);
+  auto event = message ? message->As<MonitorEventMessage>()
+                       : std::expected<MonitorEventMessage, std::string>(
+                             std::unexpected(message.error().message));
+  if (!event) {
+    Skip(event.error());
+    return std::nullopt;
+  }
+  last_event_ = Clock::now();
+  if (heard_.events++ == 0 && said_ != Heard::State::kEvents) {
+    spdlog::info("monitor events arrive from {}", flags_.endpoint);
+    status_.clear();
+  }
+  view_.Apply(*event, UnixNow());
+  if (!table_ && !PrintJsonLine(*event)) return Leave(kExitError, "stdout is closed");
+  if (flags_.exit_when_finished && event->kind == "error") {
+    return Leave(kExitError,
+                 fmt::format("host {} reported an error: {}", event->host_id, event->message));
+  }
+  if (flags_.exit_when_finished && view_.AllFinished()) return Leave(0, "");
+  return std::nullopt;
+}
+
+void Monitor::Listen(ConnectionWatch& watch) {
+  for (const ConnectionEvent& event : watch.Drain()) {
+    if (event.kind == ConnectionEvent::Kind::kConnected) ++heard_.connections;
+    if (event.kind == ConnectionEvent::Kind::kHandshakeFailed) ++heard_.strangers;
+  }
+}
+
+std::string Monitor::Silence(double seconds, bool waiting) const {
+  return heard_.Describe(flags_.endpoint, seconds, !flags_.job_key_file.empty(), waiting);
+}
+
+void Monitor::Draw() {
+  // Home the cursor, rewrite every line clearing its tail, then clear what is below:
+  // no full-screen clear, so the table does not flicker.
+  std::string screen = "\x1b[H\x1b[2K";
+  screen += fmt::format("actex monitor {}  (Ctrl-C leaves; the job goes on)\n", flags_.endpoint);
+  if (!status_.empty()) screen += "\x1b[2K" + status_ + "\n";
+  std::string table = view_.RenderTable(UnixNow());
+  for (size_t start = 0; start < table.size();) {
+    const size_t end = table.find('\n', start);
+    screen += "\x1b[2K" + table.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  screen += "\x1b[J";
+  std::fwrite(screen.data(), 1, screen.size(), stdout);
+  std::fflush(stdout);
+}
+
+bool Monitor::PrintJsonLine(const MonitorEventMessage& event) {
+  const std::string line = MonitorView::JsonLine(event) + '\n';
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  return std::fflush(stdout) == 0 && !std::ferror(stdout);
+}
+
+void Monitor::Skip(const std::string& reason) {
+  view_.RecordSkipped(reason);
+  ++heard_.skipped;
+  // The table shows skips itself; a log line would scribble over it.
+  if (table_) return;
+  if (view_.skipped() <= kLoggedSkips) spdlog::warn("skipped a message: {}", reason);
+  if (view_.skipped() == kLoggedSkips) spdlog::warn("further skipped messages are only counted");
+}
+
+int Monitor::Leave(int code, const std::string& why) {
+  if (table_) Draw();
+  if (view_.skipped() > 0) {
+    spdlog::info("skipped {} message(s) that were not monitor events", view_.skipped());
+  }
+  if (!why.empty()) spdlog::error("{}", why);
+  return code;
+}
 
 }  // namespace
 

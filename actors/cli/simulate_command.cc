@@ -8,8 +8,8 @@
 
 #include "actors/cli/commands.h"
 #include "actors/cli/extract_flags.h"
+#include "actors/cli/local_cluster.h"
 #include "actors/extraction_summary.h"
-#include "actors/local_cluster.h"
 
 namespace actex {
 namespace {

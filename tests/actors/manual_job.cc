@@ -8,7 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "actors/local_cluster.h"
+#include "actors/cli/local_cluster.h"
 #include "coordination/lease_log.h"
 #include "storage/host_folder_files.h"
 

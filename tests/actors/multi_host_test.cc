@@ -23,8 +23,8 @@
 #include <thread>
 
 #include "actex_process.h"
+#include "actors/cli/local_cluster.h"
 #include "actors/extraction_summary.h"
-#include "actors/local_cluster.h"
 #include "actors/mesh_plan.h"
 #include "actors/node.h"
 #include "extraction_reader.h"

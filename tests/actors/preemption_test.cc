@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "actex_process.h"
+#include "actors/cli/local_cluster.h"
 #include "actors/extraction_summary.h"
-#include "actors/local_cluster.h"
 #include "actors/node_options.h"
 #include "extraction_reader.h"
 #include "manual_job.h"

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "actex_process.h"
-#include "actors/local_cluster.h"
+#include "actors/cli/local_cluster.h"
 #include "actors/node.h"
 #include "extraction_reader.h"
 #include "run_support.h"

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "actors/cli/local_cluster.h"
 #include "actors/extraction_summary.h"
-#include "actors/local_cluster.h"
 #include "leased_job_fixture.h"
 
 namespace actex {

@@ -1,4 +1,4 @@
-#include "actors/terminal_text.h"
+#include "actors/cli/terminal_text.h"
 
 #include <spdlog/fmt/fmt.h>
 

@@ -1,6 +1,6 @@
 // MonitorView: what the live table and the JSON lines of `actex monitor` show for a
 // given sequence of events.
-#include "actors/monitor_view.h"
+#include "actors/cli/monitor_view.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-#ifndef ACTEX_ACTORS_LOCAL_CLUSTER_H_
-#define ACTEX_ACTORS_LOCAL_CLUSTER_H_
+#ifndef ACTEX_ACTORS_CLI_LOCAL_CLUSTER_H_
+#define ACTEX_ACTORS_CLI_LOCAL_CLUSTER_H_
 
 #include <expected>
 #include <string>
@@ -42,4 +42,4 @@ std::expected<void, LocalClusterError> RunLocalCluster(const LocalClusterOptions
 
 }  // namespace actex
 
-#endif  // ACTEX_ACTORS_LOCAL_CLUSTER_H_
+#endif  // ACTEX_ACTORS_CLI_LOCAL_CLUSTER_H_

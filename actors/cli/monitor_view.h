@@ -1,5 +1,5 @@
-#ifndef ACTEX_ACTORS_MONITOR_VIEW_H_
-#define ACTEX_ACTORS_MONITOR_VIEW_H_
+#ifndef ACTEX_ACTORS_CLI_MONITOR_VIEW_H_
+#define ACTEX_ACTORS_CLI_MONITOR_VIEW_H_
 
 // What `actex monitor` knows about a running job, built from the MonitorEventMessages
 // the nodes publish, and the two ways it shows it: a table redrawn on a terminal, and
@@ -92,4 +92,4 @@ class MonitorView {
 
 }  // namespace actex
 
-#endif  // ACTEX_ACTORS_MONITOR_VIEW_H_
+#endif  // ACTEX_ACTORS_CLI_MONITOR_VIEW_H_

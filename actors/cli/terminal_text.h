@@ -1,5 +1,5 @@
-#ifndef ACTEX_ACTORS_TERMINAL_TEXT_H_
-#define ACTEX_ACTORS_TERMINAL_TEXT_H_
+#ifndef ACTEX_ACTORS_CLI_TERMINAL_TEXT_H_
+#define ACTEX_ACTORS_CLI_TERMINAL_TEXT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -38,4 +38,4 @@ std::string RenderRows(const std::vector<std::vector<std::string>>& rows,
 
 }  // namespace actex
 
-#endif  // ACTEX_ACTORS_TERMINAL_TEXT_H_
+#endif  // ACTEX_ACTORS_CLI_TERMINAL_TEXT_H_

@@ -1,4 +1,4 @@
-#include "actors/local_cluster.h"
+#include "actors/cli/local_cluster.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

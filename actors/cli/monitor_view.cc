@@ -1,4 +1,4 @@
-#include "actors/monitor_view.h"
+#include "actors/cli/monitor_view.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "actors/terminal_text.h"
+#include "actors/cli/terminal_text.h"
 
 namespace actex {
 namespace {
