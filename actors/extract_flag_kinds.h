@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "actors/extract_flag_table.h"
+#include "actors/extract_flag.h"
 
 // The kinds of row the extract flag table is made of: how a flag of each kind
 // parses what the user wrote, prints it back and records it in metadata.json.

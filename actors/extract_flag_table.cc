@@ -88,8 +88,8 @@ std::vector<ExtractFlag> MakeTable() {
   table.push_back(Number(
       "--max-seq-len",
       "longest sequence in tokens (default 2048, or the model's n_positions when fewer: "
-      "GPT-2's learned positions end there; a larger value given is refused)", kShared, "max_seq_len",
-      [](auto& o) -> auto& { return o.max_seq_len; }, 1));
+      "GPT-2's learned positions end there; a larger value given is refused)",
+      kShared, "max_seq_len", [](auto& o) -> auto& { return o.max_seq_len; }, 1));
   // Resolved options hold the effective length; only --help sees "not given" (0).
   table.back().record = [](const ExtractOptions& options) {
     return nlohmann::json(options.max_seq_len == 0 ? kDefaultMaxSeqLen : options.max_seq_len);
@@ -224,6 +224,29 @@ std::string FlagOfConfigKey(const std::string& key) {
     if (flag.config_key == key) return flag.name;
   }
   return "the recorded \"" + key + "\"";
+}
+
+nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan) {
+  const ExtractOptions resolved = ResolvedOptions(options, plan);
+  nlohmann::json config = {{"model", plan.config.name},
+                           {"bos_token_id", plan.bos_token_id},
+                           {"bos_on_pretokenized", plan.bos_on_pretokenized}};
+  for (const ExtractFlag& flag : ExtractFlagTable()) {
+    if (flag.role != FlagRole::kRunOnly) config[flag.config_key] = flag.record(resolved);
+  }
+  return config;
+}
+
+std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options) {
+  std::vector<std::string> args;
+  for (const ExtractFlag& flag : ExtractFlagTable()) {
+    std::vector<std::string> texts = flag.print(options);
+    if (texts.empty()) continue;
+    args.push_back(flag.name == "--shards" ? "--shards-per-host" : flag.name);
+    if (flag.arity != ExtractFlag::Arity::kSwitch)
+      args.insert(args.end(), texts.begin(), texts.end());
+  }
+  return args;
 }
 
 }  // namespace actex

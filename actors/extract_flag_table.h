@@ -7,41 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "actors/extract_flag.h"
 #include "actors/extract_options.h"
 
 namespace actex {
-
-// How a flag's value takes part in a run's identity.
-enum class FlagRole {
-  kRunOnly,  // how this run goes (--out, --overwrite, --blas-threads, uploads): never compared
-  kResumed,  // recorded in metadata.json's config; a rerun over OUT must ask for the same
-  kShared,   // recorded, and in the fingerprint every host of a job must share
-};
-
-// One flag of `actex extract` (and of node and simulate, which call --shards
-// --shards-per-host). The table of them is the one place a flag is described: the
-// command line (name, help, default), metadata.json's config (and so the resume
-// check), the fingerprint hosts compare at the rendezvous, and the arguments `actex
-// simulate` gives its nodes all read it, so a new flag is a new row.
-struct ExtractFlag {
-  enum class Arity { kSwitch, kOne, kMany };
-
-  std::string name;  // "--max-seq-len"
-  std::string help;
-  FlagRole role = FlagRole::kRunOnly;
-  std::string config_key;  // its key in metadata.json's config (every row has one)
-  Arity arity = Arity::kOne;
-  bool required = false;
-  // Sets the option from what the user wrote (one text for kOne, one or more for kMany,
-  // none for kSwitch). Errors say what is wrong with the value; callers add the flag.
-  std::function<std::expected<void, std::string>(const std::vector<std::string>& texts,
-                                                 ExtractOptions& options)>
-      parse;
-  // The texts that give the option its value back; none while it has its default.
-  std::function<std::vector<std::string>(const ExtractOptions& options)> print;
-  // The value as metadata.json's config records it (and, as text, the fingerprint).
-  std::function<nlohmann::json(const ExtractOptions& options)> record;
-};
 
 // Every flag, in the order `--help` lists them.
 const std::vector<ExtractFlag>& ExtractFlagTable();
@@ -53,6 +22,14 @@ std::string ConfigValueText(const nlohmann::json& value);
 // The flag behind a key of metadata.json's config ("shard_bytes" -> "--shard-size";
 // "bos_token_id", which --bos resolves to, -> "--bos").
 std::string FlagOfConfigKey(const std::string& key);
+
+// The flags that give `options` back (the shard count as --shards-per-host), for
+// the nodes `actex simulate` starts; flags at their defaults are left out.
+std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options);
+
+// The options as recorded in metadata.json (and compared on resume): every recorded
+// flag of the table, the model's name and the BOS id --bos gave.
+nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan);
 
 }  // namespace actex
 

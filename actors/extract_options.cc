@@ -5,7 +5,6 @@
 #include <set>
 #include <thread>
 
-#include "actors/extract_flag_table.h"
 #include "model/tokenizer/post_processor.h"
 
 namespace actex {
@@ -48,8 +47,8 @@ std::expected<void, std::string> PlanMaxSeqLen(int given, const ModelConfig& con
   }
   if (given < 1) return std::unexpected(std::string("--max-seq-len must be at least 1"));
   if (given > limit) {
-    return std::unexpected("--max-seq-len " + std::to_string(given) + ": " + config.name +
-                           " has " + config.PositionLimitSource() + "; give at most " +
+    return std::unexpected("--max-seq-len " + std::to_string(given) + ": " + config.name + " has " +
+                           config.PositionLimitSource() + "; give at most " +
                            std::to_string(limit) +
                            " (--overflow split keeps longer documents whole in windows)");
   }
@@ -178,29 +177,6 @@ ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan&
 
 CorpusOptions CorpusOptionsOf(const ExtractOptions& options) {
   return CorpusOptions{options.data, options.text_field, options.max_docs};
-}
-
-nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan) {
-  const ExtractOptions resolved = ResolvedOptions(options, plan);
-  nlohmann::json config = {{"model", plan.config.name},
-                           {"bos_token_id", plan.bos_token_id},
-                           {"bos_on_pretokenized", plan.bos_on_pretokenized}};
-  for (const ExtractFlag& flag : ExtractFlagTable()) {
-    if (flag.role != FlagRole::kRunOnly) config[flag.config_key] = flag.record(resolved);
-  }
-  return config;
-}
-
-std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options) {
-  std::vector<std::string> args;
-  for (const ExtractFlag& flag : ExtractFlagTable()) {
-    std::vector<std::string> texts = flag.print(options);
-    if (texts.empty()) continue;
-    args.push_back(flag.name == "--shards" ? "--shards-per-host" : flag.name);
-    if (flag.arity != ExtractFlag::Arity::kSwitch)
-      args.insert(args.end(), texts.begin(), texts.end());
-  }
-  return args;
 }
 
 }  // namespace actex

@@ -96,17 +96,10 @@ int DefaultBlasThreads(int shards_on_this_host);
 // Parses "20,21,22,23" or "20-23" or a mix ("0,4-6").
 std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text);
 
-// The flags that give `options` back (the shard count as --shards-per-host), for
-// the nodes `actex simulate` starts; flags at their defaults are left out.
-std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options);
-
 // The options with what the plan resolved put in: the dtype the model's torch_dtype
-// gave, the sites as hook names, the effective --max-seq-len. What is recorded and compared is this.
+// gave, the sites as hook names, the effective --max-seq-len. What is recorded and compared is
+// this.
 ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan& plan);
-
-// The options as recorded in metadata.json (and compared on resume): every recorded
-// flag of actors/extract_flag_table.h, the model's name and the BOS id --bos gave.
-nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan);
 
 }  // namespace actex
 

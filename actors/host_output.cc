@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "actors/extract_flag_table.h"
 #include "actors/mesh_plan.h"
 #include "storage/chunk_digest.h"
 #include "storage/corpus_size.h"

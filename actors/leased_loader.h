@@ -4,7 +4,7 @@
 #include <expected>
 #include <string>
 
-#include "actors/loader_actor.h"
+#include "actors/loader_config.h"
 #include "transport/actor.h"
 
 namespace actex {

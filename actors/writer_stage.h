@@ -15,7 +15,7 @@
 #include <zmq.hpp>
 
 #include "actors/document_assembler.h"
-#include "actors/writer_actor.h"
+#include "actors/writer_config.h"
 #include "storage/rejects_log.h"
 #include "storage/shard_writer.h"
 #include "transport/actor.h"

@@ -15,6 +15,7 @@
 #include <map>
 #include <thread>
 
+#include "actors/extract_flag_table.h"
 #include "actors/extract_options.h"
 #include "actors/extraction_summary.h"
 
@@ -107,7 +108,8 @@ std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int h
 
 std::expected<void, LocalClusterError> RunLocalCluster(const LocalClusterOptions& options) {
   auto port = FindFreePortTriple();
-  if (!port) return std::unexpected(LocalClusterError{LocalClusterError::Kind::kFailed, port.error()});
+  if (!port)
+    return std::unexpected(LocalClusterError{LocalClusterError::Kind::kFailed, port.error()});
   std::map<pid_t, int> running;  // pid -> host id
   for (int host = 0; host < options.hosts; ++host) {
     std::vector<std::string> args = LocalNodeArgs(options, host, *port);
@@ -118,9 +120,9 @@ std::expected<void, LocalClusterError> RunLocalCluster(const LocalClusterOptions
     if (int error = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
         error != 0) {
       for (const auto& [started, id] : running) kill(started, SIGKILL);
-      return std::unexpected(LocalClusterError{
-          LocalClusterError::Kind::kFailed,
-          "cannot start " + options.actex_binary + ": " + strerror(error)});
+      return std::unexpected(
+          LocalClusterError{LocalClusterError::Kind::kFailed,
+                            "cannot start " + options.actex_binary + ": " + strerror(error)});
     }
     running[pid] = host;
   }
@@ -173,8 +175,8 @@ std::expected<void, LocalClusterError> RunLocalCluster(const LocalClusterOptions
     }
   }
   if (failures.empty()) return {};
-  std::string message = only_rejected_too_much ? "the simulated job completed, but "
-                                               : "the simulated job failed: ";
+  std::string message =
+      only_rejected_too_much ? "the simulated job completed, but " : "the simulated job failed: ";
   for (size_t i = 0; i < failures.size(); ++i) message += (i ? "; " : "") + failures[i];
   return std::unexpected(LocalClusterError{only_rejected_too_much
                                                ? LocalClusterError::Kind::kTooManyRejected

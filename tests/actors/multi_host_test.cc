@@ -24,6 +24,7 @@
 
 #include "actex_process.h"
 #include "actors/cli/local_cluster.h"
+#include "actors/extract_flag_table.h"
 #include "actors/extraction_summary.h"
 #include "actors/mesh_plan.h"
 #include "actors/node.h"

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "actors/extract_flag_table.h"
 #include "extraction_reader.h"
 
 namespace actex {

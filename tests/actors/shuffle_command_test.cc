@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "actex_process.h"
+#include "actors/extract_flag_table.h"
 #include "extraction_reader.h"
 #include "run_support.h"
 #include "storage/shuffled_output.h"
