@@ -1,31 +1,21 @@
 #include "storage/output_folder.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
+#include <utility>
 
 #include "base/whole_file.h"
-#include "storage/host_folder_files.h"
 #include "storage/json_field.h"
-#include "storage/line_reader.h"
 #include "storage/shard_listing.h"
 #include "storage/site_statistics.h"
 #include "storage/unlisted_shards.h"
-#include "storage/upload_ledger.h"
 
 namespace actex {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr int64_t kMaxRejectLineBytes = int64_t{1} << 20;
-constexpr int kMaxMalformedRejectsListed = 20;
 
 bool ReadInt(const nlohmann::json& object, const char* key, int64_t minimum, int64_t* out) {
   auto found = object.find(key);
@@ -96,12 +86,17 @@ std::optional<ShardEntry> ReadShardEntry(const nlohmann::json& entry, size_t ind
   return shard;
 }
 
-}  // namespace
+using Sites = std::vector<std::pair<std::string, int>>;  // (hook name, width)
 
-std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std::string& label,
-                                             std::vector<VerifyFinding>* faults) {
-  const std::string metadata_file = label + "/metadata.json";
-  auto fault = [&](const std::string& problem) { faults->push_back({metadata_file, problem}); };
+// The faults of one metadata.json, each named with the file.
+struct MetadataFaults {
+  std::string file;  // "host_00/metadata.json"
+  std::vector<VerifyFinding>* list;
+  void operator()(const std::string& problem) const { list->push_back({file, problem}); }
+};
+
+// `path`/metadata.json parsed, when it is an actex output's of version 1.
+std::optional<nlohmann::json> ReadMetadata(const std::string& path, const MetadataFaults& fault) {
   auto text = ReadWholeFile(path + "/metadata.json");
   if (!text) {
     fault("cannot be read (" + text.error() + ")");
@@ -123,24 +118,32 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
           "; this actex reads version 1");
     return std::nullopt;
   }
-  OutputFolder folder;
-  folder.path = path;
-  folder.label = label;
+  return metadata;
+}
+
+// "complete" and the run's "config".
+void ReadRunState(const nlohmann::json& metadata, const MetadataFaults& fault,
+                  OutputFolder* folder) {
   if (!metadata.contains("complete") || !metadata["complete"].is_boolean()) {
     fault("\"complete\" is not true or false");
   } else {
-    folder.complete = metadata["complete"].get<bool>();
+    folder->complete = metadata["complete"].get<bool>();
   }
   if (metadata.contains("config") && metadata["config"].is_object()) {
-    folder.config = metadata["config"];
+    folder->config = metadata["config"];
   } else {
     fault("has no \"config\" object");
-    folder.config = nlohmann::json::object();
+    folder->config = nlohmann::json::object();
   }
+}
+
+// The sites every shard holds, in tensor order, and (in `site_dtype`) their dtype.
+Sites ReadSites(const nlohmann::json& metadata, const MetadataFaults& fault,
+                std::string* site_dtype) {
   const std::string dtype = StringField(metadata, "dtype");
-  const std::string site_dtype = SiteDtype(dtype);
-  if (site_dtype.empty()) fault("dtype \"" + dtype + "\" is not float32, float16 or bfloat16");
-  std::vector<std::pair<std::string, int>> sites;
+  *site_dtype = SiteDtype(dtype);
+  if (site_dtype->empty()) fault("dtype \"" + dtype + "\" is not float32, float16 or bfloat16");
+  Sites sites;
   const JsonPlace top{"", ""};  // places inside the file: fault() names the file
   auto site_list = JsonArrayField(metadata, top, "sites");
   if (!site_list) fault(site_list.error());
@@ -156,34 +159,44 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
     sites.emplace_back(*name, static_cast<int>(*width));
   }
   if (sites.empty()) fault("lists no site");
-  // Statistics are null when a run resumed an output written without them; otherwise
-  // a resume continues them, so damage here is a fault.
-  if (auto statistics = metadata.find("statistics");
-      statistics != metadata.end() && !statistics->is_null()) {
-    if (!statistics->is_object()) {
-      fault(JsonTypeError(top.Member("statistics"), &*statistics, "an object or null"));
-    }
-    for (const auto& [name, width] : statistics->is_object() ? sites : decltype(sites)()) {
-      auto site = statistics->find(name);
-      auto parsed = site == statistics->end() ? std::unexpected("no statistics for site " + name)
-                                              : SiteStatistics::FromJson(*site);
-      if (!parsed) {
-        fault("statistics[\"" + name + "\"]: " + parsed.error());
-      } else if (parsed->width() != width) {
-        fault("statistics[\"" + name + "\"] are of width " + std::to_string(parsed->width()) +
-              ", the site's is " + std::to_string(width));
-      }
+  return sites;
+}
+
+// Statistics are null when a run resumed an output written without them; otherwise
+// a resume continues them, so damage here is a fault.
+void CheckStatistics(const nlohmann::json& metadata, const Sites& sites,
+                     const MetadataFaults& fault) {
+  auto statistics = metadata.find("statistics");
+  if (statistics == metadata.end() || statistics->is_null()) return;
+  if (!statistics->is_object()) {
+    fault(JsonTypeError(JsonPlace{"", ""}.Member("statistics"), &*statistics, "an object or null"));
+    return;
+  }
+  for (const auto& [name, width] : sites) {
+    auto site = statistics->find(name);
+    auto parsed = site == statistics->end() ? std::unexpected("no statistics for site " + name)
+                                            : SiteStatistics::FromJson(*site);
+    if (!parsed) {
+      fault("statistics[\"" + name + "\"]: " + parsed.error());
+    } else if (parsed->width() != width) {
+      fault("statistics[\"" + name + "\"] are of width " + std::to_string(parsed->width()) +
+            ", the site's is " + std::to_string(width));
     }
   }
+}
+
+// Every "shards" entry that can be checked, into folder->shards, summed.
+void ReadShards(const nlohmann::json& metadata, const Sites& sites, const std::string& site_dtype,
+                const MetadataFaults& fault, OutputFolder* folder) {
   const nlohmann::json shards = metadata.value("shards", nlohmann::json());
   if (!shards.is_array()) fault("has no \"shards\" list");
   std::set<std::string> names;
-  folder.lists_chunks =
+  folder->lists_chunks =
       shards.is_array() && !shards.empty() && shards[0].is_object() && shards[0].contains("chunks");
-  folder.lists_chunks = folder.lists_chunks || metadata.contains("chunks_without_documents");
+  folder->lists_chunks = folder->lists_chunks || metadata.contains("chunks_without_documents");
   int64_t previous_last = -1;
   for (size_t i = 0; shards.is_array() && i < shards.size(); ++i) {
-    auto shard = ReadShardEntry(shards[i], i, metadata_file, faults);
+    auto shard = ReadShardEntry(shards[i], i, fault.file, fault.list);
     if (!shard) continue;
     const std::string name = shards[i]["file"].get<std::string>();
     if (!names.insert(name).second) {
@@ -193,21 +206,26 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
     // Shards that list whole chunks may hold them in any order (a leased job gets
     // chunks as they are granted); the chunks themselves are checked against the
     // documents. Before chunks, shards rose by doc id.
-    if (!folder.lists_chunks && shard->first_doc_id <= previous_last) {
+    if (!folder->lists_chunks && shard->first_doc_id <= previous_last) {
       fault(name + " starts at doc " + std::to_string(shard->first_doc_id) +
             ", not after the previous shard's last doc " + std::to_string(previous_last) +
             " (a document split or repeated across shards)");
     }
     previous_last = std::max(previous_last, shard->last_doc_id);
-    shard->path = path + "/" + name;
+    shard->path = folder->path + "/" + name;
     shard->sites = sites;
     shard->site_dtype = site_dtype;
-    folder.docs += shard->docs;
-    folder.tokens += shard->tokens;
-    folder.bytes += shard->bytes;
-    folder.shard_files.push_back(name);
-    folder.shards.push_back(std::move(*shard));
+    folder->docs += shard->docs;
+    folder->tokens += shard->tokens;
+    folder->bytes += shard->bytes;
+    folder->shard_files.push_back(name);
+    folder->shards.push_back(std::move(*shard));
   }
+}
+
+// "totals" equal to the sums over the listed shards.
+void CheckTotals(const nlohmann::json& metadata, const OutputFolder& folder,
+                 const MetadataFaults& fault) {
   nlohmann::json totals = metadata.value("totals", nlohmann::json::object());
   if (!totals.is_object()) totals = nlohmann::json::object();
   const nlohmann::json sums = {{"docs", folder.docs},
@@ -220,102 +238,45 @@ std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std:
             " but the listed shards add up to " + sum.dump());
     }
   }
-  const nlohmann::json chunk_docs = folder.config.value("chunk_docs", nlohmann::json(1));
+}
+
+// The chunk rule of config.chunk_docs and, when the shards list chunks, every chunk.
+void ReadChunks(const nlohmann::json& metadata, const MetadataFaults& fault, OutputFolder* folder) {
+  const nlohmann::json chunk_docs = folder->config.value("chunk_docs", nlohmann::json(1));
   auto rule = ChunkRule::Of(chunk_docs.is_number_integer() ? chunk_docs.get<int64_t>() : 0);
   if (!rule) {
     fault("config.chunk_docs is " + chunk_docs.dump() + ", not a positive integer");
   } else {
-    folder.chunk_rule = *rule;
+    folder->chunk_rule = *rule;
   }
-  if (folder.lists_chunks) {
-    auto chunks = ListedChunks(metadata);
-    if (!chunks) {
-      fault(chunks.error());
-    } else {
-      folder.chunks = std::move(*chunks);
-      folder.chunk_digests = ListedChunkDigests(metadata);
-    }
+  if (!folder->lists_chunks) return;
+  auto chunks = ListedChunks(metadata);
+  if (!chunks) {
+    fault(chunks.error());
+  } else {
+    folder->chunks = std::move(*chunks);
+    folder->chunk_digests = ListedChunkDigests(metadata);
   }
+}
+
+}  // namespace
+
+std::optional<OutputFolder> ReadOutputFolder(const std::string& path, const std::string& label,
+                                             std::vector<VerifyFinding>* faults) {
+  const MetadataFaults fault{label + "/metadata.json", faults};
+  auto metadata = ReadMetadata(path, fault);
+  if (!metadata) return std::nullopt;
+  OutputFolder folder;
+  folder.path = path;
+  folder.label = label;
+  ReadRunState(*metadata, fault, &folder);
+  std::string site_dtype;
+  const Sites sites = ReadSites(*metadata, fault, &site_dtype);
+  CheckStatistics(*metadata, sites, fault);
+  ReadShards(*metadata, sites, site_dtype, fault, &folder);
+  CheckTotals(*metadata, folder, fault);
+  ReadChunks(*metadata, fault, &folder);
   return folder;
-}
-
-std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
-  std::set<std::string> known(folder.shard_files.begin(), folder.shard_files.end());
-  known.insert(kHostFolderFiles.begin(), kHostFolderFiles.end());
-  std::vector<VerifyFinding> warnings;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(folder.path, error)) {
-    const std::string name = entry.path().filename().string();
-    if (known.contains(name)) continue;
-    std::string problem;
-    if (name.ends_with(".tmp")) {
-      problem = "temporary file of an interrupted write; not part of the output, safe to delete";
-    } else if (IsShardFileName(name)) {
-      problem = "shard not listed in metadata.json, " + DescribeShardFile(entry.path().string()) +
-                ": its documents are not counted. A run that stopped after writing it and "
-                "before listing it leaves one; so does a metadata.json entry lost or edited "
-                "away, and then this file is their only copy: restore its entry to keep it. "
-                "A resume moves it into " +
-                std::string(kUnlistedFolder) + "/ and computes its chunks again";
-    } else if (name == kUnlistedFolder && entry.is_directory()) {
-      problem =
-          "shards a resume set aside because metadata.json did not list them; not part of the "
-          "output (their chunks were computed again): delete them once the output verifies, "
-          "unless metadata.json lost their entries by mistake";
-    } else if (entry.is_directory()) {
-      problem = "directory not written by actex";
-    } else {
-      problem = "file not written by actex";
-    }
-    warnings.push_back({folder.label + "/" + name, problem});
-  }
-  if (error) {
-    warnings.push_back({folder.label, "cannot list the folder: " + error.message()});
-  }
-  std::sort(warnings.begin(), warnings.end(),
-            [](const auto& a, const auto& b) { return a.file < b.file; });
-  return warnings;
-}
-
-int64_t ReadRejects(const OutputFolder& folder, const std::function<void(int64_t)>& document,
-                    std::vector<VerifyFinding>* faults) {
-  const std::string path = folder.path + "/rejects.jsonl";
-  const std::string file = folder.label + "/rejects.jsonl";
-  std::error_code error;
-  if (!fs::exists(path, error)) return 0;
-  auto reader = LineReader::Open(path, kMaxRejectLineBytes);
-  if (!reader) {
-    faults->push_back({file, reader.error()});
-    return 0;
-  }
-  int64_t entries = 0, malformed = 0;
-  while (true) {
-    auto line = (*reader)->Next();
-    if (!line) {
-      faults->push_back({file, line.error()});
-      break;
-    }
-    if (!line->has_value()) break;
-    const auto entry = (*line)->too_long ? nlohmann::json(nullptr)
-                                         : nlohmann::json::parse((*line)->text, nullptr, false);
-    int64_t doc_id = 0, line_number = 0;
-    if (!entry.is_object() || !ReadInt(entry, "doc_id", 0, &doc_id) ||
-        !ReadInt(entry, "line", 1, &line_number) || !entry.contains("file") ||
-        !entry["file"].is_string() || !entry.contains("reason") || !entry["reason"].is_string()) {
-      if (++malformed <= kMaxMalformedRejectsListed) {
-        faults->push_back({file, "line " + std::to_string((*reader)->lines()) +
-                                     " is not {\"doc_id\", \"file\", \"line\", \"reason\"}"});
-      }
-      continue;
-    }
-    ++entries;
-    document(doc_id);
-  }
-  if (malformed > kMaxMalformedRejectsListed) {
-    faults->push_back(
-        {file, std::to_string(malformed - kMaxMalformedRejectsListed) + " more malformed lines"});
-  }
-  return entries;
 }
 
 }  // namespace actex
