@@ -2,6 +2,9 @@
 #define ACTEX_STORAGE_HOST_FOLDER_FILES_H_
 
 #include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
 
 namespace actex {
 
@@ -19,6 +22,22 @@ inline constexpr const char* kStandbyLeaseLogFile = "leases.standby.log";
 
 inline constexpr std::array<const char*, 5> kHostFolderFiles = {
     kMetadataFile, kRejectsFile, kUploadLedgerFile, kLeaseLogFile, kStandbyLeaseLogFile};
+
+// The spill file of tensor `tensor` of the shard being written (shard_spill.h). The
+// writer unlinks each one as soon as it is created, so only a process killed between
+// the two leaves one behind: a temporary file, like *.tmp, that a resume removes and
+// verify does not count as a stranger's.
+inline std::string SpillFileName(int shard, size_t tensor) {
+  return ".shard_" + std::to_string(shard) + ".spill." + std::to_string(tensor);
+}
+inline bool IsSpillFileName(std::string_view name) {
+  return name.starts_with(".shard_") && name.find(".spill.") != std::string_view::npos;
+}
+
+// Whether `name` is a temporary file of an interrupted write: *.tmp or a spill file.
+inline bool IsTemporaryFileName(std::string_view name) {
+  return name.ends_with(".tmp") || IsSpillFileName(name);
+}
 
 }  // namespace actex
 

@@ -33,7 +33,7 @@ std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
     const std::string name = entry.path().filename().string();
     if (known.contains(name)) continue;
     std::string problem;
-    if (name.ends_with(".tmp")) {
+    if (IsTemporaryFileName(name)) {
       problem = "temporary file of an interrupted write; not part of the output, safe to delete";
     } else if (IsShardFileName(name)) {
       problem = "shard not listed in metadata.json, " + DescribeShardFile(entry.path().string()) +

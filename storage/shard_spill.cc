@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "storage/host_folder_files.h"
+
 namespace actex {
 
 std::expected<ShardSpill, std::string> ShardSpill::Create(const std::string& dir, int number,
@@ -14,7 +16,7 @@ std::expected<ShardSpill, std::string> ShardSpill::Create(const std::string& dir
   spill.budget_ = budget;
   for (size_t i = 0; i < tensors; ++i) {
     File file;
-    file.path = dir + "/.shard_" + std::to_string(number) + ".spill." + std::to_string(i);
+    file.path = dir + "/" + SpillFileName(number, i);
     const int fd = ::open(file.path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return std::unexpected(OsError("cannot create spill file", file.path, errno));
     file.fd = ScopedFd(fd);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "storage/host_folder_files.h"
 #include "storage/safetensors.h"
 
 namespace actex {
@@ -57,7 +58,7 @@ std::expected<UnlistedCleanup, std::string> SetAsideUnlisted(const std::string& 
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(dir, error)) {
     const std::string name = entry.path().filename().string();
-    if (name.ends_with(".tmp") && entry.is_regular_file()) {
+    if (IsTemporaryFileName(name) && entry.is_regular_file()) {
       if (!fs::remove(entry.path(), error)) {
         return std::unexpected("cannot remove " + entry.path().string() + ": " + error.message());
       }

@@ -27,8 +27,9 @@ std::string DescribeShardFile(const std::string& path);
 
 // What SetAsideUnlisted did.
 struct UnlistedCleanup {
-  std::vector<std::string> removed_tmp;  // *.tmp of interrupted writes, deleted
-  std::vector<std::string> set_aside;    // unlisted shard files, as they are now named
+  // Temporary files of interrupted writes (*.tmp, spill files: host_folder_files.h), deleted.
+  std::vector<std::string> removed_tmp;
+  std::vector<std::string> set_aside;  // unlisted shard files, as they are now named
 };
 
 // In host folder `dir`: deletes *.tmp files and moves every shard file not in

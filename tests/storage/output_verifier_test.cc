@@ -313,13 +313,16 @@ TEST_F(TwoHosts, UnlistedLeftoversAreWarningsNotFaults) {
   fs::copy_file(Host(0) + "/shard_000004.safetensors", Host(0) + "/shard_000005.safetensors");
   WriteBytes(Host(0) + "/shard_000006.safetensors.tmp", "partial");
   WriteBytes(Host(1) + "/metadata.json.tmp", "{");
+  WriteBytes(Host(1) + "/" + SpillFileName(7, 1), "rows");  // a killed writer's
   VerifyReport report = Verify();
   EXPECT_THAT(Faults(report), IsEmpty());
-  ASSERT_EQ(report.warnings.size(), 3u);
+  ASSERT_EQ(report.warnings.size(), 4u);
   EXPECT_EQ(report.warnings[0].file, "host_00/shard_000005.safetensors");
   EXPECT_THAT(report.warnings[0].problem, HasSubstr("not listed in metadata.json"));
   EXPECT_EQ(report.warnings[1].file, "host_00/shard_000006.safetensors.tmp");
-  EXPECT_EQ(report.warnings[2].file, "host_01/metadata.json.tmp");
+  EXPECT_EQ(report.warnings[2].file, "host_01/.shard_7.spill.1");
+  EXPECT_THAT(report.warnings[2].problem, HasSubstr("temporary file of an interrupted write"));
+  EXPECT_EQ(report.warnings[3].file, "host_01/metadata.json.tmp");
 }
 
 // A leased job with a standby leaves host 0's lease log and the standby's copy of it

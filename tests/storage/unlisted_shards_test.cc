@@ -1,4 +1,5 @@
-// SetAsideUnlisted on a folder written by ShardWriter: temporary files go, every
+// SetAsideUnlisted on a folder written by ShardWriter: temporary files (*.tmp, a
+// killed writer's spill file) go, every
 // shard metadata.json does not list is moved into unlisted/ byte for byte, whole or
 // not, and nothing listed is touched.
 #include "storage/unlisted_shards.h"
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "storage/host_folder_files.h"
 #include "storage/output_lock.h"
 #include "tests/storage/synthetic_output.h"
 #include "tests/storage/temp_dir.h"
@@ -20,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
 
 std::string Slurp(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
@@ -40,6 +43,8 @@ TEST(UnlistedShards, AreSetAsideByteForByteAndTemporaryFilesRemoved) {
   fs::copy_file(host + "/shard_000002.safetensors", host + "/shard_000007.safetensors");
   WriteBytes(host + "/shard_000008.safetensors", whole.substr(0, whole.size() - 3));
   WriteBytes(host + "/shard_000009.safetensors.tmp", "partial");
+  // A writer killed between creating a spill file and unlinking it leaves one.
+  WriteBytes(host + "/" + SpillFileName(48, 2), "rows");
   // Listed: every shard but shard_000002 (its entry lost) and the two above.
   std::set<std::string> listed;
   for (int n = 1; n <= 6; ++n) {
@@ -51,7 +56,8 @@ TEST(UnlistedShards, AreSetAsideByteForByteAndTemporaryFilesRemoved) {
   EXPECT_THAT(DescribeShardFile(host + "/shard_000008.safetensors"), HasSubstr("not whole"));
   auto cleanup = SetAsideUnlisted(host, listed);
   ASSERT_TRUE(cleanup.has_value()) << cleanup.error();
-  EXPECT_THAT(cleanup->removed_tmp, ElementsAre("shard_000009.safetensors.tmp"));
+  EXPECT_THAT(cleanup->removed_tmp,
+              UnorderedElementsAre(".shard_48.spill.2", "shard_000009.safetensors.tmp"));
   EXPECT_THAT(cleanup->set_aside, ElementsAre(host + "/unlisted/shard_000002.safetensors",
                                               host + "/unlisted/shard_000007.safetensors",
                                               host + "/unlisted/shard_000008.safetensors"));
@@ -59,6 +65,7 @@ TEST(UnlistedShards, AreSetAsideByteForByteAndTemporaryFilesRemoved) {
   EXPECT_EQ(Slurp(host + "/unlisted/shard_000008.safetensors").size(), whole.size() - 3);
   EXPECT_FALSE(fs::exists(host + "/shard_000002.safetensors"));
   EXPECT_FALSE(fs::exists(host + "/shard_000009.safetensors.tmp"));
+  EXPECT_FALSE(fs::exists(host + "/.shard_48.spill.2"));
   for (const std::string& name : listed) EXPECT_TRUE(fs::exists(host + "/" + name)) << name;
 
   // Set aside again under the same name: the first copy stays.
