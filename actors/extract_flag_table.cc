@@ -75,7 +75,7 @@ std::vector<ExtractFlag> MakeTable() {
   table.push_back(std::move(layers));
   table.push_back(List(
       "--sites",
-      "hook names or short forms: resid_pre, resid_mid, resid_post, attn_out, "
+      "hook names or short forms: resid_pre, z, resid_mid, resid_post, attn_out, "
       "mlp_out, mlp_post, embed, ln_final",
       kShared, "sites", [](auto& o) -> auto& { return o.sites; },
       /*comma_lists=*/true));

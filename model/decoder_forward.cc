@@ -176,6 +176,10 @@ std::expected<void, std::string> DecoderShardState::Run(const PackedBatch& batch
       });
     }
     Attend(layer, batch, sequence_starts, queries, keys, values, attention);  // [tokens, heads*dim]
+    if (Wants(SiteKind::kZ, layer)) {  // this shard's heads; the others' gathered
+      auto tapped = TapGatheredColumns(SiteKind::kZ, layer, attention, collective);
+      if (!tapped) return tapped;
+    }
     // o_proj over this shard's heads is a partial sum; the all-reduce completes it.
     Linear(attention, q_width, tokens, w.o, nullptr, shard_sum, hidden, &widen_scratch,
            team.get());  // [tokens, hidden]

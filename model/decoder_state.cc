@@ -189,12 +189,18 @@ float* DecoderShardState::MlpHidden(const LayerShardWeights& w, const float* nor
   return gate_act;
 }
 
-// Every shard holds its own columns of a [tokens, intermediate] activation; the
-// capture is the whole of it, assembled in rank (= column) order.
 std::expected<void, std::string> DecoderShardState::TapGatheredColumns(SiteKind kind, int layer,
                                                                        const float* local,
                                                                        Collective& collective) {
-  const int64_t columns = slice.end_intermediate - slice.first_intermediate;
+  // The columns of `kind` a shard's slice holds: [first, end).
+  auto columns_of = [&](const ShardSlice& held) -> std::pair<int64_t, int64_t> {
+    if (kind == SiteKind::kZ) {
+      return {int64_t{held.first_head} * config.head_dim, int64_t{held.end_head} * config.head_dim};
+    }
+    return {held.first_intermediate, held.end_intermediate};
+  };
+  const auto own = columns_of(slice);
+  const int64_t columns = own.second - own.first;
   auto gathered_ok =
       collective.AllGather({local, static_cast<size_t>(tokens * columns)}, &gathered);
   if (!gathered_ok) {
@@ -210,8 +216,8 @@ std::expected<void, std::string> DecoderShardState::TapGatheredColumns(SiteKind 
   for (int rank = 0; rank < slice.shards; ++rank) {
     auto peer = PlanShard(config, rank, slice.shards);
     if (!peer) return std::unexpected(peer.error());
-    const int64_t first = peer->first_intermediate;
-    const int64_t width = peer->end_intermediate - first;
+    const auto [first, end] = columns_of(*peer);
+    const int64_t width = end - first;
     if (static_cast<int64_t>(gathered[rank].size()) != tokens * width) {
       return std::unexpected("all-gather of " + Site{kind, layer}.HookName() + ": shard " +
                              std::to_string(rank) + " sent " +

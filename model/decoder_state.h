@@ -152,9 +152,10 @@ struct DecoderShardState {
   std::expected<void, std::string> AddToResidual(const SublayerEnd& end, const LayerShardWeights& w,
                                                  int layer, float* sublayer_sum,
                                                  float* resid_stream, Collective& collective);
-  // Taps `local`, this shard's columns of a [tokens, intermediate] activation, as the
-  // whole of it: all-gathered from every shard, in rank (= column) order. Fails when
-  // the all-gather does or a shard sent other than its columns.
+  // Taps `local`, this shard's columns of a site split across shards (mlp_post: its
+  // intermediate columns; z: its query heads' dims), as the whole of it: all-gathered
+  // from every shard, in rank (= column) order. Fails when the all-gather does or a
+  // shard sent other than its columns.
   std::expected<void, std::string> TapGatheredColumns(SiteKind kind, int layer, const float* local,
                                                       Collective& collective);
   // The forward over `batch` (checked), into `captures`: the loop over the layers that

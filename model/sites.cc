@@ -18,6 +18,9 @@ struct PerLayerName {
 // In the order each site occurs inside a decoder layer.
 constexpr PerLayerName kPerLayer[] = {
     {SiteKind::kResidPre, "resid_pre", "hook_resid_pre"},
+    // The attention heads merged, the input of the output projection (o_proj; GPT-2's
+    // attn.c_proj): column h*head_dim + t is dimension t of query head h.
+    {SiteKind::kZ, "z", "attn.hook_z"},
     {SiteKind::kAttnOut, "attn_out", "hook_attn_out"},
     {SiteKind::kResidMid, "resid_mid", "hook_resid_mid"},
     {SiteKind::kMlpPost, "mlp_post", "mlp.hook_post"},
@@ -81,7 +84,9 @@ std::string Site::HookName() const {
 }
 
 int Site::Width(const ModelConfig& config) const {
-  return kind == SiteKind::kMlpPost ? config.intermediate : config.hidden;
+  if (kind == SiteKind::kMlpPost) return config.intermediate;
+  if (kind == SiteKind::kZ) return config.heads * config.head_dim;
+  return config.hidden;
 }
 
 int Site::LastLayerNeeded(const ModelConfig& config) const {
@@ -139,7 +144,7 @@ std::expected<std::vector<Site>, std::string> ParseSites(const std::vector<std::
     if (!full) {
       return std::unexpected(
           "--sites entry \"" + std::string(entry) +
-          "\" is not a site; use embed, resid_pre, attn_out, resid_mid, mlp_post, mlp_out, "
+          "\" is not a site; use embed, resid_pre, z, attn_out, resid_mid, mlp_post, mlp_out, "
           "resid_post, ln_final or a full hook name such as blocks.0.hook_resid_post");
     }
     if (full->first < 0 || full->first >= num_layers) {

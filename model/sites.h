@@ -13,14 +13,15 @@ struct ModelConfig;
 // A place in the forward pass whose activations are captured. Names follow
 // TransformerLens hook names, which SAE researchers already use.
 enum class SiteKind {
-  kEmbed,          // hook_embed                       [tokens, hidden]
-  kResidPre,       // blocks.{L}.hook_resid_pre        [tokens, hidden]
-  kAttnOut,        // blocks.{L}.hook_attn_out         [tokens, hidden]
-  kResidMid,       // blocks.{L}.hook_resid_mid        [tokens, hidden]
-  kMlpPost,        // blocks.{L}.mlp.hook_post         [tokens, intermediate]
-  kMlpOut,         // blocks.{L}.hook_mlp_out          [tokens, hidden]
-  kResidPost,      // blocks.{L}.hook_resid_post       [tokens, hidden]
-  kLnFinal,        // ln_final.hook_normalized         [tokens, hidden]
+  kEmbed,      // hook_embed                       [tokens, hidden]
+  kResidPre,   // blocks.{L}.hook_resid_pre        [tokens, hidden]
+  kZ,          // blocks.{L}.attn.hook_z           [tokens, heads*head_dim], head-major
+  kAttnOut,    // blocks.{L}.hook_attn_out         [tokens, hidden]
+  kResidMid,   // blocks.{L}.hook_resid_mid        [tokens, hidden]
+  kMlpPost,    // blocks.{L}.mlp.hook_post         [tokens, intermediate]
+  kMlpOut,     // blocks.{L}.hook_mlp_out          [tokens, hidden]
+  kResidPost,  // blocks.{L}.hook_resid_post       [tokens, hidden]
+  kLnFinal,    // ln_final.hook_normalized         [tokens, hidden]
 };
 
 struct Site {
@@ -35,7 +36,7 @@ struct Site {
 };
 
 // Parses `--sites` entries (full hook names or the short forms resid_pre, resid_mid,
-// resid_post, attn_out, mlp_out, mlp_post taken at every entry of `layers`, and embed,
+// resid_post, z, attn_out, mlp_out, mlp_post taken at every entry of `layers`, and embed,
 // ln_final) against a model with `num_layers` layers. The result has no duplicates and
 // is ordered by where each site occurs in the forward pass. Errors name the bad entry.
 std::expected<std::vector<Site>, std::string> ParseSites(const std::vector<std::string>& entries,

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <tuple>
@@ -34,13 +34,15 @@ std::string FamilyDir(const std::string& family) {
   return std::string(ACTEX_FIXTURES_DIR) + "/model-families/" + family;
 }
 
-// Every site of a 4-layer model and the fixture tensor (after "<case>.") it equals.
+// Every site of a 4-layer model and the fixture tensor (after "<case>.") it equals: in
+// expected.safetensors, or for z ("z.<l>") in z.safetensors (README-z.md).
 std::vector<std::pair<Site, std::string>> Comparisons(int layers) {
-  std::vector<std::pair<Site, std::string>> comparisons = {{{SiteKind::kEmbed, -1},
-                                                            "hidden_states.0"}};
+  std::vector<std::pair<Site, std::string>> comparisons = {
+      {{SiteKind::kEmbed, -1}, "hidden_states.0"}};
   for (int l = 0; l < layers; ++l) {
     const std::string n = std::to_string(l);
     comparisons.push_back({{SiteKind::kResidPre, l}, "hidden_states." + n});
+    comparisons.push_back({{SiteKind::kZ, l}, "z." + n});  // in z.safetensors
     comparisons.push_back({{SiteKind::kAttnOut, l}, "attn_out." + n});
     comparisons.push_back({{SiteKind::kResidMid, l}, "resid_mid." + n});
     comparisons.push_back({{SiteKind::kMlpPost, l}, "mlp_post." + n});
@@ -70,13 +72,15 @@ std::string KindName(const Site& site) {
 
 void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
                           const std::vector<std::pair<Site, std::string>>& comparisons,
-                          const SafetensorsFile& expected, const std::string& prefix,
-                          int64_t first_row, int64_t rows, const std::string& label,
-                          WorstErrors& worst) {
+                          const SafetensorsFile& expected, const SafetensorsFile& z,
+                          const std::string& prefix, int64_t first_row, int64_t rows,
+                          const std::string& label, WorstErrors& worst) {
   ASSERT_EQ(captures.size(), comparisons.size());
   for (size_t i = 0; i < captures.size(); ++i) {
     const SiteActivations& capture = captures[i];
-    const std::vector<float> reference = ReadFloats(expected, prefix + "." + comparisons[i].second);
+    const std::string& name = comparisons[i].second;
+    const std::vector<float> reference =
+        ReadFloats(name.starts_with("z.") ? z : expected, prefix + "." + name);
     ASSERT_EQ(static_cast<int64_t>(reference.size()), rows * capture.width)
         << prefix << "." << comparisons[i].second;
     const std::span<const float> ours(capture.values.data() + first_row * capture.width,
@@ -108,6 +112,8 @@ TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
   ASSERT_TRUE(weights.has_value()) << weights.error();
   auto expected = SafetensorsFile::Open(dir + "/expected.safetensors");
   ASSERT_TRUE(expected.has_value()) << expected.error();
+  auto z = SafetensorsFile::Open(dir + "/z.safetensors");
+  ASSERT_TRUE(z.has_value()) << z.error();
   const ModelConfig& config = (*weights)->config();
   const auto comparisons = Comparisons(config.layers);
   const std::vector<Site> sites = SitesOf(comparisons);
@@ -133,7 +139,7 @@ TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
       auto captures = testing::RunShards(*weights, shards, sites, batch);
       ASSERT_EQ(static_cast<int>(captures.size()), shards);
       for (int rank = 0; rank < shards; ++rank) {
-        ExpectMatchesFixture(captures[rank], comparisons, **expected, name, 0,
+        ExpectMatchesFixture(captures[rank], comparisons, **expected, **z, name, 0,
                              static_cast<int64_t>(batch.token_ids.size()),
                              label + " rank " + std::to_string(rank), worst);
       }
@@ -142,9 +148,8 @@ TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
     ASSERT_EQ(static_cast<int>(captures.size()), shards);
     int64_t first = 0;
     for (size_t row = 0; row < lengths.size(); ++row) {
-      ExpectMatchesFixture(captures[0], comparisons, **expected,
-                           "padbatch.row" + std::to_string(row), first, lengths[row], label,
-                           worst);
+      ExpectMatchesFixture(captures[0], comparisons, **expected, **z,
+                           "padbatch.row" + std::to_string(row), first, lengths[row], label, worst);
       first += lengths[row];
     }
   }
@@ -208,8 +213,8 @@ TEST_P(FamilyParityTest, SixteenBitWeightsGiveTheForwardOfTheirWidenedValues) {
         const float difference = MaxAbsDifference(actual[0][i].values, reference[0][i].values);
         const float scale = MaxAbs(reference[0][i].values);
         worst = std::max(worst, difference / scale);
-        EXPECT_LE(difference, 2e-5f * scale) << dtype << " S=" << shards << " "
-                                              << sites[i].HookName();
+        EXPECT_LE(difference, 2e-5f * scale)
+            << dtype << " S=" << shards << " " << sites[i].HookName();
       }
     }
     std::printf("parity %s %s vs widened F32: max|d|/max|ref| %.2g\n", GetParam().c_str(),

@@ -1,4 +1,5 @@
 // Parity of the forward pass with HF transformers' Qwen2 (tests/fixtures/qwen2-tiny),
+// the attention output before o_proj (z) included,
 // for F32 and BF16 weights, 1 to 4 (= heads) shards, single sequences and a packed
 // batch of three sequences. Tolerance from the fixture README: per tensor
 // max|Δ| <= 2e-5 · max|ref| and <= 1e-4 absolute.
@@ -8,8 +9,8 @@
 #include <cstdio>
 #include <tuple>
 
-#include "model/model_weights.h"
 #include "model/decoder_forward.h"
+#include "model/model_weights.h"
 #include "model/sites.h"
 #include "storage/safetensors.h"
 #include "tests/model/model_test_util.h"
@@ -22,11 +23,14 @@ using testing::MaxAbsDifference;
 using testing::ReadFloats;
 using testing::ReadInts;
 
-// Our site and the fixture tensor (after "<case>.") it must equal.
+// Our site and the fixture tensor (after "<case>.") it must equal: in
+// expected.safetensors, or for z ("z.<l>") in z.safetensors (README-z.md).
 const std::vector<std::pair<Site, std::string>>& Comparisons() {
   static const auto* comparisons = new std::vector<std::pair<Site, std::string>>{
       {{SiteKind::kEmbed, -1}, "hidden_states.0"},
+      {{SiteKind::kZ, 0}, "z.0"},
       {{SiteKind::kResidPre, 1}, "hidden_states.1"},
+      {{SiteKind::kZ, 1}, "z.1"},
       {{SiteKind::kResidPost, 0}, "hidden_states.1"},
       {{SiteKind::kResidPost, 1}, "last_layer_pre_norm"},
       {{SiteKind::kLnFinal, -1}, "hidden_states.2"},
@@ -43,13 +47,15 @@ std::vector<Site> ComparedSites() {
 // Checks rows [first_row, first_row + rows) of every capture against
 // `<prefix>.<fixture tensor>`.
 void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
-                          const SafetensorsFile& expected, const std::string& prefix,
-                          int64_t first_row, int64_t rows, const std::string& label) {
+                          const SafetensorsFile& expected, const SafetensorsFile& z,
+                          const std::string& prefix, int64_t first_row, int64_t rows,
+                          const std::string& label) {
   ASSERT_EQ(captures.size(), Comparisons().size());
   for (size_t i = 0; i < captures.size(); ++i) {
     const SiteActivations& capture = captures[i];
+    const std::string& name = Comparisons()[i].second;
     const std::vector<float> reference =
-        ReadFloats(expected, prefix + "." + Comparisons()[i].second);
+        ReadFloats(name.starts_with("z.") ? z : expected, prefix + "." + name);
     ASSERT_EQ(static_cast<int64_t>(reference.size()), rows * capture.width);
     const std::span<const float> ours(capture.values.data() + first_row * capture.width,
                                       rows * capture.width);
@@ -71,13 +77,15 @@ TEST_P(ParityTest, SingleSequencesMatchHuggingFace) {
   ASSERT_TRUE(weights.has_value()) << weights.error();
   auto expected = SafetensorsFile::Open(dir + "/expected.safetensors");
   ASSERT_TRUE(expected.has_value()) << expected.error();
+  auto z = SafetensorsFile::Open(dir + "/z.safetensors");
+  ASSERT_TRUE(z.has_value()) << z.error();
   const std::string label = (*weights)->config().torch_dtype + " S=" + std::to_string(shards);
   for (const std::string name : {"len1", "len7", "len33", "len128"}) {
     const PackedBatch batch = testing::SingleSequence(ReadInts(**expected, name + ".input_ids"));
     auto captures = testing::RunShards(*weights, shards, ComparedSites(), batch);
     ASSERT_EQ(static_cast<int>(captures.size()), shards);
     for (int rank = 0; rank < shards; ++rank) {
-      ExpectMatchesFixture(captures[rank], **expected, name, 0,
+      ExpectMatchesFixture(captures[rank], **expected, **z, name, 0,
                            static_cast<int64_t>(batch.token_ids.size()),
                            label + " rank " + std::to_string(rank));
     }
@@ -90,6 +98,8 @@ TEST_P(ParityTest, PackedBatchMatchesHuggingFacePaddedBatch) {
   ASSERT_TRUE(weights.has_value()) << weights.error();
   auto expected = SafetensorsFile::Open(dir + "/expected.safetensors");
   ASSERT_TRUE(expected.has_value()) << expected.error();
+  auto z = SafetensorsFile::Open(dir + "/z.safetensors");
+  ASSERT_TRUE(z.has_value()) << z.error();
   const std::vector<int32_t> padded = ReadInts(**expected, "padbatch.input_ids");  // [3, 40]
   const std::vector<int32_t> lengths = ReadInts(**expected, "padbatch.lengths");
   ASSERT_EQ(lengths, (std::vector<int32_t>{5, 17, 40}));
@@ -109,7 +119,7 @@ TEST_P(ParityTest, PackedBatchMatchesHuggingFacePaddedBatch) {
   const std::string label = (*weights)->config().torch_dtype + " S=" + std::to_string(shards);
   int64_t first = 0;
   for (size_t row = 0; row < lengths.size(); ++row) {
-    ExpectMatchesFixture(captures[0], **expected, "padbatch.row" + std::to_string(row), first,
+    ExpectMatchesFixture(captures[0], **expected, **z, "padbatch.row" + std::to_string(row), first,
                          lengths[row], label);
     first += lengths[row];
   }

@@ -13,12 +13,14 @@ using ::testing::HasSubstr;
 ModelConfig TwoLayerConfig() {
   ModelConfig config;
   config.hidden = 64, config.intermediate = 176, config.layers = 2;
+  config.heads = 3, config.head_dim = 32;  // heads x head_dim need not be hidden (Qwen3)
   return config;
 }
 
 TEST(Site, HookNamesFollowTransformerLens) {
   EXPECT_EQ((Site{SiteKind::kEmbed, -1}).HookName(), "hook_embed");
   EXPECT_EQ((Site{SiteKind::kResidPre, 3}).HookName(), "blocks.3.hook_resid_pre");
+  EXPECT_EQ((Site{SiteKind::kZ, 3}).HookName(), "blocks.3.attn.hook_z");
   EXPECT_EQ((Site{SiteKind::kAttnOut, 3}).HookName(), "blocks.3.hook_attn_out");
   EXPECT_EQ((Site{SiteKind::kResidMid, 3}).HookName(), "blocks.3.hook_resid_mid");
   EXPECT_EQ((Site{SiteKind::kMlpPost, 3}).HookName(), "blocks.3.mlp.hook_post");
@@ -27,9 +29,10 @@ TEST(Site, HookNamesFollowTransformerLens) {
   EXPECT_EQ((Site{SiteKind::kLnFinal, -1}).HookName(), "ln_final.hook_normalized");
 }
 
-TEST(Site, WidthIsIntermediateOnlyForMlpPost) {
+TEST(Site, WidthIsIntermediateForMlpPostHeadsTimesHeadDimForZElseHidden) {
   const ModelConfig config = TwoLayerConfig();
   EXPECT_EQ((Site{SiteKind::kMlpPost, 0}).Width(config), 176);
+  EXPECT_EQ((Site{SiteKind::kZ, 0}).Width(config), 96);
   for (SiteKind kind :
        {SiteKind::kEmbed, SiteKind::kResidPre, SiteKind::kAttnOut, SiteKind::kResidMid,
         SiteKind::kMlpOut, SiteKind::kResidPost, SiteKind::kLnFinal}) {
@@ -42,17 +45,20 @@ TEST(Site, LastLayerNeededStopsAsEarlyAsPossible) {
   EXPECT_EQ((Site{SiteKind::kEmbed, -1}).LastLayerNeeded(config), -1);
   EXPECT_EQ((Site{SiteKind::kResidPre, 0}).LastLayerNeeded(config), -1);
   EXPECT_EQ((Site{SiteKind::kResidPre, 1}).LastLayerNeeded(config), 0);
+  EXPECT_EQ((Site{SiteKind::kZ, 1}).LastLayerNeeded(config), 1);
   EXPECT_EQ((Site{SiteKind::kAttnOut, 1}).LastLayerNeeded(config), 1);
   EXPECT_EQ((Site{SiteKind::kResidPost, 0}).LastLayerNeeded(config), 0);
   EXPECT_EQ((Site{SiteKind::kLnFinal, -1}).LastLayerNeeded(config), 1);
 }
 
 TEST(ParseSites, ShortFormsAreTakenAtEveryGivenLayerInForwardOrder) {
-  auto sites = ParseSites({"resid_post", "mlp_post", "embed", "ln_final", "resid_pre"}, {1, 0}, 2);
+  auto sites =
+      ParseSites({"resid_post", "mlp_post", "embed", "ln_final", "z", "resid_pre"}, {1, 0}, 2);
   ASSERT_TRUE(sites.has_value()) << sites.error();
   const std::vector<Site> expected = {{SiteKind::kEmbed, -1},    {SiteKind::kResidPre, 0},
-                                      {SiteKind::kMlpPost, 0},   {SiteKind::kResidPost, 0},
-                                      {SiteKind::kResidPre, 1},  {SiteKind::kMlpPost, 1},
+                                      {SiteKind::kZ, 0},         {SiteKind::kMlpPost, 0},
+                                      {SiteKind::kResidPost, 0}, {SiteKind::kResidPre, 1},
+                                      {SiteKind::kZ, 1},         {SiteKind::kMlpPost, 1},
                                       {SiteKind::kResidPost, 1}, {SiteKind::kLnFinal, -1}};
   EXPECT_EQ(*sites, expected);
 }
@@ -61,13 +67,13 @@ TEST(ParseSites, AcceptsFullHookNamesAndRemovesDuplicates) {
   auto sites = ParseSites(
       {"blocks.1.hook_attn_out", "blocks.0.hook_resid_mid", "attn_out", " blocks.1.hook_attn_out ",
        "hook_embed", "ln_final.hook_normalized", "blocks.0.mlp.hook_post", "blocks.0.hook_mlp_out",
-       "blocks.1.hook_resid_pre", "blocks.0.hook_resid_post"},
+       "blocks.1.hook_resid_pre", "blocks.0.hook_resid_post", "blocks.0.attn.hook_z"},
       {1}, 2);
   ASSERT_TRUE(sites.has_value()) << sites.error();
-  const std::vector<Site> expected = {{SiteKind::kEmbed, -1},    {SiteKind::kResidMid, 0},
-                                      {SiteKind::kMlpPost, 0},   {SiteKind::kMlpOut, 0},
-                                      {SiteKind::kResidPost, 0}, {SiteKind::kResidPre, 1},
-                                      {SiteKind::kAttnOut, 1},   {SiteKind::kLnFinal, -1}};
+  const std::vector<Site> expected = {
+      {SiteKind::kEmbed, -1},   {SiteKind::kZ, 0},       {SiteKind::kResidMid, 0},
+      {SiteKind::kMlpPost, 0},  {SiteKind::kMlpOut, 0},  {SiteKind::kResidPost, 0},
+      {SiteKind::kResidPre, 1}, {SiteKind::kAttnOut, 1}, {SiteKind::kLnFinal, -1}};
   EXPECT_EQ(*sites, expected);
 }
 
