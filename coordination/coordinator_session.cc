@@ -25,6 +25,7 @@ std::vector<OutgoingMessage> CoordinatorSession::TakeOutgoing() { return std::mo
 
 void CoordinatorSession::Start(Clock::time_point now) {
   started_ = now;
+  last_tick_ = now;
   if (options_.standby) phase_ = Phase::kStandby;
   next_heartbeat_ = now + options_.liveness.heartbeat_interval;
 }
@@ -165,8 +166,26 @@ void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::
 }
 
 void CoordinatorSession::Tick(Clock::time_point now) {
+  const Clock::duration since_last_tick = now - std::exchange(last_tick_, now);
   if (phase_ == Phase::kEnding) return;
   if (phase_ == Phase::kStandby || phase_ == Phase::kTakeover) return TickStandby(now);
+  // Tick runs at least every heartbeat interval. A gap past the timeout means this
+  // process did not run (frozen, or starved): every silence it sees now is its own,
+  // and the other hosts have already taken its host for lost by theirs. Decided before
+  // any host is judged, so it ends saying what happened, not that it lost itself.
+  if (phase_ == Phase::kRunning && since_last_tick >= options_.liveness.heartbeat_timeout) {
+    return Abort(
+        fmt::format(
+            "host {}'s coordinator did not run for {} (the process was frozen or "
+            "starved), past the {} heartbeat timeout, so the other hosts took "
+            "it for lost{}; run every host's command again to finish the job if "
+            "it did not finish",
+            coordinator_host_,
+            SecondsText(std::chrono::duration_cast<std::chrono::milliseconds>(since_last_tick)),
+            SecondsText(options_.liveness.heartbeat_timeout),
+            standby_active_ ? ": the standby may have taken over the job" : ""),
+        now);
+  }
   if (standby_active_ && now - standby_heard_ >= options_.liveness.heartbeat_timeout) {
     LoseStandby(
         fmt::format("sent nothing for {}", SecondsText(options_.liveness.heartbeat_timeout)), now);

@@ -197,6 +197,7 @@ class CoordinatorSession {
   std::map<int, std::deque<int64_t>> owed_grants_;
   std::optional<std::string> abort_reason_;
   Clock::time_point started_{};
+  Clock::time_point last_tick_{};  // when Tick last ran: a long gap is this process frozen
   Clock::time_point next_heartbeat_{};
   Clock::time_point ends_at_{};
   uint64_t heartbeat_sequence_ = 0;
