@@ -101,7 +101,7 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
                              " layers (0.." + std::to_string(config.layers - 1) + ")");
     }
   }
-  auto sites = ParseSites(options.sites, options.layers, config.layers);
+  auto sites = ParseSites(options.sites, options.layers, config);
   if (!sites) return std::unexpected("--sites: " + sites.error());
   if (sites->empty()) return std::unexpected("--sites: no site to capture");
   plan.sites = std::move(*sites);

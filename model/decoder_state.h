@@ -28,7 +28,7 @@ namespace actex {
 
 struct DecoderShardState {
   // Capture points per layer (SiteKind's values).
-  static constexpr int kSiteKinds = 8;
+  static constexpr int kSiteKinds = kSiteKindCount;
   // Rows per piece of the element-wise kernels: enough work to outweigh waking a helper.
   static constexpr int64_t kRowGrain = 32;
   // Elements per piece of the flat element-wise kernels.

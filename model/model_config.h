@@ -18,6 +18,20 @@ enum class MlpKind { kGatedSilu, kGatedGeluTanh, kGeluTanh };
 // Rotary inverse frequencies: HF's default, `linear` (all divided by factor) or `llama3`.
 enum class RopeScaling { kNone, kLinear, kLlama3 };
 
+// A mixture-of-experts MLP (mixtral, qwen2_moe, qwen3_moe, olmoe): per token, a router
+// (a linear layer [experts, hidden]) scores every expert, a softmax over all of them
+// gives probabilities, the top_k largest pick the experts, and the experts' outputs are
+// summed weighted by those probabilities (renormalised to sum 1 when `renormalize`).
+// experts == 0: a dense family.
+struct MoeConfig {
+  int experts = 0;                     // num_local_experts (mixtral) or num_experts
+  int top_k = 0;                       // num_experts_per_tok
+  int expert_intermediate = 0;         // moe_intermediate_size (mixtral: intermediate_size)
+  bool renormalize = true;             // norm_topk_prob (mixtral: always)
+  int shared_expert_intermediate = 0;  // qwen2_moe's sigmoid-gated shared expert; 0: none
+  std::vector<bool> layer_sparse;      // [layers]: routed layers; the others are a dense MLP
+};
+
 struct RopeConfig {
   float theta = 10000.0f;
   RopeScaling scaling = RopeScaling::kNone;
@@ -71,6 +85,10 @@ struct ModelConfig {
   RopeConfig rope;                       // global (full-attention) layers
   std::optional<RopeConfig> local_rope;  // sliding layers, when they differ (Gemma 3)
 
+  MoeConfig moe;  // experts == 0 for a dense family
+
+  // Whether `layer`'s MLP is a mixture of experts (with a router) rather than dense.
+  bool IsSparse(int layer) const { return moe.experts > 0 && moe.layer_sparse[layer]; }
   bool Slides(int layer) const { return sliding_window > 0 && layer_slides[layer]; }
   const RopeConfig& RopeOf(int layer) const {
     return local_rope && Slides(layer) ? *local_rope : rope;

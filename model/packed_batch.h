@@ -21,7 +21,8 @@ struct PackedBatch {
 struct SiteActivations {
   Site site;
   int width = 0;
-  std::vector<float> values;  // [tokens, width]
+  std::vector<float> values;      // [tokens, width]; empty for an integer site
+  std::vector<int32_t> integers;  // [tokens, width] for an integer site (Site::IsInteger)
 };
 
 }  // namespace actex

@@ -23,6 +23,12 @@ constexpr PerLayerName kPerLayer[] = {
     {SiteKind::kZ, "z", "attn.hook_z"},
     {SiteKind::kAttnOut, "attn_out", "hook_attn_out"},
     {SiteKind::kResidMid, "resid_mid", "hook_resid_mid"},
+    // Mixture-of-experts layers: the router's linear output, the experts it chose (in
+    // descending probability, as HF's topk orders them) and the weights their outputs
+    // were multiplied by (renormalised when the family does).
+    {SiteKind::kRouterLogits, "router_logits", "mlp.hook_router_logits"},
+    {SiteKind::kExpertIds, "expert_ids", "mlp.hook_expert_indices"},
+    {SiteKind::kExpertWeights, "expert_weights", "mlp.hook_routing_weights"},
     {SiteKind::kMlpPost, "mlp_post", "mlp.hook_post"},
     {SiteKind::kMlpOut, "mlp_out", "hook_mlp_out"},
     {SiteKind::kResidPost, "resid_post", "hook_resid_post"},
@@ -70,6 +76,23 @@ std::optional<std::pair<int, SiteKind>> ParseFullName(std::string_view entry) {
   return std::nullopt;
 }
 
+bool IsRouting(SiteKind kind) {
+  return kind == SiteKind::kRouterLogits || kind == SiteKind::kExpertIds ||
+         kind == SiteKind::kExpertWeights;
+}
+
+// Why `site` is not in `config`, for a site ExistsIn refuses.
+std::string Missing(const Site& site, const ModelConfig& config) {
+  const std::string layer = "layer " + std::to_string(site.layer) + " of " + config.name;
+  if (IsRouting(site.kind) && config.moe.experts == 0) {
+    return config.name + " (model_type " + config.model_type +
+           ") has no router: routing sites exist only in mixture-of-experts families "
+           "(mixtral, qwen2_moe, qwen3_moe, olmoe)";
+  }
+  if (IsRouting(site.kind)) return layer + " is a dense MLP (mlp_only_layers), which has no router";
+  return layer + " is a mixture of experts; mlp_post exists only in a dense MLP";
+}
+
 }  // namespace
 
 std::string Site::HookName() const {
@@ -84,9 +107,27 @@ std::string Site::HookName() const {
 }
 
 int Site::Width(const ModelConfig& config) const {
-  if (kind == SiteKind::kMlpPost) return config.intermediate;
-  if (kind == SiteKind::kZ) return config.heads * config.head_dim;
-  return config.hidden;
+  switch (kind) {
+    case SiteKind::kMlpPost:
+      return config.intermediate;
+    case SiteKind::kZ:
+      return config.heads * config.head_dim;
+    case SiteKind::kRouterLogits:
+      return config.moe.experts;
+    case SiteKind::kExpertIds:
+    case SiteKind::kExpertWeights:
+      return config.moe.top_k;
+    default:
+      return config.hidden;
+  }
+}
+
+bool Site::ExistsIn(const ModelConfig& config) const {
+  if (layer < 0 || layer >= config.layers)
+    return kind == SiteKind::kEmbed || kind == SiteKind::kLnFinal;
+  if (IsRouting(kind)) return config.IsSparse(layer);
+  if (kind == SiteKind::kMlpPost) return !config.IsSparse(layer);
+  return true;
 }
 
 int Site::LastLayerNeeded(const ModelConfig& config) const {
@@ -104,7 +145,8 @@ int Site::LastLayerNeeded(const ModelConfig& config) const {
 
 std::expected<std::vector<Site>, std::string> ParseSites(const std::vector<std::string>& entries,
                                                          const std::vector<int>& layers,
-                                                         int num_layers) {
+                                                         const ModelConfig& config) {
+  const int num_layers = config.layers;
   if (entries.empty()) {
     return std::unexpected("--sites is empty: name at least one site, e.g. resid_post");
   }
@@ -137,22 +179,38 @@ std::expected<std::vector<Site>, std::string> ParseSites(const std::vector<std::
                                "given (--layers); or name one layer, e.g. blocks.0." +
                                std::string(short_form->hook_suffix));
       }
-      for (int layer : layers) sites.push_back({short_form->kind, layer});
+      // Taken where the layer has it: routing sites on routed layers, mlp_post on dense.
+      const size_t before = sites.size();
+      for (int layer : layers) {
+        const Site site{short_form->kind, layer};
+        if (site.ExistsIn(config)) sites.push_back(site);
+      }
+      if (sites.size() == before) {
+        return std::unexpected("--sites entry \"" + std::string(entry) +
+                               "\": " + Missing({short_form->kind, layers.front()}, config) +
+                               (layers.size() > 1 ? ", as are the other given layers" : ""));
+      }
       continue;
     }
     const auto full = ParseFullName(entry);
     if (!full) {
       return std::unexpected(
           "--sites entry \"" + std::string(entry) +
-          "\" is not a site; use embed, resid_pre, z, attn_out, resid_mid, mlp_post, mlp_out, "
-          "resid_post, ln_final or a full hook name such as blocks.0.hook_resid_post");
+          "\" is not a site; use embed, resid_pre, z, attn_out, resid_mid, router_logits, "
+          "expert_ids, expert_weights, mlp_post, mlp_out, resid_post, ln_final or a full "
+          "hook name such as blocks.0.hook_resid_post");
     }
     if (full->first < 0 || full->first >= num_layers) {
       return std::unexpected("--sites entry \"" + std::string(entry) + "\": layer " +
                              std::to_string(full->first) +
                              " is out of range: " + LayerRange(num_layers));
     }
-    sites.push_back({full->second, full->first});
+    const Site site{full->second, full->first};
+    if (!site.ExistsIn(config)) {
+      return std::unexpected("--sites entry \"" + std::string(entry) +
+                             "\": " + Missing(site, config));
+    }
+    sites.push_back(site);
   }
   std::stable_sort(sites.begin(), sites.end(),
                    [](const Site& a, const Site& b) { return ForwardOrder(a) < ForwardOrder(b); });

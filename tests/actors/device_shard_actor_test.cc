@@ -26,7 +26,7 @@ class DeviceShardActorTest : public ::testing::Test {
     activations_.bind("inproc://test-activations");
     auto weights = ModelWeights::Open(kFixture);
     ASSERT_TRUE(weights) << weights.error();
-    auto sites = ParseSites({"resid_post"}, {0, 1}, 2);
+    auto sites = ParseSites({"resid_post"}, {0, 1}, (*weights)->config());
     ASSERT_TRUE(sites) << sites.error();
     std::vector<std::string> ring;
     for (int rank = 0; rank < shards; ++rank) {
