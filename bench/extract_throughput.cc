@@ -82,9 +82,8 @@ int Run(const Flags& flags) {
   const std::string pretokenized = (cache / "corpus_pretokenized.jsonl").string();
   const std::string text = (cache / "corpus_text.jsonl").string();
   const std::string parquet = (cache / "corpus_text.parquet").string();
-  if (auto written =
-          WritePretokenizedCorpus(pretokenized, kMostReplicas * long_docs, kDocumentTokens,
-                                  config->vocab_size);
+  if (auto written = WritePretokenizedCorpus(pretokenized, kMostReplicas * long_docs,
+                                             kDocumentTokens, config->vocab_size);
       !written) {
     std::fprintf(stderr, "%s\n", written.error().c_str());
     return 1;
@@ -188,13 +187,17 @@ int Run(const Flags& flags) {
     // 7B-sized families run over --docs-7b documents and twice as many, once each, after
     // a warm-up run: the difference is then a steady batch, with no disk reads of 14 GB
     // of weights in either run.
-    const bool large = family->hidden >= 3072;
+    const bool large = WeightBytes(family_dir) > (int64_t{8} << 30);
     variant.warm_up = large;
+    variant.routed = family->moe.experts > 0;
     // A family is held to the sgemm of its own MLP shapes, measured on either side of it:
-    // GPT-2's [2048 x 768] products cannot run as near the peak as Qwen2.5-0.5B's.
+    // GPT-2's [2048 x 768] products cannot run as near the peak as Qwen2.5-0.5B's. A
+    // mixture of experts's own shapes are an expert's, over a whole batch of rows.
+    const int64_t mlp_columns =
+        variant.routed ? family->moe.expert_intermediate : family->intermediate;
     auto own_sgemm = [&] {
-      return MeasureSgemm(machine.backend(), flags.batch_tokens, family->hidden,
-                          family->intermediate, 2, flags.sgemm_repeats)
+      return MeasureSgemm(machine.backend(), flags.batch_tokens, family->hidden, mlp_columns, 2,
+                          flags.sgemm_repeats)
           .combined_gflops;
     };
     const double own_before = own_sgemm();
@@ -259,9 +262,10 @@ int main(int argc, char** argv) {
   app.add_flag("--with-7b", flags.with_7b,
                "also write a Qwen2.5-7B-shaped model (about 15 GB) and extract from it, in one "
                "process and in a 2-host 1d simulation");
-  app.add_option("--families", flags.families,
-                 "make-model presets of other families to extract from like shards1 (their "
-                 "last 4 layers): gpt2, llama-3.2-1b, gemma-2-2b, qwen3-0.6b, mistral-7b")
+  app.add_option(
+         "--families", flags.families,
+         "make-model presets of other families to extract from like shards1 (their "
+         "last 4 layers): gpt2, llama-3.2-1b, gemma-2-2b, qwen3-0.6b, mistral-7b, olmoe-1b-7b")
       ->delimiter(',');
   app.add_option("--docs-7b", flags.docs_7b, "documents of the 7B runs (and 7B-sized families)")
       ->check(CLI::PositiveNumber)

@@ -109,6 +109,8 @@ double Median(std::vector<double> values) {
   return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
+}  // namespace
+
 int64_t WeightBytes(const std::string& model_dir) {
   int64_t bytes = 0;
   for (const auto& entry : std::filesystem::directory_iterator(model_dir)) {
@@ -116,8 +118,6 @@ int64_t WeightBytes(const std::string& model_dir) {
   }
   return bytes;
 }
-
-}  // namespace
 
 std::expected<ExtractVariant, std::string> FindVariant(const std::string& name) {
   ExtractVariant v;

@@ -20,8 +20,8 @@ struct ExtractVariant {
   // Data-parallel replicas (simulate --mesh 2d: one per host). Each is given as many
   // documents as one process is, so the job's rate compares with one process's.
   int replicas = 1;
-  int shards = 1;           // per host
-  int blas_threads = 2;     // per shard
+  int shards = 1;        // per host
+  int blas_threads = 2;  // per shard
   int first_layer = 20, last_layer = 23;
   // Which corpus it reads: 256 pre-tokenized ids per document, or the same English-like
   // text documents as JSONL or as a FineWeb-Edu-shaped snappy Parquet file.
@@ -31,7 +31,14 @@ struct ExtractVariant {
   // them find the weights in the page cache: for a model of many GB the first run's
   // reads from disk would otherwise fall into the difference of the two.
   bool warm_up = false;
+  // A mixture of experts: its FLOPs are those of the experts each token ran, and it is
+  // held to a lower share of the sgemm rate (its products are one per expert, over the
+  // tokens routed there).
+  bool routed = false;
 };
+
+// Bytes of the *.safetensors files in `model_dir`.
+int64_t WeightBytes(const std::string& model_dir);
 
 // shards1, shards2, sim1d, sim2d, early, text, parquet, 7b, 7b-sim1d; an error names the known
 // ones.
@@ -69,10 +76,10 @@ struct VariantResult {
 };
 
 // Runs `variant` on the first `short_docs` and then `long_docs` documents of its
-// corpus (times its replicas; the corpus must hold that many), `repeats` times; the steady-state rate of a repeat is the difference of
-// tokens over the difference of extraction seconds (so the first batch, start-up and
-// shut-down cancel), and the result is the median. With `short_docs` 0 each repeat
-// runs once and reports that run's rate.
+// corpus (times its replicas; the corpus must hold that many), `repeats` times; the steady-state
+// rate of a repeat is the difference of tokens over the difference of extraction seconds (so the
+// first batch, start-up and shut-down cancel), and the result is the median. With `short_docs` 0
+// each repeat runs once and reports that run's rate.
 std::expected<VariantResult, std::string> RunVariant(const VariantContext& context,
                                                      const ExtractVariant& variant,
                                                      const ModelConfig& config, int64_t short_docs,

@@ -164,15 +164,27 @@ FlopsPerToken ForwardFlopsPerToken(const ModelConfig& config, int layers_compute
   const double hidden = config.hidden, intermediate = config.intermediate;
   const double q_width = static_cast<double>(config.heads) * config.head_dim;
   const double kv_width = static_cast<double>(config.kv_heads) * config.head_dim;
-  const double weights_per_layer =
-      hidden * q_width         // q_proj
-      + 2 * hidden * kv_width  // k_proj, v_proj
-      + q_width * hidden       // o_proj
-      // gate, up, down; GPT-2's MLP has no gate
-      + (config.mlp == MlpKind::kGeluTanh ? 2 : 3) * hidden * intermediate;
+  const double attention_weights = hidden * q_width         // q_proj
+                                   + 2 * hidden * kv_width  // k_proj, v_proj
+                                   + q_width * hidden;      // o_proj
+  // gate, up, down; GPT-2's MLP has no gate
+  const double dense_mlp_weights =
+      (config.mlp == MlpKind::kGeluTanh ? 2 : 3) * hidden * intermediate;
+  // A routed layer computes its router, the top_k experts each token chose and the
+  // shared expert with its gate: the FLOPs actually spent, not the weights held.
+  const MoeConfig& moe = config.moe;
+  const double routed_mlp_weights =
+      hidden * moe.experts + moe.top_k * 3.0 * hidden * moe.expert_intermediate +
+      (moe.shared_expert_intermediate > 0 ? 3.0 * hidden * moe.shared_expert_intermediate + hidden
+                                          : 0.0);
+  double weights = 0;
+  for (int layer = 0; layer < layers_computed; ++layer) {
+    weights +=
+        attention_weights + (config.IsSparse(layer) ? routed_mlp_weights : dense_mlp_weights);
+  }
   const double average_context = (document_tokens + 1) / 2.0;
   FlopsPerToken flops;
-  flops.matmul = 2.0 * weights_per_layer * layers_computed;
+  flops.matmul = 2.0 * weights;
   flops.attention = 4.0 * q_width * average_context * layers_computed;
   return flops;
 }

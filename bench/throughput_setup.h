@@ -33,8 +33,10 @@ std::expected<void, std::string> WriteTextParquet(const std::string& path, int64
 
 // FLOPs per token of the forward pass over `layers_computed` layers for documents of
 // `document_tokens` tokens (see bench/README.md): the q, k, v, o, gate, up and down
-// products (GPT-2: no gate; 2 FLOPs per weight) plus causal attention (Q·Kᵀ and P·V, 2 FLOPs per
-// head dimension each, over the (L+1)/2 keys an average token of an L-token document sees).
+// products (GPT-2: no gate; 2 FLOPs per weight; a mixture-of-experts layer's router, the
+// top_k experts a token runs and its shared expert, never the experts it skips) plus causal
+// attention (Q·Kᵀ and P·V, 2 FLOPs per head dimension each, over the (L+1)/2 keys an average token
+// of an L-token document sees).
 struct FlopsPerToken {
   double matmul = 0, attention = 0;
   double total() const { return matmul + attention; }
