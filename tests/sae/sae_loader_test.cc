@@ -1,0 +1,184 @@
+// Reading SAE folders as SAELens and sparsify save them, and every refusal.
+
+#include "sae/sae_loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/sae/sae_fixtures.h"
+
+namespace actex {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+TEST(LoadSae, ReadsSaeLensStandardAsSaved) {
+  auto sae = LoadSae(SaeFixture("saelens-standard"));
+  ASSERT_TRUE(sae) << sae.error();
+  EXPECT_EQ(sae->format, SaeFormat::kSaeLens);
+  EXPECT_EQ(sae->activation, SaeActivation::kRelu);
+  EXPECT_EQ(sae->d_in, 64);
+  EXPECT_EQ(sae->d_sae, 256);
+  EXPECT_TRUE(sae->subtract_decoder_bias);
+  EXPECT_EQ(sae->site, "blocks.1.hook_resid_post");
+  EXPECT_EQ(sae->encoder_weight.size(), 256u * 64u);
+  EXPECT_EQ(sae->encoder_bias.size(), 256u);
+  EXPECT_EQ(sae->decoder_bias.size(), 64u);
+  EXPECT_TRUE(sae->threshold.empty());
+  EXPECT_TRUE(sae->latent_scale.empty());
+}
+
+TEST(LoadSae, ReadsSaeLensJumpReluWithItsThresholdsAndNoDecoderBiasOnTheInput) {
+  auto sae = LoadSae(SaeFixture("saelens-jumprelu"));
+  ASSERT_TRUE(sae) << sae.error();
+  EXPECT_EQ(sae->activation, SaeActivation::kJumpRelu);
+  EXPECT_FALSE(sae->subtract_decoder_bias);
+  ASSERT_EQ(sae->threshold.size(), 256u);
+  for (float threshold : sae->threshold) EXPECT_GT(threshold, 0.0f);
+}
+
+TEST(LoadSae, ReadsSaeLensTopKWithItsKAndDecoderNormScale) {
+  auto sae = LoadSae(SaeFixture("saelens-topk"));
+  ASSERT_TRUE(sae) << sae.error();
+  EXPECT_EQ(sae->activation, SaeActivation::kTopK);
+  EXPECT_EQ(sae->k, 16);
+  EXPECT_EQ(sae->latent_scale.size(), 256u);
+}
+
+TEST(LoadSae, ReadsSparsifyAndTakesTheSiteFromTheHookpointFolder) {
+  auto sae = LoadSae(SaeFixture("sparsify/layers.1/"));
+  ASSERT_TRUE(sae) << sae.error();
+  EXPECT_EQ(sae->format, SaeFormat::kSparsify);
+  EXPECT_EQ(sae->activation, SaeActivation::kTopK);
+  EXPECT_EQ(sae->k, 16);
+  EXPECT_EQ(sae->d_in, 64);
+  EXPECT_EQ(sae->d_sae, 256);
+  EXPECT_TRUE(sae->subtract_decoder_bias);
+  EXPECT_EQ(sae->site, "blocks.1.hook_resid_post");
+  EXPECT_THAT(sae->site_source, HasSubstr("layers.1"));
+}
+
+TEST(LoadSae, SparsifyLatentCountFollowsTheExpansionFactorWhenNumLatentsIsZero) {
+  TempDir temp;
+  const std::string dir = CopySaeFixture(temp, "sparsify/layers.1");
+  EditSaeConfig(dir, [](nlohmann::json& c) { c["num_latents"] = 0, c["expansion_factor"] = 4; });
+  auto sae = LoadSae(dir);
+  ASSERT_TRUE(sae) << sae.error();
+  EXPECT_EQ(sae->d_sae, 256);
+  EditSaeConfig(dir, [](nlohmann::json& c) { c["expansion_factor"] = 8; });
+  auto wrong = LoadSae(dir);
+  ASSERT_FALSE(wrong);
+  EXPECT_THAT(wrong.error(), AllOf(HasSubstr("encoder.weight"), HasSubstr("[512, 64]")));
+}
+
+// A copy of fixture `name` with `edit` applied to its cfg.json must be refused with a
+// message containing every one of `parts`.
+void ExpectRefused(const std::string& name, const std::function<void(nlohmann::json&)>& edit,
+                   const std::vector<std::string>& parts) {
+  TempDir temp;
+  const std::string dir = CopySaeFixture(temp, name);
+  EditSaeConfig(dir, edit);
+  auto sae = LoadSae(dir);
+  ASSERT_FALSE(sae) << name << " was accepted";
+  for (const std::string& part : parts) EXPECT_THAT(sae.error(), HasSubstr(part));
+}
+
+TEST(LoadSae, RefusesAnArchitectureNotImplementedNamingIt) {
+  ExpectRefused("saelens-standard", [](nlohmann::json& c) { c["architecture"] = "gated"; },
+                {"cfg.json", "architecture \"gated\" is not implemented"});
+}
+
+TEST(LoadSae, RefusesEveryInputNormalisationButNoneNamingTheField) {
+  for (const char* mode : {"expected_average_only_in", "constant_norm_rescale", "layer_norm",
+                           "covariance_whitening"}) {
+    ExpectRefused("saelens-standard",
+                  [mode](nlohmann::json& c) { c["normalize_activations"] = mode; },
+                  {"cfg.json", "normalize_activations", mode, "not implemented"});
+  }
+}
+
+TEST(LoadSae, RefusesAnUnknownReshapeAndAcceptsHookZ) {
+  ExpectRefused("saelens-standard", [](nlohmann::json& c) { c["reshape_activations"] = "hook_q"; },
+                {"reshape_activations \"hook_q\""});
+  TempDir temp;
+  const std::string dir = CopySaeFixture(temp, "saelens-standard");
+  EditSaeConfig(dir, [](nlohmann::json& c) { c["reshape_activations"] = "hook_z"; });
+  EXPECT_TRUE(LoadSae(dir));
+}
+
+TEST(LoadSae, RefusesAMissingOrMistypedField) {
+  ExpectRefused("saelens-standard", [](nlohmann::json& c) { c.erase("d_sae"); }, {"d_sae"});
+  ExpectRefused("saelens-standard", [](nlohmann::json& c) { c["d_in"] = "64"; }, {"d_in"});
+  ExpectRefused("saelens-topk", [](nlohmann::json& c) { c.erase("k"); }, {"cfg.json", "k"});
+  ExpectRefused("saelens-standard", [](nlohmann::json& c) { c["metadata"].erase("hook_name"); },
+                {"metadata.hook_name", "trained on is unknown"});
+}
+
+TEST(LoadSae, ReadsTheTopLevelHookNameOfSaeLens5) {
+  TempDir temp;
+  const std::string dir = CopySaeFixture(temp, "saelens-standard");
+  EditSaeConfig(dir, [](nlohmann::json& c) {
+    c.erase("metadata");
+    c["hook_name"] = "blocks.3.hook_resid_pre";
+  });
+  auto sae = LoadSae(dir);
+  ASSERT_TRUE(sae) << sae.error();
+  EXPECT_EQ(sae->site, "blocks.3.hook_resid_pre");
+}
+
+TEST(LoadSae, RefusesAWeightOfAnotherShapeNamingTheTensor) {
+  ExpectRefused("saelens-standard", [](nlohmann::json& c) { c["d_sae"] = 128; },
+                {"sae_weights.safetensors", "W_enc", "[64, 256]", "[64, 128]"});
+}
+
+TEST(LoadSae, RefusesSparsifyGroupMaxTranscodersAndSkipConnections) {
+  ExpectRefused("sparsify/layers.1", [](nlohmann::json& c) { c["activation"] = "groupmax"; },
+                {"cfg.json", "activation \"groupmax\" is not implemented"});
+  ExpectRefused("sparsify/layers.1", [](nlohmann::json& c) { c["transcode"] = true; },
+                {"transcode is true"});
+  ExpectRefused("sparsify/layers.1", [](nlohmann::json& c) { c["skip_connection"] = true; },
+                {"skip_connection is true"});
+}
+
+TEST(LoadSae, RefusesASparsifyHookpointWithNoActexSite) {
+  TempDir temp;
+  const std::string dir = CopySaeFixture(temp, "sparsify/layers.1", "layers.1.mlp");
+  auto sae = LoadSae(dir);
+  ASSERT_FALSE(sae);
+  EXPECT_THAT(sae.error(), AllOf(HasSubstr("\"layers.1.mlp\""), HasSubstr("layers.N")));
+}
+
+TEST(LoadSae, NamesTheHookpointsOfASparsifyRunFolder) {
+  TempDir temp;
+  CopySaeFixture(temp, "sparsify/layers.1", "run/layers.1");
+  CopySaeFixture(temp, "sparsify/layers.1", "run/layers.2");
+  auto sae = LoadSae(temp.File("run"));
+  ASSERT_FALSE(sae);
+  EXPECT_THAT(sae.error(), AllOf(HasSubstr("layers.1, layers.2"), HasSubstr("run/layers.1")));
+}
+
+TEST(LoadSae, RefusesAFolderWithoutAnSaeOrNotAFolder) {
+  TempDir temp;
+  auto empty = LoadSae(temp.path());
+  ASSERT_FALSE(empty);
+  EXPECT_THAT(empty.error(), AllOf(HasSubstr("holds no SAE"), HasSubstr("sae_weights.safetensors"),
+                                   HasSubstr("sae.safetensors")));
+  auto missing = LoadSae(temp.File("nowhere"));
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error(), HasSubstr("not a directory"));
+}
+
+TEST(LoadSae, RefusesAConfigThatIsNotJson) {
+  TempDir temp;
+  const std::string dir = CopySaeFixture(temp, "saelens-standard");
+  WriteBytes(dir + "/cfg.json", "{\"d_in\": 64,");
+  auto sae = LoadSae(dir);
+  ASSERT_FALSE(sae);
+  EXPECT_THAT(sae.error(), AllOf(HasSubstr("cfg.json"), HasSubstr("not valid JSON")));
+}
+
+}  // namespace
+}  // namespace actex
