@@ -18,13 +18,14 @@ struct LatentCandidate {
 // (its value is 0).
 inline constexpr int32_t kNoLatent = -1;
 
-// One token's latents from its product row `product` [d_sae] = (x − b_dec)·W_encᵀ, without
-// the encoder bias: adds b_enc, scales by latent_scale, applies `sae`'s activation, and
-// writes the `top_k` largest activations to `ids` and `values` [top_k] in descending
-// order (equal values: the smaller id first), padded with kNoLatent and 0 where fewer
-// fire. Returns how many latents are non-zero before the cut to top_k (for a TopK SAE,
-// at most its k). `scratch` is reused between calls.
-int32_t SelectTopLatents(const SaeModel& sae, const float* product, int64_t top_k, int32_t* ids,
+// One token's latents from its product row `row` [d_sae] = (x − b_dec)·W_encᵀ, without
+// the encoder bias: adds b_enc, scales by latent_scale, applies `sae`'s activation
+// (overwriting `row` with the activations, 0 where a latent does not fire), and writes
+// the `top_k` largest activations to `ids` and `values` [top_k] in descending order
+// (equal values: the smaller id first), padded with kNoLatent and 0 where fewer fire.
+// Returns how many latents are non-zero before the cut to top_k (for a TopK SAE, at most
+// its k). `scratch` is reused between calls.
+int32_t SelectTopLatents(const SaeModel& sae, float* row, int64_t top_k, int32_t* ids,
                          float* values, std::vector<LatentCandidate>* scratch);
 
 }  // namespace actex

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 namespace actex {
@@ -25,7 +27,8 @@ struct Selected {
   int32_t count;
 };
 
-Selected Select(const SaeModel& sae, const std::vector<float>& product, int64_t top_k) {
+// SelectTopLatents on a copy of `product` (it overwrites the row with the activations).
+Selected Select(const SaeModel& sae, std::vector<float> product, int64_t top_k) {
   Selected selected{std::vector<int32_t>(top_k), std::vector<float>(top_k), 0};
   std::vector<LatentCandidate> scratch;
   selected.count = SelectTopLatents(sae, product.data(), top_k, selected.ids.data(),
@@ -75,6 +78,31 @@ TEST(SelectTopLatents, ScalesPreActivationsAfterTheBias) {
   const Selected selected = Select(sae, {1.0f, 1.0f}, 2);
   EXPECT_EQ(selected.ids, (std::vector<int32_t>{1, 0}));
   EXPECT_EQ(selected.values, (std::vector<float>{3.0f, 1.0f}));
+}
+
+TEST(SelectTopLatents, AWideRowAgreesWithSortingEveryFiringLatent) {
+  // Wide enough for the vector lanes and a tail, with repeated values so ties are cut.
+  constexpr int64_t kWidth = 1003;
+  SaeModel sae = SaeOfWidth(kWidth, SaeActivation::kRelu);
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> level(-40, 60);
+  std::vector<float> product(kWidth);
+  for (float& value : product) value = static_cast<float>(level(rng)) / 8.0f;
+  for (int64_t top_k : {1, 17, 64, 600}) {
+    std::vector<std::pair<float, int32_t>> firing;
+    for (int32_t i = 0; i < kWidth; ++i) {
+      if (product[i] > 0.0f) firing.push_back({-product[i], i});
+    }
+    std::sort(firing.begin(), firing.end());
+    const Selected selected = Select(sae, product, top_k);
+    EXPECT_EQ(selected.count, static_cast<int32_t>(firing.size()));
+    for (int64_t j = 0; j < top_k; ++j) {
+      const bool kept = j < static_cast<int64_t>(firing.size());
+      EXPECT_EQ(selected.ids[j], kept ? firing[j].second : kNoLatent)
+          << "top_k " << top_k << " " << j;
+      EXPECT_EQ(selected.values[j], kept ? -firing[j].first : 0.0f);
+    }
+  }
 }
 
 }  // namespace
