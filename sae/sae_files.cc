@@ -45,6 +45,27 @@ std::expected<std::vector<float>, std::string> ReadSaeTensor(const SafetensorsFi
   return values;
 }
 
+std::expected<void, std::string> ReadSaeEncoderTensors(const SafetensorsFile& file,
+                                                       const SaeEncoderTensorNames& names,
+                                                       SaeModel* sae) {
+  const int64_t d_in = sae->d_in, d_sae = sae->d_sae;
+  auto encoder =
+      ReadSaeTensor(file, names.encoder_weight,
+                    names.encoder_weight_is_d_in_by_d_sae ? std::vector<int64_t>{d_in, d_sae}
+                                                          : std::vector<int64_t>{d_sae, d_in});
+  if (!encoder) return std::unexpected(encoder.error());
+  sae->encoder_weight = names.encoder_weight_is_d_in_by_d_sae
+                            ? TransposeMatrix(*encoder, d_in, d_sae)
+                            : std::move(*encoder);
+  auto encoder_bias = ReadSaeTensor(file, names.encoder_bias, {d_sae});
+  if (!encoder_bias) return std::unexpected(encoder_bias.error());
+  sae->encoder_bias = std::move(*encoder_bias);
+  auto decoder_bias = ReadSaeTensor(file, names.decoder_bias, {d_in});
+  if (!decoder_bias) return std::unexpected(decoder_bias.error());
+  sae->decoder_bias = std::move(*decoder_bias);
+  return {};
+}
+
 std::vector<float> TransposeMatrix(const std::vector<float>& matrix, int64_t rows, int64_t cols) {
   std::vector<float> transposed(matrix.size());
   for (int64_t row = 0; row < rows; ++row) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sae/sae_model.h"
 #include "storage/safetensors.h"
 
 namespace actex {
@@ -23,6 +24,20 @@ std::expected<nlohmann::json, std::string> ReadSaeConfig(const std::string& path
 std::expected<std::vector<float>, std::string> ReadSaeTensor(const SafetensorsFile& file,
                                                              const std::string& name,
                                                              const std::vector<int64_t>& shape);
+
+// The names a library gives the tensors every SAE has.
+struct SaeEncoderTensorNames {
+  const char* encoder_weight;
+  bool encoder_weight_is_d_in_by_d_sae;  // SAELens's W_enc [d_in, d_sae], transposed on reading
+  const char* encoder_bias;
+  const char* decoder_bias;
+};
+
+// Reads the encoder weight, encoder bias and decoder bias of `sae` (whose d_in and d_sae
+// are set) from `file`, as ReadSaeTensor does each.
+std::expected<void, std::string> ReadSaeEncoderTensors(const SafetensorsFile& file,
+                                                       const SaeEncoderTensorNames& names,
+                                                       SaeModel* sae);
 
 // matrix [rows, cols] → [cols, rows].
 std::vector<float> TransposeMatrix(const std::vector<float>& matrix, int64_t rows, int64_t cols);

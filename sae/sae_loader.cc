@@ -5,8 +5,7 @@
 #include <system_error>
 #include <vector>
 
-#include "sae/saelens_folder.h"
-#include "sae/sparsify_folder.h"
+#include "sae/sae_folders.h"
 
 namespace actex {
 namespace {

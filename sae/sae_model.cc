@@ -7,15 +7,9 @@ const char* SaeFormatName(SaeFormat format) {
 }
 
 const char* SaeActivationName(SaeActivation activation) {
-  switch (activation) {
-    case SaeActivation::kRelu:
-      return "relu";
-    case SaeActivation::kJumpRelu:
-      return "jumprelu";
-    case SaeActivation::kTopK:
-      return "topk";
-  }
-  return "?";
+  // In the order of SaeActivation's members.
+  static constexpr const char* kNames[] = {"relu", "jumprelu", "topk"};
+  return kNames[static_cast<int>(activation)];
 }
 
 }  // namespace actex

@@ -1,8 +1,7 @@
-#include "sae/saelens_folder.h"
-
 #include <cmath>
 
 #include "sae/sae_files.h"
+#include "sae/sae_folders.h"
 #include "storage/json_field.h"
 #include "storage/safetensors.h"
 
@@ -134,15 +133,9 @@ std::expected<SaeModel, std::string> ReadSaeLensFolder(const std::string& dir) {
   auto weights = SafetensorsFile::Open(dir + "/" + kSaeLensWeightsFile);
   if (!weights) return std::unexpected(weights.error());
   const SafetensorsFile& file = **weights;
-  auto encoder = ReadSaeTensor(file, "W_enc", {sae.d_in, sae.d_sae});
-  if (!encoder) return std::unexpected(encoder.error());
-  sae.encoder_weight = TransposeMatrix(*encoder, sae.d_in, sae.d_sae);
-  auto encoder_bias = ReadSaeTensor(file, "b_enc", {sae.d_sae});
-  if (!encoder_bias) return std::unexpected(encoder_bias.error());
-  sae.encoder_bias = std::move(*encoder_bias);
-  auto decoder_bias = ReadSaeTensor(file, "b_dec", {sae.d_in});
-  if (!decoder_bias) return std::unexpected(decoder_bias.error());
-  sae.decoder_bias = std::move(*decoder_bias);
+  if (auto read = ReadSaeEncoderTensors(file, {"W_enc", true, "b_enc", "b_dec"}, &sae); !read) {
+    return std::unexpected(read.error());
+  }
   if (sae.activation == SaeActivation::kJumpRelu) {
     auto threshold = ReadSaeTensor(file, "threshold", {sae.d_sae});
     if (!threshold) return std::unexpected(threshold.error());

@@ -1,8 +1,7 @@
-#include "sae/sparsify_folder.h"
-
 #include <filesystem>
 
 #include "sae/sae_files.h"
+#include "sae/sae_folders.h"
 #include "sae/sae_site.h"
 #include "storage/json_field.h"
 #include "storage/safetensors.h"
@@ -41,6 +40,11 @@ std::string FolderName(const std::string& dir) {
 }  // namespace
 
 std::expected<SaeModel, std::string> ReadSparsifyFolder(const std::string& dir) {
+  // The hookpoint first: it is the folder's name, and a folder of no known site is
+  // refused before its files are read.
+  const std::string hookpoint = FolderName(dir);
+  auto site = SiteOfSparsifyHookpoint(hookpoint);
+  if (!site) return std::unexpected(dir + ": " + site.error());
   const std::string config_path = dir + "/" + kSparsifyConfigFile;
   auto config = ReadSaeConfig(config_path);
   if (!config) return std::unexpected(config.error());
@@ -69,6 +73,8 @@ std::expected<SaeModel, std::string> ReadSparsifyFolder(const std::string& dir) 
   sae.format = SaeFormat::kSparsify;
   sae.activation = SaeActivation::kTopK;
   sae.subtract_decoder_bias = true;
+  sae.site = *site;
+  sae.site_source = "sparsify hookpoint \"" + hookpoint + "\" (the folder's name)";
   auto d_in = JsonIntField(*config, place, "d_in", 1);
   if (!d_in) return std::unexpected(d_in.error());
   sae.d_in = *d_in;
@@ -79,24 +85,14 @@ std::expected<SaeModel, std::string> ReadSparsifyFolder(const std::string& dir) 
   if (!k) return std::unexpected(k.error());
   sae.k = *k;
 
-  const std::string hookpoint = FolderName(dir);
-  auto site = SiteOfSparsifyHookpoint(hookpoint);
-  if (!site) return std::unexpected(dir + ": " + site.error());
-  sae.site = *site;
-  sae.site_source = std::string("sparsify hookpoint \"") + hookpoint + "\" (the folder's name)";
-
   auto weights = SafetensorsFile::Open(dir + "/" + kSparsifyWeightsFile);
   if (!weights) return std::unexpected(weights.error());
   const SafetensorsFile& file = **weights;
-  auto encoder = ReadSaeTensor(file, "encoder.weight", {sae.d_sae, sae.d_in});
-  if (!encoder) return std::unexpected(encoder.error());
-  sae.encoder_weight = std::move(*encoder);
-  auto encoder_bias = ReadSaeTensor(file, "encoder.bias", {sae.d_sae});
-  if (!encoder_bias) return std::unexpected(encoder_bias.error());
-  sae.encoder_bias = std::move(*encoder_bias);
-  auto decoder_bias = ReadSaeTensor(file, "b_dec", {sae.d_in});
-  if (!decoder_bias) return std::unexpected(decoder_bias.error());
-  sae.decoder_bias = std::move(*decoder_bias);
+  if (auto read =
+          ReadSaeEncoderTensors(file, {"encoder.weight", false, "encoder.bias", "b_dec"}, &sae);
+      !read) {
+    return std::unexpected(read.error());
+  }
   return sae;
 }
 

@@ -15,50 +15,56 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-TEST(LoadSae, ReadsSaeLensStandardAsSaved) {
-  auto sae = LoadSae(SaeFixture("saelens-standard"));
-  ASSERT_TRUE(sae) << sae.error();
-  EXPECT_EQ(sae->format, SaeFormat::kSaeLens);
-  EXPECT_EQ(sae->activation, SaeActivation::kRelu);
-  EXPECT_EQ(sae->d_in, 64);
-  EXPECT_EQ(sae->d_sae, 256);
-  EXPECT_TRUE(sae->subtract_decoder_bias);
-  EXPECT_EQ(sae->site, "blocks.1.hook_resid_post");
-  EXPECT_EQ(sae->encoder_weight.size(), 256u * 64u);
-  EXPECT_EQ(sae->encoder_bias.size(), 256u);
-  EXPECT_EQ(sae->decoder_bias.size(), 64u);
-  EXPECT_TRUE(sae->threshold.empty());
-  EXPECT_TRUE(sae->latent_scale.empty());
+// What each fixture's library wrote in its folder, as LoadSae must read it.
+struct SavedSae {
+  const char* folder;
+  SaeFormat format;
+  SaeActivation activation;
+  bool subtract_decoder_bias;
+  int64_t k;             // 0: not a TopK SAE
+  size_t thresholds;     // JumpReLU's, else 0
+  size_t latent_scales;  // SAELens topk rescaled by decoder norm, else 0
+};
+
+TEST(LoadSae, ReadsEverySavedSaeAsItsLibraryDescribesIt) {
+  const SavedSae saved[] = {
+      {"saelens-standard", SaeFormat::kSaeLens, SaeActivation::kRelu, true, 0, 0, 0},
+      {"saelens-jumprelu", SaeFormat::kSaeLens, SaeActivation::kJumpRelu, false, 0, 256, 0},
+      {"saelens-topk", SaeFormat::kSaeLens, SaeActivation::kTopK, true, 16, 0, 256},
+      {"sparsify/layers.1/", SaeFormat::kSparsify, SaeActivation::kTopK, true, 16, 0, 0},
+  };
+  for (const SavedSae& expected : saved) {
+    SCOPED_TRACE(expected.folder);
+    auto sae = LoadSae(SaeFixture(expected.folder));
+    ASSERT_TRUE(sae) << sae.error();
+    EXPECT_EQ(sae->format, expected.format);
+    EXPECT_EQ(sae->activation, expected.activation);
+    EXPECT_EQ(sae->subtract_decoder_bias, expected.subtract_decoder_bias);
+    EXPECT_EQ(sae->k, expected.k);
+    EXPECT_EQ(sae->threshold.size(), expected.thresholds);
+    EXPECT_EQ(sae->latent_scale.size(), expected.latent_scales);
+    EXPECT_EQ(sae->d_in, 64);
+    EXPECT_EQ(sae->d_sae, 256);
+    EXPECT_EQ(sae->encoder_weight.size(), 256u * 64u);
+    EXPECT_EQ(sae->encoder_bias.size(), 256u);
+    EXPECT_EQ(sae->decoder_bias.size(), 64u);
+    EXPECT_EQ(sae->site, "blocks.1.hook_resid_post");
+  }
 }
 
-TEST(LoadSae, ReadsSaeLensJumpReluWithItsThresholdsAndNoDecoderBiasOnTheInput) {
+TEST(LoadSae, JumpReluThresholdsArePositiveAsSaved) {
   auto sae = LoadSae(SaeFixture("saelens-jumprelu"));
   ASSERT_TRUE(sae) << sae.error();
-  EXPECT_EQ(sae->activation, SaeActivation::kJumpRelu);
-  EXPECT_FALSE(sae->subtract_decoder_bias);
-  ASSERT_EQ(sae->threshold.size(), 256u);
   for (float threshold : sae->threshold) EXPECT_GT(threshold, 0.0f);
 }
 
-TEST(LoadSae, ReadsSaeLensTopKWithItsKAndDecoderNormScale) {
-  auto sae = LoadSae(SaeFixture("saelens-topk"));
-  ASSERT_TRUE(sae) << sae.error();
-  EXPECT_EQ(sae->activation, SaeActivation::kTopK);
-  EXPECT_EQ(sae->k, 16);
-  EXPECT_EQ(sae->latent_scale.size(), 256u);
-}
-
-TEST(LoadSae, ReadsSparsifyAndTakesTheSiteFromTheHookpointFolder) {
-  auto sae = LoadSae(SaeFixture("sparsify/layers.1/"));
-  ASSERT_TRUE(sae) << sae.error();
-  EXPECT_EQ(sae->format, SaeFormat::kSparsify);
-  EXPECT_EQ(sae->activation, SaeActivation::kTopK);
-  EXPECT_EQ(sae->k, 16);
-  EXPECT_EQ(sae->d_in, 64);
-  EXPECT_EQ(sae->d_sae, 256);
-  EXPECT_TRUE(sae->subtract_decoder_bias);
-  EXPECT_EQ(sae->site, "blocks.1.hook_resid_post");
-  EXPECT_THAT(sae->site_source, HasSubstr("layers.1"));
+TEST(LoadSae, SaeLensTakesTheSiteFromHookNameAndSparsifyFromTheHookpointFolder) {
+  auto saelens = LoadSae(SaeFixture("saelens-standard"));
+  ASSERT_TRUE(saelens) << saelens.error();
+  EXPECT_THAT(saelens->site_source, HasSubstr("metadata.hook_name"));
+  auto sparsify = LoadSae(SaeFixture("sparsify/layers.1/"));
+  ASSERT_TRUE(sparsify) << sparsify.error();
+  EXPECT_THAT(sparsify->site_source, HasSubstr("sparsify hookpoint \"layers.1\""));
 }
 
 TEST(LoadSae, SparsifyLatentCountFollowsTheExpansionFactorWhenNumLatentsIsZero) {
