@@ -5,8 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 
+#include "model/kernels/half_float.h"
+#include "storage/safetensors.h"
 #include "tests/sae/sae_fixtures.h"
 
 namespace actex {
@@ -184,6 +187,59 @@ TEST(LoadSae, RefusesAConfigThatIsNotJson) {
   auto sae = LoadSae(dir);
   ASSERT_FALSE(sae);
   EXPECT_THAT(sae.error(), AllOf(HasSubstr("cfg.json"), HasSubstr("not valid JSON")));
+}
+
+// Rewrites DIR/sae_weights.safetensors with every F32 tensor in `dtype` (BF16 rounded to
+// nearest, or I32 by value), as a library saving in another precision would.
+void RewriteWeightsAs(const std::string& dir, const std::string& dtype) {
+  const std::string path = dir + "/sae_weights.safetensors";
+  auto original = SafetensorsFile::Open(SaeFixture("saelens-standard/sae_weights.safetensors"));
+  ASSERT_TRUE(original) << original.error();
+  std::vector<TensorToWrite> tensors;
+  for (const auto& [name, tensor] : (*original)->tensors()) {
+    const SafetensorsTensor source = tensor;
+    tensors.push_back({name, dtype, source.shape, [source, dtype](std::span<uint8_t> out) {
+                         const size_t count = source.bytes.size() / 4;
+                         for (size_t i = 0; i < count; ++i) {
+                           float value;
+                           std::memcpy(&value, source.bytes.data() + i * 4, 4);
+                           if (dtype == "BF16") {
+                             const uint16_t half = FloatToBFloat16(value);
+                             std::memcpy(out.data() + i * 2, &half, 2);
+                           } else {
+                             const int32_t integer = static_cast<int32_t>(value * 100);
+                             std::memcpy(out.data() + i * 4, &integer, 4);
+                           }
+                         }
+                       }});
+  }
+  auto written = WriteSafetensors(path, tensors, {});
+  ASSERT_TRUE(written) << written.error();
+}
+
+TEST(LoadSae, WidensBFloat16WeightsExactly) {
+  TempDir temp;
+  const std::string dir = CopySaeFixture(temp, "saelens-standard");
+  RewriteWeightsAs(dir, "BF16");
+  auto widened = LoadSae(dir);
+  ASSERT_TRUE(widened) << widened.error();
+  auto original = LoadSae(SaeFixture("saelens-standard"));
+  ASSERT_TRUE(original) << original.error();
+  ASSERT_EQ(widened->encoder_weight.size(), original->encoder_weight.size());
+  for (size_t i = 0; i < original->encoder_weight.size(); ++i) {
+    ASSERT_EQ(widened->encoder_weight[i],
+              BFloat16ToFloat(FloatToBFloat16(original->encoder_weight[i])));
+  }
+}
+
+TEST(LoadSae, RefusesIntegerWeightsNamingTheTensorAndDtype) {
+  TempDir temp;
+  const std::string dir = CopySaeFixture(temp, "saelens-standard");
+  RewriteWeightsAs(dir, "I32");
+  auto sae = LoadSae(dir);
+  ASSERT_FALSE(sae);
+  EXPECT_THAT(sae.error(), AllOf(HasSubstr("sae_weights.safetensors"), HasSubstr("is I32"),
+                                 HasSubstr("F32, BF16 or F16")));
 }
 
 }  // namespace
