@@ -70,6 +70,65 @@ TEST(RandomModel, FamilyPresetsHaveTheRealModelsShapesAndFeatures) {
   EXPECT_EQ(RandomModelConfig(options)->rope.scaling, RopeScaling::kLlama3);
 }
 
+TEST(RandomModel, MixtureOfExpertsPresetsHaveTheRealModelsRouting) {
+  struct Expected {
+    const char* preset;
+    const char* model_type;
+    int hidden, layers, heads, kv_heads, head_dim, experts, top_k, expert_width;
+    bool renormalize;
+  };
+  for (const Expected& e :
+       {Expected{"olmoe-1b-7b", "olmoe", 2048, 16, 16, 16, 128, 64, 8, 1024, false},
+        Expected{"qwen3-30b-a3b", "qwen3_moe", 2048, 48, 32, 4, 128, 128, 8, 768, true},
+        Expected{"mixtral-8x7b", "mixtral", 4096, 32, 32, 8, 128, 8, 2, 14336, true}}) {
+    RandomModelOptions options;
+    options.preset = e.preset;
+    auto config = RandomModelConfig(options);
+    ASSERT_TRUE(config.has_value()) << e.preset << ": " << config.error();
+    EXPECT_EQ(config->model_type, e.model_type);
+    EXPECT_EQ(config->hidden, e.hidden) << e.preset;
+    EXPECT_EQ(config->layers, e.layers) << e.preset;
+    EXPECT_EQ(config->heads, e.heads) << e.preset;
+    EXPECT_EQ(config->kv_heads, e.kv_heads) << e.preset;
+    EXPECT_EQ(config->head_dim, e.head_dim) << e.preset;
+    EXPECT_EQ(config->moe.experts, e.experts) << e.preset;
+    EXPECT_EQ(config->moe.top_k, e.top_k) << e.preset;
+    EXPECT_EQ(config->moe.expert_intermediate, e.expert_width) << e.preset;
+    EXPECT_EQ(config->moe.renormalize, e.renormalize) << e.preset;
+    EXPECT_FALSE(config->tie_word_embeddings) << e.preset;
+    EXPECT_EQ(config->moe.layer_sparse, std::vector<bool>(e.layers, true)) << e.preset;
+  }
+}
+
+// A two-layer OLMoE of the real widths but a small vocabulary, as the bench makes it:
+// the layer override keeps every layer routed, the files load, and two shards give the
+// one-shard activations and routing.
+TEST(RandomModel, SmallLayerCopyOfAMixtureOfExpertsPresetRunsSharded) {
+  testing::TempDir dir;
+  RandomModelOptions options;
+  options.output_dir = dir.path();
+  options.preset = "olmoe-1b-7b";
+  options.layers = 1;
+  options.vocab_size = 512;
+  options.dtype = "bfloat16";
+  auto written = MakeRandomModel(options);
+  ASSERT_TRUE(written.has_value()) << written.error();
+  EXPECT_EQ(written->moe.layer_sparse, std::vector<bool>{true});
+  auto weights = ModelWeights::Open(dir.path());
+  ASSERT_TRUE(weights.has_value()) << weights.error();
+  const std::vector<Site> sites = {{SiteKind::kRouterLogits, 0},
+                                   {SiteKind::kExpertIds, 0},
+                                   {SiteKind::kResidPost, 0}};
+  const PackedBatch batch = testing::SingleSequence({5, 17, 300, 2, 41, 77, 8, 1});
+  const auto one = testing::RunShards(*weights, 1, sites, batch);
+  const auto two = testing::RunShards(*weights, 2, sites, batch);
+  EXPECT_EQ(two[1][1].integers, one[0][1].integers);  // the same experts on every shard
+  EXPECT_EQ(two[0][0].values, two[1][0].values);      // the same router logits to the bit
+  const float scale = testing::MaxAbs(one[0][2].values);
+  EXPECT_GT(scale, 0.0f);
+  EXPECT_LE(testing::MaxAbsDifference(two[0][2].values, one[0][2].values), 1e-5f * scale);
+}
+
 TEST(RandomModel, Gpt2PresetOpensAndShardsLikeOneShard) {
   testing::TempDir dir;
   RandomModelOptions options;
