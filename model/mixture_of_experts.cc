@@ -74,7 +74,7 @@ void MixtureOfExperts::RunExpert(int e, const ExpertShardWeights& expert, const 
                                  ThreadTeam& team) {
   const int64_t first = first_row_[e], count = first_row_[e + 1] - first;
   if (count == 0 || expert_columns_ == 0) return;
-  const int64_t* routed = rows_of_.data() + first;  // [count]: token · top_k + slot
+  const int64_t* routed = rows_of_.data() + first;       // [count]: token · top_k + slot
   float* gathered = GrowTo(gathered_, count * hidden_);  // [count, hidden]
   team.ForRanges(count, kTeamRowGrain, [&](int64_t begin, int64_t end, int) {
     for (int64_t r = begin; r < end; ++r) {
@@ -107,16 +107,16 @@ void MixtureOfExperts::AddSharedExpert(const LayerShardWeights& w, const float* 
       double logit = 0.0;
       for (int64_t i = 0; i < hidden_; ++i) logit += static_cast<double>(row[i]) * gate[i];
       const float scale = 1.0f / (1.0f + std::exp(-static_cast<float>(logit)));  // sigmoid
-      float* target = shard_sum + t * hidden_;           // [hidden]
-      const float* shared = out + t * hidden_;           // [hidden]
+      float* target = shard_sum + t * hidden_;                                   // [hidden]
+      const float* shared = out + t * hidden_;                                   // [hidden]
       for (int64_t i = 0; i < hidden_; ++i) target[i] += shared[i] * scale;
     }
   });
 }
 
-void MixtureOfExperts::ExpertMlp(const ExpertShardWeights& expert, int64_t columns,
-                                 const float* x, int64_t rows, float* out,
-                                 std::vector<float>* widen_scratch, ThreadTeam& team) {
+void MixtureOfExperts::ExpertMlp(const ExpertShardWeights& expert, int64_t columns, const float* x,
+                                 int64_t rows, float* out, std::vector<float>* widen_scratch,
+                                 ThreadTeam& team) {
   float* gate = GrowTo(gate_, rows * columns);  // [rows, columns]
   float* up = GrowTo(up_, rows * columns);      // [rows, columns]
   Linear(x, hidden_, rows, expert.gate, nullptr, gate, columns, widen_scratch, &team);

@@ -35,9 +35,9 @@ class MixtureOfExperts {
   void Forward(const LayerShardWeights& w, const float* normed, int64_t tokens, float* shard_sum,
                std::vector<float>* widen_scratch, ThreadTeam& team);
 
-  const float* router_logits() const { return logits_.data(); }     // [tokens, experts]
-  const int32_t* expert_ids() const { return ids_.data(); }         // [tokens, top_k]
-  const float* expert_weights() const { return weights_.data(); }   // [tokens, top_k]
+  const float* router_logits() const { return logits_.data(); }    // [tokens, experts]
+  const int32_t* expert_ids() const { return ids_.data(); }        // [tokens, top_k]
+  const float* expert_weights() const { return weights_.data(); }  // [tokens, top_k]
 
  private:
   // Orders the (token, slot) pairs by expert, tokens ascending within each (HF's
@@ -60,11 +60,11 @@ class MixtureOfExperts {
   int64_t expert_columns_, shared_columns_;  // this shard's columns of each
 
   // Reused across calls.
-  std::vector<float> logits_, probabilities_;  // [tokens, experts]
-  std::vector<int32_t> ids_;                   // [tokens, top_k]
-  std::vector<float> weights_;                 // [tokens, top_k]
-  std::vector<int64_t> first_row_;             // [experts + 1]
-  std::vector<int64_t> rows_of_;               // [tokens * top_k]: token · top_k + slot
+  std::vector<float> logits_, probabilities_;             // [tokens, experts]
+  std::vector<int32_t> ids_;                              // [tokens, top_k]
+  std::vector<float> weights_;                            // [tokens, top_k]
+  std::vector<int64_t> first_row_;                        // [experts + 1]
+  std::vector<int64_t> rows_of_;                          // [tokens * top_k]: token · top_k + slot
   std::vector<float> gathered_, gate_, up_, expert_out_;  // [rows, hidden or columns]
 };
 

@@ -46,7 +46,8 @@ Result QwenExperts(const ConfigFields& f, const RoutingDefaults& defaults, int e
   c.moe.expert_intermediate = *width;
   c.moe.renormalize = *renormalize;
   c.moe.layer_sparse.assign(static_cast<size_t>(c.layers), false);
-  for (int layer = 0; layer < c.layers; ++layer) c.moe.layer_sparse[layer] = (layer + 1) % *step == 0;
+  for (int layer = 0; layer < c.layers; ++layer)
+    c.moe.layer_sparse[layer] = (layer + 1) % *step == 0;
   for (int layer : *dense_layers) c.moe.layer_sparse[layer] = false;
   return {};
 }
@@ -81,7 +82,8 @@ Result Qwen2Moe(const ConfigFields& f, ModelConfig& c) {
   if (c.head_dim * c.heads != c.hidden) {
     return std::unexpected(f.path() + ": head_dim " + std::to_string(c.head_dim) +
                            " is not supported: HF 4.51's Qwen2-MoE uses hidden_size / "
-                           "num_attention_heads = " + std::to_string(c.hidden / c.heads));
+                           "num_attention_heads = " +
+                           std::to_string(c.hidden / c.heads));
   }
   c.qkv_bias = true;
   ACTEX_TRY(QwenExperts(f, {"num_experts", 60, 4}, 1408, c));
