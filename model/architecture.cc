@@ -41,13 +41,12 @@ struct Sizes {
 // A mixture-of-experts layer's MLP (`p` = "model.layers.N."): the router, every expert's
 // gate/up/down (mixtral: block_sparse_moe.experts.<e>.w1/w3/w2) and qwen2_moe's shared
 // expert with its sigmoid gate, appended to `t`.
-void AddExperts(const ModelConfig& c, int layer, const std::string& p,
-                std::vector<TensorSpec>& t) {
+void AddExperts(const ModelConfig& c, int layer, const std::string& p, std::vector<TensorSpec>& t) {
   const int64_t hidden = c.hidden, width = c.moe.expert_intermediate;
   const bool mixtral = c.model_type == "mixtral";
   const std::string block = p + (mixtral ? "block_sparse_moe." : "mlp.");
-  const std::string experts = "num_experts " + std::to_string(c.moe.experts) + ", hidden_size " +
-                              std::to_string(hidden);
+  const std::string experts =
+      "num_experts " + std::to_string(c.moe.experts) + ", hidden_size " + std::to_string(hidden);
   const std::string expert_width = "expert intermediate size " + std::to_string(width) +
                                    ", hidden_size " + std::to_string(hidden);
   auto add = [&](const std::string& name, std::vector<int64_t> shape, Role role, Split split,

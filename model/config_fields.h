@@ -36,8 +36,7 @@ class ConfigFields {
   std::expected<std::string, std::string> OptionalString(const char* field,
                                                          const std::string& fallback) const;
   // A list of integers, each in [0, end) (layer indices, say); absent or null: empty.
-  std::expected<std::vector<int>, std::string> OptionalIndexList(const char* field,
-                                                                 int end) const;
+  std::expected<std::vector<int>, std::string> OptionalIndexList(const char* field, int end) const;
 
   // Refuses the field unless it is absent, null or equal to `implemented`.
   std::expected<void, std::string> RefuseUnless(const char* field, bool implemented) const;

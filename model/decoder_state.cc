@@ -191,8 +191,8 @@ std::expected<void, std::string> DecoderShardState::NormalizeWholeProjections(
   });
   auto reduced = collective.AllReduceSum({sums, static_cast<size_t>(2 * tokens)});
   if (!reduced) {
-    return std::unexpected("all-reduce of q_norm/k_norm of layer " + std::to_string(layer) +
-                           ": " + reduced.error());
+    return std::unexpected("all-reduce of q_norm/k_norm of layer " + std::to_string(layer) + ": " +
+                           reduced.error());
   }
   // As RmsNorm: x · rsqrt(mean + eps) rounded, then times the weight.
   const float q_count = static_cast<float>(config.heads * dim);
@@ -214,8 +214,8 @@ std::expected<void, std::string> DecoderShardState::NormalizeWholeProjections(
   return {};
 }
 
-void DecoderShardState::SparseMlp(int layer, const LayerShardWeights& w,
-                                  const float* normed_stream, float* shard_sum) {
+void DecoderShardState::SparseMlp(int layer, const LayerShardWeights& w, const float* normed_stream,
+                                  float* shard_sum) {
   experts->Forward(w, normed_stream, tokens, shard_sum, &widen_scratch, *team);
   Tap(SiteKind::kRouterLogits, layer, experts->router_logits());    // [tokens, experts]
   Tap(SiteKind::kExpertIds, layer, experts->expert_ids());          // [tokens, top_k]

@@ -142,9 +142,9 @@ Result Qwen3Moe(const ConfigFields& f, ModelConfig& c) {
 
 const std::map<std::string, FamilyParser>& Families() {
   static const auto* families = new std::map<std::string, FamilyParser>{
-      {"qwen2", &Qwen2}, {"llama", &Llama},   {"mistral", &Mistral},
-      {"qwen3", &Qwen3}, {"gemma2", &Gemma2}, {"gemma3_text", &Gemma3Text},
-      {"gpt2", &Gpt2},   {"mixtral", &Mixtral}, {"qwen2_moe", &Qwen2Moe},
+      {"qwen2", &Qwen2},        {"llama", &Llama},     {"mistral", &Mistral},
+      {"qwen3", &Qwen3},        {"gemma2", &Gemma2},   {"gemma3_text", &Gemma3Text},
+      {"gpt2", &Gpt2},          {"mixtral", &Mixtral}, {"qwen2_moe", &Qwen2Moe},
       {"qwen3_moe", &Qwen3Moe}, {"olmoe", &Olmoe}};
   return *families;
 }

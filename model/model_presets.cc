@@ -138,8 +138,8 @@ Json Olmoe() {  // OLMoE-1B-7B-0924: 64 experts, top-8 unrenormalised, q/k norm 
 }
 
 Json Qwen3Moe() {  // Qwen3-30B-A3B: 128 experts of 768 columns, top-8 renormalised
-  Json json = Decoder("qwen3_moe", "Qwen3MoeForCausalLM", 151936, 2048, 6144, 48, 32, 4, 1e6,
-                      1e-6, false, 40960);
+  Json json = Decoder("qwen3_moe", "Qwen3MoeForCausalLM", 151936, 2048, 6144, 48, 32, 4, 1e6, 1e-6,
+                      false, 40960);
   json["attention_bias"] = false;
   json["bos_token_id"] = 151643;
   json["decoder_sparse_step"] = 1;
@@ -171,8 +171,8 @@ Json Mixtral() {  // Mixtral-8x7B-v0.1: 8 experts of 14336 columns, top-2
 
 const std::vector<std::string>& PresetNames() {
   static const auto* names = new std::vector<std::string>{
-      "tiny", "qwen2.5-0.5b", "qwen2.5-7b", "gpt2", "llama-3.2-1b", "gemma-2-2b", "qwen3-0.6b",
-      "mistral-7b", "olmoe-1b-7b", "qwen3-30b-a3b", "mixtral-8x7b"};
+      "tiny",       "qwen2.5-0.5b", "qwen2.5-7b",  "gpt2",          "llama-3.2-1b", "gemma-2-2b",
+      "qwen3-0.6b", "mistral-7b",   "olmoe-1b-7b", "qwen3-30b-a3b", "mixtral-8x7b"};
   return *names;
 }
 

@@ -38,10 +38,10 @@ struct LayerShardWeights {
   WeightSlice down;             // columns of this shard's columns: [hidden, columns]
   std::vector<float> down_bias;  // [hidden]: added once, after the all-reduce
   // A mixture-of-experts layer (ModelConfig::IsSparse) instead of gate/up/down:
-  WeightSlice router;                        // [experts, hidden], every shard all of it
-  std::vector<ExpertShardWeights> experts;   // [experts], each this shard's expert columns
-  ExpertShardWeights shared_expert;          // qwen2_moe: this shard's shared columns
-  std::vector<float> shared_expert_gate;     // qwen2_moe: [hidden], the shared expert's gate
+  WeightSlice router;                       // [experts, hidden], every shard all of it
+  std::vector<ExpertShardWeights> experts;  // [experts], each this shard's expert columns
+  ExpertShardWeights shared_expert;         // qwen2_moe: this shard's shared columns
+  std::vector<float> shared_expert_gate;    // qwen2_moe: [hidden], the shared expert's gate
 };
 
 struct ShardWeights {

@@ -25,8 +25,8 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string FamilyDir(const std::string& family) {
-  const bool moe = family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe" ||
-                   family == "olmoe";
+  const bool moe =
+      family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe" || family == "olmoe";
   return std::string(ACTEX_FIXTURES_DIR) + (moe ? "/moe-families/" : "/model-families/") + family;
 }
 
@@ -230,9 +230,9 @@ TEST(MoeConfig, RefusesWhatWouldChangeTheRoutingNamingTheField) {
               HasSubstr("clip_qkv"));
   EXPECT_THAT(ErrorAfter("olmoe", [](nlohmann::json& j) { j["num_experts_per_tok"] = 9; }),
               HasSubstr("num_experts_per_tok 9 is more than num_experts 8"));
-  EXPECT_THAT(ErrorAfter("qwen2_moe",
-                         [](nlohmann::json& j) { j["shared_expert_intermediate_size"] = 0; }),
-              HasSubstr("shared_expert_intermediate_size"));
+  EXPECT_THAT(
+      ErrorAfter("qwen2_moe", [](nlohmann::json& j) { j["shared_expert_intermediate_size"] = 0; }),
+      HasSubstr("shared_expert_intermediate_size"));
   EXPECT_THAT(ErrorAfter("qwen2_moe", [](nlohmann::json& j) { j["head_dim"] = 32; }),
               HasSubstr("head_dim 32"));
   EXPECT_THAT(ErrorAfter("qwen2_moe", [](nlohmann::json& j) { j["qkv_bias"] = false; }),
@@ -293,7 +293,7 @@ TEST(MoeShardWeights, EachShardHoldsAColumnSliceOfEveryExpert) {
     EXPECT_EQ(layer.shared_expert.gate.out_features(), shared_columns);
     EXPECT_EQ(layer.shared_expert.down.in_features(), shared_columns);
     EXPECT_EQ(layer.shared_expert_gate.size(), 64u);
-    EXPECT_TRUE(shard->layers[2].experts.empty());  // the dense layer
+    EXPECT_TRUE(shard->layers[2].experts.empty());       // the dense layer
     EXPECT_EQ(shard->layers[2].down.in_features(), 32);  // 96 dense columns over 3
   }
 }

@@ -33,8 +33,7 @@ using testing::ReadFloats;
 using testing::ReadInts;
 
 bool IsMixtureOfExperts(const std::string& family) {
-  return family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe" ||
-         family == "olmoe";
+  return family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe" || family == "olmoe";
 }
 
 std::string FamilyDir(const std::string& family) {
@@ -45,8 +44,8 @@ std::string FamilyDir(const std::string& family) {
 // The mixture-of-experts fixtures hold z in expected.safetensors; the dense ones in
 // z.safetensors next to it (README-z.md).
 std::string ZFile(const std::string& family) {
-  return FamilyDir(family) + (IsMixtureOfExperts(family) ? "/expected.safetensors"
-                                                         : "/z.safetensors");
+  return FamilyDir(family) +
+         (IsMixtureOfExperts(family) ? "/expected.safetensors" : "/z.safetensors");
 }
 
 // Every site of a 4-layer model that `config` has and the fixture tensor (after
@@ -105,8 +104,9 @@ void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
     if (capture.site.IsInteger()) {  // expert_ids: the same experts in the same order
       const std::vector<int32_t> reference = ReadInts(expected, prefix + "." + name);
       ASSERT_EQ(static_cast<int64_t>(reference.size()), rows * capture.width) << prefix << name;
-      const std::vector<int32_t> ours(capture.integers.begin() + first_row * capture.width,
-                                      capture.integers.begin() + (first_row + rows) * capture.width);
+      const std::vector<int32_t> ours(
+          capture.integers.begin() + first_row * capture.width,
+          capture.integers.begin() + (first_row + rows) * capture.width);
       int64_t differing = 0;
       for (size_t j = 0; j < ours.size(); ++j) differing += ours[j] != reference[j];
       float& kind_worst = worst[KindName(capture.site) + " (differing)"];

@@ -116,9 +116,8 @@ TEST(RandomModel, SmallLayerCopyOfAMixtureOfExpertsPresetRunsSharded) {
   EXPECT_EQ(written->moe.layer_sparse, std::vector<bool>{true});
   auto weights = ModelWeights::Open(dir.path());
   ASSERT_TRUE(weights.has_value()) << weights.error();
-  const std::vector<Site> sites = {{SiteKind::kRouterLogits, 0},
-                                   {SiteKind::kExpertIds, 0},
-                                   {SiteKind::kResidPost, 0}};
+  const std::vector<Site> sites = {
+      {SiteKind::kRouterLogits, 0}, {SiteKind::kExpertIds, 0}, {SiteKind::kResidPost, 0}};
   const PackedBatch batch = testing::SingleSequence({5, 17, 300, 2, 41, 77, 8, 1});
   const auto one = testing::RunShards(*weights, 1, sites, batch);
   const auto two = testing::RunShards(*weights, 2, sites, batch);
