@@ -10,6 +10,7 @@
 #include <expected>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "model/collective.h"
@@ -107,22 +108,20 @@ struct DecoderShardState {
   }
   bool Wants(SiteKind kind, int layer) const { return Slot(kind, layer) >= 0; }
 
-  // Copies `values` ([tokens, width]) into the capture of site (kind, layer), if requested.
-  void Tap(SiteKind kind, int layer, const float* values) {
+  // Copies `values` ([tokens, width]) into the capture of site (kind, layer), if
+  // requested: float32 activations, or int32 ones (expert_ids) into its `integers`.
+  template <typename T>
+  void Tap(SiteKind kind, int layer, const T* values) {
     const int slot = Slot(kind, layer);
     if (slot < 0) return;
     SiteActivations& capture = (*captures)[slot];
-    std::memcpy(capture.values.data(), values,
-                static_cast<size_t>(tokens * capture.width) * sizeof(float));
-  }
-
-  // The same for an integer site (expert_ids) into its `integers`.
-  void Tap(SiteKind kind, int layer, const int32_t* values) {
-    const int slot = Slot(kind, layer);
-    if (slot < 0) return;
-    SiteActivations& capture = (*captures)[slot];
-    std::memcpy(capture.integers.data(), values,
-                static_cast<size_t>(tokens * capture.width) * sizeof(int32_t));
+    T* target;
+    if constexpr (std::is_same_v<T, int32_t>) {
+      target = capture.integers.data();
+    } else {
+      target = capture.values.data();
+    }
+    std::memcpy(target, values, static_cast<size_t>(tokens * capture.width) * sizeof(T));
   }
 
   // Checks that `batch` can run on this shard: as many positions as tokens, sequence

@@ -137,6 +137,23 @@ struct ShardFeatures {
         kv_width(int64_t{config.kv_heads} * config.head_dim) {}
 };
 
+// The shard's range of the features a split cuts by: its query heads' features (o_proj's
+// inputs), its MLP columns, or its columns of every expert or of the shared expert.
+Range ColumnsOf(TensorSplit split, const ShardFeatures& features) {
+  switch (split) {
+    case TensorSplit::kInputByHeads:
+      return features.heads;
+    case TensorSplit::kOutputByExpertColumns:
+    case TensorSplit::kInputByExpertColumns:
+      return features.expert_columns;
+    case TensorSplit::kOutputBySharedColumns:
+    case TensorSplit::kInputBySharedColumns:
+      return features.shared_columns;
+    default:
+      return features.columns;
+  }
+}
+
 // What a shard takes of one weight: a range of output features per part (one, or q, k
 // and v of a fused weight), and one range of input features.
 struct TakenRanges {
@@ -162,7 +179,9 @@ TakenRanges RangesOf(const TensorSpec& spec, const WeightView& view,
       taken.outputs = {kv_heads};
       break;
     case TensorSplit::kOutputByIntermediate:
-      taken.outputs = {features.columns};
+    case TensorSplit::kOutputByExpertColumns:
+    case TensorSplit::kOutputBySharedColumns:
+      taken.outputs = {ColumnsOf(spec.split, features)};
       break;
     case TensorSplit::kOutputByFusedQkv:
       taken.outputs = {features.heads,
@@ -170,26 +189,11 @@ TakenRanges RangesOf(const TensorSpec& spec, const WeightView& view,
                        {q_width + kv_width + kv_heads.first, q_width + kv_width + kv_heads.end}};
       break;
     case TensorSplit::kInputByHeads:
-      taken.outputs = {{0, all_outputs}};
-      taken.inputs = features.heads;
-      break;
     case TensorSplit::kInputByIntermediate:
-      taken.outputs = {{0, all_outputs}};
-      taken.inputs = features.columns;
-      break;
-    case TensorSplit::kOutputByExpertColumns:
-      taken.outputs = {features.expert_columns};
-      break;
     case TensorSplit::kInputByExpertColumns:
-      taken.outputs = {{0, all_outputs}};
-      taken.inputs = features.expert_columns;
-      break;
-    case TensorSplit::kOutputBySharedColumns:
-      taken.outputs = {features.shared_columns};
-      break;
     case TensorSplit::kInputBySharedColumns:
       taken.outputs = {{0, all_outputs}};
-      taken.inputs = features.shared_columns;
+      taken.inputs = ColumnsOf(spec.split, features);
       break;
   }
   return taken;
