@@ -1,9 +1,10 @@
 // The forward pass of one tensor-parallel shard of every supported family, as HF
-// transformers computes it (tests/fixtures/qwen2-tiny/README.md and
-// tests/fixtures/model-families/README.md), over a batch of packed sequences. One
-// decoder loop; where families differ, the ModelConfig feature that switches is named
-// at the step (the table in model/README.md lists which family has which). The steps
-// themselves (Embed, Attend, MlpHidden, AddToResidual, ...) are in decoder_state.cc.
+// transformers computes it (tests/fixtures/qwen2-tiny/README.md,
+// tests/fixtures/model-families/README.md and tests/fixtures/moe-families/README.md),
+// over a batch of packed sequences. One decoder loop; where families differ, the
+// ModelConfig feature that switches is named at the step (the table in model/README.md
+// lists which family has which). The steps themselves (Embed, Attend, MlpHidden,
+// SparseMlp, AddToResidual, ...) are in decoder_state.cc.
 // Shapes: `tokens` is the packed batch length, `heads`/`kv_heads` this shard's
 // query/key-value heads, `columns` its dense MLP intermediate columns.
 
