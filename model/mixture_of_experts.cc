@@ -58,13 +58,16 @@ void MixtureOfExperts::Forward(const LayerShardWeights& w, const float* normed, 
   }
 }
 
+// A counting sort of the (token, slot) pairs by expert: count, prefix-sum into first
+// rows, then place each pair at its expert's next free row.
 void MixtureOfExperts::GroupByExpert(int64_t tokens) {
   std::fill(first_row_.begin(), first_row_.end(), 0);
   for (int64_t i = 0; i < tokens * top_k_; ++i) ++first_row_[ids_[i] + 1];
   for (int e = 0; e < experts_; ++e) first_row_[e + 1] += first_row_[e];
   int64_t* rows = GrowTo(rows_of_, tokens * top_k_);
-  std::vector<int64_t>& next = first_row_;  // advanced while filling, then restored
+  std::vector<int64_t>& next = first_row_;  // each expert's next free row while filling
   for (int64_t i = 0; i < tokens * top_k_; ++i) rows[next[ids_[i]]++] = i;
+  // Now next[e] is where expert e + 1 starts: shift back to first rows.
   for (int e = experts_; e > 0; --e) next[e] = next[e - 1];
   next[0] = 0;
 }
