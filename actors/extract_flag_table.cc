@@ -76,7 +76,8 @@ std::vector<ExtractFlag> MakeTable() {
   table.push_back(List(
       "--sites",
       "hook names or short forms: resid_pre, z, resid_mid, resid_post, attn_out, "
-      "mlp_out, mlp_post, embed, ln_final",
+      "mlp_out, mlp_post (dense MLPs), router_logits, expert_ids, expert_weights "
+      "(mixture-of-experts layers), embed, ln_final",
       kShared, "sites", [](auto& o) -> auto& { return o.sites; },
       /*comma_lists=*/true));
   table.push_back(Number(

@@ -38,7 +38,50 @@ struct Sizes {
         vocab_text("vocab_size " + std::to_string(c.vocab_size) + ", " + h) {}
 };
 
-// llama, mistral, qwen2, qwen3, gemma2, gemma3_text: HF's "model.layers.N." names.
+// A mixture-of-experts layer's MLP (`p` = "model.layers.N."): the router, every expert's
+// gate/up/down (mixtral: block_sparse_moe.experts.<e>.w1/w3/w2) and qwen2_moe's shared
+// expert with its sigmoid gate, appended to `t`.
+void AddExperts(const ModelConfig& c, int layer, const std::string& p, std::vector<TensorSpec>& t) {
+  const int64_t hidden = c.hidden, width = c.moe.expert_intermediate;
+  const bool mixtral = c.model_type == "mixtral";
+  const std::string block = p + (mixtral ? "block_sparse_moe." : "mlp.");
+  const std::string experts =
+      "num_experts " + std::to_string(c.moe.experts) + ", hidden_size " + std::to_string(hidden);
+  const std::string expert_width = "expert intermediate size " + std::to_string(width) +
+                                   ", hidden_size " + std::to_string(hidden);
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, Role role, Split split,
+                 TensorInit init, const std::string& because, int expert = -1) {
+    t.push_back({block + name, std::move(shape), role, layer, split, TensorLayout::kLinear, true,
+                 init, because, expert});
+  };
+  add("gate.weight", {c.moe.experts, hidden}, Role::kRouter, Split::kReplicated,
+      WithStd(2.0 / std::sqrt(hidden)), experts);
+  const TensorInit from_hidden = WithStd(1.0 / std::sqrt(hidden));
+  for (int e = 0; e < c.moe.experts; ++e) {
+    const std::string expert = "experts." + std::to_string(e) + ".";
+    add(expert + (mixtral ? "w1.weight" : "gate_proj.weight"), {width, hidden}, Role::kExpertGate,
+        Split::kOutputByExpertColumns, from_hidden, expert_width, e);
+    add(expert + (mixtral ? "w3.weight" : "up_proj.weight"), {width, hidden}, Role::kExpertUp,
+        Split::kOutputByExpertColumns, from_hidden, expert_width, e);
+    add(expert + (mixtral ? "w2.weight" : "down_proj.weight"), {hidden, width}, Role::kExpertDown,
+        Split::kInputByExpertColumns, WithStd(1.0 / std::sqrt(width)), expert_width, e);
+  }
+  const int64_t shared = c.moe.shared_expert_intermediate;
+  if (shared == 0) return;
+  const std::string shared_width = "shared_expert_intermediate_size " + std::to_string(shared) +
+                                   ", hidden_size " + std::to_string(hidden);
+  add("shared_expert.gate_proj.weight", {shared, hidden}, Role::kSharedGate,
+      Split::kOutputBySharedColumns, from_hidden, shared_width);
+  add("shared_expert.up_proj.weight", {shared, hidden}, Role::kSharedUp,
+      Split::kOutputBySharedColumns, from_hidden, shared_width);
+  add("shared_expert.down_proj.weight", {hidden, shared}, Role::kSharedDown,
+      Split::kInputBySharedColumns, WithStd(1.0 / std::sqrt(shared)), shared_width);
+  add("shared_expert_gate.weight", {1, hidden}, Role::kSharedExpertGate, Split::kReplicated,
+      WithStd(1.5 / std::sqrt(hidden)), "hidden_size " + std::to_string(hidden));
+}
+
+// llama, mistral, qwen2, qwen3, gemma2, gemma3_text and the mixtures of experts
+// (mixtral, qwen2_moe, qwen3_moe, olmoe): HF's "model.layers.N." names.
 std::vector<TensorSpec> DecoderTensors(const ModelConfig& c) {
   const Sizes s(c);
   const TensorInit norm = NormInit(c);
@@ -81,30 +124,39 @@ std::vector<TensorSpec> DecoderTensors(const ModelConfig& c) {
       add("self_attn.o_proj.bias", {s.hidden}, Role::kOBias, Split::kReplicated, WithStd(0.1),
           s.h);
     }
-    if (c.qk_norm) {
+    if (c.qk_norm && c.qk_norm_whole_projection) {  // OLMoE: over all heads at once
+      add("self_attn.q_norm.weight", {s.q}, Role::kQNorm, Split::kOutputByHeads, qk_norm,
+          s.attention);
+      add("self_attn.k_norm.weight", {s.kv}, Role::kKNorm, Split::kOutputByKvHeads, qk_norm,
+          s.attention);
+    } else if (c.qk_norm) {
       const std::string dim = "head_dim " + std::to_string(c.head_dim);
       add("self_attn.q_norm.weight", {c.head_dim}, Role::kQNorm, Split::kReplicated, qk_norm,
           dim);
       add("self_attn.k_norm.weight", {c.head_dim}, Role::kKNorm, Split::kReplicated, qk_norm,
           dim);
     }
-    add("mlp.gate_proj.weight", {s.inter, s.hidden}, Role::kGate, Split::kOutputByIntermediate,
-        from_hidden, s.mlp);
-    if (c.mlp_bias) {
-      add("mlp.gate_proj.bias", {s.inter}, Role::kGateBias, Split::kOutputByIntermediate,
-          WithStd(0.1), s.mlp);
-    }
-    add("mlp.up_proj.weight", {s.inter, s.hidden}, Role::kUp, Split::kOutputByIntermediate,
-        from_hidden, s.mlp);
-    if (c.mlp_bias) {
-      add("mlp.up_proj.bias", {s.inter}, Role::kUpBias, Split::kOutputByIntermediate,
-          WithStd(0.1), s.mlp);
-    }
-    add("mlp.down_proj.weight", {s.hidden, s.inter}, Role::kDown, Split::kInputByIntermediate,
-        WithStd(1.0 / std::sqrt(s.inter)), s.mlp);
-    if (c.mlp_bias) {
-      add("mlp.down_proj.bias", {s.hidden}, Role::kDownBias, Split::kReplicated, WithStd(0.1),
-          s.h);
+    if (c.IsSparse(layer)) {
+      AddExperts(c, layer, p, t);
+    } else {
+      add("mlp.gate_proj.weight", {s.inter, s.hidden}, Role::kGate, Split::kOutputByIntermediate,
+          from_hidden, s.mlp);
+      if (c.mlp_bias) {
+        add("mlp.gate_proj.bias", {s.inter}, Role::kGateBias, Split::kOutputByIntermediate,
+            WithStd(0.1), s.mlp);
+      }
+      add("mlp.up_proj.weight", {s.inter, s.hidden}, Role::kUp, Split::kOutputByIntermediate,
+          from_hidden, s.mlp);
+      if (c.mlp_bias) {
+        add("mlp.up_proj.bias", {s.inter}, Role::kUpBias, Split::kOutputByIntermediate,
+            WithStd(0.1), s.mlp);
+      }
+      add("mlp.down_proj.weight", {s.hidden, s.inter}, Role::kDown, Split::kInputByIntermediate,
+          WithStd(1.0 / std::sqrt(s.inter)), s.mlp);
+      if (c.mlp_bias) {
+        add("mlp.down_proj.bias", {s.hidden}, Role::kDownBias, Split::kReplicated, WithStd(0.1),
+            s.h);
+      }
     }
     add("input_layernorm.weight", {s.hidden}, Role::kInputNorm, Split::kReplicated, norm, s.h);
     if (c.sandwich_norms) {

@@ -25,6 +25,11 @@ enum class TensorRole {
   kPreMlpNorm, kPreMlpNormBias,
   kPostMlpNorm,                // Gemma's norm of the MLP output (sandwich)
   kGate, kGateBias, kUp, kUpBias, kDown, kDownBias,
+  // Mixture-of-experts layers (TensorSpec::expert names the expert):
+  kRouter,                                // [experts, hidden]
+  kExpertGate, kExpertUp, kExpertDown,    // [I_e, hidden], [I_e, hidden], [hidden, I_e]
+  kSharedGate, kSharedUp, kSharedDown,    // qwen2_moe's shared expert
+  kSharedExpertGate,                      // qwen2_moe's [1, hidden] sigmoid gate of it
 };
 
 // How tensor parallelism cuts a tensor (see shard_plan.h). "Output" and "input" are
@@ -37,6 +42,11 @@ enum class TensorSplit {
   kInputByHeads,          // input features of its query heads (o_proj)
   kOutputByIntermediate,  // its MLP columns (gate, up, their biases)
   kInputByIntermediate,   // its MLP columns as inputs (down_proj)
+  // Every expert is cut like an MLP: each shard holds a column slice of every expert.
+  kOutputByExpertColumns,  // its columns of an expert's gate/up
+  kInputByExpertColumns,   // its columns of an expert's down as inputs
+  kOutputBySharedColumns,  // its columns of the shared expert's gate/up (qwen2_moe)
+  kInputBySharedColumns,   // its columns of the shared expert's down
 };
 
 enum class TensorLayout { kLinear, kConv1D };  // [out, in] or [in, out] (GPT-2)
@@ -57,6 +67,7 @@ struct TensorSpec {
   bool required = true;        // false: lm_head, absent when tied
   TensorInit init;             // for make-model
   std::string because;         // the config fields the shape comes from
+  int expert = -1;             // kExpertGate/Up/Down: which expert
 };
 
 // Every tensor of `config`'s family and sizes, in state_dict order. Weight loading and

@@ -71,6 +71,26 @@ std::expected<std::string, std::string> ConfigFields::OptionalString(
   return value.get<std::string>();
 }
 
+std::expected<std::vector<int>, std::string> ConfigFields::OptionalIndexList(const char* field,
+                                                                             int end) const {
+  std::vector<int> indices;
+  if (!Has(field)) return indices;
+  const Json& value = json_.at(field);
+  if (!value.is_array()) {
+    return std::unexpected(path_ + ": field \"" + field + "\" must be a list of integers, got " +
+                           value.dump());
+  }
+  for (const Json& entry : value) {
+    if (!entry.is_number_integer() || entry.get<int64_t>() < 0 || entry.get<int64_t>() >= end) {
+      return std::unexpected(path_ + ": field \"" + field + "\" holds " + entry.dump() +
+                             "; every entry must be an integer in [0, " + std::to_string(end) +
+                             ")");
+    }
+    indices.push_back(entry.get<int>());
+  }
+  return indices;
+}
+
 std::expected<void, std::string> ConfigFields::RefuseUnless(const char* field,
                                                             bool implemented) const {
   auto value = OptionalBool(field, implemented);

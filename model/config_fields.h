@@ -5,8 +5,14 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "model/model_config.h"
+
+// In a function returning std::expected<void, std::string>: returns the error of
+// `expression` (an expected) when it has one. The family parsers chain field reads with it.
+#define ACTEX_TRY(expression) \
+  if (auto status = (expression); !status) return std::unexpected(status.error())
 
 namespace actex {
 
@@ -29,6 +35,8 @@ class ConfigFields {
   std::expected<bool, std::string> OptionalBool(const char* field, bool fallback) const;
   std::expected<std::string, std::string> OptionalString(const char* field,
                                                          const std::string& fallback) const;
+  // A list of integers, each in [0, end) (layer indices, say); absent or null: empty.
+  std::expected<std::vector<int>, std::string> OptionalIndexList(const char* field, int end) const;
 
   // Refuses the field unless it is absent, null or equal to `implemented`.
   std::expected<void, std::string> RefuseUnless(const char* field, bool implemented) const;

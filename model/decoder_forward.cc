@@ -1,11 +1,12 @@
 // The forward pass of one tensor-parallel shard of every supported family, as HF
-// transformers computes it (tests/fixtures/qwen2-tiny/README.md and
-// tests/fixtures/model-families/README.md), over a batch of packed sequences. One
-// decoder loop; where families differ, the ModelConfig feature that switches is named
-// at the step (the table in model/README.md lists which family has which). The steps
-// themselves (Embed, Attend, MlpHidden, AddToResidual, ...) are in decoder_state.cc.
+// transformers computes it (tests/fixtures/qwen2-tiny/README.md,
+// tests/fixtures/model-families/README.md and tests/fixtures/moe-families/README.md),
+// over a batch of packed sequences. One decoder loop; where families differ, the
+// ModelConfig feature that switches is named at the step (the table in model/README.md
+// lists which family has which). The steps themselves (Embed, Attend, MlpHidden,
+// SparseMlp, AddToResidual, ...) are in decoder_state.cc.
 // Shapes: `tokens` is the packed batch length, `heads`/`kv_heads` this shard's
-// query/key-value heads, `columns` its MLP intermediate columns.
+// query/key-value heads, `columns` its dense MLP intermediate columns.
 
 #include "model/decoder_forward.h"
 
@@ -41,10 +42,7 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
   // exactly what PlanShard gives.
   auto planned = PlanShard(config, slice.rank, slice.shards);
   if (!planned) return std::unexpected(planned.error());
-  if (planned->first_head != slice.first_head || planned->end_head != slice.end_head ||
-      planned->first_kv_head != slice.first_kv_head || planned->end_kv_head != slice.end_kv_head ||
-      planned->first_intermediate != slice.first_intermediate ||
-      planned->end_intermediate != slice.end_intermediate) {
+  if (*planned != slice) {
     return std::unexpected("shard " + std::to_string(slice.rank) + " of " +
                            std::to_string(slice.shards) + " was not planned by PlanShard for " +
                            config.name);
@@ -86,6 +84,7 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
   }
   if (auto isa = CheckIsaOverride(); !isa) return std::unexpected(isa.error());
   state->team = std::make_unique<ThreadTeam>(threads);
+  if (config.moe.experts > 0) state->experts = std::make_unique<MixtureOfExperts>(config, slice);
   state->attention_scratch.resize(static_cast<size_t>(state->team->size()));
   std::unique_ptr<DecoderShard> result(new DecoderShard());
   result->state_ = std::move(state);
@@ -109,7 +108,9 @@ std::expected<void, std::string> DecoderShard::Forward(const PackedBatch& batch,
     SiteActivations& capture = (*captures)[i];
     capture.site = s.sites[i];
     capture.width = s.sites[i].Width(s.config);
-    capture.values.resize(static_cast<size_t>(tokens * capture.width));
+    const size_t size = static_cast<size_t>(tokens * capture.width);
+    capture.values.resize(capture.site.IsInteger() ? 0 : size);
+    capture.integers.resize(capture.site.IsInteger() ? size : 0);
   }
   s.captures = captures;
   s.tokens = tokens;
@@ -158,7 +159,10 @@ std::expected<void, std::string> DecoderShardState::Run(const PackedBatch& batch
            team.get());  // [tokens, kv_heads*dim]
     Linear(normed_stream, hidden, tokens, w.v, BiasOrNull(w.v_bias), values, kv_width,
            &widen_scratch, team.get());  // [tokens, kv_heads*dim]
-    if (config.qk_norm) {  // Qwen3, Gemma 3: RMSNorm over each head's dim, before rotary
+    if (config.qk_norm_whole_projection) {  // OLMoE: RMSNorm over all heads, before rotary
+      auto normalized = NormalizeWholeProjections(layer, w, queries, keys, collective);
+      if (!normalized) return normalized;
+    } else if (config.qk_norm) {  // Qwen3, Gemma 3: RMSNorm over each head's dim, before rotary
       team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
         RmsNorm(queries + first * q_width, (end - first) * attention_heads.heads, dim,
                 w.q_norm.data(), eps, queries + first * q_width);  // [tokens, heads*dim]
@@ -189,13 +193,17 @@ std::expected<void, std::string> DecoderShardState::Run(const PackedBatch& batch
     // MLP on the pre-MLP norm (post_attention_layernorm; Gemma: pre_feedforward_layernorm;
     // GPT-2: ln_2).
     Normalize(resid_stream, w.pre_mlp_norm, w.pre_mlp_norm_bias, normed_stream);
-    float* mlp_hidden = MlpHidden(w, normed_stream, gate_act, up_act);  // [tokens, columns]
-    if (Wants(SiteKind::kMlpPost, layer)) {
-      auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, mlp_hidden, collective);
-      if (!tapped) return tapped;
+    if (config.IsSparse(layer)) {  // routed experts, each shard its columns of every one
+      SparseMlp(layer, w, normed_stream, shard_sum);  // [tokens, hidden]
+    } else {
+      float* mlp_hidden = MlpHidden(w, normed_stream, gate_act, up_act);  // [tokens, columns]
+      if (Wants(SiteKind::kMlpPost, layer)) {
+        auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, mlp_hidden, collective);
+        if (!tapped) return tapped;
+      }
+      Linear(mlp_hidden, columns, tokens, w.down, nullptr, shard_sum, hidden, &widen_scratch,
+             team.get());  // [tokens, hidden]
     }
-    Linear(mlp_hidden, columns, tokens, w.down, nullptr, shard_sum, hidden, &widen_scratch,
-           team.get());  // [tokens, hidden]
     auto added = AddToResidual(kMlpEnd, w, layer, shard_sum, resid_stream, collective);
     if (!added) return added;
     Tap(SiteKind::kResidPre, layer + 1, resid_stream);

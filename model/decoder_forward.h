@@ -19,7 +19,8 @@ namespace actex {
 struct DecoderShardState;  // model/decoder_state.h
 
 // One tensor-parallel shard of a decoder-only model of any supported family (qwen2,
-// llama, mistral, qwen3, gemma2, gemma3_text, gpt2; see model_config.h): its slice of
+// llama, mistral, qwen3, gemma2, gemma3_text, gpt2, and the mixtures of experts mixtral,
+// qwen2_moe, qwen3_moe, olmoe; see model_config.h): its slice of
 // every layer up to the deepest one the requested sites need, and the forward pass
 // over a PackedBatch.
 // After each all-reduce every shard holds the full residual stream, so every shard

@@ -5,6 +5,7 @@
 #include "model/decoder_state.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "model/kernels/gelu.h"
 #include "model/kernels/half_float.h"
@@ -159,6 +160,66 @@ void DecoderShardState::Attend(int layer, const PackedBatch& batch,
                     one_head, context + first * q_width + local * dim,
                     &attention_scratch[member]);  // [length, dim] of head `local`
   });
+}
+
+std::expected<void, std::string> DecoderShardState::NormalizeWholeProjections(
+    int layer, const LayerShardWeights& w, float* queries, float* keys, Collective& collective) {
+  const int64_t dim = config.head_dim;
+  const int64_t q_width = attention_heads.heads * dim;
+  const int64_t kv_width = attention_heads.kv_heads * dim;
+  // Key/value head g is counted by the shard holding query head g * group, the first
+  // that reads it: columns [counted_first, counted_end) of this shard's keys.
+  const int group = attention_heads.group;
+  const int first_counted = (slice.first_head + group - 1) / group;
+  const int end_counted = (slice.end_head + group - 1) / group;
+  const int64_t counted_first = (first_counted - slice.first_kv_head) * dim;
+  const int64_t counted_end = (end_counted - slice.first_kv_head) * dim;
+  if (static_cast<int64_t>(square_sums.size()) < 2 * tokens) {
+    square_sums.resize(static_cast<size_t>(2 * tokens));
+  }
+  float* sums = square_sums.data();  // [tokens, 2]
+  auto sum_of_squares = [](const float* row, int64_t first, int64_t end) {
+    double sum = 0.0;
+    for (int64_t i = first; i < end; ++i) sum += static_cast<double>(row[i]) * row[i];
+    return static_cast<float>(sum);
+  };
+  team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+    for (int64_t t = first; t < end; ++t) {
+      sums[2 * t] = sum_of_squares(queries + t * q_width, 0, q_width);
+      sums[2 * t + 1] = sum_of_squares(keys + t * kv_width, counted_first, counted_end);
+    }
+  });
+  auto reduced = collective.AllReduceSum({sums, static_cast<size_t>(2 * tokens)});
+  if (!reduced) {
+    return std::unexpected("all-reduce of q_norm/k_norm of layer " + std::to_string(layer) + ": " +
+                           reduced.error());
+  }
+  // As RmsNorm: x · rsqrt(mean + eps) rounded, then times the weight.
+  const float q_count = static_cast<float>(config.heads * dim);
+  const float kv_count = static_cast<float>(config.kv_heads * dim);
+  const float eps = config.rms_norm_eps;
+  auto scale_row = [eps](float* row, int64_t width, float sum, float count, const float* weight) {
+    const float inverse_rms = 1.0f / std::sqrt(sum / count + eps);
+    for (int64_t i = 0; i < width; ++i) {
+      const float normalized = row[i] * inverse_rms;
+      row[i] = weight[i] * normalized;
+    }
+  };
+  team->ForRanges(tokens, kRowGrain, [&](int64_t first, int64_t end, int) {
+    for (int64_t t = first; t < end; ++t) {
+      scale_row(queries + t * q_width, q_width, sums[2 * t], q_count, w.q_norm.data());
+      scale_row(keys + t * kv_width, kv_width, sums[2 * t + 1], kv_count, w.k_norm.data());
+    }
+  });
+  return {};
+}
+
+void DecoderShardState::SparseMlp(int layer, const LayerShardWeights& w, const float* normed_stream,
+                                  float* shard_sum) {
+  experts->Forward(w, normed_stream, tokens, shard_sum, &widen_scratch, *team);
+  Tap(SiteKind::kRouterLogits, layer, experts->router_logits());    // [tokens, experts]
+  Tap(SiteKind::kExpertIds, layer, experts->expert_ids());          // [tokens, top_k]
+  Tap(SiteKind::kExpertWeights, layer, experts->expert_weights());  // [tokens, top_k]
 }
 
 float* DecoderShardState::MlpHidden(const LayerShardWeights& w, const float* normed_stream,

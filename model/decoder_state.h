@@ -10,6 +10,7 @@
 #include <expected>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "model/collective.h"
@@ -17,6 +18,7 @@
 #include "model/kernels/rope_frequencies.h"
 #include "model/kernels/rotary.h"
 #include "model/kernels/thread_team.h"
+#include "model/mixture_of_experts.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "model/packed_batch.h"
@@ -29,10 +31,8 @@ namespace actex {
 struct DecoderShardState {
   // Capture points per layer (SiteKind's values).
   static constexpr int kSiteKinds = kSiteKindCount;
-  // Rows per piece of the element-wise kernels: enough work to outweigh waking a helper.
-  static constexpr int64_t kRowGrain = 32;
-  // Elements per piece of the flat element-wise kernels.
-  static constexpr int64_t kElementGrain = 32768;
+  static constexpr int64_t kRowGrain = kTeamRowGrain;
+  static constexpr int64_t kElementGrain = kTeamElementGrain;
 
   // How attention and the MLP each end: the all-reduce completes the shard's partial
   // sum of their output projection, then come its bias, Gemma's sandwich norm, a tap,
@@ -71,8 +71,11 @@ struct DecoderShardState {
   // kernels run on it (see Create).
   std::unique_ptr<ThreadTeam> team;
 
+  std::unique_ptr<MixtureOfExperts> experts;  // a mixture-of-experts family's MLP, else null
+
   // Activations, reused across batches.
   std::vector<float> resid, normed, q, k, v, context, partial, gate, up;
+  std::vector<float> square_sums;  // [tokens, 2]: OLMoE's q and k norms
   std::vector<float> widen_scratch;
   std::vector<std::vector<float>> attention_scratch;  // one per team member
   std::vector<std::vector<float>> gathered;
@@ -105,13 +108,20 @@ struct DecoderShardState {
   }
   bool Wants(SiteKind kind, int layer) const { return Slot(kind, layer) >= 0; }
 
-  // Copies `values` ([tokens, width]) into the capture of site (kind, layer), if requested.
-  void Tap(SiteKind kind, int layer, const float* values) {
+  // Copies `values` ([tokens, width]) into the capture of site (kind, layer), if
+  // requested: float32 activations, or int32 ones (expert_ids) into its `integers`.
+  template <typename T>
+  void Tap(SiteKind kind, int layer, const T* values) {
     const int slot = Slot(kind, layer);
     if (slot < 0) return;
     SiteActivations& capture = (*captures)[slot];
-    std::memcpy(capture.values.data(), values,
-                static_cast<size_t>(tokens * capture.width) * sizeof(float));
+    T* target;
+    if constexpr (std::is_same_v<T, int32_t>) {
+      target = capture.integers.data();
+    } else {
+      target = capture.values.data();
+    }
+    std::memcpy(target, values, static_cast<size_t>(tokens * capture.width) * sizeof(T));
   }
 
   // Checks that `batch` can run on this shard: as many positions as tokens, sequence
@@ -140,6 +150,19 @@ struct DecoderShardState {
   // [tokens, heads*dim]. `sequence_starts` holds each sequence's first token.
   void Attend(int layer, const PackedBatch& batch, const std::vector<int64_t>& sequence_starts,
               const float* queries, const float* keys, const float* values, float* context);
+  // OLMoE's q_norm and k_norm, RMSNorms over the whole q_proj and k_proj outputs (every
+  // head of the model), in place on this shard's `queries` ([tokens, heads*dim]) and
+  // `keys` ([tokens, kv_heads*dim]): each shard's per-token sums of squares are
+  // all-reduced (a key/value head held by several shards counted once), so no shard
+  // needs the others' heads. Fails when the all-reduce does.
+  std::expected<void, std::string> NormalizeWholeProjections(int layer, const LayerShardWeights& w,
+                                                             float* queries, float* keys,
+                                                             Collective& collective);
+  // A mixture-of-experts layer's MLP on `normed_stream` ([tokens, hidden]): this shard's
+  // partial sum of the block's output into `shard_sum` ([tokens, hidden]), and taps of
+  // router_logits, expert_ids and expert_weights.
+  void SparseMlp(int layer, const LayerShardWeights& w, const float* normed_stream,
+                 float* shard_sum);
   // The MLP of `w` up to down_proj's input, from `normed_stream` ([tokens, hidden]):
   // act(gate(n)) * up(n) into `gate_act`, or GPT-2's gelu_new(c_fc(n)) into `up_act`
   // (both [tokens, columns]). Returns the one that holds it.

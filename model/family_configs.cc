@@ -7,13 +7,12 @@
 #include <cmath>
 #include <map>
 
+#include "model/moe_family_configs.h"
+
 namespace actex {
 namespace {
 
 using Result = std::expected<void, std::string>;
-
-#define ACTEX_TRY(expression) \
-  if (auto status = (expression); !status) return std::unexpected(status.error())
 
 Result Qwen2(const ConfigFields& f, ModelConfig& c) {
   ACTEX_TRY(f.RequireOneOf("hidden_act", "silu", {"silu"}));
@@ -130,13 +129,23 @@ Result Gpt2(const ConfigFields& f, ModelConfig& c) {
   return {};
 }
 
-#undef ACTEX_TRY
+// The mixtures of experts whose attention is a dense family's.
+Result Mixtral(const ConfigFields& f, ModelConfig& c) {
+  ACTEX_TRY(Mistral(f, c));
+  return MixtralExperts(f, c);
+}
+
+Result Qwen3Moe(const ConfigFields& f, ModelConfig& c) {
+  ACTEX_TRY(Qwen3(f, c));
+  return Qwen3MoeExperts(f, c);
+}
 
 const std::map<std::string, FamilyParser>& Families() {
   static const auto* families = new std::map<std::string, FamilyParser>{
-      {"qwen2", &Qwen2}, {"llama", &Llama},   {"mistral", &Mistral},
-      {"qwen3", &Qwen3}, {"gemma2", &Gemma2}, {"gemma3_text", &Gemma3Text},
-      {"gpt2", &Gpt2}};
+      {"qwen2", &Qwen2},        {"llama", &Llama},     {"mistral", &Mistral},
+      {"qwen3", &Qwen3},        {"gemma2", &Gemma2},   {"gemma3_text", &Gemma3Text},
+      {"gpt2", &Gpt2},          {"mixtral", &Mixtral}, {"qwen2_moe", &Qwen2Moe},
+      {"qwen3_moe", &Qwen3Moe}, {"olmoe", &Olmoe}};
   return *families;
 }
 

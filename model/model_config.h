@@ -41,7 +41,8 @@ struct RopeConfig {
 };
 
 // What a HuggingFace config.json says about the math of a supported family
-// (model_type qwen2, llama, mistral, qwen3, gemma2, gemma3_text, gpt2). Anything in
+// (model_type qwen2, llama, mistral, qwen3, gemma2, gemma3_text, gpt2, and the mixtures
+// of experts mixtral, qwen2_moe, qwen3_moe, olmoe). Anything in
 // the file that would change the math and is not implemented is refused by
 // LoadModelConfig, naming the field.
 // Rotary tables grow to the largest position seen; this bounds them (Qwen2.5's longest
@@ -70,7 +71,11 @@ struct ModelConfig {
   bool qkv_bias = true;         // q/k/v projections have biases (GPT-2: c_attn's)
   bool o_bias = false;          // o_proj has a bias (GPT-2: attn.c_proj's)
   bool mlp_bias = false;        // gate/up/down (GPT-2: c_fc/c_proj) have biases
-  bool qk_norm = false;         // per-head RMSNorm on q and k before rotary (Qwen3, Gemma 3)
+  bool qk_norm = false;         // RMSNorm on q and k before rotary (Qwen3, Gemma 3, OLMoE)
+  // Where qk_norm's mean of squares runs: each head's head_dim (Qwen3, Gemma 3; weights
+  // [head_dim]) or the whole q_proj / k_proj output, all heads at once (OLMoE; weights
+  // [heads*head_dim] and [kv_heads*head_dim]).
+  bool qk_norm_whole_projection = false;
   bool sandwich_norms = false;  // Gemma: norms after attention and MLP too
   bool rotary = true;           // false: learned absolute positions (GPT-2's wpe)
   int max_positions = 0;        // GPT-2's n_positions (rows of wpe)

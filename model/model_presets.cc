@@ -122,12 +122,57 @@ Json Mistral() {  // Mistral-7B-v0.1: a 4096-token sliding window
   return json;
 }
 
+Json Olmoe() {  // OLMoE-1B-7B-0924: 64 experts, top-8 unrenormalised, q/k norm over all heads
+  Json json = Decoder("olmoe", "OlmoeForCausalLM", 50304, 2048, 1024, 16, 16, 16, 10000.0, 1e-5,
+                      false, 4096);
+  json["attention_bias"] = false;
+  json["clip_qkv"] = nullptr;
+  json["eos_token_id"] = 50279;
+  json["hidden_act"] = "silu";
+  json["norm_topk_prob"] = false;
+  json["num_experts"] = 64;
+  json["num_experts_per_tok"] = 8;
+  json["pad_token_id"] = 1;
+  json["rope_scaling"] = nullptr;
+  return json;
+}
+
+Json Qwen3Moe() {  // Qwen3-30B-A3B: 128 experts of 768 columns, top-8 renormalised
+  Json json = Decoder("qwen3_moe", "Qwen3MoeForCausalLM", 151936, 2048, 6144, 48, 32, 4, 1e6, 1e-6,
+                      false, 40960);
+  json["attention_bias"] = false;
+  json["bos_token_id"] = 151643;
+  json["decoder_sparse_step"] = 1;
+  json["head_dim"] = 128;
+  json["hidden_act"] = "silu";
+  json["mlp_only_layers"] = Json::array();
+  json["moe_intermediate_size"] = 768;
+  json["norm_topk_prob"] = true;
+  json["num_experts"] = 128;
+  json["num_experts_per_tok"] = 8;
+  json["sliding_window"] = nullptr;
+  json["use_sliding_window"] = false;
+  return json;
+}
+
+Json Mixtral() {  // Mixtral-8x7B-v0.1: 8 experts of 14336 columns, top-2
+  Json json = Decoder("mixtral", "MixtralForCausalLM", 32000, 4096, 14336, 32, 32, 8, 1e6, 1e-5,
+                      false, 32768);
+  json["bos_token_id"] = 1;
+  json["hidden_act"] = "silu";
+  json["num_experts_per_tok"] = 2;
+  json["num_local_experts"] = 8;
+  json["router_jitter_noise"] = 0.0;
+  json["sliding_window"] = nullptr;
+  return json;
+}
+
 }  // namespace
 
 const std::vector<std::string>& PresetNames() {
   static const auto* names = new std::vector<std::string>{
-      "tiny", "qwen2.5-0.5b", "qwen2.5-7b", "gpt2", "llama-3.2-1b", "gemma-2-2b", "qwen3-0.6b",
-      "mistral-7b"};
+      "tiny",       "qwen2.5-0.5b", "qwen2.5-7b",  "gpt2",          "llama-3.2-1b", "gemma-2-2b",
+      "qwen3-0.6b", "mistral-7b",   "olmoe-1b-7b", "qwen3-30b-a3b", "mixtral-8x7b"};
   return *names;
 }
 
@@ -140,6 +185,9 @@ std::expected<nlohmann::ordered_json, std::string> PresetConfigJson(const std::s
   if (name == "gemma-2-2b") return Gemma2();
   if (name == "qwen3-0.6b") return Qwen3();
   if (name == "mistral-7b") return Mistral();
+  if (name == "olmoe-1b-7b") return Olmoe();
+  if (name == "qwen3-30b-a3b") return Qwen3Moe();
+  if (name == "mixtral-8x7b") return Mixtral();
   std::string list;
   for (const std::string& preset : PresetNames()) list += (list.empty() ? "" : ", ") + preset;
   return std::unexpected("unknown random model preset \"" + name + "\"; use " + list);

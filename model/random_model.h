@@ -17,7 +17,7 @@ struct RandomModelOptions {
   // "tiny" (the qwen2-tiny fixture's shape: hidden 64, intermediate 176, 2 layers,
   // 4 heads, 2 KV heads, tied) or a real model's shapes and features: see
   // model_presets.h (qwen2.5-0.5b, qwen2.5-7b, gpt2, llama-3.2-1b, gemma-2-2b,
-  // qwen3-0.6b, mistral-7b).
+  // qwen3-0.6b, mistral-7b, olmoe-1b-7b, qwen3-30b-a3b, mixtral-8x7b).
   std::string preset = "tiny";
   int vocab_size = 0;                       // 0: the preset's own (tiny: 4096)
   int layers = 0;                           // 0: the preset's own

@@ -45,6 +45,10 @@ std::expected<ShardSlice, std::string> PlanShard(const ModelConfig& config, int 
   slice.end_kv_head = (slice.end_head - 1) / group + 1;
   std::tie(slice.first_intermediate, slice.end_intermediate) =
       NearEqualRange(config.intermediate, rank, shards);
+  std::tie(slice.first_expert_column, slice.end_expert_column) =
+      NearEqualRange(config.moe.expert_intermediate, rank, shards);
+  std::tie(slice.first_shared_column, slice.end_shared_column) =
+      NearEqualRange(config.moe.shared_expert_intermediate, rank, shards);
   return slice;
 }
 

@@ -56,12 +56,16 @@ std::vector<float>* VectorOf(LayerShardWeights& w, TensorRole role) {
     case TensorRole::kGateBias: return &w.gate_bias;
     case TensorRole::kUpBias: return &w.up_bias;
     case TensorRole::kDownBias: return &w.down_bias;
+    case TensorRole::kSharedExpertGate: return &w.shared_expert_gate;
     default: return nullptr;
   }
 }
 
-WeightSlice* MatrixOf(LayerShardWeights& w, TensorRole role) {
-  switch (role) {
+WeightSlice* MatrixOf(LayerShardWeights& w, const TensorSpec& spec) {
+  if (spec.expert >= 0 && static_cast<int>(w.experts.size()) <= spec.expert) {
+    w.experts.resize(static_cast<size_t>(spec.expert + 1));
+  }
+  switch (spec.role) {
     case TensorRole::kQ: return &w.q;
     case TensorRole::kK: return &w.k;
     case TensorRole::kV: return &w.v;
@@ -69,6 +73,13 @@ WeightSlice* MatrixOf(LayerShardWeights& w, TensorRole role) {
     case TensorRole::kGate: return &w.gate;
     case TensorRole::kUp: return &w.up;
     case TensorRole::kDown: return &w.down;
+    case TensorRole::kRouter: return &w.router;
+    case TensorRole::kExpertGate: return &w.experts[spec.expert].gate;
+    case TensorRole::kExpertUp: return &w.experts[spec.expert].up;
+    case TensorRole::kExpertDown: return &w.experts[spec.expert].down;
+    case TensorRole::kSharedGate: return &w.shared_expert.gate;
+    case TensorRole::kSharedUp: return &w.shared_expert.up;
+    case TensorRole::kSharedDown: return &w.shared_expert.down;
     default: return nullptr;
   }
 }
@@ -90,7 +101,9 @@ std::expected<void, std::string> CheckSlice(const ModelConfig& config, const Sha
                                             int last_layer) {
   if (slice.first_head < 0 || slice.first_head >= slice.end_head || slice.end_head > config.heads ||
       slice.first_intermediate < 0 || slice.first_intermediate > slice.end_intermediate ||
-      slice.end_intermediate > config.intermediate) {
+      slice.end_intermediate > config.intermediate || slice.first_expert_column < 0 ||
+      slice.end_expert_column > config.moe.expert_intermediate || slice.first_shared_column < 0 ||
+      slice.end_shared_column > config.moe.shared_expert_intermediate) {
     return std::unexpected("shard " + std::to_string(slice.rank) + " of " +
                            std::to_string(slice.shards) + " has head or column ranges outside " +
                            config.name);
@@ -111,15 +124,35 @@ std::expected<void, std::string> CheckSlice(const ModelConfig& config, const Sha
 // The features one shard owns, in the units of a weight's rows or columns.
 struct ShardFeatures {
   Range heads, kv_heads, columns;     // its query heads * dim, key/value heads * dim, MLP columns
+  Range expert_columns, shared_columns;  // of every expert, of the shared expert
   int64_t q_width = 0, kv_width = 0;  // all query and all key/value features of the model
 
   ShardFeatures(const ModelConfig& config, const ShardSlice& slice)
       : heads{slice.first_head * config.head_dim, slice.end_head * config.head_dim},
         kv_heads{slice.first_kv_head * config.head_dim, slice.end_kv_head * config.head_dim},
         columns{slice.first_intermediate, slice.end_intermediate},
+        expert_columns{slice.first_expert_column, slice.end_expert_column},
+        shared_columns{slice.first_shared_column, slice.end_shared_column},
         q_width(int64_t{config.heads} * config.head_dim),
         kv_width(int64_t{config.kv_heads} * config.head_dim) {}
 };
+
+// The shard's range of the features a split cuts by: its query heads' features (o_proj's
+// inputs), its MLP columns, or its columns of every expert or of the shared expert.
+Range ColumnsOf(TensorSplit split, const ShardFeatures& features) {
+  switch (split) {
+    case TensorSplit::kInputByHeads:
+      return features.heads;
+    case TensorSplit::kOutputByExpertColumns:
+    case TensorSplit::kInputByExpertColumns:
+      return features.expert_columns;
+    case TensorSplit::kOutputBySharedColumns:
+    case TensorSplit::kInputBySharedColumns:
+      return features.shared_columns;
+    default:
+      return features.columns;
+  }
+}
 
 // What a shard takes of one weight: a range of output features per part (one, or q, k
 // and v of a fused weight), and one range of input features.
@@ -146,7 +179,9 @@ TakenRanges RangesOf(const TensorSpec& spec, const WeightView& view,
       taken.outputs = {kv_heads};
       break;
     case TensorSplit::kOutputByIntermediate:
-      taken.outputs = {features.columns};
+    case TensorSplit::kOutputByExpertColumns:
+    case TensorSplit::kOutputBySharedColumns:
+      taken.outputs = {ColumnsOf(spec.split, features)};
       break;
     case TensorSplit::kOutputByFusedQkv:
       taken.outputs = {features.heads,
@@ -154,12 +189,11 @@ TakenRanges RangesOf(const TensorSpec& spec, const WeightView& view,
                        {q_width + kv_width + kv_heads.first, q_width + kv_width + kv_heads.end}};
       break;
     case TensorSplit::kInputByHeads:
-      taken.outputs = {{0, all_outputs}};
-      taken.inputs = features.heads;
-      break;
     case TensorSplit::kInputByIntermediate:
+    case TensorSplit::kInputByExpertColumns:
+    case TensorSplit::kInputBySharedColumns:
       taken.outputs = {{0, all_outputs}};
-      taken.inputs = features.columns;
+      taken.inputs = ColumnsOf(spec.split, features);
       break;
   }
   return taken;
@@ -196,7 +230,7 @@ void StoreMatrix(const TensorSpec& spec, const WeightView& view, const TakenRang
   if (spec.role == TensorRole::kQkv) {
     targets = {&w.q, &w.k, &w.v};
   } else {
-    targets = {MatrixOf(w, spec.role)};
+    targets = {MatrixOf(w, spec)};
   }
   for (size_t i = 0; i < targets.size(); ++i) {
     if (spec.layout == TensorLayout::kConv1D) {
@@ -233,7 +267,8 @@ std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& w
     if (view.data == nullptr) {
       return std::unexpected("tensor " + spec.name + " was not loaded from " + config.name);
     }
-    if (view.rows == 1) {  // a vector: norm weight or bias
+    if (spec.shape.size() == 1 || spec.role == TensorRole::kSharedExpertGate) {
+      // a vector: a norm weight, a bias, qwen2_moe's [1, hidden] shared-expert gate
       StoreVector(spec, view, RangesOf(spec, view, features), one_plus_weight, &shard);
     } else if (spec.role == TensorRole::kEmbed) {
       shard.embed = view;

@@ -12,6 +12,12 @@
 
 namespace actex {
 
+// One expert's MLP as a shard holds it: its column slice.
+struct ExpertShardWeights {
+  WeightSlice gate, up;  // rows of this shard's columns: [columns, hidden]
+  WeightSlice down;      // columns of this shard's columns: [hidden, columns]
+};
+
 // One decoder layer as a shard sees it, whatever the family (architecture.h names the
 // tensors). Matrices are [out, in] views: into the mapped files, or for GPT-2's Conv1D
 // weights ([in, out] on disk) into this shard's transposed copy of its slice. Small
@@ -31,6 +37,11 @@ struct LayerShardWeights {
   std::vector<float> gate_bias, up_bias;
   WeightSlice down;             // columns of this shard's columns: [hidden, columns]
   std::vector<float> down_bias;  // [hidden]: added once, after the all-reduce
+  // A mixture-of-experts layer (ModelConfig::IsSparse) instead of gate/up/down:
+  WeightSlice router;                       // [experts, hidden], every shard all of it
+  std::vector<ExpertShardWeights> experts;  // [experts], each this shard's expert columns
+  ExpertShardWeights shared_expert;         // qwen2_moe: this shard's shared columns
+  std::vector<float> shared_expert_gate;    // qwen2_moe: [hidden], the shared expert's gate
 };
 
 struct ShardWeights {

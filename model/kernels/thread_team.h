@@ -10,6 +10,12 @@
 
 namespace actex {
 
+// How finely the decoder's element-wise work is cut for a team: rows per piece of a
+// row-wise kernel, elements per piece of a flat one; enough work to outweigh waking a
+// helper.
+inline constexpr int64_t kTeamRowGrain = 32;
+inline constexpr int64_t kTeamElementGrain = 32768;
+
 // A fixed team of threads: everything a shard computes (its share of each product,
 // attention, element-wise kernels, widening 16-bit weights) runs as tasks on it, so a
 // shard that owns N cores keeps all of them busy. The calling thread is member 0 and

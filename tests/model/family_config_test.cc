@@ -1,5 +1,6 @@
-// Each family's config.json (tests/fixtures/model-families) read into its features, and
-// every field that would change the math and is not implemented refused by name.
+// Each family's config.json (tests/fixtures/model-families and moe-families) read into
+// its features, every field that would change the math and is not implemented refused
+// by name, and the tensors and shard slices the features imply.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,6 +15,8 @@
 #include "model/kernels/rope_frequencies.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
+#include "model/shard_plan.h"
+#include "model/shard_weights.h"
 #include "tests/model/model_test_util.h"
 
 namespace actex {
@@ -22,7 +25,9 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string FamilyDir(const std::string& family) {
-  return std::string(ACTEX_FIXTURES_DIR) + "/model-families/" + family;
+  const bool moe =
+      family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe" || family == "olmoe";
+  return std::string(ACTEX_FIXTURES_DIR) + (moe ? "/moe-families/" : "/model-families/") + family;
 }
 
 nlohmann::json FamilyConfigJson(const std::string& family) {
@@ -173,6 +178,124 @@ TEST(FamilyArchitecture, Gpt2SplitsTheFusedConv1DAttentionWeight) {
     EXPECT_EQ(spec.split, TensorSplit::kOutputByFusedQkv);
   }
   EXPECT_TRUE(found);
+}
+
+TEST(MoeConfig, EachMixtureOfExpertsFixtureReadsItsRouting) {
+  const ModelConfig mixtral = LoadOrFail(FamilyDir("mixtral"));
+  EXPECT_EQ(mixtral.moe.experts, 8);
+  EXPECT_EQ(mixtral.moe.top_k, 2);
+  EXPECT_EQ(mixtral.moe.expert_intermediate, 32);  // intermediate_size is an expert's
+  EXPECT_TRUE(mixtral.moe.renormalize);            // no flag: always
+  EXPECT_EQ(mixtral.moe.shared_expert_intermediate, 0);
+  EXPECT_EQ(mixtral.moe.layer_sparse, std::vector<bool>(4, true));
+  EXPECT_FALSE(mixtral.qkv_bias);
+
+  const ModelConfig qwen2_moe = LoadOrFail(FamilyDir("qwen2_moe"));
+  EXPECT_EQ(qwen2_moe.moe.expert_intermediate, 32);
+  EXPECT_EQ(qwen2_moe.intermediate, 96);  // the dense layer's
+  EXPECT_FALSE(qwen2_moe.moe.renormalize);
+  EXPECT_EQ(qwen2_moe.moe.shared_expert_intermediate, 64);
+  EXPECT_EQ(qwen2_moe.moe.layer_sparse, (std::vector<bool>{true, true, false, true}));
+  EXPECT_TRUE(qwen2_moe.qkv_bias);
+  EXPECT_FALSE(qwen2_moe.IsSparse(2));
+
+  const ModelConfig qwen3_moe = LoadOrFail(FamilyDir("qwen3_moe"));
+  EXPECT_EQ(qwen3_moe.head_dim, 32);
+  EXPECT_TRUE(qwen3_moe.qk_norm);
+  EXPECT_FALSE(qwen3_moe.qk_norm_whole_projection);
+  EXPECT_TRUE(qwen3_moe.moe.renormalize);
+  EXPECT_EQ(qwen3_moe.moe.layer_sparse, std::vector<bool>(4, true));
+
+  const ModelConfig olmoe = LoadOrFail(FamilyDir("olmoe"));
+  EXPECT_TRUE(olmoe.qk_norm_whole_projection);
+  EXPECT_FALSE(olmoe.moe.renormalize);
+  EXPECT_EQ(olmoe.moe.expert_intermediate, 32);
+  EXPECT_EQ(olmoe.rope.theta, 10000.0f);
+}
+
+TEST(MoeConfig, MlpOnlyLayersAndDecoderSparseStepChooseTheRoutedLayers) {
+  testing::TempDir dir;
+  nlohmann::json json = FamilyConfigJson("qwen3_moe");
+  json["decoder_sparse_step"] = 2;  // layers 1 and 3
+  json["mlp_only_layers"] = {3};
+  std::ofstream(dir / "config.json") << json.dump(2);
+  EXPECT_EQ(LoadOrFail(dir.path()).moe.layer_sparse,
+            (std::vector<bool>{false, true, false, false}));
+}
+
+TEST(MoeConfig, RefusesWhatWouldChangeTheRoutingNamingTheField) {
+  EXPECT_THAT(ErrorAfter("mixtral", [](nlohmann::json& j) { j["router_jitter_noise"] = 0.1; }),
+              HasSubstr("router_jitter_noise"));
+  EXPECT_THAT(ErrorAfter("olmoe", [](nlohmann::json& j) { j["clip_qkv"] = 8.0; }),
+              HasSubstr("clip_qkv"));
+  EXPECT_THAT(ErrorAfter("olmoe", [](nlohmann::json& j) { j["num_experts_per_tok"] = 9; }),
+              HasSubstr("num_experts_per_tok 9 is more than num_experts 8"));
+  EXPECT_THAT(
+      ErrorAfter("qwen2_moe", [](nlohmann::json& j) { j["shared_expert_intermediate_size"] = 0; }),
+      HasSubstr("shared_expert_intermediate_size"));
+  EXPECT_THAT(ErrorAfter("qwen2_moe", [](nlohmann::json& j) { j["head_dim"] = 32; }),
+              HasSubstr("head_dim 32"));
+  EXPECT_THAT(ErrorAfter("qwen2_moe", [](nlohmann::json& j) { j["qkv_bias"] = false; }),
+              HasSubstr("qkv_bias"));
+  EXPECT_THAT(ErrorAfter("qwen2_moe", [](nlohmann::json& j) { j["use_sliding_window"] = true; }),
+              HasSubstr("use_sliding_window"));
+  EXPECT_THAT(ErrorAfter("qwen2_moe", [](nlohmann::json& j) { j["mlp_only_layers"] = {4}; }),
+              HasSubstr("\"mlp_only_layers\" holds 4"));
+  EXPECT_THAT(ErrorAfter("qwen3_moe", [](nlohmann::json& j) { j["sliding_window"] = 16; }),
+              HasSubstr("sliding_window"));
+  EXPECT_THAT(ErrorAfter("qwen3_moe", [](nlohmann::json& j) { j["hidden_act"] = "gelu"; }),
+              HasSubstr("hidden_act"));
+}
+
+TEST(MoeArchitecture, ListsTheRouterEveryExpertAndTheSharedExpert) {
+  int mixtral_experts = 0;
+  for (const TensorSpec& spec : ArchitectureTensors(LoadOrFail(FamilyDir("mixtral")))) {
+    if (spec.name == "model.layers.0.block_sparse_moe.experts.7.w2.weight") {
+      EXPECT_EQ(spec.role, TensorRole::kExpertDown);
+      EXPECT_EQ(spec.expert, 7);
+      EXPECT_EQ(spec.shape, (std::vector<int64_t>{64, 32}));
+      EXPECT_EQ(spec.split, TensorSplit::kInputByExpertColumns);
+    }
+    mixtral_experts += spec.role == TensorRole::kExpertGate;
+  }
+  EXPECT_EQ(mixtral_experts, 4 * 8);
+  std::vector<std::string> layer2, layer3;
+  for (const TensorSpec& spec : ArchitectureTensors(LoadOrFail(FamilyDir("qwen2_moe")))) {
+    if (spec.layer == 2) layer2.push_back(spec.name);
+    if (spec.layer == 3) layer3.push_back(spec.name);
+  }
+  EXPECT_THAT(layer2, ::testing::Contains("model.layers.2.mlp.down_proj.weight"));
+  EXPECT_THAT(layer2, ::testing::Not(::testing::Contains("model.layers.2.mlp.gate.weight")));
+  EXPECT_THAT(layer3, ::testing::Contains("model.layers.3.mlp.shared_expert_gate.weight"));
+  EXPECT_THAT(layer3, ::testing::Not(::testing::Contains("model.layers.3.mlp.down_proj.weight")));
+}
+
+TEST(MoeShardWeights, EachShardHoldsAColumnSliceOfEveryExpert) {
+  auto weights = ModelWeights::Open(FamilyDir("qwen2_moe"));
+  ASSERT_TRUE(weights.has_value()) << weights.error();
+  const ModelConfig& config = (*weights)->config();
+  for (int rank = 0; rank < 3; ++rank) {
+    auto slice = PlanShard(config, rank, 3);
+    ASSERT_TRUE(slice.has_value());
+    auto shard = SliceShardWeights(**weights, *slice, 3);
+    ASSERT_TRUE(shard.has_value()) << shard.error();
+    const int expert_columns = rank < 2 ? 11 : 10;  // 32 over 3 shards
+    const int shared_columns = rank < 1 ? 22 : 21;  // 64 over 3 shards
+    const LayerShardWeights& layer = shard->layers[3];
+    EXPECT_EQ(layer.router.out_features(), 8);  // replicated
+    ASSERT_EQ(layer.experts.size(), 8u);
+    for (const ExpertShardWeights& expert : layer.experts) {
+      EXPECT_EQ(expert.gate.out_features(), expert_columns);
+      EXPECT_EQ(expert.up.out_features(), expert_columns);
+      EXPECT_EQ(expert.down.in_features(), expert_columns);
+      EXPECT_EQ(expert.down.out_features(), 64);
+    }
+    EXPECT_EQ(layer.shared_expert.gate.out_features(), shared_columns);
+    EXPECT_EQ(layer.shared_expert.down.in_features(), shared_columns);
+    EXPECT_EQ(layer.shared_expert_gate.size(), 64u);
+    EXPECT_TRUE(shard->layers[2].experts.empty());       // the dense layer
+    EXPECT_EQ(shard->layers[2].down.in_features(), 32);  // 96 dense columns over 3
+  }
 }
 
 }  // namespace

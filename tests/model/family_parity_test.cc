@@ -1,10 +1,12 @@
 // Parity of the forward pass with HF transformers 4.51 for every family in
-// tests/fixtures/model-families (llama, mistral, qwen3, gemma2, gpt2, gemma3_text), at
-// every site of every layer, for 1 to heads shards (uneven splits, key/value heads
+// tests/fixtures/model-families (llama, mistral, qwen3, gemma2, gpt2, gemma3_text) and
+// tests/fixtures/moe-families (mixtral, qwen2_moe, qwen3_moe, olmoe), at every site of
+// every layer the fixture holds, for 1 to heads shards (uneven splits, key/value heads
 // replicated past kv_heads), single sequences and the packed batch. Tolerance from the
-// fixture README: per tensor max|Δ| <= 2e-5 · max|ref|. 16-bit weights: the fixtures
-// are F32 only, so BF16 and F16 copies of each model must give the forward of their
-// widened values, which the F32 parity then covers. Measured errors are printed.
+// fixture READMEs: per tensor max|Δ| <= 2e-5 · max|ref|; the routing (expert_ids)
+// exactly equal, positionally. 16-bit weights: the fixtures are F32 only, so BF16 and
+// F16 copies of each model must give the forward of their widened values, which the F32
+// parity then covers. Measured errors are printed.
 
 #include <gtest/gtest.h>
 
@@ -30,22 +32,42 @@ using testing::MaxAbsDifference;
 using testing::ReadFloats;
 using testing::ReadInts;
 
-std::string FamilyDir(const std::string& family) {
-  return std::string(ACTEX_FIXTURES_DIR) + "/model-families/" + family;
+bool IsMixtureOfExperts(const std::string& family) {
+  return family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe" || family == "olmoe";
 }
 
-// Every site of a 4-layer model and the fixture tensor (after "<case>.") it equals: in
-// expected.safetensors, or for z ("z.<l>") in z.safetensors (README-z.md).
-std::vector<std::pair<Site, std::string>> Comparisons(int layers) {
+std::string FamilyDir(const std::string& family) {
+  return std::string(ACTEX_FIXTURES_DIR) +
+         (IsMixtureOfExperts(family) ? "/moe-families/" : "/model-families/") + family;
+}
+
+// The mixture-of-experts fixtures hold z in expected.safetensors; the dense ones in
+// z.safetensors next to it (README-z.md).
+std::string ZFile(const std::string& family) {
+  return FamilyDir(family) +
+         (IsMixtureOfExperts(family) ? "/expected.safetensors" : "/z.safetensors");
+}
+
+// Every site of a 4-layer model that `config` has and the fixture tensor (after
+// "<case>.") it equals (z: in ZFile). The mixture-of-experts fixtures hold no mlp_post
+// (not even of qwen2_moe's dense layer).
+std::vector<std::pair<Site, std::string>> Comparisons(const ModelConfig& config) {
+  const int layers = config.layers;
   std::vector<std::pair<Site, std::string>> comparisons = {
       {{SiteKind::kEmbed, -1}, "hidden_states.0"}};
   for (int l = 0; l < layers; ++l) {
     const std::string n = std::to_string(l);
     comparisons.push_back({{SiteKind::kResidPre, l}, "hidden_states." + n});
-    comparisons.push_back({{SiteKind::kZ, l}, "z." + n});  // in z.safetensors
+    comparisons.push_back({{SiteKind::kZ, l}, "z." + n});
     comparisons.push_back({{SiteKind::kAttnOut, l}, "attn_out." + n});
     comparisons.push_back({{SiteKind::kResidMid, l}, "resid_mid." + n});
-    comparisons.push_back({{SiteKind::kMlpPost, l}, "mlp_post." + n});
+    if (config.IsSparse(l)) {
+      comparisons.push_back({{SiteKind::kRouterLogits, l}, "router_logits." + n});
+      comparisons.push_back({{SiteKind::kExpertIds, l}, "expert_ids." + n});
+      comparisons.push_back({{SiteKind::kExpertWeights, l}, "expert_weights." + n});
+    } else if (config.moe.experts == 0) {
+      comparisons.push_back({{SiteKind::kMlpPost, l}, "mlp_post." + n});
+    }
     comparisons.push_back({{SiteKind::kMlpOut, l}, "mlp_out." + n});
     comparisons.push_back({{SiteKind::kResidPost, l},
                            l + 1 < layers ? "hidden_states." + std::to_string(l + 1)
@@ -79,6 +101,19 @@ void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
   for (size_t i = 0; i < captures.size(); ++i) {
     const SiteActivations& capture = captures[i];
     const std::string& name = comparisons[i].second;
+    if (capture.site.IsInteger()) {  // expert_ids: the same experts in the same order
+      const std::vector<int32_t> reference = ReadInts(expected, prefix + "." + name);
+      ASSERT_EQ(static_cast<int64_t>(reference.size()), rows * capture.width) << prefix << name;
+      const std::vector<int32_t> ours(
+          capture.integers.begin() + first_row * capture.width,
+          capture.integers.begin() + (first_row + rows) * capture.width);
+      int64_t differing = 0;
+      for (size_t j = 0; j < ours.size(); ++j) differing += ours[j] != reference[j];
+      float& kind_worst = worst[KindName(capture.site) + " (differing)"];
+      kind_worst = std::max(kind_worst, static_cast<float>(differing));
+      EXPECT_EQ(differing, 0) << label << " " << prefix << " " << capture.site.HookName();
+      continue;
+    }
     const std::vector<float> reference =
         ReadFloats(name.starts_with("z.") ? z : expected, prefix + "." + name);
     ASSERT_EQ(static_cast<int64_t>(reference.size()), rows * capture.width)
@@ -91,6 +126,7 @@ void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
     kind_worst = std::max(kind_worst, difference / scale);
     EXPECT_LE(difference, 2e-5f * scale)
         << label << " " << prefix << " " << capture.site.HookName() << " max|d| " << difference;
+    if (capture.site.kind == SiteKind::kExpertWeights) EXPECT_LE(difference, 2e-5f);
   }
 }
 
@@ -112,10 +148,10 @@ TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
   ASSERT_TRUE(weights.has_value()) << weights.error();
   auto expected = SafetensorsFile::Open(dir + "/expected.safetensors");
   ASSERT_TRUE(expected.has_value()) << expected.error();
-  auto z = SafetensorsFile::Open(dir + "/z.safetensors");
+  auto z = SafetensorsFile::Open(ZFile(GetParam()));
   ASSERT_TRUE(z.has_value()) << z.error();
   const ModelConfig& config = (*weights)->config();
-  const auto comparisons = Comparisons(config.layers);
+  const auto comparisons = Comparisons(config);
   const std::vector<Site> sites = SitesOf(comparisons);
 
   // The padded batch's rows end to end, without their padding.
@@ -201,7 +237,7 @@ TEST_P(FamilyParityTest, SixteenBitWeightsGiveTheForwardOfTheirWidenedValues) {
     auto wide = ModelWeights::Open(wide_dir.path());
     ASSERT_TRUE(wide.has_value()) << wide.error();
     const ModelConfig& config = (*half)->config();
-    const std::vector<Site> sites = SitesOf(Comparisons(config.layers));
+    const std::vector<Site> sites = SitesOf(Comparisons(config));
     auto expected = SafetensorsFile::Open(FamilyDir(GetParam()) + "/expected.safetensors");
     ASSERT_TRUE(expected.has_value());
     const PackedBatch batch = testing::SingleSequence(ReadInts(**expected, "len33.input_ids"));
@@ -210,6 +246,11 @@ TEST_P(FamilyParityTest, SixteenBitWeightsGiveTheForwardOfTheirWidenedValues) {
       const auto reference = testing::RunShards(*wide, shards, sites, batch);
       const auto actual = testing::RunShards(*half, shards, sites, batch);
       for (size_t i = 0; i < sites.size(); ++i) {
+        if (sites[i].IsInteger()) {
+          EXPECT_EQ(actual[0][i].integers, reference[0][i].integers)
+              << dtype << " S=" << shards << " " << sites[i].HookName();
+          continue;
+        }
         const float difference = MaxAbsDifference(actual[0][i].values, reference[0][i].values);
         const float scale = MaxAbs(reference[0][i].values);
         worst = std::max(worst, difference / scale);
@@ -224,7 +265,8 @@ TEST_P(FamilyParityTest, SixteenBitWeightsGiveTheForwardOfTheirWidenedValues) {
 
 INSTANTIATE_TEST_SUITE_P(ModelFamilies, FamilyParityTest,
                          ::testing::Values("llama", "mistral", "qwen3", "gemma2", "gpt2",
-                                           "gemma3_text"),
+                                           "gemma3_text", "mixtral", "qwen2_moe", "qwen3_moe",
+                                           "olmoe"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

@@ -59,7 +59,8 @@ TEST(LoadModelConfig, RefusesOtherModelTypesNamingTheFile) {
   ASSERT_FALSE(config.has_value());
   EXPECT_EQ(config.error(), "model_type \"falcon\" in " + dir.path() +
                                 "/config.json is not supported; actex supports: gemma2, "
-                                "gemma3_text, gpt2, llama, mistral, qwen2, qwen3");
+                                "gemma3_text, gpt2, llama, mistral, mixtral, olmoe, qwen2, "
+                                "qwen2_moe, qwen3, qwen3_moe");
 }
 
 TEST(LoadModelConfig, NamesAMissingField) {

@@ -46,12 +46,20 @@ TEST(RandomModel, FamilyPresetsHaveTheRealModelsShapesAndFeatures) {
     const char* preset;
     const char* model_type;
     int hidden, layers, heads, kv_heads, head_dim;
+    MoeConfig moe = {};  // every layer routed when experts > 0
   };
+  const MoeConfig olmoe{.experts = 64, .top_k = 8, .expert_intermediate = 1024,
+                        .renormalize = false};
+  const MoeConfig qwen3_moe{.experts = 128, .top_k = 8, .expert_intermediate = 768};
+  const MoeConfig mixtral{.experts = 8, .top_k = 2, .expert_intermediate = 14336};
   for (const Expected& e : {Expected{"gpt2", "gpt2", 768, 12, 12, 12, 64},
                             Expected{"llama-3.2-1b", "llama", 2048, 16, 32, 8, 64},
                             Expected{"gemma-2-2b", "gemma2", 2304, 26, 8, 4, 256},
                             Expected{"qwen3-0.6b", "qwen3", 1024, 28, 16, 8, 128},
-                            Expected{"mistral-7b", "mistral", 4096, 32, 32, 8, 128}}) {
+                            Expected{"mistral-7b", "mistral", 4096, 32, 32, 8, 128},
+                            Expected{"olmoe-1b-7b", "olmoe", 2048, 16, 16, 16, 128, olmoe},
+                            Expected{"qwen3-30b-a3b", "qwen3_moe", 2048, 48, 32, 4, 128, qwen3_moe},
+                            Expected{"mixtral-8x7b", "mixtral", 4096, 32, 32, 8, 128, mixtral}}) {
     RandomModelOptions options;
     options.preset = e.preset;
     auto config = RandomModelConfig(options);
@@ -62,12 +70,46 @@ TEST(RandomModel, FamilyPresetsHaveTheRealModelsShapesAndFeatures) {
     EXPECT_EQ(config->heads, e.heads) << e.preset;
     EXPECT_EQ(config->kv_heads, e.kv_heads) << e.preset;
     EXPECT_EQ(config->head_dim, e.head_dim) << e.preset;
+    EXPECT_EQ(config->moe.experts, e.moe.experts) << e.preset;
+    EXPECT_EQ(config->moe.top_k, e.moe.top_k) << e.preset;
+    EXPECT_EQ(config->moe.expert_intermediate, e.moe.expert_intermediate) << e.preset;
+    EXPECT_EQ(config->moe.renormalize, e.moe.renormalize) << e.preset;
+    if (e.moe.experts > 0) {
+      EXPECT_EQ(config->moe.layer_sparse, std::vector<bool>(e.layers, true)) << e.preset;
+      EXPECT_FALSE(config->tie_word_embeddings) << e.preset;
+    }
   }
   RandomModelOptions options;
   options.preset = "gemma-2-2b";
   EXPECT_EQ(RandomModelConfig(options)->attn_softcap, 50.0f);
   options.preset = "llama-3.2-1b";
   EXPECT_EQ(RandomModelConfig(options)->rope.scaling, RopeScaling::kLlama3);
+}
+
+// A one-layer OLMoE of the real widths but a small vocabulary, as the bench makes it:
+// the layer override keeps every layer routed, the files load, and two shards give the
+// one-shard activations and routing.
+TEST(RandomModel, SmallLayerCopyOfAMixtureOfExpertsPresetRunsSharded) {
+  testing::TempDir dir;
+  auto written = MakeRandomModel({.output_dir = dir.path(),
+                                  .preset = "olmoe-1b-7b",
+                                  .vocab_size = 512,
+                                  .layers = 1,
+                                  .dtype = "bfloat16"});
+  ASSERT_TRUE(written.has_value()) << written.error();
+  EXPECT_EQ(written->moe.layer_sparse, std::vector<bool>{true});
+  auto weights = ModelWeights::Open(dir.path());
+  ASSERT_TRUE(weights.has_value()) << weights.error();
+  const std::vector<Site> sites = {
+      {SiteKind::kRouterLogits, 0}, {SiteKind::kExpertIds, 0}, {SiteKind::kResidPost, 0}};
+  const PackedBatch batch = testing::SingleSequence({5, 17, 300, 2, 41, 77, 8, 1});
+  const auto one = testing::RunShards(*weights, 1, sites, batch);
+  const auto two = testing::RunShards(*weights, 2, sites, batch);
+  EXPECT_EQ(two[1][1].integers, one[0][1].integers);  // the same experts on every shard
+  EXPECT_EQ(two[0][0].values, two[1][0].values);      // the same router logits to the bit
+  const float scale = testing::MaxAbs(one[0][2].values);
+  EXPECT_GT(scale, 0.0f);
+  EXPECT_LE(testing::MaxAbsDifference(two[0][2].values, one[0][2].values), 1e-5f * scale);
 }
 
 TEST(RandomModel, Gpt2PresetOpensAndShardsLikeOneShard) {
@@ -81,8 +123,8 @@ TEST(RandomModel, Gpt2PresetOpensAndShardsLikeOneShard) {
   ASSERT_TRUE(MakeRandomModel(options).has_value());
   auto weights = ModelWeights::Open(dir.path());
   ASSERT_TRUE(weights.has_value()) << weights.error();
-  const std::vector<Site> sites = {{SiteKind::kAttnOut, 0}, {SiteKind::kMlpPost, 0},
-                                   {SiteKind::kResidPost, 0}};
+  const std::vector<Site> sites = {
+      {SiteKind::kAttnOut, 0}, {SiteKind::kMlpPost, 0}, {SiteKind::kResidPost, 0}};
   const PackedBatch batch = testing::SingleSequence({1, 50, 200, 40, 7, 7, 2});
   const auto one = testing::RunShards(*weights, 1, sites, batch);
   const auto five = testing::RunShards(*weights, 5, sites, batch);  // 12 heads: 3,3,2,2,2
