@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-const std::vector<std::pair<std::string, int>> kSites = {{"blocks.0.hook_resid_post", 4}};
+const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 4}};
 
 // Three shards of one document each (doc ids 0, 1, 2), unfinished like a run that
 // stopped; returns how metadata.json lists them.

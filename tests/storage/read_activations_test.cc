@@ -18,7 +18,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::vector<std::pair<std::string, int>> kSites = {{"blocks.0.hook_resid_post", 6},
+const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 6},
                                                          {"blocks.1.hook_attn_out", 3}};
 
 struct CommandResult {

@@ -20,7 +20,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::vector<std::pair<std::string, int>> kSites = {{"blocks.0.hook_resid_post", 8},
+const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 8},
                                                          {"blocks.1.hook_mlp_out", 5}};
 
 ShardWriterOptions Options(const std::string& dir) {
@@ -479,7 +479,7 @@ TEST(ShardWriter, RejectsBadOptionsAndEarlierRun) {
   options.sites.push_back(kSites[0]);
   EXPECT_FALSE(ShardWriter::Open(options).has_value());
   options = Options(dir.File("out"));
-  options.sites[0].second = 0;
+  options.sites[0].width = 0;
   EXPECT_FALSE(ShardWriter::Open(options).has_value());
   options = Options(dir.File("out"));
   options.shard_bytes = 0;
