@@ -43,11 +43,7 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.run_config["corpus_size"] = resources.corpus_size.ToJson();
   if (resources.config.moe.experts > 0) {
     // Routing sites exist on these layers only: a reader sees why a dense layer has none.
-    nlohmann::json sparse_layers = nlohmann::json::array();
-    for (int layer = 0; layer < resources.config.layers; ++layer) {
-      if (resources.config.IsSparse(layer)) sparse_layers.push_back(layer);
-    }
-    writer.shards.run_config["sparse_layers"] = std::move(sparse_layers);
+    writer.shards.run_config["sparse_layers"] = SparseLayers(resources.config);
   }
   // What the model is, wherever its folder is: a resume compares these, not the path.
   writer.shards.run_config["model_fingerprint"] = {{"weights", resources.weights->fingerprint()},
@@ -82,6 +78,14 @@ std::expected<void, std::string> CheckSameCorpus(const ExtractOptions& extract, 
 }
 
 }  // namespace
+
+std::vector<int> SparseLayers(const ModelConfig& config) {
+  std::vector<int> layers;
+  for (int layer = 0; layer < config.layers; ++layer) {
+    if (config.IsSparse(layer)) layers.push_back(layer);
+  }
+  return layers;
+}
 
 std::string SiteList(const std::vector<Site>& sites) {
   std::string list;
