@@ -52,8 +52,7 @@ std::expected<void, std::string> DocumentAssembler::AddBatch(const ActivationBat
     if (!continues && sequence.last_of_document && sequence.doc_offset == 0) {  // no copy
       DocumentActivations document{sequence.doc_id, ids, positions, {}};
       for (size_t s = 0; s < sites.size(); ++s) {
-        document.sites.push_back(
-            sites[s].subspan(row * sites_[s].width, length * sites_[s].width));
+        document.sites.push_back(sites[s].subspan(row * sites_[s].width, length * sites_[s].width));
       }
       if (auto added = sink(document); !added) return added;
     } else {

@@ -28,7 +28,8 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.gzip = options.extract.gzip;
   writer.shards.dtype = resources.plan.dtype;
   for (const Site& site : resources.plan.sites) {
-    writer.shards.sites.push_back({site.HookName(), site.Width(resources.config), site.IsInteger()});
+    writer.shards.sites.push_back(
+        {site.HookName(), site.Width(resources.config), site.IsInteger()});
   }
   writer.shards.tensor_metadata = {{"model", resources.config.name},
                                    {"sites", SiteList(resources.plan.sites)},

@@ -144,8 +144,8 @@ std::expected<void, std::string> WriterStage::HandleActivations(ReceivedMessage&
     } else if (integer) {
       auto integers = Int32sFromFrame(frame);
       if (!integers) return std::unexpected(integers.error());
-      sites.emplace_back(std::span<const int32_t>(
-          integer_copies.emplace_back(std::move(*integers))));
+      sites.emplace_back(
+          std::span<const int32_t>(integer_copies.emplace_back(std::move(*integers))));
     } else {
       auto floats = FloatsFromFrame(frame);
       if (!floats) return std::unexpected(floats.error());
@@ -169,7 +169,8 @@ std::expected<void, std::string> WriterStage::HandleChunkEnd(ReceivedMessage& me
                            " ended inside a split document");
   }
   const int64_t shards_before = shards_->stats().shards;
-  if (auto ended = shards_->EndChunk(chunk_end->chunk, chunk_end->documents, chunk_end->digest); !ended) {
+  if (auto ended = shards_->EndChunk(chunk_end->chunk, chunk_end->documents, chunk_end->digest);
+      !ended) {
     return ended;
   }
   ++chunks_ended_;

@@ -15,8 +15,8 @@ namespace actex {
 // (by chunk number). Chunk N holds the rows of the source's N-th file: an
 // extraction's listed shards (host folders in name order) or a shuffle's files.
 struct LmSaesExportOptions {
-  std::string source_dir;          // an extraction's output or `actex shuffle`'s
-  std::string out_dir;             // created; chunks already there are kept (resume)
+  std::string source_dir;  // an extraction's output or `actex shuffle`'s
+  std::string out_dir;     // created; chunks already there are kept (resume)
   // Empty: every float site. An integer site (I32 expert ids) is refused: lm_saes
   // trains on float activations.
   std::vector<std::string> sites;

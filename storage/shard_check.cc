@@ -124,7 +124,8 @@ std::optional<int64_t> CheckLayout(const std::string& header_json, int64_t data_
       faults->push_back("tensor \"" + name + "\" is " + found->second.dtype + ", expected " +
                         want.first +
                         (integer_site ? " (an integer site in metadata.json)"
-                                      : site ? " (metadata.json dtype)" : ""));
+                         : site       ? " (metadata.json dtype)"
+                                      : ""));
       usable = false;
     } else if (found->second.shape != want.second) {
       faults->push_back("tensor \"" + name + "\" has shape " + ShapeText(found->second.shape) +

@@ -119,7 +119,8 @@ std::expected<void, std::string> ForEachChunkEntry(
                                     : nlohmann::json::array();
   if (!shards.is_array()) return std::unexpected(std::string("\"shards\" is not a list"));
   for (const auto& shard : shards) {
-    if (!shard.is_object()) return std::unexpected("a shard entry is not an object: " + shard.dump());
+    if (!shard.is_object())
+      return std::unexpected("a shard entry is not an object: " + shard.dump());
     if (auto added = add(shard.value("chunks", nlohmann::json())); !added) return added;
   }
   if (metadata.is_object() && metadata.contains("chunks_without_documents")) {

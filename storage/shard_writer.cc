@@ -146,8 +146,7 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
     }
     // Integer sites have no statistics: their entry stays empty and is never listed.
     if (state.options.sites[i].integer) continue;
-    state.chunk_statistics[i].AddRows(document.sites[i].values.data(),
-                                      static_cast<int64_t>(tokens),
+    state.chunk_statistics[i].AddRows(document.sites[i].values.data(), static_cast<int64_t>(tokens),
                                       OverflowMagnitude(state.options.dtype));
   }
   const std::vector<int64_t> doc_ids(tokens, document.doc_id);

@@ -53,8 +53,8 @@ struct ShardWriterOptions {
 // One whole document's activations. Spans point into the caller's buffers.
 struct DocumentActivations {
   int64_t doc_id = 0;
-  std::span<const int32_t> token_ids;         // [tokens]
-  std::span<const int32_t> positions;         // [tokens] position within the document
+  std::span<const int32_t> token_ids;  // [tokens]
+  std::span<const int32_t> positions;  // [tokens] position within the document
   std::vector<SiteRows> sites;         // per site, [tokens, width], as its StoredSite says
 };
 

@@ -88,8 +88,10 @@ std::expected<void, std::string> ShardWriterState::SpillRows(const DocumentActiv
 std::expected<void, std::string> ShardWriterState::CloseShard() {
   std::vector<TensorToWrite> layout;
   for (const StoredSite& site : options.sites) {
-    layout.push_back(
-        {site.name, site.Dtype(SafetensorsDtype(options.dtype)), {shard_tokens, site.width}, nullptr});
+    layout.push_back({site.name,
+                      site.Dtype(SafetensorsDtype(options.dtype)),
+                      {shard_tokens, site.width},
+                      nullptr});
   }
   layout.push_back({"token_ids", "I32", {shard_tokens}, nullptr});
   layout.push_back({"doc_ids", "I64", {shard_tokens}, nullptr});

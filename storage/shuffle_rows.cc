@@ -176,8 +176,7 @@ std::expected<RecordLayout, std::string> MakeRecordLayout(const SourceOutput& so
     }
     layout.sites.push_back(*found);
     layout.source_site.push_back(static_cast<int>(found - source.sites.begin()));
-    layout.site_bytes +=
-        int64_t{found->width} * SafetensorsDtypeBytes(found->Dtype(layout.dtype));
+    layout.site_bytes += int64_t{found->width} * SafetensorsDtypeBytes(found->Dtype(layout.dtype));
   }
   layout.record_bytes = layout.site_bytes + 16;
   return layout;
@@ -269,10 +268,9 @@ std::expected<void, std::string> SourceShardRows::Read(int64_t begin, int64_t co
     const std::string from = site.Dtype(source_dtype_), to = site.Dtype(layout.dtype);
     const int source_bytes = SafetensorsDtypeBytes(from);
     buffer_.resize(static_cast<size_t>(count * width * source_bytes));
-    if (auto read = PreadAll(fd_, buffer_.data(), buffer_.size(),
-                             site_offsets_[layout.source_site[chosen]] +
-                                 begin * width * source_bytes,
-                             path_);
+    if (auto read = PreadAll(
+            fd_, buffer_.data(), buffer_.size(),
+            site_offsets_[layout.source_site[chosen]] + begin * width * source_bytes, path_);
         !read) {
       return read;
     }

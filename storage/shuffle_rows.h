@@ -49,7 +49,7 @@ struct RecordLayout {
   std::vector<int> source_site;   // index of each in SourceOutput::sites
   std::string dtype;              // output "F32", "F16" or "BF16" of the float sites
   int64_t site_bytes = 0;         // all chosen sites of one row
-  int64_t record_bytes = 0;  // site_bytes + 16
+  int64_t record_bytes = 0;       // site_bytes + 16
 
   int32_t token_id(const uint8_t* record) const;
   int64_t doc_id(const uint8_t* record) const;

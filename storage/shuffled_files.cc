@@ -27,8 +27,8 @@ ShuffledFileWriter::ShuffledFileWriter(std::string dir, const RecordLayout& layo
       listed_(std::move(listed)) {
   int64_t at = 0;
   for (const StoredSite& site : layout_.sites) {
-    tensor_parts_.emplace_back(at,
-                               int64_t{site.width} * SafetensorsDtypeBytes(site.Dtype(layout_.dtype)));
+    tensor_parts_.emplace_back(
+        at, int64_t{site.width} * SafetensorsDtypeBytes(site.Dtype(layout_.dtype)));
     at += tensor_parts_.back().second;
   }
   for (int64_t bytes : {4, 8, 4}) {

@@ -52,7 +52,7 @@ struct SiteRows {
   std::span<const int32_t> integers;  // [tokens, width] of an integer site
 
   SiteRows() = default;
-  SiteRows(std::span<const float> float_values) : values(float_values) {}  // NOLINT
+  SiteRows(std::span<const float> float_values) : values(float_values) {}          // NOLINT
   SiteRows(std::span<const int32_t> integer_values) : integers(integer_values) {}  // NOLINT
 
   bool integer() const { return !integers.empty(); }

@@ -13,8 +13,8 @@
 #include "base/whole_file.h"
 #include "storage/json_field.h"
 #include "storage/non_finite_sites.h"
-#include "storage/stored_site.h"
 #include "storage/site_statistics.h"
+#include "storage/stored_site.h"
 
 namespace actex {
 namespace {

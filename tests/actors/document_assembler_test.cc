@@ -85,8 +85,8 @@ TEST(DocumentAssembler, RefusesWindowsOutOfOrder) {
   DocumentAssembler assembler(FloatSite(1));
   std::vector<Collected> documents;
   std::vector<float> rows = {1};
-  auto added = assembler.AddBatch(Batch({{9, 5, 1, true}}, {42}), {SiteRows(rows)},
-                                  CollectInto(&documents));
+  auto added =
+      assembler.AddBatch(Batch({{9, 5, 1, true}}, {42}), {SiteRows(rows)}, CollectInto(&documents));
   ASSERT_FALSE(added);
   EXPECT_NE(added.error().find("out of order"), std::string::npos);
 }
@@ -95,8 +95,8 @@ TEST(DocumentAssembler, RefusesSiteOfWrongSize) {
   DocumentAssembler assembler(FloatSite(4));
   std::vector<Collected> documents;
   std::vector<float> rows = {1, 2};
-  EXPECT_FALSE(assembler.AddBatch(Batch({{1, 0, 1, true}}, {3}), {SiteRows(rows)},
-                                  CollectInto(&documents)));
+  EXPECT_FALSE(
+      assembler.AddBatch(Batch({{1, 0, 1, true}}, {3}), {SiteRows(rows)}, CollectInto(&documents)));
 }
 
 }  // namespace

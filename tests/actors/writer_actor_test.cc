@@ -230,7 +230,8 @@ TEST_F(WriterWithExpertIdsTest, WritesExpertIdsAsI32WithTheirDocumentsRows) {
     for (const SequenceInfo& sequence : sequences) {
       for (int32_t t = 0; t < sequence.length; ++t) {
         const int32_t position = sequence.doc_offset + t;
-        ids.insert(ids.end(), {static_cast<int32_t>(10 * sequence.doc_id) + position, 63 - position});
+        ids.insert(ids.end(),
+                   {static_cast<int32_t>(10 * sequence.doc_id) + position, 63 - position});
       }
     }
     batch.site_names.push_back("blocks.0.mlp.hook_expert_indices");

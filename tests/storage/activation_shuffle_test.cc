@@ -248,8 +248,8 @@ TEST(Shuffle, AnIntegerSiteKeepsItsValuesWithItsRowsUnderBfloat16) {
       for (int d = 0; d < 2; ++d) {
         int32_t id;
         std::memcpy(&id, ids.bytes.data() + 4 * (r * 2 + d), 4);
-        ASSERT_EQ(id, ExpertIdValue(doc, position, 1, d)) << "doc " << doc << " position "
-                                                         << position;
+        ASSERT_EQ(id, ExpertIdValue(doc, position, 1, d))
+            << "doc " << doc << " position " << position;
       }
       for (int d = 0; d < 6; ++d) {
         uint16_t bits;

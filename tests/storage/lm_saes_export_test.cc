@@ -41,7 +41,8 @@ TEST_F(ExportOfAnIntegerSite, EverySiteMeansEveryFloatSiteAndTheIntegerOneIsName
   EXPECT_THAT(result->integer_sites_left_out, ElementsAre(kExpertIds));
   EXPECT_TRUE(fs::exists(dir_.File("lm_saes/") + kResid + "/chunk-00000000.safetensors"));
   EXPECT_FALSE(fs::exists(dir_.File("lm_saes/") + kExpertIds));
-  auto chunk = SafetensorsFile::Open(dir_.File("lm_saes/") + kResid + "/chunk-00000000.safetensors");
+  auto chunk =
+      SafetensorsFile::Open(dir_.File("lm_saes/") + kResid + "/chunk-00000000.safetensors");
   ASSERT_TRUE(chunk.has_value()) << chunk.error();
   EXPECT_EQ((*chunk)->tensors().at("activation").dtype, "BF16");
 }

@@ -95,7 +95,7 @@ TEST(NonFiniteStatistics, StatisticsWrittenBeforeTheCountsReadAsNone) {
 }
 
 const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 5},
-                                                         {"blocks.0.hook_mlp_out", 3}};
+                                        {"blocks.0.hook_mlp_out", 3}};
 
 // Document `doc` with its first token's first value of the first site set to `value`.
 OwnedDocument DocumentWith(int64_t doc, float value) {

@@ -19,7 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 
 const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 6},
-                                                         {"blocks.1.hook_attn_out", 3}};
+                                        {"blocks.1.hook_attn_out", 3}};
 
 struct CommandResult {
   int exit_code = -1;

@@ -32,8 +32,8 @@ class IntegerSiteShards : public testing::Test {
 
   // Every fault CheckShard finds over the folder's shards, after `edit` changed its
   // metadata.json; the folder itself must read without a fault.
-  std::vector<std::string> ShardFaults(
-      const std::function<void(nlohmann::json&)>& edit = [](nlohmann::json&) {}) {
+  std::vector<std::string> ShardFaults(const std::function<void(nlohmann::json&)>& edit =
+                                           [](nlohmann::json&) {}) {
     nlohmann::json metadata = nlohmann::json::parse(ReadBytes(host() + "/metadata.json"));
     edit(metadata);
     WriteBytes(host() + "/metadata.json", metadata.dump());
@@ -70,9 +70,8 @@ TEST_F(IntegerSiteShards, AnIntegerSiteListedAsFloatIsNamedWithTheDtypeFound) {
 }
 
 TEST_F(IntegerSiteShards, AFloatTensorWhereMetadataSaysI32IsNamed) {
-  const auto faults = ShardFaults([](nlohmann::json& metadata) {
-    metadata["sites"][0]["dtype"] = "I32";
-  });
+  const auto faults =
+      ShardFaults([](nlohmann::json& metadata) { metadata["sites"][0]["dtype"] = "I32"; });
   ASSERT_FALSE(faults.empty());
   EXPECT_THAT(faults[0], HasSubstr("tensor \"blocks.0.hook_resid_post\" is BF16, expected I32 (an "
                                    "integer site in metadata.json)"));

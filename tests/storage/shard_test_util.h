@@ -55,7 +55,8 @@ inline int32_t ExpertIdValue(int64_t doc, int64_t token, size_t site, int64_t di
   return static_cast<int32_t>((doc * 13 + token * 5 + dim * 3 + static_cast<int64_t>(site)) % 64);
 }
 
-inline OwnedDocument MakeDocument(int64_t doc_id, int tokens, const std::vector<StoredSite>& sites) {
+inline OwnedDocument MakeDocument(int64_t doc_id, int tokens,
+                                  const std::vector<StoredSite>& sites) {
   OwnedDocument document;
   document.doc_id = doc_id;
   for (int t = 0; t < tokens; ++t) {

@@ -21,7 +21,7 @@ namespace {
 using ::testing::HasSubstr;
 
 const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 8},
-                                                         {"blocks.1.hook_mlp_out", 5}};
+                                        {"blocks.1.hook_mlp_out", 5}};
 
 ShardWriterOptions Options(const std::string& dir) {
   ShardWriterOptions options;
@@ -325,9 +325,8 @@ TEST(ShardWriter, WritesAnIntegerSiteAsI32WhateverTheDtypeWithoutStatistics) {
     EXPECT_EQ(Values<int32_t>(ids), document.integers[1]);
     const nlohmann::json metadata = ReadMetadata(dir.path());
     EXPECT_EQ(metadata["sites"][1],
-              (nlohmann::json{{"name", "blocks.0.mlp.hook_expert_indices"},
-                              {"width", 2},
-                              {"dtype", "I32"}}));
+              (nlohmann::json{
+                  {"name", "blocks.0.mlp.hook_expert_indices"}, {"width", 2}, {"dtype", "I32"}}));
     EXPECT_FALSE(metadata["sites"][0].contains("dtype"));  // a float site: the file's dtype
     EXPECT_TRUE(metadata["statistics"].contains("blocks.0.hook_resid_post"));
     EXPECT_FALSE(metadata["statistics"].contains("blocks.0.mlp.hook_expert_indices"));
