@@ -78,6 +78,14 @@ class WriterActorTest : public ::testing::Test {
     ASSERT_TRUE(Send(rejects_, EndOfStreamMessage{0, 0, 0, corpus_error}));
     ASSERT_TRUE(Send(rejects_, EndOfStreamMessage{}));
   }
+  // Ends the activations and both reject streams, waits for the writer to finish, and
+  // reads back what it wrote.
+  std::map<int64_t, DocumentRows> FinishAndRead() {
+    EXPECT_TRUE(Send(activations_, EndOfStreamMessage{}));
+    EndRejects();
+    EXPECT_TRUE(writer_->Join());
+    return ReadHostFolder(out_.path() + "/host_00");
+  }
   nlohmann::json Metadata() {
     std::ifstream file(out_.path() + "/host_00/metadata.json");
     return nlohmann::json::parse(file);
@@ -111,11 +119,7 @@ TEST_F(WriterActorTest, WritesWholeDocumentsAcrossBatchesAndListsRejects) {
   ASSERT_TRUE(Send(rejects_, RejectMessage{2, "corpus.jsonl", 3, "not JSON"}));
   SendBatch(2, {{3, 0, 1, true}});
   EndChunk(1);
-  ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
-  EndRejects();
-  ASSERT_TRUE(writer_->Join());
-
-  auto documents = ReadHostFolder(out_.path() + "/host_00");
+  auto documents = FinishAndRead();
   ASSERT_EQ(documents.size(), 3u);
   const DocumentRows& split = documents.at(1);
   EXPECT_EQ(split.positions, (std::vector<int32_t>{0, 1, 2, 3}));
@@ -242,11 +246,7 @@ TEST_F(WriterWithExpertIdsTest, WritesExpertIdsAsI32WithTheirDocumentsRows) {
   send(0, {{0, 0, 1, true}, {1, 0, 2, false}});  // document 1 goes on in batch 1
   send(1, {{1, 2, 1, true}});
   EndChunk(0);
-  ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
-  EndRejects();
-  ASSERT_TRUE(writer_->Join());
-
-  auto documents = ReadHostFolder(out_.path() + "/host_00");
+  auto documents = FinishAndRead();
   ASSERT_EQ(documents.size(), 2u);
   EXPECT_EQ(documents.at(0).integer_sites.at("blocks.0.mlp.hook_expert_indices"),
             (std::vector<int32_t>{0, 63}));
