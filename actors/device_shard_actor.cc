@@ -99,7 +99,9 @@ std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard&
     for (SiteActivations& capture : captures) {
       activations.site_names.push_back(capture.site.HookName());
       activations.site_widths.push_back(capture.width);
-      frames.push_back(PayloadFrame(std::move(capture.values)));
+      // An integer site (expert ids) travels as its int32s; the writer knows which it is.
+      frames.push_back(capture.site.IsInteger() ? PayloadFrame(std::move(capture.integers))
+                                                : PayloadFrame(std::move(capture.values)));
     }
     if (auto sent = SendUnlessStopped(actor, *writer, activations, std::move(frames)); !sent) {
       return sent;

@@ -4,17 +4,26 @@
 
 namespace actex {
 
-std::expected<void, std::string> DocumentAssembler::AddBatch(
-    const ActivationBatchMessage& batch, const std::vector<std::span<const float>>& sites,
-    const Sink& sink) {
-  if (sites.size() != widths_.size()) {
+void DocumentAssembler::Collected::Append(const SiteRows& rows) {
+  values.insert(values.end(), rows.values.begin(), rows.values.end());
+  integers.insert(integers.end(), rows.integers.begin(), rows.integers.end());
+}
+
+SiteRows DocumentAssembler::Collected::Rows() const {
+  return integers.empty() ? SiteRows(values) : SiteRows(integers);
+}
+
+std::expected<void, std::string> DocumentAssembler::AddBatch(const ActivationBatchMessage& batch,
+                                                             const std::vector<SiteRows>& sites,
+                                                             const Sink& sink) {
+  if (sites.size() != sites_.size()) {
     return std::unexpected("batch " + std::to_string(batch.batch_id) + " carries " +
                            std::to_string(sites.size()) + " sites, expected " +
-                           std::to_string(widths_.size()));
+                           std::to_string(sites_.size()));
   }
   const size_t tokens = batch.token_ids.size();
   for (size_t s = 0; s < sites.size(); ++s) {
-    if (sites[s].size() != tokens * widths_[s]) {
+    if (sites[s].size() != tokens * sites_[s].width) {
       return std::unexpected("batch " + std::to_string(batch.batch_id) + ": site " +
                              std::to_string(s) + " has the wrong size");
     }
@@ -43,7 +52,7 @@ std::expected<void, std::string> DocumentAssembler::AddBatch(
     if (!continues && sequence.last_of_document && sequence.doc_offset == 0) {  // no copy
       DocumentActivations document{sequence.doc_id, ids, positions, {}};
       for (size_t s = 0; s < sites.size(); ++s) {
-        document.sites.push_back(sites[s].subspan(row * widths_[s], length * widths_[s]));
+        document.sites.push_back(sites[s].subspan(row * sites_[s].width, length * sites_[s].width));
       }
       if (auto added = sink(document); !added) return added;
     } else {
@@ -52,18 +61,17 @@ std::expected<void, std::string> DocumentAssembler::AddBatch(
         pending_length_ = sequence.doc_offset;
         token_ids_.clear();
         positions_.clear();
-        values_.assign(sites.size(), {});
+        collected_.assign(sites.size(), {});
       }
       token_ids_.insert(token_ids_.end(), ids.begin(), ids.end());
       positions_.insert(positions_.end(), positions.begin(), positions.end());
       for (size_t s = 0; s < sites.size(); ++s) {
-        auto rows = sites[s].subspan(row * widths_[s], length * widths_[s]);
-        values_[s].insert(values_[s].end(), rows.begin(), rows.end());
+        collected_[s].Append(sites[s].subspan(row * sites_[s].width, length * sites_[s].width));
       }
       pending_length_ += static_cast<int32_t>(length);
       if (sequence.last_of_document) {
         DocumentActivations document{pending_doc_, token_ids_, positions_, {}};
-        for (const auto& values : values_) document.sites.push_back(values);
+        for (const Collected& site : collected_) document.sites.push_back(site.Rows());
         pending_doc_ = -1;
         if (auto added = sink(document); !added) return added;
       }

@@ -28,7 +28,8 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.gzip = options.extract.gzip;
   writer.shards.dtype = resources.plan.dtype;
   for (const Site& site : resources.plan.sites) {
-    writer.shards.sites.emplace_back(site.HookName(), site.Width(resources.config));
+    writer.shards.sites.push_back(
+        {site.HookName(), site.Width(resources.config), site.IsInteger()});
   }
   writer.shards.tensor_metadata = {{"model", resources.config.name},
                                    {"sites", SiteList(resources.plan.sites)},
@@ -41,6 +42,10 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.run_config["machine_id"] = options.machine_id;
   writer.shards.run_config["total_machines"] = options.total_machines;
   writer.shards.run_config["corpus_size"] = resources.corpus_size.ToJson();
+  if (resources.config.moe.experts > 0) {
+    // Routing sites exist on these layers only: a reader sees why a dense layer has none.
+    writer.shards.run_config["sparse_layers"] = SparseLayers(resources.config);
+  }
   // What the model is, wherever its folder is: a resume compares these, not the path.
   writer.shards.run_config["model_fingerprint"] = {{"weights", resources.weights->fingerprint()},
                                                    {"tokenizer", resources.tokenizer_hash}};
@@ -74,6 +79,14 @@ std::expected<void, std::string> CheckSameCorpus(const ExtractOptions& extract, 
 }
 
 }  // namespace
+
+std::vector<int> SparseLayers(const ModelConfig& config) {
+  std::vector<int> layers;
+  for (int layer = 0; layer < config.layers; ++layer) {
+    if (config.IsSparse(layer)) layers.push_back(layer);
+  }
+  return layers;
+}
 
 std::string SiteList(const std::vector<Site>& sites) {
   std::string list;

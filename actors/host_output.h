@@ -31,6 +31,11 @@ std::expected<OutputLock, OutputLock::Error> LockHostOutput(const NodeOptions& o
 // The sites as the shards' metadata names them: "blocks.20.hook_resid_post,...".
 std::string SiteList(const std::vector<Site>& sites);
 
+// The layers whose MLP is a mixture of experts, ascending: metadata.json's
+// config.sparse_layers for a mixture-of-experts model, the only layers that have
+// routing sites (a dense layer of qwen2_moe has none). Empty for a dense model.
+std::vector<int> SparseLayers(const ModelConfig& config);
+
 // The writer of this host's replica, held in `host_dir`: the shards' layout, tensor
 // metadata and run config, the document total of a job of one host (exact, or
 // estimated from the loader's progress through JSONL), and the folder prepared

@@ -30,9 +30,7 @@ std::expected<void, std::string> WriterStage::Run() {
   auto rejects_log = RejectsLog::Open(config_.shards.dir + "/rejects.jsonl");
   if (!rejects_log) return std::unexpected(rejects_log.error());
   rejects_log_ = std::move(*rejects_log);
-  std::vector<int> widths;
-  for (const auto& site : config_.shards.sites) widths.push_back(site.second);
-  DocumentAssembler assembler(widths);
+  DocumentAssembler assembler(config_.shards.sites);
 
   zmq::socket_t activations =
       MakePipelineSocket(actor_.context(), zmq::socket_type::pull, kBatchQueue);
@@ -131,18 +129,28 @@ std::expected<void, std::string> WriterStage::HandleActivations(ReceivedMessage&
   }
   // Large frames live on the heap and are read in place; ZeroMQ keeps frames of a
   // few bytes inside the message object, possibly misaligned, so those are copied.
-  std::vector<std::span<const float>> sites;
-  std::vector<std::vector<float>> copies;
-  copies.reserve(message.payloads.size());
-  for (zmq::message_t& frame : message.payloads) {
-    if (reinterpret_cast<uintptr_t>(frame.data()) % alignof(float) == 0) {
-      sites.emplace_back(frame.data<float>(), frame.size() / sizeof(float));
-      continue;
+  // An integer site's frame holds int32s, the others float32s (4 bytes either way).
+  std::vector<SiteRows> sites;
+  std::vector<std::vector<float>> float_copies;
+  std::vector<std::vector<int32_t>> integer_copies;
+  for (size_t s = 0; s < message.payloads.size(); ++s) {
+    const zmq::message_t& frame = message.payloads[s];
+    const bool integer = s < config_.shards.sites.size() && config_.shards.sites[s].integer;
+    const bool aligned = reinterpret_cast<uintptr_t>(frame.data()) % alignof(float) == 0;
+    if (integer && aligned) {
+      sites.emplace_back(std::span(frame.data<int32_t>(), frame.size() / sizeof(int32_t)));
+    } else if (aligned) {
+      sites.emplace_back(std::span(frame.data<float>(), frame.size() / sizeof(float)));
+    } else if (integer) {
+      auto integers = Int32sFromFrame(frame);
+      if (!integers) return std::unexpected(integers.error());
+      sites.emplace_back(
+          std::span<const int32_t>(integer_copies.emplace_back(std::move(*integers))));
+    } else {
+      auto floats = FloatsFromFrame(frame);
+      if (!floats) return std::unexpected(floats.error());
+      sites.emplace_back(std::span<const float>(float_copies.emplace_back(std::move(*floats))));
     }
-    auto floats = FloatsFromFrame(frame);
-    if (!floats) return std::unexpected(floats.error());
-    copies.push_back(std::move(*floats));
-    sites.emplace_back(copies.back());
   }
   auto added = assembler.AddBatch(*batch, sites, [this](const DocumentActivations& document) {
     return shards_->Add(document);
@@ -161,7 +169,8 @@ std::expected<void, std::string> WriterStage::HandleChunkEnd(ReceivedMessage& me
                            " ended inside a split document");
   }
   const int64_t shards_before = shards_->stats().shards;
-  if (auto ended = shards_->EndChunk(chunk_end->chunk, chunk_end->documents, chunk_end->digest); !ended) {
+  if (auto ended = shards_->EndChunk(chunk_end->chunk, chunk_end->documents, chunk_end->digest);
+      !ended) {
     return ended;
   }
   ++chunks_ended_;

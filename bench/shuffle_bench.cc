@@ -57,7 +57,8 @@ void WriteOutput(const std::string& dir, int64_t bytes) {
       positions[t] = t;
     }
     sites[0][doc % (tokens * 896)] += 1.0f;  // documents differ
-    actex::DocumentActivations document{doc, ids, positions, {sites[0], sites[1]}};
+    actex::DocumentActivations document{
+        doc, ids, positions, {actex::SiteRows(sites[0]), actex::SiteRows(sites[1])}};
     if (auto added = (*writer)->Add(document); !added) throw std::runtime_error(added.error());
     // Chunks of one document (the writer's default ChunkRule).
     if (auto ended = (*writer)->EndChunk(doc, 1); !ended) throw std::runtime_error(ended.error());

@@ -144,9 +144,10 @@ def list_files(folder):
 
 def iter_batches(folder, site, batch_size=4096, files=None, with_ids=False):
     """Yields float32 arrays [batch_size, width] of `site`'s rows (the last batch may be
-    short), over the folder's files in order (or the given `files`). One file is mapped
-    at a time and rows are widened a batch at a time. with_ids=True yields
-    (rows, token_ids, doc_ids, positions) instead."""
+    short; int32 for an integer site such as expert ids, stored as I32), over the
+    folder's files in order (or the given `files`). One file is mapped at a time and
+    rows are widened a batch at a time. with_ids=True yields (rows, token_ids, doc_ids,
+    positions) instead."""
     names = (site,) + (_ID_TENSORS if with_ids else ())
     pending = []  # per name, pieces not yet yielded
     pending_rows = 0
@@ -161,7 +162,8 @@ def iter_batches(folder, site, batch_size=4096, files=None, with_ids=False):
         while begin < rows:
             take = min(batch_size - pending_rows, rows - begin)
             piece = [array[begin : begin + take] for array in stored]
-            piece[0] = _widen(piece[0], header[site]["dtype"]).astype(np.float32, copy=False)
+            if header[site]["dtype"] != "I32":  # expert ids stay integers
+                piece[0] = _widen(piece[0], header[site]["dtype"]).astype(np.float32, copy=False)
             pending.append(piece)
             pending_rows += take
             begin += take

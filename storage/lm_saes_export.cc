@@ -13,6 +13,7 @@
 #include "storage/safetensors.h"
 #include "storage/shuffle_rows.h"
 #include "storage/shuffled_output.h"
+#include "storage/stored_site.h"
 
 namespace actex {
 namespace {
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 // The source's files in order, and its sites.
 struct SourceFiles {
   std::vector<std::string> paths;
-  std::vector<std::string> sites;
+  std::vector<StoredSite> sites;
 };
 
 std::expected<SourceFiles, std::string> ListSource(const std::string& dir) {
@@ -55,9 +56,9 @@ std::expected<SourceFiles, std::string> ListSource(const std::string& dir) {
     auto sites = JsonArrayField(parameters->get(), at, "sites");
     if (!sites) return std::unexpected(sites.error());
     for (size_t i = 0; i < sites->get().size(); ++i) {
-      auto name = JsonStringField(sites->get()[i], at.Member("sites").Element(i), "name");
-      if (!name) return std::unexpected(name.error());
-      files.sites.push_back(*name);
+      auto site = ReadStoredSite(sites->get()[i], at.Member("sites").Element(i));
+      if (!site) return std::unexpected(site.error());
+      files.sites.push_back(std::move(*site));
     }
     return files;
   }
@@ -71,8 +72,34 @@ std::expected<SourceFiles, std::string> ListSource(const std::string& dir) {
     }
     files.paths.push_back(shard.path);
   }
-  for (const auto& site : source->sites) files.sites.push_back(site.first);
+  files.sites = std::move(source->sites);
   return files;
+}
+
+// The sites to export: `asked` (empty: every float site of `source`, the integer
+// ones left out into `left_out`). An asked site that is not in the source, or is an
+// integer site, is refused naming it: lm_saes trains on float activations.
+std::expected<std::vector<std::string>, std::string> ChooseSites(
+    const std::vector<std::string>& asked, const SourceFiles& source, const std::string& dir,
+    std::vector<std::string>* left_out) {
+  std::vector<std::string> chosen;
+  for (const StoredSite& site : source.sites) {
+    if (!asked.empty()) continue;
+    (site.integer ? *left_out : chosen).push_back(site.name);
+  }
+  for (const std::string& name : asked) {
+    auto site = std::find_if(source.sites.begin(), source.sites.end(),
+                             [&](const StoredSite& stored) { return stored.name == name; });
+    if (site == source.sites.end()) return std::unexpected("site " + name + " is not in " + dir);
+    if (site->integer) {
+      return std::unexpected("site " + name +
+                             " is an integer site (I32 expert ids), not activations lm_saes can "
+                             "train on: leave it out of --sites, and read it from the shards "
+                             "themselves (scripts/read_activations.py)");
+    }
+    chosen.push_back(name);
+  }
+  return chosen;
 }
 
 std::string ChunkName(int64_t index) {
@@ -90,16 +117,20 @@ std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExpor
   }
   auto source = ListSource(options.source_dir);
   if (!source) return std::unexpected(source.error());
-  std::vector<std::string> sites = options.sites.empty() ? source->sites : options.sites;
+  LmSaesExportResult result;
+  auto chosen =
+      ChooseSites(options.sites, *source, options.source_dir, &result.integer_sites_left_out);
+  if (!chosen) return std::unexpected(chosen.error());
+  const std::vector<std::string>& sites = *chosen;
+  if (sites.empty()) {
+    return std::unexpected(options.source_dir +
+                           " holds integer sites only: nothing lm_saes can train on");
+  }
   for (const std::string& site : sites) {
-    if (std::find(source->sites.begin(), source->sites.end(), site) == source->sites.end()) {
-      return std::unexpected("site " + site + " is not in " + options.source_dir);
-    }
     if (auto made = MakeDirectories(options.out_dir + "/" + site); !made) {
       return std::unexpected(made.error());
     }
   }
-  LmSaesExportResult result;
   for (size_t index = 0; index < source->paths.size(); ++index) {
     const std::string name = ChunkName(static_cast<int64_t>(index));
     auto file = SafetensorsFile::Open(source->paths[index]);

@@ -15,13 +15,16 @@ namespace actex {
 // (by chunk number). Chunk N holds the rows of the source's N-th file: an
 // extraction's listed shards (host folders in name order) or a shuffle's files.
 struct LmSaesExportOptions {
-  std::string source_dir;          // an extraction's output or `actex shuffle`'s
-  std::string out_dir;             // created; chunks already there are kept (resume)
-  std::vector<std::string> sites;  // empty: all
+  std::string source_dir;  // an extraction's output or `actex shuffle`'s
+  std::string out_dir;     // created; chunks already there are kept (resume)
+  // Empty: every float site. An integer site (I32 expert ids) is refused: lm_saes
+  // trains on float activations.
+  std::vector<std::string> sites;
 };
 
 struct LmSaesExportResult {
   int64_t chunks = 0, rows = 0, bytes = 0, kept = 0;  // kept: chunks found already written
+  std::vector<std::string> integer_sites_left_out;    // by an export of every site
 };
 
 // Writes every chunk through a temporary file and rename, so a chunk is there whole

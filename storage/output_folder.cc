@@ -86,7 +86,7 @@ std::optional<ShardEntry> ReadShardEntry(const nlohmann::json& entry, size_t ind
   return shard;
 }
 
-using Sites = std::vector<std::pair<std::string, int>>;  // (hook name, width)
+using Sites = std::vector<StoredSite>;
 
 // The faults of one metadata.json, each named with the file.
 struct MetadataFaults {
@@ -150,13 +150,14 @@ Sites ReadSites(const nlohmann::json& metadata, const MetadataFaults& fault,
   for (size_t i = 0; site_list && i < site_list->get().size(); ++i) {
     const nlohmann::json& site = site_list->get()[i];
     const JsonPlace place = top.Member("sites").Element(i);
-    auto name = JsonStringField(site, place, "name");
-    auto width = JsonIntField(site, place, "width", 1);
-    if (!name || !width || *width > INT32_MAX) {
-      fault("sites entry " + site.dump() + " is not {\"name\": string, \"width\": positive}");
+    auto stored = ReadStoredSite(site, place);
+    if (!stored) {
+      fault("sites entry " + site.dump() +
+            " is not {\"name\": string, \"width\": positive[, \"dtype\": \"I32\"]}: " +
+            stored.error());
       continue;
     }
-    sites.emplace_back(*name, static_cast<int>(*width));
+    sites.push_back(std::move(*stored));
   }
   if (sites.empty()) fault("lists no site");
   return sites;
@@ -172,7 +173,8 @@ void CheckStatistics(const nlohmann::json& metadata, const Sites& sites,
     fault(JsonTypeError(JsonPlace{"", ""}.Member("statistics"), &*statistics, "an object or null"));
     return;
   }
-  for (const auto& [name, width] : sites) {
+  for (const auto& [name, width, integer] : sites) {
+    if (integer) continue;  // integer sites have no statistics
     auto site = statistics->find(name);
     auto parsed = site == statistics->end() ? std::unexpected("no statistics for site " + name)
                                             : SiteStatistics::FromJson(*site);

@@ -107,8 +107,8 @@ std::optional<int64_t> CheckLayout(const std::string& header_json, int64_t data_
                       std::to_string(shard.tokens));
   }
   std::map<std::string, std::pair<std::string, std::vector<int64_t>>> expected;
-  for (const auto& [name, width] : shard.sites)
-    expected[name] = {shard.site_dtype, {tokens, width}};
+  for (const StoredSite& site : shard.sites)
+    expected[site.name] = {site.Dtype(shard.site_dtype), {tokens, site.width}};
   expected["token_ids"] = {"I32", {tokens}};
   expected["doc_ids"] = {"I64", {tokens}};
   expected["positions"] = {"I32", {tokens}};
@@ -120,8 +120,12 @@ std::optional<int64_t> CheckLayout(const std::string& header_json, int64_t data_
       if (!header.contains(name)) faults->push_back("has no tensor \"" + name + "\"");
     } else if (found->second.dtype != want.first) {
       const bool site = name != "token_ids" && name != "doc_ids" && name != "positions";
+      const bool integer_site = site && want.first == kIntegerSiteDtype;
       faults->push_back("tensor \"" + name + "\" is " + found->second.dtype + ", expected " +
-                        want.first + (site ? " (metadata.json dtype)" : ""));
+                        want.first +
+                        (integer_site ? " (an integer site in metadata.json)"
+                         : site       ? " (metadata.json dtype)"
+                                      : ""));
       usable = false;
     } else if (found->second.shape != want.second) {
       faults->push_back("tensor \"" + name + "\" has shape " + ShapeText(found->second.shape) +

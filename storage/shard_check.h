@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "storage/stored_site.h"
+
 namespace actex {
 
 // What metadata.json says about one shard, and what every shard of its host folder
@@ -17,9 +19,9 @@ struct ShardEntry {
   int64_t bytes = 0;
   uint32_t crc32 = 0;
   int64_t first_doc_id = 0, last_doc_id = 0, docs = 0, tokens = 0;
-  std::vector<int64_t> chunks;  // the chunks it holds; empty in an older output's listing
-  std::vector<std::pair<std::string, int>> sites;  // (hook name, width) from metadata "sites"
-  std::string site_dtype;                          // "F32", "F16" or "BF16"
+  std::vector<int64_t> chunks;    // the chunks it holds; empty in an older output's listing
+  std::vector<StoredSite> sites;  // from metadata "sites"
+  std::string site_dtype;         // of its float sites: "F32", "F16" or "BF16"
 };
 
 // What reading the shard found.
@@ -34,8 +36,8 @@ struct ShardCheck {
 // safetensors header (plain files through SafetensorsFile's mapping; gzip'd ones
 // inflated as a stream, so only the header and the doc_ids and positions tensors
 // are ever held in memory); exactly the site tensors [tokens, width] in
-// `site_dtype` plus token_ids I32, doc_ids I64 and positions I32 [tokens], tiling
-// the data section; doc ids in increasing runs (a document is contiguous) whose
+// `site_dtype` (I32 for an integer site) plus token_ids I32, doc_ids I64 and positions I32
+// [tokens], tiling the data section; doc ids in increasing runs (a document is contiguous) whose
 // positions count 0..n-1; and tokens, docs, first and last doc id as listed.
 // Every fault found is reported, not only the first.
 ShardCheck CheckShard(const ShardEntry& shard);

@@ -6,9 +6,8 @@
 
 namespace actex {
 
-ShardListing::ShardListing(std::vector<std::pair<std::string, int>> sites)
-    : sites_(std::move(sites)) {
-  for (const auto& site : sites_) statistics_.emplace_back(site.second);
+ShardListing::ShardListing(std::vector<StoredSite> sites) : sites_(std::move(sites)) {
+  for (const StoredSite& site : sites_) statistics_.emplace_back(site.width);
 }
 
 void ShardListing::ContinueFrom(const nlohmann::json& earlier) {
@@ -30,7 +29,8 @@ void ShardListing::ContinueFrom(const nlohmann::json& earlier) {
   }
   const nlohmann::json& statistics = earlier.value("statistics", nlohmann::json());
   for (size_t i = 0; i < sites_.size(); ++i) {
-    const auto& [name, width] = sites_[i];
+    const auto& [name, width, integer] = sites_[i];
+    if (integer) continue;
     auto earlier_site = statistics.is_object() && statistics.contains(name)
                             ? SiteStatistics::FromJson(statistics[name])
                             : std::unexpected(std::string("absent"));
@@ -63,7 +63,7 @@ void ShardListing::ListWithoutDocuments(const nlohmann::ordered_json& chunks) {
 std::string ShardListing::MetadataText(bool complete, const nlohmann::json& run_config,
                                        const char* dtype) const {
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
-  for (const auto& [name, width] : sites_) sites.push_back({{"name", name}, {"width", width}});
+  for (const StoredSite& site : sites_) sites.push_back(StoredSiteJson(site));
   nlohmann::ordered_json metadata = {
       {"format", "actex-activations"},
       {"version", 1},
@@ -79,9 +79,11 @@ std::string ShardListing::MetadataText(bool complete, const nlohmann::json& run_
         {"shards", stats_.shards},
         {"bytes", stats_.bytes}}}};
   metadata["chunks_without_documents"] = chunks_without_documents_;
-  nlohmann::ordered_json statistics;  // null when not known
+  // null when not known; an object (maybe empty: integer sites only) otherwise
+  nlohmann::ordered_json statistics =
+      statistics_known_ ? nlohmann::ordered_json::object() : nlohmann::ordered_json();
   for (size_t i = 0; statistics_known_ && i < sites_.size(); ++i) {
-    statistics[sites_[i].first] = statistics_[i].ToJson();
+    if (!sites_[i].integer) statistics[sites_[i].name] = statistics_[i].ToJson();
   }
   metadata["statistics"] = statistics;
   return metadata.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
@@ -117,7 +119,8 @@ std::expected<void, std::string> ForEachChunkEntry(
                                     : nlohmann::json::array();
   if (!shards.is_array()) return std::unexpected(std::string("\"shards\" is not a list"));
   for (const auto& shard : shards) {
-    if (!shard.is_object()) return std::unexpected("a shard entry is not an object: " + shard.dump());
+    if (!shard.is_object())
+      return std::unexpected("a shard entry is not an object: " + shard.dump());
     if (auto added = add(shard.value("chunks", nlohmann::json())); !added) return added;
   }
   if (metadata.is_object() && metadata.contains("chunks_without_documents")) {

@@ -21,12 +21,13 @@ namespace actex {
 // held for it] entries), the chunks listed
 // without a shard ("chunks_without_documents": every document of theirs was
 // rejected), totals, and per-site statistics over exactly the listed rows, so a
-// resumed run continues them from what is listed and nothing else. A chunk is
+// resumed run continues them from what is listed and nothing else (float sites
+// only: an integer site has none). A chunk is
 // listed whole or not at all: its documents are in that one shard, and its rejects
 // in the folder's rejects.jsonl.
 class ShardListing {
  public:
-  explicit ShardListing(std::vector<std::pair<std::string, int>> sites);
+  explicit ShardListing(std::vector<StoredSite> sites);
 
   // Takes over an earlier run's metadata.json: its shards stay listed first. Its
   // statistics become unknown (null) when it has none for a listed site.
@@ -48,7 +49,7 @@ class ShardListing {
   const std::set<int64_t>& listed_chunks() const { return listed_chunks_; }
 
  private:
-  std::vector<std::pair<std::string, int>> sites_;
+  std::vector<StoredSite> sites_;
   nlohmann::ordered_json shards_ = nlohmann::ordered_json::array();
   ShardStats stats_;
   int64_t last_doc_id_ = -1;

@@ -39,7 +39,7 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
   if (options.sites.empty()) return std::unexpected(std::string("no activation site to write"));
   std::set<std::string> names(std::begin(kIdTensors), std::end(kIdTensors));
   names.insert(kSafetensorsMetadataKey);
-  for (const auto& [name, width] : options.sites) {
+  for (const auto& [name, width, integer] : options.sites) {
     if (name.empty() || !names.insert(name).second) {
       return std::unexpected("site name \"" + name +
                              "\" is empty, repeated or reserved (token_ids, doc_ids, positions)");
@@ -62,9 +62,9 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
   state.budget.remaining = state.options.fail_after_bytes;
   state.scratch.resize(kCopyChunkBytes);
   state.converted.resize(kCopyChunkBytes / sizeof(uint16_t));
-  for (const auto& site : state.options.sites) {
-    state.open_statistics.emplace_back(site.second);
-    state.chunk_statistics.emplace_back(site.second);
+  for (const StoredSite& site : state.options.sites) {
+    state.open_statistics.emplace_back(site.width);
+    state.chunk_statistics.emplace_back(site.width);
   }
   state.listing.emplace(state.options.sites);
   if (continues) {
@@ -116,11 +116,17 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
                            " sites, the writer has " + std::to_string(state.options.sites.size()));
   }
   for (size_t i = 0; i < document.sites.size(); ++i) {
-    const auto& [name, width] = state.options.sites[i];
-    if (document.sites[i].size() != tokens * static_cast<size_t>(width)) {
-      return std::unexpected(doc + ": site \"" + name + "\" has " +
-                             std::to_string(document.sites[i].size()) + " values, expected " +
-                             std::to_string(tokens) + " tokens x " + std::to_string(width));
+    const auto& [name, width, integer] = state.options.sites[i];
+    const SiteRows& rows = document.sites[i];
+    if (rows.size() != tokens * static_cast<size_t>(width)) {
+      return std::unexpected(doc + ": site \"" + name + "\" has " + std::to_string(rows.size()) +
+                             " values, expected " + std::to_string(tokens) + " tokens x " +
+                             std::to_string(width));
+    }
+    if (rows.integer() != integer) {
+      return std::unexpected(doc + ": site \"" + name + "\" came as " +
+                             (rows.integer() ? "int32s" : "floats") + ", but it is " +
+                             (integer ? "an integer site" : "a float site"));
     }
   }
 
@@ -138,7 +144,9 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
     if (auto spilled = state.SpillRows(document, i); !spilled) {
       return state.Fail(spilled.error());
     }
-    state.chunk_statistics[i].AddRows(document.sites[i].data(), static_cast<int64_t>(tokens),
+    // Integer sites have no statistics: their entry stays empty and is never listed.
+    if (state.options.sites[i].integer) continue;
+    state.chunk_statistics[i].AddRows(document.sites[i].values.data(), static_cast<int64_t>(tokens),
                                       OverflowMagnitude(state.options.dtype));
   }
   const std::vector<int64_t> doc_ids(tokens, document.doc_id);
@@ -185,7 +193,7 @@ std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t do
   state.open_chunk = -1;
   for (size_t i = 0; i < state.chunk_statistics.size(); ++i) {
     state.open_statistics[i].Merge(state.chunk_statistics[i]);
-    state.chunk_statistics[i] = SiteStatistics(state.options.sites[i].second);
+    state.chunk_statistics[i] = SiteStatistics(state.options.sites[i].width);
   }
   if (state.spill && state.spill->bytes() >= state.options.shard_bytes) {
     if (auto closed = state.CloseShard(); !closed) return state.Fail(closed.error());

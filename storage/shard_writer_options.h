@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "storage/chunk_rule.h"
+#include "storage/stored_site.h"
 
 namespace actex {
 
@@ -26,7 +27,7 @@ struct ShardWriterOptions {
   int64_t shard_bytes = int64_t{1} << 30;  // close a shard once its tensors reach this
   bool gzip = false;                       // shard_NNNNNN.safetensors.gz
   OutputDtype dtype = OutputDtype::kF32;
-  std::vector<std::pair<std::string, int>> sites;      // (hook name, width), tensor order
+  std::vector<StoredSite> sites;                       // tensor order
   std::map<std::string, std::string> tensor_metadata;  // safetensors __metadata__
   nlohmann::json run_config;                           // stored under "config" in metadata.json
   // For tests only: once the writer has written this many bytes (spills, shards,
@@ -52,9 +53,9 @@ struct ShardWriterOptions {
 // One whole document's activations. Spans point into the caller's buffers.
 struct DocumentActivations {
   int64_t doc_id = 0;
-  std::span<const int32_t> token_ids;         // [tokens]
-  std::span<const int32_t> positions;         // [tokens] position within the document
-  std::vector<std::span<const float>> sites;  // per site, [tokens, width]
+  std::span<const int32_t> token_ids;  // [tokens]
+  std::span<const int32_t> positions;  // [tokens] position within the document
+  std::vector<SiteRows> sites;         // per site, [tokens, width], as its StoredSite says
 };
 
 // Totals over the shards closed so far (after Finish: over everything added);

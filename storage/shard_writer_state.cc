@@ -63,10 +63,11 @@ std::expected<void, std::string> ShardWriterState::OpenShard() {
 
 std::expected<void, std::string> ShardWriterState::SpillRows(const DocumentActivations& document,
                                                              size_t site) {
-  const std::span<const float> values = document.sites[site];
-  if (options.dtype == OutputDtype::kF32) {
-    return spill->Append(site, values.data(), values.size_bytes());
+  const SiteRows& rows = document.sites[site];
+  if (rows.integer() || options.dtype == OutputDtype::kF32) {
+    return spill->Append(site, rows.data(), rows.size_bytes());  // I32 and F32 as they are
   }
+  const std::span<const float> values = rows.values;
   // Convert through a fixed scratch buffer so a long document costs no extra memory.
   const size_t per_chunk = converted.size();
   uint16_t* out = converted.data();
@@ -86,8 +87,11 @@ std::expected<void, std::string> ShardWriterState::SpillRows(const DocumentActiv
 
 std::expected<void, std::string> ShardWriterState::CloseShard() {
   std::vector<TensorToWrite> layout;
-  for (const auto& [name, width] : options.sites) {
-    layout.push_back({name, SafetensorsDtype(options.dtype), {shard_tokens, width}, nullptr});
+  for (const StoredSite& site : options.sites) {
+    layout.push_back({site.name,
+                      site.Dtype(SafetensorsDtype(options.dtype)),
+                      {shard_tokens, site.width},
+                      nullptr});
   }
   layout.push_back({"token_ids", "I32", {shard_tokens}, nullptr});
   layout.push_back({"doc_ids", "I64", {shard_tokens}, nullptr});
@@ -129,7 +133,7 @@ std::expected<void, std::string> ShardWriterState::CloseShard() {
                     open_statistics});
   ended_chunks = nlohmann::ordered_json::array();
   for (size_t i = 0; i < open_statistics.size(); ++i) {
-    open_statistics[i] = SiteStatistics(options.sites[i].second);
+    open_statistics[i] = SiteStatistics(options.sites[i].width);
   }
   return ListSealedWhenDue();
 }
@@ -183,7 +187,7 @@ std::expected<void, std::string> ShardWriterState::CutBackOpenChunk() {
   shard_tokens = boundary.tokens;
   last_doc_id = boundary.last_doc_id;
   for (size_t i = 0; i < chunk_statistics.size(); ++i) {
-    chunk_statistics[i] = SiteStatistics(options.sites[i].second);
+    chunk_statistics[i] = SiteStatistics(options.sites[i].width);
   }
   open_chunk = -1;
   return {};

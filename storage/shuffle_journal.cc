@@ -31,8 +31,7 @@ json Parameters(const ShuffleOptions& options, const SourceOutput& source,
                       {"tokens", shard.tokens}});
   }
   json sites = json::array();
-  for (const auto& [name, width] : layout.sites)
-    sites.push_back({{"name", name}, {"width", width}});
+  for (const StoredSite& site : layout.sites) sites.push_back(json(StoredSiteJson(site)));
   std::set<int32_t> skip(options.skip_token_ids.begin(), options.skip_token_ids.end());
   return {{"source_shards", shards},
           {"seed", options.seed},

@@ -156,20 +156,19 @@ std::expected<RecordLayout, std::string> MakeRecordLayout(const SourceOutput& so
                                                           const std::string& dtype) {
   RecordLayout layout;
   layout.dtype = dtype.empty() ? source.dtype : dtype;
-  layout.dtype_bytes = layout.dtype == "F32" ? 4 : 2;
   if (layout.dtype != "F32" && layout.dtype != "F16" && layout.dtype != "BF16") {
     return std::unexpected("unknown dtype " + layout.dtype + " (float32, float16 or bfloat16)");
   }
   std::vector<std::string> chosen = sites;
   if (chosen.empty()) {
-    for (const auto& site : source.sites) chosen.push_back(site.first);
+    for (const StoredSite& site : source.sites) chosen.push_back(site.name);
   }
   for (const std::string& name : chosen) {
     auto found = std::find_if(source.sites.begin(), source.sites.end(),
-                              [&](const auto& site) { return site.first == name; });
+                              [&](const StoredSite& site) { return site.name == name; });
     if (found == source.sites.end()) {
       std::string known;
-      for (const auto& site : source.sites) known += (known.empty() ? "" : ", ") + site.first;
+      for (const StoredSite& site : source.sites) known += (known.empty() ? "" : ", ") + site.name;
       return std::unexpected("site " + name + " is not in the output (it has " + known + ")");
     }
     if (std::find(layout.sites.begin(), layout.sites.end(), *found) != layout.sites.end()) {
@@ -177,7 +176,7 @@ std::expected<RecordLayout, std::string> MakeRecordLayout(const SourceOutput& so
     }
     layout.sites.push_back(*found);
     layout.source_site.push_back(static_cast<int>(found - source.sites.begin()));
-    layout.site_bytes += int64_t{found->second} * layout.dtype_bytes;
+    layout.site_bytes += int64_t{found->width} * SafetensorsDtypeBytes(found->Dtype(layout.dtype));
   }
   layout.record_bytes = layout.site_bytes + 16;
   return layout;
@@ -185,7 +184,7 @@ std::expected<RecordLayout, std::string> MakeRecordLayout(const SourceOutput& so
 
 void ConvertFloats(const std::string& from, const uint8_t* in, const std::string& to, uint8_t* out,
                    int64_t count) {
-  const int in_bytes = from == "F32" ? 4 : 2;
+  const int in_bytes = SafetensorsDtypeBytes(from);
   if (from == to) {
     std::memcpy(out, in, static_cast<size_t>(count * in_bytes));
     return;
@@ -234,11 +233,10 @@ std::expected<std::unique_ptr<SourceShardRows>, std::string> SourceShardRows::Op
   };
   rows->rows_ = shard.tokens;
   rows->source_dtype_ = source.dtype;
-  for (const auto& [name, width] : source.sites) {
-    auto offset = tensor(name, source.dtype, {shard.tokens, width});
+  for (const StoredSite& site : source.sites) {
+    auto offset = tensor(site.name, site.Dtype(source.dtype), {shard.tokens, site.width});
     if (!offset) return std::unexpected(offset.error());
     rows->site_offsets_.push_back(*offset);
-    rows->site_widths_.push_back(width);
   }
   auto token_ids = tensor("token_ids", "I32", {shard.tokens});
   auto doc_ids = tensor("doc_ids", "I64", {shard.tokens});
@@ -262,22 +260,25 @@ SourceShardRows::~SourceShardRows() {
 std::expected<void, std::string> SourceShardRows::Read(int64_t begin, int64_t count,
                                                        const RecordLayout& layout,
                                                        uint8_t* records) {
-  const int source_bytes = source_dtype_ == "F32" ? 4 : 2;
   int64_t at = 0;  // byte of the record where this tensor's bytes go
   for (size_t chosen = 0; chosen < layout.sites.size(); ++chosen) {
-    const int site = layout.source_site[chosen];
-    const int64_t width = site_widths_[site];
+    const StoredSite& site = layout.sites[chosen];
+    const int64_t width = site.width;
+    // An integer site is I32 on both sides: copied as it is.
+    const std::string from = site.Dtype(source_dtype_), to = site.Dtype(layout.dtype);
+    const int source_bytes = SafetensorsDtypeBytes(from);
     buffer_.resize(static_cast<size_t>(count * width * source_bytes));
-    if (auto read = PreadAll(fd_, buffer_.data(), buffer_.size(),
-                             site_offsets_[site] + begin * width * source_bytes, path_);
+    if (auto read = PreadAll(
+            fd_, buffer_.data(), buffer_.size(),
+            site_offsets_[layout.source_site[chosen]] + begin * width * source_bytes, path_);
         !read) {
       return read;
     }
     for (int64_t row = 0; row < count; ++row) {
-      ConvertFloats(source_dtype_, buffer_.data() + row * width * source_bytes, layout.dtype,
+      ConvertFloats(from, buffer_.data() + row * width * source_bytes, to,
                     records + row * layout.record_bytes + at, width);
     }
-    at += width * layout.dtype_bytes;
+    at += width * SafetensorsDtypeBytes(to);
   }
   const std::pair<int64_t, int> ids[] = {
       {token_ids_offset_, 4}, {doc_ids_offset_, 8}, {positions_offset_, 4}};

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "storage/stored_site.h"
+
 namespace actex {
 
 // Internals of the shuffle (storage/activation_shuffle.h) and of its verifier
@@ -28,8 +30,8 @@ struct SourceShard {
 // order that numbers the source rows.
 struct SourceOutput {
   std::string dir;
-  std::vector<std::pair<std::string, int>> sites;  // (hook name, width), tensor order
-  std::string dtype;                               // "F32", "F16" or "BF16"
+  std::vector<StoredSite> sites;  // tensor order
+  std::string dtype;              // of its float sites: "F32", "F16" or "BF16"
   std::vector<SourceShard> shards;
   int64_t tokens = 0;
 };
@@ -39,15 +41,15 @@ struct SourceOutput {
 // with other sites or dtype.
 std::expected<SourceOutput, std::string> ReadSourceOutput(const std::string& dir);
 
-// One row as the shuffle stores it: every chosen site in the output dtype, then
-// token_id (I32), doc_id (I64), position (I32), all little-endian, unpadded.
+// One row as the shuffle stores it: every chosen site in the output dtype (an integer
+// site as I32, its values unchanged), then token_id (I32), doc_id (I64), position
+// (I32), all little-endian, unpadded.
 struct RecordLayout {
-  std::vector<std::pair<std::string, int>> sites;  // chosen sites, output order
-  std::vector<int> source_site;                    // index of each in SourceOutput::sites
-  std::string dtype;                               // output "F32", "F16" or "BF16"
-  int dtype_bytes = 4;
-  int64_t site_bytes = 0;    // all chosen sites of one row
-  int64_t record_bytes = 0;  // site_bytes + 16
+  std::vector<StoredSite> sites;  // chosen sites, output order
+  std::vector<int> source_site;   // index of each in SourceOutput::sites
+  std::string dtype;              // output "F32", "F16" or "BF16" of the float sites
+  int64_t site_bytes = 0;         // all chosen sites of one row
+  int64_t record_bytes = 0;       // site_bytes + 16
 
   int32_t token_id(const uint8_t* record) const;
   int64_t doc_id(const uint8_t* record) const;
@@ -84,12 +86,12 @@ class SourceShardRows {
   int64_t rows_ = 0;
   std::string source_dtype_;
   std::vector<int64_t> site_offsets_;  // file offset of each source site tensor
-  std::vector<int> site_widths_;
   int64_t token_ids_offset_ = 0, doc_ids_offset_ = 0, positions_offset_ = 0;
   std::vector<uint8_t> buffer_;
 };
 
-// Converts `count` values from one float dtype to another ("F32", "F16", "BF16").
+// Converts `count` values from one float dtype to another ("F32", "F16", "BF16"); a
+// dtype to itself (I32 included) is a copy.
 void ConvertFloats(const std::string& from, const uint8_t* in, const std::string& to, uint8_t* out,
                    int64_t count);
 

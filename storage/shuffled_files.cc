@@ -26,8 +26,9 @@ ShuffledFileWriter::ShuffledFileWriter(std::string dir, const RecordLayout& layo
       budget_(budget),
       listed_(std::move(listed)) {
   int64_t at = 0;
-  for (const auto& site : layout_.sites) {
-    tensor_parts_.emplace_back(at, int64_t{site.second} * layout_.dtype_bytes);
+  for (const StoredSite& site : layout_.sites) {
+    tensor_parts_.emplace_back(
+        at, int64_t{site.width} * SafetensorsDtypeBytes(site.Dtype(layout_.dtype)));
     at += tensor_parts_.back().second;
   }
   for (int64_t bytes : {4, 8, 4}) {
@@ -44,8 +45,8 @@ std::expected<int, std::string> ShuffledFileWriter::Open(int64_t file) {
   if (auto open = open_.find(file); open != open_.end()) return open->second.fd.get();
   const std::string tmp = TmpPath(file);
   std::vector<TensorToWrite> tensors;
-  for (const auto& [name, width] : layout_.sites) {
-    tensors.push_back({name, layout_.dtype, {FileRows(file), width}, {}});
+  for (const StoredSite& site : layout_.sites) {
+    tensors.push_back({site.name, site.Dtype(layout_.dtype), {FileRows(file), site.width}, {}});
   }
   tensors.push_back({"token_ids", "I32", {FileRows(file)}, {}});
   tensors.push_back({"doc_ids", "I64", {FileRows(file)}, {}});

@@ -13,11 +13,11 @@ namespace actex {
 //
 // SHUFFLED/metadata.json: {"format": "actex-shuffled", "version": 1, "complete",
 // "source": the source folder, "parameters": {"source_shards": [{file, bytes,
-// crc32, tokens}], "seed", "rows_per_file", "sites": [{name, width}], "dtype",
-// "skip_token_ids"}, "rows", "skipped", "files": [{index, file, rows, bytes,
-// crc32}], "totals": {rows, files, bytes}}; files shuffled_000001.safetensors ...
-// hold the chosen sites [rows, width] in "dtype" plus token_ids I32, doc_ids I64,
-// positions I32 [rows].
+// crc32, tokens}], "seed", "rows_per_file", "sites": [{name, width[, "dtype": "I32"]}]
+// (storage/stored_site.h), "dtype", "skip_token_ids"}, "rows", "skipped", "files":
+// [{index, file, rows, bytes, crc32}], "totals": {rows, files, bytes}}; files
+// shuffled_000001.safetensors ... hold the chosen sites [rows, width] in "dtype" (an
+// integer site in I32) plus token_ids I32, doc_ids I64, positions I32 [rows].
 inline constexpr const char* kShuffledFormat = "actex-shuffled";
 
 // "shuffled_000001.safetensors" for index 0.

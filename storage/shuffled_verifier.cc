@@ -115,13 +115,15 @@ std::optional<ShuffledFile> OpenShuffledFile(const json& metadata, size_t index,
     return std::nullopt;
   }
   std::vector<std::pair<std::string, std::string>> expected;  // (name, dtype), record order
-  for (const auto& site : layout.sites) expected.emplace_back(site.first, layout.dtype);
+  for (const StoredSite& site : layout.sites) {
+    expected.emplace_back(site.name, site.Dtype(layout.dtype));
+  }
   expected.insert(expected.end(), {{"token_ids", "I32"}, {"doc_ids", "I64"}, {"positions", "I32"}});
   bool usable = true;
   for (size_t t = 0; t < expected.size(); ++t) {
     auto found = (*file)->tensors().find(expected[t].first);
     std::vector<int64_t> shape = {shuffled.rows};
-    if (t < layout.sites.size()) shape.push_back(layout.sites[t].second);
+    if (t < layout.sites.size()) shape.push_back(layout.sites[t].width);
     if (found == (*file)->tensors().end() || found->second.dtype != expected[t].second ||
         found->second.shape != shape) {
       faults->push_back(name + ": tensor " + expected[t].first + " is missing or not " +

@@ -242,25 +242,45 @@ std::expected<std::optional<ReceivedMessage>, WireError> Receive(zmq::socket_t& 
   return std::optional<ReceivedMessage>(std::move(*message));
 }
 
-zmq::message_t PayloadFrame(std::vector<float>&& data) {
+namespace {
+
+// A zero-copy frame owning `data`: ZeroMQ deletes the vector when done with it.
+template <typename Element>
+zmq::message_t OwningFrame(std::vector<Element>&& data) {
   if (data.empty()) return zmq::message_t();
-  auto owned = std::make_unique<std::vector<float>>(std::move(data));
-  auto free_vector = [](void*, void* hint) { delete static_cast<std::vector<float>*>(hint); };
-  zmq::message_t frame(owned->data(), owned->size() * sizeof(float), free_vector, owned.get());
+  auto owned = std::make_unique<std::vector<Element>>(std::move(data));
+  auto free_vector = [](void*, void* hint) { delete static_cast<std::vector<Element>*>(hint); };
+  zmq::message_t frame(owned->data(), owned->size() * sizeof(Element), free_vector, owned.get());
   owned.release();  // ZeroMQ owns it now and calls free_vector when done
   return frame;
 }
 
+// A copy of a frame of 4-byte `Element`s (`what` names them in the error).
+template <typename Element>
+std::expected<std::vector<Element>, std::string> ElementsFromFrame(const zmq::message_t& frame,
+                                                                   const char* what) {
+  if (frame.size() % sizeof(Element) != 0) {
+    return std::unexpected(fmt::format("{} frame has {} bytes, not a multiple of {}", what,
+                                       frame.size(), sizeof(Element)));
+  }
+  std::vector<Element> values(frame.size() / sizeof(Element));
+  if (!values.empty()) std::memcpy(values.data(), frame.data(), frame.size());
+  return values;
+}
+
+}  // namespace
+
+zmq::message_t PayloadFrame(std::vector<float>&& data) { return OwningFrame(std::move(data)); }
+zmq::message_t PayloadFrame(std::vector<int32_t>&& data) { return OwningFrame(std::move(data)); }
+
 zmq::message_t PayloadFrame(const void* data, size_t bytes) { return zmq::message_t(data, bytes); }
 
 std::expected<std::vector<float>, std::string> FloatsFromFrame(const zmq::message_t& frame) {
-  if (frame.size() % sizeof(float) != 0) {
-    return std::unexpected(
-        fmt::format("float32 frame has {} bytes, not a multiple of 4", frame.size()));
-  }
-  std::vector<float> values(frame.size() / sizeof(float));
-  if (!values.empty()) std::memcpy(values.data(), frame.data(), frame.size());
-  return values;
+  return ElementsFromFrame<float>(frame, "float32");
+}
+
+std::expected<std::vector<int32_t>, std::string> Int32sFromFrame(const zmq::message_t& frame) {
+  return ElementsFromFrame<int32_t>(frame, "int32");
 }
 
 }  // namespace actex

@@ -101,11 +101,13 @@ std::expected<std::optional<ReceivedMessage>, WireError> Receive(
 
 // A zero-copy frame that takes ownership of `data` (freed when ZeroMQ is done with it).
 zmq::message_t PayloadFrame(std::vector<float>&& data);
+zmq::message_t PayloadFrame(std::vector<int32_t>&& data);
 // A frame holding a copy of `bytes` bytes at `data`.
 zmq::message_t PayloadFrame(const void* data, size_t bytes);
 
-// Copies a raw float32 frame out, refusing a size that is not a multiple of 4.
+// Copies a raw float32 (int32) frame out, refusing a size that is not a multiple of 4.
 std::expected<std::vector<float>, std::string> FloatsFromFrame(const zmq::message_t& frame);
+std::expected<std::vector<int32_t>, std::string> Int32sFromFrame(const zmq::message_t& frame);
 
 }  // namespace actex
 

@@ -20,7 +20,11 @@ CommandRunner AddExportCommand(CLI::App& command) {
   command.add_option("OUT", options->source_dir, "an extraction's or a shuffle's output folder")
       ->required();
   command.add_option("--to", options->out_dir, "the folder to write")->required();
-  command.add_option("--sites", options->sites, "sites to export (default: all)")->delimiter(',');
+  command
+      .add_option("--sites", options->sites,
+                  "sites to export (default: every float site; integer sites such as expert ids "
+                  "are refused)")
+      ->delimiter(',');
   command.footer(
       "lm_saes: DIR/<site>/chunk-NNNNNNNN.safetensors with \"activation\" [rows, width] and "
       "\"tokens\" [rows] (int64), one chunk per source file, in order. Export a shuffle's "
@@ -30,8 +34,7 @@ CommandRunner AddExportCommand(CLI::App& command) {
       "it.");
   return [options, format] {
     // Refused here, so that the exit status tells it from a failure part way.
-    if (auto destination =
-            CheckDestinationFolder("--to", options->out_dir, options->source_dir);
+    if (auto destination = CheckDestinationFolder("--to", options->out_dir, options->source_dir);
         !destination) {
       std::cerr << "actex export: " << destination.error() << '\n';
       return 2;
@@ -44,6 +47,9 @@ CommandRunner AddExportCommand(CLI::App& command) {
     std::cout << "exported " << result->rows << " rows in " << result->chunks
               << " chunks per site (" << result->kept << " already there), " << result->bytes
               << " bytes, to " << options->out_dir << '\n';
+    for (const std::string& site : result->integer_sites_left_out) {
+      std::cout << "left out " << site << ": an integer site (I32), not activations to train on\n";
+    }
     return 0;
   };
 }

@@ -14,6 +14,7 @@
 #include "storage/json_field.h"
 #include "storage/non_finite_sites.h"
 #include "storage/site_statistics.h"
+#include "storage/stored_site.h"
 
 namespace actex {
 namespace {
@@ -49,12 +50,8 @@ std::expected<nlohmann::json, std::string> ReadHostMetadata(const fs::path& host
   auto sites = JsonArrayField(metadata, top, "sites");
   if (!sites) return std::unexpected(sites.error());
   for (size_t i = 0; i < sites->get().size(); ++i) {
-    const JsonPlace place = top.Member("sites").Element(i);
-    if (auto name = JsonStringField(sites->get()[i], place, "name"); !name) {
-      return std::unexpected(name.error());
-    }
-    if (auto width = JsonIntField(sites->get()[i], place, "width", 1); !width) {
-      return std::unexpected(width.error());
+    if (auto site = ReadStoredSite(sites->get()[i], top.Member("sites").Element(i)); !site) {
+      return std::unexpected(site.error());
     }
   }
   auto shards = JsonArrayField(metadata, top, "shards");
@@ -94,9 +91,10 @@ HostHealth InspectHost(const fs::path& host_dir, std::map<std::string, int64_t>*
   std::cout << host_dir.filename().string() << ": "
             << (metadata["complete"].get<bool>() ? "complete" : "incomplete") << ", dtype "
             << metadata["dtype"].get<std::string>() << "\n  sites:";
-  for (const auto& site : metadata["sites"]) {
-    std::cout << ' ' << site["name"].get<std::string>() << '[' << site["width"].get<int64_t>()
-              << ']';
+  for (const auto& entry : metadata["sites"]) {
+    const StoredSite site = *ReadStoredSite(entry, JsonPlace{});  // checked when read
+    std::cout << ' ' << site.name << '[' << site.width << ']'
+              << (site.integer ? std::string(" ") + kIntegerSiteDtype : "");
   }
   std::cout << '\n';
   // The corpus size is informative only: printed when it is well-formed.

@@ -44,9 +44,17 @@ std::map<int64_t, DocumentRows> ReadHostFolder(const std::string& host_dir) {
     auto positions = Values<int32_t>(tensors.at("positions"));
     for (const auto& [name, tensor] : tensors) {
       if (name == "doc_ids" || name == "token_ids" || name == "positions") continue;
+      const size_t width = tensor.shape.at(1);
+      if (tensor.dtype == "I32") {  // an integer site: expert ids
+        auto values = Values<int32_t>(tensor);
+        for (size_t row = 0; row < doc_ids.size(); ++row) {
+          auto& rows = documents[doc_ids[row]].integer_sites[name];
+          rows.insert(rows.end(), values.begin() + row * width, values.begin() + (row + 1) * width);
+        }
+        continue;
+      }
       EXPECT_EQ(tensor.dtype, "F32") << name;
       auto values = Values<float>(tensor);
-      const size_t width = tensor.shape.at(1);
       for (size_t row = 0; row < doc_ids.size(); ++row) {
         auto& rows = documents[doc_ids[row]].sites[name];
         rows.insert(rows.end(), values.begin() + row * width, values.begin() + (row + 1) * width);

@@ -16,7 +16,8 @@ namespace actex {
 
 struct DocumentRows {
   std::vector<int32_t> token_ids, positions;
-  std::map<std::string, std::vector<float>> sites;  // hook name -> [tokens, width]
+  std::map<std::string, std::vector<float>> sites;            // hook name -> [tokens, width]
+  std::map<std::string, std::vector<int32_t>> integer_sites;  // I32 sites (expert ids), alike
 };
 
 // Everything one host folder holds, by document id. Fails the calling test (gtest

@@ -78,6 +78,14 @@ class WriterActorTest : public ::testing::Test {
     ASSERT_TRUE(Send(rejects_, EndOfStreamMessage{0, 0, 0, corpus_error}));
     ASSERT_TRUE(Send(rejects_, EndOfStreamMessage{}));
   }
+  // Ends the activations and both reject streams, waits for the writer to finish, and
+  // reads back what it wrote.
+  std::map<int64_t, DocumentRows> FinishAndRead() {
+    EXPECT_TRUE(Send(activations_, EndOfStreamMessage{}));
+    EndRejects();
+    EXPECT_TRUE(writer_->Join());
+    return ReadHostFolder(out_.path() + "/host_00");
+  }
   nlohmann::json Metadata() {
     std::ifstream file(out_.path() + "/host_00/metadata.json");
     return nlohmann::json::parse(file);
@@ -111,11 +119,7 @@ TEST_F(WriterActorTest, WritesWholeDocumentsAcrossBatchesAndListsRejects) {
   ASSERT_TRUE(Send(rejects_, RejectMessage{2, "corpus.jsonl", 3, "not JSON"}));
   SendBatch(2, {{3, 0, 1, true}});
   EndChunk(1);
-  ASSERT_TRUE(Send(activations_, EndOfStreamMessage{}));
-  EndRejects();
-  ASSERT_TRUE(writer_->Join());
-
-  auto documents = ReadHostFolder(out_.path() + "/host_00");
+  auto documents = FinishAndRead();
   ASSERT_EQ(documents.size(), 3u);
   const DocumentRows& split = documents.at(1);
   EXPECT_EQ(split.positions, (std::vector<int32_t>{0, 1, 2, 3}));
@@ -212,6 +216,43 @@ TEST_F(WriterActorTest, WaitsForEveryRejectStreamBeforeFinishing) {
   ASSERT_TRUE(writer_->Join());
   EXPECT_EQ(RejectedIds(out_.path()), (std::multiset<int64_t>{1}));
   EXPECT_TRUE(Metadata().at("complete").get<bool>());
+}
+
+// A mixture-of-experts run: beside the float site, expert ids [tokens, 2] as I32,
+// sent as an int32 frame.
+class WriterWithExpertIdsTest : public WriterActorTest {
+  void Adjust(WriterConfig& config) override {
+    config.shards.sites.push_back({"blocks.0.mlp.hook_expert_indices", 2, true});
+  }
+};
+
+TEST_F(WriterWithExpertIdsTest, WritesExpertIdsAsI32WithTheirDocumentsRows) {
+  // Expert ids 10 * doc_id + position and 63 - position, so each row is its own.
+  auto send = [this](int64_t batch_id, std::vector<SequenceInfo> sequences) {
+    auto [batch, frames] = Batch(batch_id, sequences);
+    std::vector<int32_t> ids;  // [tokens, 2]
+    for (const SequenceInfo& sequence : sequences) {
+      for (int32_t t = 0; t < sequence.length; ++t) {
+        const int32_t position = sequence.doc_offset + t;
+        ids.insert(ids.end(),
+                   {static_cast<int32_t>(10 * sequence.doc_id) + position, 63 - position});
+      }
+    }
+    batch.site_names.push_back("blocks.0.mlp.hook_expert_indices");
+    batch.site_widths.push_back(2);
+    frames.push_back(PayloadFrame(std::move(ids)));
+    ASSERT_TRUE(Send(activations_, batch, std::move(frames)));
+  };
+  send(0, {{0, 0, 1, true}, {1, 0, 2, false}});  // document 1 goes on in batch 1
+  send(1, {{1, 2, 1, true}});
+  EndChunk(0);
+  auto documents = FinishAndRead();
+  ASSERT_EQ(documents.size(), 2u);
+  EXPECT_EQ(documents.at(0).integer_sites.at("blocks.0.mlp.hook_expert_indices"),
+            (std::vector<int32_t>{0, 63}));
+  EXPECT_EQ(documents.at(1).integer_sites.at("blocks.0.mlp.hook_expert_indices"),
+            (std::vector<int32_t>{10, 63, 11, 62, 12, 61}));
+  EXPECT_EQ(Metadata()["sites"][1]["dtype"], "I32");
 }
 
 // A JSONL corpus: no total up front, so the writer reports what the loader's

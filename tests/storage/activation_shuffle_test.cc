@@ -10,6 +10,7 @@
 #include <set>
 
 #include "storage/crc32.h"
+#include "storage/float_convert.h"
 #include "storage/safetensors.h"
 #include "storage/shuffled_output.h"
 #include "storage/shuffled_verifier.h"
@@ -216,6 +217,48 @@ TEST_F(ShuffleOfTwoHosts, VerifyFindsAChangedValueAndAMissingFile) {
   EXPECT_THAT(faults, HasSubstr("1 rows whose values differ from their source row"));
   EXPECT_THAT(faults, HasSubstr(ShuffledFileName(2) + ": cannot open"));
   EXPECT_THAT(faults, HasSubstr("97 source rows missing"));
+}
+
+TEST(Shuffle, AnIntegerSiteKeepsItsValuesWithItsRowsUnderBfloat16) {
+  TempDir dir;
+  SyntheticOutput spec{.documents = 60, .dtype = OutputDtype::kF32};
+  spec.sites = {{"blocks.0.hook_resid_post", 6}, {"blocks.0.mlp.hook_expert_indices", 2, true}};
+  WriteSyntheticOutput(dir.File("out"), spec);
+  auto options = Options(dir.File("out"), dir.File("shuffled"));
+  options.dtype = "BF16";  // converts the float site only
+  auto result = ShuffleActivations(options);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  ExpectVerified(dir.File("shuffled"), SyntheticRows(spec));
+  const auto metadata = nlohmann::json::parse(ReadBytes(dir.File("shuffled/metadata.json")));
+  EXPECT_EQ(metadata["parameters"]["sites"][1]["dtype"], "I32");
+  int64_t rows = 0;
+  for (int64_t f = 0; fs::exists(dir.File("shuffled/" + ShuffledFileName(f))); ++f) {
+    auto file = SafetensorsFile::Open(dir.File("shuffled/" + ShuffledFileName(f)));
+    ASSERT_TRUE(file.has_value()) << file.error();
+    const auto& tensors = (*file)->tensors();
+    const auto& floats = tensors.at("blocks.0.hook_resid_post");
+    const auto& ids = tensors.at("blocks.0.mlp.hook_expert_indices");
+    ASSERT_EQ(floats.dtype, "BF16");
+    ASSERT_EQ(ids.dtype, "I32");
+    for (int64_t r = 0; r < ids.shape[0]; ++r, ++rows) {
+      int64_t doc;
+      int32_t position;
+      std::memcpy(&doc, tensors.at("doc_ids").bytes.data() + 8 * r, 8);
+      std::memcpy(&position, tensors.at("positions").bytes.data() + 4 * r, 4);
+      for (int d = 0; d < 2; ++d) {
+        int32_t id;
+        std::memcpy(&id, ids.bytes.data() + 4 * (r * 2 + d), 4);
+        ASSERT_EQ(id, ExpertIdValue(doc, position, 1, d))
+            << "doc " << doc << " position " << position;
+      }
+      for (int d = 0; d < 6; ++d) {
+        uint16_t bits;
+        std::memcpy(&bits, floats.bytes.data() + 2 * (r * 6 + d), 2);
+        ASSERT_EQ(bits, FloatToBfloat16Bits(ActivationValue(doc, position, 0, d)));
+      }
+    }
+  }
+  EXPECT_EQ(rows, SyntheticRows(spec));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "storage/output_folder.h"
 #include "storage/shard_writer.h"
 #include "storage/unlisted_shards.h"
 #include "storage/upload_ledger.h"
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-const std::vector<std::pair<std::string, int>> kSites = {{"blocks.0.hook_resid_post", 4}};
+const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 4}};
 
 // Three shards of one document each (doc ids 0, 1, 2), unfinished like a run that
 // stopped; returns how metadata.json lists them.
@@ -143,6 +144,48 @@ TEST(EarlierOutput, MalformedShardEntryIsRefusedRatherThanThrown) {
     ASSERT_FALSE(earlier.has_value()) << broken.dump();
     EXPECT_THAT(earlier.error(), HasSubstr(dir.File("metadata.json") + ": shards[0]"));
   }
+}
+
+TEST(EarlierOutput, AnOutputWithAnIntegerSiteIsContinuedAndStaysWhole) {
+  TempDir dir;
+  const std::vector<StoredSite> sites = {{"blocks.1.hook_resid_post", 4},
+                                         {"blocks.1.mlp.hook_expert_indices", 2, true}};
+  ShardWriterOptions options;
+  options.dir = dir.path();
+  options.shard_bytes = 1;
+  options.dtype = OutputDtype::kBF16;
+  options.sites = sites;
+  options.run_config = {{"host_id", 0}};
+  {
+    auto writer = ShardWriter::Open(options);
+    ASSERT_TRUE(writer.has_value()) << writer.error();
+    for (int64_t doc_id = 0; doc_id < 2; ++doc_id) {
+      ASSERT_TRUE(AddWhole(**writer, MakeDocument(doc_id, 3, sites)).has_value());
+    }
+    ASSERT_TRUE((*writer)->Finish(/*complete=*/false).has_value());
+  }
+  auto earlier = ReadEarlierOutput(dir.path());
+  ASSERT_TRUE(earlier.has_value()) << earlier.error();
+  ASSERT_TRUE(earlier->has_value());
+  options.continue_from = (*earlier)->metadata;
+  auto writer = ShardWriter::Open(options);
+  ASSERT_TRUE(writer.has_value()) << writer.error();
+  ASSERT_TRUE(AddWhole(**writer, MakeDocument(2, 3, sites)).has_value());
+  ASSERT_TRUE((*writer)->Finish().has_value());
+
+  std::vector<VerifyFinding> faults;
+  auto folder = ReadOutputFolder(dir.path(), "host_00", &faults);
+  ASSERT_TRUE(folder.has_value());
+  EXPECT_TRUE(faults.empty()) << faults.front().problem;
+  ASSERT_EQ(folder->shards.size(), 3u);
+  for (const ShardEntry& shard : folder->shards) {
+    EXPECT_TRUE(CheckShard(shard).faults.empty()) << shard.path;
+  }
+  const auto metadata = nlohmann::json::parse(ReadBytes(dir.File("metadata.json")));
+  EXPECT_EQ(metadata["sites"][1]["dtype"], "I32");
+  // The float site's statistics go on over every row; the integer site has none.
+  EXPECT_EQ(metadata["statistics"]["blocks.1.hook_resid_post"]["count"], 9);
+  EXPECT_FALSE(metadata["statistics"].contains("blocks.1.mlp.hook_expert_indices"));
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-const std::vector<std::pair<std::string, int>> kSites = {{"blocks.0.hook_resid_post", 4}};
+const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 4}};
 
 std::string HostName(int host) { return "host_0" + std::to_string(host); }
 

@@ -18,17 +18,29 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::vector<std::pair<std::string, int>> kSites = {{"blocks.0.hook_resid_post", 6},
-                                                         {"blocks.1.hook_attn_out", 3}};
+const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 6},
+                                        {"blocks.1.hook_attn_out", 3}};
 
 struct CommandResult {
   int exit_code = -1;
   std::string output;
 };
 
+CommandResult RunCommand(const std::string& command);
+
 CommandResult RunReader(const std::string& arguments) {
-  const std::string command = std::string("/usr/bin/python3 ") + ACTEX_SOURCE_DIR +
-                              "/scripts/read_activations.py " + arguments + " 2>&1";
+  return RunCommand(std::string("/usr/bin/python3 ") + ACTEX_SOURCE_DIR +
+                    "/scripts/read_activations.py " + arguments + " 2>&1");
+}
+
+// Runs `code` in python3 with read_activations imported as `ra`.
+CommandResult RunWithReader(const std::string& code) {
+  return RunCommand(std::string("/usr/bin/python3 -c 'import sys; sys.path.insert(0, \"") +
+                    ACTEX_SOURCE_DIR + "/scripts\"); import read_activations as ra; " + code +
+                    "' 2>&1");
+}
+
+CommandResult RunCommand(const std::string& command) {
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
@@ -181,6 +193,30 @@ TEST(ReadActivationsScript, ReportsUnknownTensor) {
   CommandResult result = RunReader(dir.File("shard_000001.safetensors") + " --dump nope");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.output, HasSubstr("no tensor 'nope'"));
+}
+
+TEST(ReadActivationsScript, KeepsAnIntegerSiteAsInt32) {
+  TempDir dir;
+  const std::vector<StoredSite> sites = {{"blocks.0.hook_resid_post", 2},
+                                         {"blocks.0.mlp.hook_expert_indices", 2, true}};
+  ShardWriterOptions options;
+  options.dir = dir.path();
+  options.sites = sites;
+  options.dtype = OutputDtype::kBF16;
+  options.run_config = nlohmann::json::object();
+  auto writer = ShardWriter::Open(options);
+  ASSERT_TRUE(writer.has_value()) << writer.error();
+  const OwnedDocument document = MakeDocument(3, 4, sites);
+  ASSERT_TRUE(AddWhole(**writer, document).has_value());
+  ASSERT_TRUE((*writer)->Finish().has_value());
+  nlohmann::json dump = Dump(dir.File("shard_000001.safetensors"), sites[1].name);
+  EXPECT_EQ(dump["stored_dtype"], "I32");
+  EXPECT_EQ(dump["values"], nlohmann::json(document.integers[1]));
+  CommandResult batches =
+      RunWithReader("b = next(ra.iter_batches(\"" + dir.path() + "\", \"" + sites[1].name +
+                    "\")); print(b.dtype, str(b.ravel().tolist()).replace(\" \", \"\"))");
+  ASSERT_EQ(batches.exit_code, 0) << batches.output;
+  EXPECT_EQ(batches.output, "int32 " + nlohmann::json(document.integers[1]).dump() + "\n");
 }
 
 }  // namespace

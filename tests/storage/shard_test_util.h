@@ -18,14 +18,18 @@ struct OwnedDocument {
   int64_t doc_id = 0;
   std::vector<int32_t> token_ids;
   std::vector<int32_t> positions;
-  std::vector<std::vector<float>> sites;
+  std::vector<std::vector<float>> sites;       // per site, [tokens, width]; empty: integer
+  std::vector<std::vector<int32_t>> integers;  // per site, [tokens, width] of an integer site
 
   DocumentActivations View() const {
     DocumentActivations view;
     view.doc_id = doc_id;
     view.token_ids = token_ids;
     view.positions = positions;
-    for (const auto& site : sites) view.sites.emplace_back(site);
+    for (size_t s = 0; s < sites.size(); ++s) {
+      const bool integer = s < integers.size() && !integers[s].empty();
+      view.sites.push_back(integer ? SiteRows(integers[s]) : SiteRows(sites[s]));
+    }
     return view;
   }
 };
@@ -46,8 +50,13 @@ inline float ActivationValue(int64_t doc, int64_t token, size_t site, int64_t di
                             1e-3 * static_cast<double>(doc));
 }
 
+// The value of an integer site at (doc, token, site, dim): an expert id 0..63.
+inline int32_t ExpertIdValue(int64_t doc, int64_t token, size_t site, int64_t dim) {
+  return static_cast<int32_t>((doc * 13 + token * 5 + dim * 3 + static_cast<int64_t>(site)) % 64);
+}
+
 inline OwnedDocument MakeDocument(int64_t doc_id, int tokens,
-                                  const std::vector<std::pair<std::string, int>>& sites) {
+                                  const std::vector<StoredSite>& sites) {
   OwnedDocument document;
   document.doc_id = doc_id;
   for (int t = 0; t < tokens; ++t) {
@@ -56,10 +65,18 @@ inline OwnedDocument MakeDocument(int64_t doc_id, int tokens,
   }
   for (size_t s = 0; s < sites.size(); ++s) {
     std::vector<float> values;
+    std::vector<int32_t> integers;
     for (int t = 0; t < tokens; ++t) {
-      for (int d = 0; d < sites[s].second; ++d) values.push_back(ActivationValue(doc_id, t, s, d));
+      for (int d = 0; d < sites[s].width; ++d) {
+        if (sites[s].integer) {
+          integers.push_back(ExpertIdValue(doc_id, t, s, d));
+        } else {
+          values.push_back(ActivationValue(doc_id, t, s, d));
+        }
+      }
     }
     document.sites.push_back(std::move(values));
+    document.integers.push_back(std::move(integers));
   }
   return document;
 }

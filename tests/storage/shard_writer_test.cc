@@ -20,8 +20,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::vector<std::pair<std::string, int>> kSites = {{"blocks.0.hook_resid_post", 8},
-                                                         {"blocks.1.hook_mlp_out", 5}};
+const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 8},
+                                        {"blocks.1.hook_mlp_out", 5}};
 
 ShardWriterOptions Options(const std::string& dir) {
   ShardWriterOptions options;
@@ -305,6 +305,45 @@ TEST(ShardWriter, ConvertsToBfloat16AndFloat16) {
   }
 }
 
+TEST(ShardWriter, WritesAnIntegerSiteAsI32WhateverTheDtypeWithoutStatistics) {
+  const std::vector<StoredSite> sites = {{"blocks.0.hook_resid_post", 8},
+                                         {"blocks.0.mlp.hook_expert_indices", 2, true}};
+  for (OutputDtype dtype : {OutputDtype::kF32, OutputDtype::kBF16, OutputDtype::kF16}) {
+    TempDir dir;
+    ShardWriterOptions options = Options(dir.path());
+    options.sites = sites;
+    options.dtype = dtype;
+    auto writer = OpenOrDie(options);
+    const OwnedDocument document = MakeDocument(7, 6, sites);
+    ASSERT_TRUE(AddWhole(*writer, document));
+    ASSERT_TRUE(writer->Finish().has_value());
+    auto file = SafetensorsFile::Open(dir.File("shard_000001.safetensors"));
+    ASSERT_TRUE(file.has_value()) << file.error();
+    const auto& ids = (*file)->tensors().at("blocks.0.mlp.hook_expert_indices");
+    EXPECT_EQ(ids.dtype, "I32");
+    EXPECT_EQ(ids.shape, (std::vector<int64_t>{6, 2}));
+    EXPECT_EQ(Values<int32_t>(ids), document.integers[1]);
+    const nlohmann::json metadata = ReadMetadata(dir.path());
+    EXPECT_EQ(metadata["sites"][1],
+              (nlohmann::json{
+                  {"name", "blocks.0.mlp.hook_expert_indices"}, {"width", 2}, {"dtype", "I32"}}));
+    EXPECT_FALSE(metadata["sites"][0].contains("dtype"));  // a float site: the file's dtype
+    EXPECT_TRUE(metadata["statistics"].contains("blocks.0.hook_resid_post"));
+    EXPECT_FALSE(metadata["statistics"].contains("blocks.0.mlp.hook_expert_indices"));
+  }
+}
+
+TEST(ShardWriter, RefusesFloatsForAnIntegerSite) {
+  TempDir dir;
+  ShardWriterOptions options = Options(dir.path());
+  options.sites[1].integer = true;
+  auto writer = OpenOrDie(options);
+  auto added = writer->Add(MakeDocument(0, 2, kSites).View());  // site 1 as floats
+  ASSERT_FALSE(added.has_value());
+  EXPECT_THAT(added.error(), HasSubstr("site \"blocks.1.hook_mlp_out\" came as floats, but it is "
+                                       "an integer site"));
+}
+
 TEST(ShardWriter, GzipShardDecompressesToTheUncompressedShard) {
   TempDir plain_dir, gzip_dir;
   ShardWriterOptions plain = Options(plain_dir.path());
@@ -479,7 +518,7 @@ TEST(ShardWriter, RejectsBadOptionsAndEarlierRun) {
   options.sites.push_back(kSites[0]);
   EXPECT_FALSE(ShardWriter::Open(options).has_value());
   options = Options(dir.File("out"));
-  options.sites[0].second = 0;
+  options.sites[0].width = 0;
   EXPECT_FALSE(ShardWriter::Open(options).has_value());
   options = Options(dir.File("out"));
   options.shard_bytes = 0;

@@ -15,7 +15,7 @@
 namespace actex {
 namespace {
 
-const std::vector<std::pair<std::string, int>> kSites = {{"blocks.0.hook_resid_post", 5}};
+const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 5}};
 
 std::vector<float> Rows(int64_t first_doc, int docs, int* count) {
   std::vector<float> rows;
@@ -118,7 +118,7 @@ TEST(ShardWriterStatistics, CoverExactlyTheListedShardsAcrossAResume) {
   const std::vector<float> rows = Rows(0, 12, &count);
   SiteStatistics expected(5);
   expected.AddRows(rows.data(), count);
-  auto recorded = SiteStatistics::FromJson(Metadata(options.dir)["statistics"][kSites[0].first]);
+  auto recorded = SiteStatistics::FromJson(Metadata(options.dir)["statistics"][kSites[0].name]);
   ASSERT_TRUE(recorded.has_value()) << recorded.error();
   EXPECT_EQ(recorded->count(), count);
   for (int d = 0; d < 5; ++d) EXPECT_NEAR(recorded->Mean()[d], expected.Mean()[d], 1e-12);

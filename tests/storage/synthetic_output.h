@@ -19,8 +19,8 @@ namespace actex {
 struct SyntheticOutput {
   int hosts = 2;
   int documents = 200;
-  std::vector<std::pair<std::string, int>> sites = {{"blocks.0.hook_resid_post", 64},
-                                                    {"blocks.1.hook_resid_post", 64}};
+  std::vector<StoredSite> sites = {{"blocks.0.hook_resid_post", 64},
+                                   {"blocks.1.hook_resid_post", 64}};
   OutputDtype dtype = OutputDtype::kBF16;
   int64_t shard_bytes = 64 << 10;
   bool gzip_odd_hosts = false;  // host_01, host_03, ... write .safetensors.gz

@@ -133,7 +133,7 @@ TEST(UploadLedger, Crc32HexIsZlibsCrcInLowercaseHex) {
 
 TEST(UploadLedger, FilesNotUploadedListsWhatTheLedgerDoesNotVouchFor) {
   TempDir dir;
-  const std::vector<std::pair<std::string, int>> sites = {{"blocks.0.hook_resid_post", 4}};
+  const std::vector<StoredSite> sites = {{"blocks.0.hook_resid_post", 4}};
   ShardWriterOptions options;
   options.dir = dir.path();
   options.shard_bytes = 1;  // a shard per document

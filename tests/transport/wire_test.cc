@@ -342,6 +342,17 @@ TEST_F(WireTest, FloatsFromFrameRefusesARaggedSize) {
   EXPECT_THAT(floats.error(), HasSubstr("5 bytes, not a multiple of 4"));
 }
 
+TEST_F(WireTest, Int32FramesCarryExpertIdsExactlyAndRefuseARaggedSize) {
+  const std::vector<int32_t> ids = {0, 63, -1, 2147483647};
+  const zmq::message_t frame = PayloadFrame(std::vector<int32_t>(ids));
+  auto read = Int32sFromFrame(frame);
+  ASSERT_TRUE(read.has_value()) << read.error();
+  EXPECT_EQ(*read, ids);
+  auto ragged = Int32sFromFrame(zmq::message_t(std::string("abcdef")));
+  ASSERT_FALSE(ragged.has_value());
+  EXPECT_THAT(ragged.error(), HasSubstr("int32 frame has 6 bytes, not a multiple of 4"));
+}
+
 TEST_F(WireTest, SurvivesRandomMultipartGarbage) {
   std::mt19937 random(20240531);
   const std::vector<std::string> plausible{Envelope(kSchemaVersion, 4), Envelope(kSchemaVersion, 2),
