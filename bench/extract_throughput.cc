@@ -18,6 +18,7 @@
 
 #include "bench/extract_variant.h"
 #include "bench/machine_figures.h"
+#include "bench/routing_overhead.h"
 #include "bench/throughput_setup.h"
 #include "bench/throughput_targets.h"
 #include "model/kernels/cpu_isa.h"
@@ -163,6 +164,7 @@ int Run(const Flags& flags) {
     }
   }
 
+  std::vector<std::string> routing_lines;  // one per mixture-of-experts family
   for (const std::string& preset : flags.families) {
     const std::string family_dir = (cache / (preset + "-bf16")).string();
     auto family = EnsureRandomModel(flags.actex, preset, family_dir, "",
@@ -206,6 +208,15 @@ int Run(const Flags& flags) {
       return 1;
     }
     results.back().sgemm_gflops = (own_before + own_sgemm()) / 2;
+    if (variant.routed) {
+      auto overhead =
+          MeasureRoutingOverhead(family_dir, flags.batch_tokens, /*threads=*/2, /*repeats=*/5);
+      if (!overhead) {
+        std::fprintf(stderr, "%s\n", overhead.error().c_str());
+        return 1;
+      }
+      routing_lines.push_back(RoutingOverheadLine(preset, flags.batch_tokens, *overhead));
+    }
   }
 
   std::printf("actex extraction throughput, %s; load average before %s, after %s\n",
@@ -221,6 +232,7 @@ int Run(const Flags& flags) {
   machine.Print();
   std::printf("\n");
   PrintResultTable(results);
+  for (const std::string& line : routing_lines) std::printf("%s\n", line.c_str());
 
   PrintTargets(ThroughputTargets(results, flags.families, isa));
   std::printf("\nlogs: %s\n", context.log_dir.c_str());
