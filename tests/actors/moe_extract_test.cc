@@ -94,6 +94,31 @@ TEST_P(MoeExtractTest, ExpertIdsStayExactIntegersUnderBfloat16Output) {
   EXPECT_EQ(routed, expected_routed);
 }
 
+// The tools downstream of an extraction take routing sites as they come: verify checks
+// them, shuffle moves the expert ids with their rows under another dtype, and the
+// shuffle verifies too.
+TEST(MoeExtract, VerifyAndShuffleTakeRoutingSites) {
+  TempDir dir;
+  Extract("qwen2_moe", dir, "router_logits,expert_ids,expert_weights,mlp_out", "float32");
+  const std::string out = dir.path() + "/out", shuffled = dir.path() + "/shuffled";
+  ActexProcess verify(dir.path() + "/verify", {"verify", out});
+  EXPECT_EQ(verify.Wait(std::chrono::seconds(60)), 0) << verify.out() << verify.err();
+  ActexProcess shuffle(dir.path() + "/shuffle",
+                       {"shuffle", out, "--to", shuffled, "--dtype", "bfloat16"});
+  ASSERT_EQ(shuffle.Wait(std::chrono::seconds(60)), 0) << shuffle.err();
+  ActexProcess verify_shuffled(dir.path() + "/verify-shuffled", {"verify", shuffled});
+  EXPECT_EQ(verify_shuffled.Wait(std::chrono::seconds(60)), 0)
+      << verify_shuffled.out() << verify_shuffled.err();
+  std::ifstream file(shuffled + "/metadata.json");
+  const nlohmann::json metadata = nlohmann::json::parse(file);
+  bool ids_are_i32 = false;
+  for (const nlohmann::json& site : metadata["parameters"]["sites"]) {
+    if (site["name"] == "blocks.3.mlp.hook_expert_indices")
+      ids_are_i32 = site.value("dtype", "") == "I32";
+  }
+  EXPECT_TRUE(ids_are_i32) << metadata["parameters"].dump();
+}
+
 INSTANTIATE_TEST_SUITE_P(MoeFamilies, MoeExtractTest,
                          ::testing::Values("mixtral", "qwen2_moe", "qwen3_moe", "olmoe"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
