@@ -19,17 +19,15 @@
 namespace actex {
 namespace {
 
-double MedianSeconds(int repeats, const std::function<void()>& run) {
-  run();  // warm-up: page faults, buffers grown
-  std::vector<double> seconds;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    seconds.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(seconds.begin(), seconds.end());
-  return seconds[seconds.size() / 2];
+double Seconds(const std::function<void()>& run) {
+  const auto start = std::chrono::steady_clock::now();
+  run();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
 
 }  // namespace
@@ -61,9 +59,10 @@ std::expected<RoutingOverhead, std::string> MeasureRoutingOverhead(const std::st
   SetBlasThreads(1);  // the team is the parallelism, as in a forward
   ThreadTeam team(threads);
   MixtureOfExperts block(config, *slice);
-  overhead.block_seconds = MedianSeconds(repeats, [&] {
+  auto run_block = [&] {
     block.Forward(layer, normed.data(), tokens, shard_sum.data(), &widen_scratch, team);
-  });
+  };
+  run_block();  // warm-up (page faults, buffers grown), and the routing the products reuse
 
   std::vector<int64_t> rows_of_expert(static_cast<size_t>(config.moe.experts));
   for (int64_t i = 0; i < tokens * config.moe.top_k; ++i) ++rows_of_expert[block.expert_ids()[i]];
@@ -71,7 +70,7 @@ std::expected<RoutingOverhead, std::string> MeasureRoutingOverhead(const std::st
   std::vector<float> gate(static_cast<size_t>(most_rows * columns));  // [rows, columns]
   std::vector<float> up(gate.size());                                 // [rows, columns]
   std::vector<float> out(static_cast<size_t>(most_rows * hidden));    // [rows, hidden]
-  overhead.products_seconds = MedianSeconds(repeats, [&] {
+  auto run_products = [&] {
     for (int e = 0; e < config.moe.experts; ++e) {
       const int64_t rows = rows_of_expert[e];
       if (rows == 0) continue;
@@ -86,7 +85,16 @@ std::expected<RoutingOverhead, std::string> MeasureRoutingOverhead(const std::st
       Linear(gate.data(), columns, rows, expert.down, nullptr, out.data(), hidden, &widen_scratch,
              &team);
     }
-  });
+  };
+  run_products();
+  // Interleaved, so that a change of load on a shared machine hits both alike.
+  std::vector<double> block_seconds, products_seconds;
+  for (int i = 0; i < repeats; ++i) {
+    block_seconds.push_back(Seconds(run_block));
+    products_seconds.push_back(Seconds(run_products));
+  }
+  overhead.block_seconds = Median(block_seconds);
+  overhead.products_seconds = Median(products_seconds);
   return overhead;
 }
 

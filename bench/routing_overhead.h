@@ -12,7 +12,8 @@ namespace actex {
 // (router product, softmax and top-k, grouping, gathers, the experts' products and the
 // weighted scatter) against the same experts' products alone (gate, up, SwiGLU, down)
 // over as many contiguous rows as each expert received. Both on `threads` team members,
-// over `tokens` rows of seeded random input; medians of `repeats` after a warm-up.
+// over `tokens` rows of seeded random input; medians of `repeats` interleaved runs of
+// each after a warm-up.
 struct RoutingOverhead {
   int layer = 0;
   int threads = 1;
