@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   add("extract", "extract activations on this machine", actex::AddExtractCommand);
   add("tokenize", "print the token ids of text, one JSON line per input", actex::AddTokenizeCommand);
   add("inspect", "summarize what an extraction wrote", actex::AddInspectCommand);
-  add("make-model", "write a random Qwen2 model folder", actex::AddMakeModelCommand);
+  add("make-model", "write a random model folder of a supported family (presets of real models)", actex::AddMakeModelCommand);
   add("node", "run this host's part of a job of several hosts", actex::AddNodeCommand);
   add("simulate", "run a job of several hosts as local processes on 127.0.0.1",
       actex::AddSimulateCommand);
