@@ -154,9 +154,11 @@ UploaderConfig MakeUploaderConfig(const UploadOptions& upload, int host_id, Writ
   uploader.events_endpoint = writer.events_endpoint;
   writer.uploads_endpoint = uploader.requests_endpoint;
   if (writer.shards.continue_from.is_object()) {
+    // ReadEarlierOutput checked every entry, so its files are there to read.
     for (const auto& shard : writer.shards.continue_from["shards"]) {
-      uploader.earlier_shards.push_back(
-          {shard.value("file", ""), shard.value("bytes", int64_t{0}), shard.value("crc32", "")});
+      for (ListedShard& file : ListedFilesOf(shard, {}).value()) {
+        uploader.earlier_shards.push_back(std::move(file));
+      }
     }
   }
   return uploader;

@@ -48,9 +48,9 @@ void LatentExamples::Offer(int64_t latent, const LatentExample& example) {
   weakest_value_[latent] = heap[0].value;
 }
 
-std::expected<void, std::string> LatentExamples::AddToken(int64_t doc_id, int32_t position,
-                                                          std::span<const int32_t> ids,
-                                                          std::span<const float> values) {
+std::expected<void, std::string> LatentExamples::CheckToken(int64_t doc_id, int32_t position,
+                                                            std::span<const int32_t> ids,
+                                                            std::span<const float> values) const {
   for (size_t k = 0; k < ids.size(); ++k) {
     if (values[k] > 0 && std::isfinite(values[k]) && (ids[k] < 0 || ids[k] >= latents_)) {
       return std::unexpected("document " + std::to_string(doc_id) + " position " +
@@ -58,6 +58,13 @@ std::expected<void, std::string> LatentExamples::AddToken(int64_t doc_id, int32_
                              " is not below the SAE's " + std::to_string(latents_) + " latents");
     }
   }
+  return {};
+}
+
+std::expected<void, std::string> LatentExamples::AddToken(int64_t doc_id, int32_t position,
+                                                          std::span<const int32_t> ids,
+                                                          std::span<const float> values) {
+  if (auto checked = CheckToken(doc_id, position, ids, values); !checked) return checked;
   for (size_t k = 0; k < ids.size(); ++k) {
     const float value = values[k];
     // NaN fails the comparison; an infinite value has no place in a sum or a ranking.

@@ -37,12 +37,16 @@ class LatentExamples {
   LatentExamples(int64_t latents, int64_t examples);
 
   // Adds one token (doc id, position) with its stored latents: `ids` [K] and `values`
-  // [K] (as stored, widened to float32). A latent with a value > 0 fires; the others
-  // (unused slots, zeros) are passed over. Refused, changing nothing: an id of a firing
-  // latent outside 0..latents-1.
+  // [K] (as stored, widened to float32). A latent with a finite value > 0 fires; the
+  // others (unused slots, zeros) are passed over. Refused, changing nothing, when
+  // CheckToken refuses it.
   std::expected<void, std::string> AddToken(int64_t doc_id, int32_t position,
                                             std::span<const int32_t> ids,
                                             std::span<const float> values);
+  // Whether AddToken would take the token: every firing latent's id in 0..latents-1.
+  std::expected<void, std::string> CheckToken(int64_t doc_id, int32_t position,
+                                              std::span<const int32_t> ids,
+                                              std::span<const float> values) const;
   // Adds `other`'s tokens, which must be others than this one's (another split of the
   // same job) and of the same shape: the result equals adding them one by one.
   std::expected<void, std::string> Merge(const LatentExamples& other);
