@@ -57,9 +57,8 @@ std::expected<void, std::string> CheckContinuable(const nlohmann::json& metadata
   // The run's configuration, compared with this run's (null: written without one).
   if (auto config = metadata.find("config");
       config == metadata.end() || (!config->is_object() && !config->is_null())) {
-    return std::unexpected(JsonTypeError(top.Member("config"),
-                                         config == metadata.end() ? nullptr : &*config,
-                                         "an object"));
+    return std::unexpected(JsonTypeError(
+        top.Member("config"), config == metadata.end() ? nullptr : &*config, "an object"));
   }
   auto shards = JsonArrayField(metadata, top, "shards");
   if (!shards) return std::unexpected(shards.error());

@@ -45,14 +45,14 @@ namespace {
 
 // Tensor `name` of `shard`, of one of `dtypes` and `width` columns per token.
 std::expected<const SafetensorsTensor*, std::string> ShardTensor(
-    const SafetensorsFile& shard, const std::string& name, std::initializer_list<const char*> dtypes,
-    int64_t tokens, int64_t width) {
+    const SafetensorsFile& shard, const std::string& name,
+    std::initializer_list<const char*> dtypes, int64_t tokens, int64_t width) {
   auto found = shard.tensors().find(name);
   if (found == shard.tensors().end()) return std::unexpected(shard.path() + ": no tensor " + name);
   const SafetensorsTensor& tensor = found->second;
   const bool dtype_ok = std::find(dtypes.begin(), dtypes.end(), tensor.dtype) != dtypes.end();
-  const bool shape_ok = tensor.shape.size() == (width < 0 ? 1u : 2u) &&
-                        tensor.shape[0] == tokens && (width < 0 || tensor.shape[1] == width);
+  const bool shape_ok = tensor.shape.size() == (width < 0 ? 1u : 2u) && tensor.shape[0] == tokens &&
+                        (width < 0 || tensor.shape[1] == width);
   if (!dtype_ok || !shape_ok) {
     return std::unexpected(shard.path() + ": tensor " + name + " is " + tensor.dtype +
                            " of another shape than its " + std::to_string(tokens) + " tokens");
@@ -83,7 +83,8 @@ std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
   const int64_t tokens = doc_ids_tensor->second.shape[0];
   auto doc_ids = ShardTensor(shard, "doc_ids", {"I64"}, tokens, -1);      // [tokens]
   auto positions = ShardTensor(shard, "positions", {"I32"}, tokens, -1);  // [tokens]
-  if (!doc_ids || !positions) return std::unexpected(!doc_ids ? doc_ids.error() : positions.error());
+  if (!doc_ids || !positions)
+    return std::unexpected(!doc_ids ? doc_ids.error() : positions.error());
   LatentExamplesBySite out;
   for (const auto& [site, shape] : like) {
     auto stored = shard.tensors().find(LatentIdsSite(site));  // K from its shape, checked next
@@ -94,7 +95,7 @@ std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
     auto values = ShardTensor(shard, LatentValuesSite(site), {"F32", "F16", "BF16"}, tokens, k);
     if (!ids || !values) return std::unexpected(!ids ? ids.error() : values.error());
     LatentExamples examples(shape.latents(), shape.examples());
-    std::vector<int32_t> token_ids(static_cast<size_t>(k));  // [K]
+    std::vector<int32_t> token_ids(static_cast<size_t>(k));   // [K]
     std::vector<float> token_values(static_cast<size_t>(k));  // [K]
     for (int64_t token = 0; token < tokens; ++token) {
       const size_t first = static_cast<size_t>(token * k);
@@ -106,7 +107,8 @@ std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
       int64_t doc_id;
       int32_t position;
       std::memcpy(&doc_id, (*doc_ids)->bytes.data() + token * sizeof(int64_t), sizeof(doc_id));
-      std::memcpy(&position, (*positions)->bytes.data() + token * sizeof(int32_t), sizeof(position));
+      std::memcpy(&position, (*positions)->bytes.data() + token * sizeof(int32_t),
+                  sizeof(position));
       if (auto added = examples.AddToken(doc_id, position, token_ids, token_values); !added) {
         return std::unexpected(shard.path() + ": " + LatentIdsSite(site) + ": " + added.error());
       }
@@ -136,8 +138,8 @@ std::expected<ShardExamples, std::string> ShardExamples::Create(
     if (latents < 1) {
       return std::unexpected("SAE site " + site + " has " + std::to_string(latents) + " latents");
     }
-    out.saes_.push_back({found->second, LatentExamples(latents, examples),
-                         LatentExamples(latents, examples)});
+    out.saes_.push_back(
+        {found->second, LatentExamples(latents, examples), LatentExamples(latents, examples)});
   }
   return out;
 }
@@ -148,7 +150,8 @@ std::expected<void, std::string> ShardExamples::AddDocument(const DocumentActiva
     for (Sae& sae : saes_) {
       const size_t k = static_cast<size_t>(sae.columns.stored);
       const std::span<const int32_t> ids = document.sites[sae.columns.ids].integers;  // [tokens, K]
-      const std::span<const float> values = document.sites[sae.columns.values].values;  // [tokens, K]
+      const std::span<const float> values =
+          document.sites[sae.columns.values].values;  // [tokens, K]
       stored_.resize(k);
       for (size_t token = 0; token < document.positions.size(); ++token) {
         for (size_t i = 0; i < k; ++i) stored_[i] = AsStored(values[token * k + i], dtype_);
@@ -182,8 +185,7 @@ std::expected<ListedShard, std::string> ShardExamples::Save(const std::string& p
   LatentExamplesBySite by_site;
   for (Sae& sae : saes_) {
     const int64_t latents = sae.shard.latents(), examples = sae.shard.examples();
-    by_site.emplace(sae.columns.site,
-                    std::exchange(sae.shard, LatentExamples(latents, examples)));
+    by_site.emplace(sae.columns.site, std::exchange(sae.shard, LatentExamples(latents, examples)));
   }
   auto bytes = EncodeLatentExamples(by_site);
   if (!bytes) return std::unexpected(path + ": " + bytes.error());

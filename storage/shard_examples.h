@@ -28,7 +28,7 @@ inline std::string LatentCountSite(const std::string& site) { return site + ".la
 
 // Where one SAE's latents are among a shard's sites.
 struct LatentColumns {
-  std::string site;           // S
+  std::string site;            // S
   size_t ids = 0, values = 0;  // indices into the sites
   int64_t stored = 0;          // K
 };

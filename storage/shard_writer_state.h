@@ -47,8 +47,8 @@ struct ShardWriterState {
     int64_t docs = 0, tokens = 0, last_doc_id = -1;
   } boundary;
   std::vector<SiteStatistics> chunk_statistics;  // per site, over the open chunk
-  ShardExamples examples;  // per SAE, over the open shard's ended chunks and the open chunk
-  std::set<int64_t> chunks_seen;                 // listed, ended or open
+  ShardExamples examples;         // per SAE, over the open shard's ended chunks and the open chunk
+  std::set<int64_t> chunks_seen;  // listed, ended or open
   std::optional<ShardListing> listing;
   // Shard files closed (written, fsynced, renamed) but not yet listed: listed
   // together once options.listing_interval passed since the last listing.

@@ -33,7 +33,8 @@ struct UnlistedCleanup {
 };
 
 // In host folder `dir`: deletes *.tmp files and moves every shard file and latent
-// examples file (host_folder_files.h's ExamplesFileName) not in `listed` into `dir`/unlisted/ (created when needed), under its own name, or
+// examples file (host_folder_files.h's ExamplesFileName) not in `listed` into `dir`/unlisted/
+// (created when needed), under its own name, or
 // "<n>_<name>" when a file of that name was set aside before. Logs a warning for
 // each file set aside, saying where it went and what it is. Errors name the file.
 std::expected<UnlistedCleanup, std::string> SetAsideUnlisted(const std::string& dir,
