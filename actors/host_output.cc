@@ -156,9 +156,8 @@ UploaderConfig MakeUploaderConfig(const UploadOptions& upload, int host_id, Writ
   if (writer.shards.continue_from.is_object()) {
     // ReadEarlierOutput checked every entry, so its files are there to read.
     for (const auto& shard : writer.shards.continue_from["shards"]) {
-      for (ListedShard& file : ListedFilesOf(shard, {}).value()) {
-        uploader.earlier_shards.push_back(std::move(file));
-      }
+      const std::vector<ListedShard> files = ListedFilesOf(shard, {}).value();
+      uploader.earlier_shards.insert(uploader.earlier_shards.end(), files.begin(), files.end());
     }
   }
   return uploader;

@@ -123,7 +123,8 @@ std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const
   for (const auto& shard : metadata["shards"]) {
     earlier.last_doc_id = shard["last_doc_id"].get<int64_t>();
     // CheckContinuable read the shard's files: the shard and its latent examples file.
-    for (const auto& [name, bytes, crc32] : ListedFilesOf(shard, {}).value()) {
+    const std::vector<ListedShard> files = ListedFilesOf(shard, {}).value();
+    for (const auto& [name, bytes, crc32] : files) {
       const fs::path file_path = fs::path(dir) / name;
       earlier.listed_files.insert(name);
       const bool present = fs::exists(file_path, error);

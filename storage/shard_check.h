@@ -2,10 +2,12 @@
 #define ACTEX_STORAGE_SHARD_CHECK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "storage/shard_writer_options.h"
 #include "storage/stored_site.h"
 
 namespace actex {
@@ -22,6 +24,9 @@ struct ShardEntry {
   std::vector<int64_t> chunks;    // the chunks it holds; empty in an older output's listing
   std::vector<StoredSite> sites;  // from metadata "sites"
   std::string site_dtype;         // of its float sites: "F32", "F16" or "BF16"
+  // Its latent examples file (storage/latent_examples.h) as listed, beside it; none when
+  // the run had no SAE.
+  std::optional<ListedShard> examples;
 };
 
 // What reading the shard found.

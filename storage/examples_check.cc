@@ -1,0 +1,82 @@
+#include "storage/examples_check.h"
+
+#include <filesystem>
+
+#include "base/whole_file.h"
+#include "storage/crc32.h"
+#include "storage/shard_examples.h"
+
+namespace actex {
+namespace {
+
+// The first difference between `listed` and `recomputed` (one SAE's), in words; empty
+// when they are equal.
+std::string FirstDifference(const LatentExamples& listed, const LatentExamples& recomputed) {
+  if (listed.latents() != recomputed.latents() || listed.examples() != recomputed.examples()) {
+    return "another shape";
+  }
+  for (int64_t latent = 0; latent < listed.latents(); ++latent) {
+    const std::string which = "latent " + std::to_string(latent) + "'s ";
+    if (listed.fire_count(latent) != recomputed.fire_count(latent)) {
+      return which + "fire count " + std::to_string(listed.fire_count(latent)) + ", the shard's " +
+             std::to_string(recomputed.fire_count(latent));
+    }
+    if (listed.value_sum_fixed(latent) != recomputed.value_sum_fixed(latent)) {
+      return which + "value sum";
+    }
+    if (listed.ExamplesOf(latent) != recomputed.ExamplesOf(latent)) return which + "examples";
+  }
+  return "";
+}
+
+}  // namespace
+
+ExamplesCheck CheckShardExamples(const ShardEntry& shard, bool recompute) {
+  ExamplesCheck check;
+  const ListedShard& listed = *shard.examples;
+  const std::string path =
+      (std::filesystem::path(shard.path).parent_path() / listed.file).string();
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
+    check.missing = true;
+    return check;
+  }
+  auto bytes = ReadWholeFile(path);
+  if (!bytes) {
+    check.faults.push_back(bytes.error());
+    return check;
+  }
+  const std::string crc32 = Crc32Hex(*bytes);
+  if (static_cast<int64_t>(bytes->size()) != listed.bytes || crc32 != listed.crc32) {
+    check.faults.push_back("holds " + std::to_string(bytes->size()) + " bytes, crc32 " + crc32 +
+                           "; metadata.json lists " + std::to_string(listed.bytes) +
+                           " bytes, crc32 " + listed.crc32);
+    return check;
+  }
+  auto loaded = LoadLatentExamples(path);
+  if (!loaded) {
+    check.faults.push_back(loaded.error());
+    return check;
+  }
+  for (const auto& [site, columns] : FindLatentColumns(shard.sites)) {
+    if (!loaded->contains(site)) check.faults.push_back("has no examples of SAE site " + site);
+  }
+  if (!check.faults.empty() || !recompute || shard.gzip) return check;
+  auto file = SafetensorsFile::Open(shard.path);
+  if (!file) return check;  // the shard's own check says why
+  auto recomputed = RecomputeShardExamples(**file, *loaded);
+  if (!recomputed) {
+    check.faults.push_back(recomputed.error());
+    return check;
+  }
+  for (const auto& [site, examples] : *loaded) {
+    const std::string difference = FirstDifference(examples, recomputed->at(site));
+    if (difference.empty()) continue;
+    check.faults.push_back("site " + site + ": " + difference + " differ from what " +
+                           std::filesystem::path(shard.path).filename().string() +
+                           "'s latents give");
+  }
+  return check;
+}
+
+}  // namespace actex
