@@ -34,8 +34,7 @@ std::string FirstDifference(const LatentExamples& listed, const LatentExamples& 
 ExamplesCheck CheckShardExamples(const ShardEntry& shard, bool recompute) {
   ExamplesCheck check;
   const ListedShard& listed = *shard.examples;
-  const std::string path =
-      (std::filesystem::path(shard.path).parent_path() / listed.file).string();
+  const std::string path = (std::filesystem::path(shard.path).parent_path() / listed.file).string();
   std::error_code error;
   if (!std::filesystem::exists(path, error)) {
     check.missing = true;

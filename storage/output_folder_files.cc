@@ -46,9 +46,11 @@ std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
                 "A resume moves it into " +
                 std::string(kUnlistedFolder) + "/ and computes its chunks again";
     } else if (IsExamplesFileName(name)) {
-      problem = "latent examples of a shard not listed in metadata.json: a run that stopped "
-                "after writing it and before listing its shard leaves one. A resume moves it "
-                "into " + std::string(kUnlistedFolder) + "/ and computes its chunks again";
+      problem =
+          "latent examples of a shard not listed in metadata.json: a run that stopped "
+          "after writing it and before listing its shard leaves one. A resume moves it "
+          "into " +
+          std::string(kUnlistedFolder) + "/ and computes its chunks again";
     } else if (name == kUnlistedFolder && entry.is_directory()) {
       problem =
           "shards a resume set aside because metadata.json did not list them; not part of the "
