@@ -173,7 +173,7 @@ void CheckStatistics(const nlohmann::json& metadata, const Sites& sites,
     fault(JsonTypeError(JsonPlace{"", ""}.Member("statistics"), &*statistics, "an object or null"));
     return;
   }
-  for (const auto& [name, width, integer] : sites) {
+  for (const auto& [name, width, integer, statistics_only] : sites) {
     if (integer) continue;  // integer sites have no statistics
     auto site = statistics->find(name);
     auto parsed = site == statistics->end() ? std::unexpected("no statistics for site " + name)
