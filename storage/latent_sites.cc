@@ -1,6 +1,27 @@
 #include "storage/latent_sites.h"
 
+#include <cstring>
+
+#include "storage/float_convert.h"
+
 namespace actex {
+namespace {
+
+template <typename T>
+T ElementAt(const SafetensorsTensor& tensor, int64_t index) {
+  T value;
+  std::memcpy(&value, tensor.bytes.data() + index * sizeof(T), sizeof(T));
+  return value;
+}
+
+// Element `index` of a float tensor in any of the output's dtypes, as float32.
+float FloatAt(const SafetensorsTensor& tensor, int64_t index) {
+  if (tensor.dtype == "F32") return ElementAt<float>(tensor, index);
+  const uint16_t bits = ElementAt<uint16_t>(tensor, index);
+  return tensor.dtype == "BF16" ? Bfloat16BitsToFloat(bits) : HalfBitsToFloat(bits);
+}
+
+}  // namespace
 
 LatentSiteNames LatentSiteNamesOf(std::string_view site) {
   const std::string prefix = std::string(site) + ".latents.";
@@ -45,6 +66,35 @@ std::string CheckLatentRow(std::span<const int32_t> ids, std::span<const float> 
   if (count > k && used != k) {
     return "count is " + std::to_string(count) + ", above K " + std::to_string(k) + ", but only " +
            std::to_string(used) + " entries are latents";
+  }
+  return "";
+}
+
+std::string CheckShardLatents(const std::map<std::string, SafetensorsTensor>& tensors,
+                              const SaeRecord& sae) {
+  const LatentSiteNames names = LatentSiteNamesOf(sae.site);
+  const auto ids = tensors.find(names.ids), values = tensors.find(names.values),
+             count = tensors.find(names.count), doc_ids = tensors.find("doc_ids"),
+             positions = tensors.find("positions");
+  for (auto found : {ids, values, count, doc_ids, positions}) {
+    if (found == tensors.end()) return "";
+  }
+  const SafetensorsTensor& id_tensor = ids->second;
+  if (id_tensor.shape.size() != 2 || values->second.shape != id_tensor.shape) return "";
+  const int64_t tokens = id_tensor.shape[0], k = id_tensor.shape[1];
+  std::vector<int32_t> row_ids(static_cast<size_t>(k));
+  std::vector<float> row_values(static_cast<size_t>(k));
+  for (int64_t row = 0; row < tokens; ++row) {
+    for (int64_t i = 0; i < k; ++i) {
+      row_ids[i] = ElementAt<int32_t>(id_tensor, row * k + i);
+      row_values[i] = FloatAt(values->second, row * k + i);
+    }
+    const std::string fault =
+        CheckLatentRow(row_ids, row_values, ElementAt<int32_t>(count->second, row), sae.d_sae);
+    if (fault.empty()) continue;
+    return "site " + sae.site + " latents: row " + std::to_string(row) + " (doc " +
+           std::to_string(ElementAt<int64_t>(doc_ids->second, row)) + ", position " +
+           std::to_string(ElementAt<int32_t>(positions->second, row)) + "): " + fault;
   }
   return "";
 }

@@ -10,11 +10,14 @@
 // them (CheckLatentRow).
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "storage/sae_record.h"
+#include "storage/safetensors.h"
 #include "storage/stored_site.h"
 
 namespace actex {
@@ -39,6 +42,13 @@ std::vector<StoredSite> StoredLatentSites(std::string_view site, int k);
 // that is not the number of entries used, or a count above K with padding.
 std::string CheckLatentRow(std::span<const int32_t> ids, std::span<const float> values,
                            int32_t count, int64_t d_sae);
+
+// Every row of the latents of `sae` in a shard's tensors (as SafetensorsFile maps them,
+// their layout already checked): the first row that breaks CheckLatentRow's rules as
+// "site S latents: row R (doc D, position P): WHAT", or empty. A shard without the
+// SAE's tensors (the layout check names them) is not looked at.
+std::string CheckShardLatents(const std::map<std::string, SafetensorsTensor>& tensors,
+                              const SaeRecord& sae);
 
 }  // namespace actex
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "storage/sae_record.h"
 #include "storage/stored_site.h"
 
 namespace actex {
@@ -22,6 +23,7 @@ struct ShardEntry {
   std::vector<int64_t> chunks;    // the chunks it holds; empty in an older output's listing
   std::vector<StoredSite> sites;  // from metadata "sites"
   std::string site_dtype;         // of its float sites: "F32", "F16" or "BF16"
+  std::vector<SaeRecord> saes;    // metadata config.saes: whose latents it holds
 };
 
 // What reading the shard found.
@@ -38,7 +40,8 @@ struct ShardCheck {
 // are ever held in memory); exactly the site tensors [tokens, width] in
 // `site_dtype` (I32 for an integer site) plus token_ids I32, doc_ids I64 and positions I32
 // [tokens], tiling the data section; doc ids in increasing runs (a document is contiguous) whose
-// positions count 0..n-1; and tokens, docs, first and last doc id as listed.
+// positions count 0..n-1; tokens, docs, first and last doc id as listed; and in a plain
+// (not gzip'd) shard, every row of each SAE's latents (storage/latent_sites.h).
 // Every fault found is reported, not only the first.
 ShardCheck CheckShard(const ShardEntry& shard);
 
