@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
@@ -43,11 +44,25 @@ std::string Corpus(int documents) {
 
 std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& sites,
                                      const std::string& sae) {
-  return {"extract", "--model", kModel,     "--data",       dir.path() + "/c.jsonl",
-          "--out",   dir.path() + "/out",   "--layers",     "1",
-          "--sites", sites,                 "--sae",        sae,
-          "--sae-top-k", std::to_string(kTopK), "--shards", "2",
-          "--dtype", "float32"};
+  return {"extract",
+          "--model",
+          kModel,
+          "--data",
+          dir.path() + "/c.jsonl",
+          "--out",
+          dir.path() + "/out",
+          "--layers",
+          "1",
+          "--sites",
+          sites,
+          "--sae",
+          sae,
+          "--sae-top-k",
+          std::to_string(kTopK),
+          "--shards",
+          "2",
+          "--dtype",
+          "float32"};
 }
 
 class SaeExtractTest : public ::testing::TestWithParam<std::string> {};
@@ -90,8 +105,8 @@ TEST_P(SaeExtractTest, StoredLatentsEqualAnEncodingOfTheDenseSiteOfTheSameRun) {
         const bool tie = i + 1 < k && std::fabs(expected.values[at] - expected.values[at + 1]) <=
                                           1e-6f * std::fabs(expected.values[at]);
         ties += tie;
-        EXPECT_TRUE(tie) << "doc " << doc << " token " << t << " entry " << i << ": id "
-                         << ids[at] << ", expected " << expected.ids[at];
+        EXPECT_TRUE(tie) << "doc " << doc << " token " << t << " entry " << i << ": id " << ids[at]
+                         << ", expected " << expected.ids[at];
       }
     }
     tokens_compared += tokens;
@@ -129,8 +144,7 @@ TEST(SaeExtract, ADenseSiteLeftOutOfSitesIsNotWrittenButHasItsStatistics) {
   EXPECT_FALSE(documents.begin()->second.sites.contains(kSite));
   EXPECT_TRUE(documents.begin()->second.sites.contains("blocks.1.hook_mlp_out"));
   EXPECT_TRUE(documents.begin()->second.integer_sites.contains(kSite + ".latents.ids"));
-  const auto metadata =
-      nlohmann::json::parse(ReadText(dir.path() + "/out/host_00/metadata.json"));
+  const auto metadata = nlohmann::json::parse(ReadText(dir.path() + "/out/host_00/metadata.json"));
   EXPECT_TRUE(metadata["statistics"].contains(kSite)) << metadata["statistics"].dump();
   for (const auto& site : metadata["sites"]) EXPECT_NE(site["name"], kSite);
   EXPECT_EQ(metadata["config"]["sites"], nlohmann::json::array({"blocks.1.hook_mlp_out"}));
@@ -148,7 +162,9 @@ TEST(SaeExtract, AnSaeOfAnotherLayerIsRefusedNamingBothSites) {
       ExtractArgs(dir, "resid_post", "resid_post=" + SaeDir("saelens-standard"));
   *std::find(args.begin(), args.end(), "1") = "0";  // --layers 0
   ActexOutcome run = RunActex(dir.path() + "/run", args);
-  EXPECT_EQ(run.exit_code, 2) << run.err;
+  // Refused as a bad --model folder is, before any work: nothing is written.
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out/host_00/metadata.json"));
   EXPECT_NE(run.err.find("--sae blocks.0.hook_resid_post="), std::string::npos) << run.err;
   EXPECT_NE(run.err.find(kSite), std::string::npos) << run.err;
 }
@@ -168,8 +184,9 @@ TEST(SaeExtract, AResumeWithAnotherSaeIsRefusedNamingIt) {
                      ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-standard")))
                 .exit_code,
             0);
-  ActexOutcome again = RunActex(
-      dir.path() + "/again", ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-jumprelu")));
+  ActexOutcome again =
+      RunActex(dir.path() + "/again",
+               ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-jumprelu")));
   EXPECT_NE(again.exit_code, 0);
   EXPECT_NE(again.err.find("--sae: "), std::string::npos) << again.err;
   EXPECT_NE(again.err.find("jumprelu"), std::string::npos) << again.err;
@@ -198,7 +215,8 @@ TEST(SaeExtract, VerifyNamesTheShardSiteAndRowOfABadLatentId) {
   EXPECT_NE(verify.exit_code, 0);
   const std::string said = verify.out + verify.err;
   EXPECT_NE(said.find("shard_000001.safetensors"), std::string::npos) << said;
-  EXPECT_NE(said.find("site " + kSite + " latents: row 0 (doc 0, position 0): entry 0: id 256 "
+  EXPECT_NE(said.find("site " + kSite +
+                      " latents: row 0 (doc 0, position 0): entry 0: id 256 "
                       "is outside [0, 256)"),
             std::string::npos)
       << said;

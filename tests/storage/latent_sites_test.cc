@@ -26,7 +26,8 @@ TEST(LatentSites, RowsThatObeyTheRulesPass) {
             "");
   // More fired than K: all K used, the count says how many.
   EXPECT_EQ(CheckLatentRow(std::vector<int32_t>{7, 3}, std::vector<float>{2, 2}, 9, kLatents), "");
-  EXPECT_EQ(CheckLatentRow(std::vector<int32_t>{-1, -1}, std::vector<float>{0, 0}, 0, kLatents), "");
+  EXPECT_EQ(CheckLatentRow(std::vector<int32_t>{-1, -1}, std::vector<float>{0, 0}, 0, kLatents),
+            "");
 }
 
 struct BadRow {
@@ -50,14 +51,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadRow{{7, -5}, {2, 1}, 2, "entry 1: id -5 is outside [0, 100)"},
         BadRow{{-1, 7}, {0, 1}, 1, "entry 1: id 7 after the padding (-1) of entry 0"},
         BadRow{{7, -1}, {2, 0.5f}, 1, "entry 1: padding (-1) with value 0.500000, expected 0"},
-        BadRow{{7, 3}, {1, 2}, 2,
+        BadRow{{7, 3},
+               {1, 2},
+               2,
                "entry 1: value 2.000000 above the 1.000000 before it (values must descend)"},
         BadRow{{7, 3}, {2, 1}, -1, "count is -1, below 0"},
         BadRow{{7, -1}, {2, 0}, 2, "count is 2 but 1 entries are latents"},
         BadRow{{7, -1}, {2, 0}, 5, "count is 5, above K 2, but only 1 entries are latents"}));
 
 TEST(SaeRecord, ReadsBackWhatItWrote) {
-  const SaeRecord record{"blocks.1.hook_resid_post", "/s", "SAELens", "topk", 64, 256, 16,
+  const SaeRecord record{"blocks.1.hook_resid_post",
+                         "/s",
+                         "SAELens",
+                         "topk",
+                         64,
+                         256,
+                         16,
                          {{"cfg.json", "ab"}, {"sae_weights.safetensors", "cd"}}};
   const nlohmann::json config = {{kSaesConfigKey, {SaeRecordJson(record)}}};
   auto read = ReadSaeRecords(config, JsonPlace{"m.json", "config"});
