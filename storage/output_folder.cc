@@ -184,7 +184,7 @@ void CheckStatistics(const nlohmann::json& metadata, const Sites& sites,
     fault(JsonTypeError(JsonPlace{"", ""}.Member("statistics"), &*statistics, "an object or null"));
     return;
   }
-  for (const auto& [name, width, integer] : sites) {
+  for (const auto& [name, width, integer, statistics_only] : sites) {
     if (integer) continue;  // integer sites have no statistics
     auto site = statistics->find(name);
     auto parsed = site == statistics->end() ? std::unexpected("no statistics for site " + name)
@@ -201,6 +201,8 @@ void CheckStatistics(const nlohmann::json& metadata, const Sites& sites,
 // Every "shards" entry that can be checked, into folder->shards, summed.
 void ReadShards(const nlohmann::json& metadata, const Sites& sites, const std::string& site_dtype,
                 const MetadataFaults& fault, OutputFolder* folder) {
+  auto saes = ReadSaeRecords(folder->config, JsonPlace{"", "config"});
+  if (!saes) fault(saes.error());
   const nlohmann::json shards = metadata.value("shards", nlohmann::json());
   if (!shards.is_array()) fault("has no \"shards\" list");
   std::set<std::string> names;
@@ -228,6 +230,7 @@ void ReadShards(const nlohmann::json& metadata, const Sites& sites, const std::s
     shard->path = folder->path + "/" + name;
     shard->sites = sites;
     shard->site_dtype = site_dtype;
+    if (saes) shard->saes = *saes;
     folder->docs += shard->docs;
     folder->tokens += shard->tokens;
     folder->bytes += shard->bytes;

@@ -17,6 +17,7 @@
 #include "base/text.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
+#include "storage/latent_sites.h"
 #include "storage/safetensors.h"
 #include "storage/shard_inflater.h"
 
@@ -227,6 +228,11 @@ void CheckPlainContents(const ShardEntry& shard, ShardCheck* check) {
   if (!CheckLayout((*file)->header_json(), data_bytes, shard, &check->faults)) return;
   const auto& tensors = (*file)->tensors();
   CheckDocuments(tensors.at("doc_ids").bytes, tensors.at("positions").bytes, shard, check);
+  for (const SaeRecord& sae : shard.saes) {
+    if (std::string fault = CheckShardLatents(tensors, sae); !fault.empty()) {
+      check->faults.push_back(std::move(fault));
+    }
+  }
 }
 
 void CheckGzipContents(const ShardInflater& inflated, const ShardEntry& shard, ShardCheck* check) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "storage/sae_record.h"
 #include "storage/shard_writer_options.h"
 #include "storage/stored_site.h"
 
@@ -27,6 +28,7 @@ struct ShardEntry {
   // Its latent examples file (storage/latent_examples.h) as listed, beside it; none when
   // the run had no SAE.
   std::optional<ListedShard> examples;
+  std::vector<SaeRecord> saes;  // metadata config.saes: whose latents it holds
 };
 
 // What reading the shard found.
@@ -43,7 +45,8 @@ struct ShardCheck {
 // are ever held in memory); exactly the site tensors [tokens, width] in
 // `site_dtype` (I32 for an integer site) plus token_ids I32, doc_ids I64 and positions I32
 // [tokens], tiling the data section; doc ids in increasing runs (a document is contiguous) whose
-// positions count 0..n-1; and tokens, docs, first and last doc id as listed.
+// positions count 0..n-1; tokens, docs, first and last doc id as listed; and in a plain
+// (not gzip'd) shard, every row of each SAE's latents (storage/latent_sites.h).
 // Every fault found is reported, not only the first.
 ShardCheck CheckShard(const ShardEntry& shard);
 

@@ -14,12 +14,12 @@ std::map<std::string, LatentColumns> FindLatentColumns(const std::vector<StoredS
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < sites.size(); ++i) index[sites[i].name] = i;
   std::map<std::string, LatentColumns> found;
-  const std::string suffix = LatentIdsSite("");
+  const std::string suffix = LatentSiteNamesOf("").ids;
   for (size_t ids = 0; ids < sites.size(); ++ids) {
     const std::string& name = sites[ids].name;
     if (!name.ends_with(suffix) || !sites[ids].integer) continue;
     const std::string site = name.substr(0, name.size() - suffix.size());
-    auto values = index.find(LatentValuesSite(site));
+    auto values = index.find(LatentSiteNamesOf(site).values);
     if (values == index.end() || sites[values->second].integer ||
         sites[values->second].width != sites[ids].width) {
       continue;
@@ -60,18 +60,6 @@ std::expected<const SafetensorsTensor*, std::string> ShardTensor(
   return &tensor;
 }
 
-// Element `i` of a float tensor of dtype F32, F16 or BF16, widened to float32.
-float WidenedAt(const SafetensorsTensor& tensor, size_t i) {
-  if (tensor.dtype == "F32") {
-    float value;
-    std::memcpy(&value, tensor.bytes.data() + i * sizeof(float), sizeof(float));
-    return value;
-  }
-  uint16_t bits;
-  std::memcpy(&bits, tensor.bytes.data() + i * sizeof(uint16_t), sizeof(uint16_t));
-  return tensor.dtype == "BF16" ? Bfloat16BitsToFloat(bits) : HalfBitsToFloat(bits);
-}
-
 }  // namespace
 
 std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
@@ -87,12 +75,14 @@ std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
     return std::unexpected(!doc_ids ? doc_ids.error() : positions.error());
   LatentExamplesBySite out;
   for (const auto& [site, shape] : like) {
-    auto stored = shard.tensors().find(LatentIdsSite(site));  // K from its shape, checked next
+    const LatentSiteNames names = LatentSiteNamesOf(site);
+    auto stored = shard.tensors().find(names.ids);  // K from its shape, checked next
     const int64_t k = stored != shard.tensors().end() && stored->second.shape.size() == 2
                           ? stored->second.shape[1]
                           : 0;
-    auto ids = ShardTensor(shard, LatentIdsSite(site), {"I32"}, tokens, k);  // [tokens, K]
-    auto values = ShardTensor(shard, LatentValuesSite(site), {"F32", "F16", "BF16"}, tokens, k);
+    auto ids = ShardTensor(shard, names.ids, {"I32"}, tokens, k);  // [tokens, K]
+    auto values =
+        ShardTensor(shard, names.values, {"F32", "F16", "BF16"}, tokens, k);  // [tokens, K]
     if (!ids || !values) return std::unexpected(!ids ? ids.error() : values.error());
     LatentExamples examples(shape.latents(), shape.examples());
     std::vector<int32_t> token_ids(static_cast<size_t>(k));   // [K]
@@ -102,7 +92,7 @@ std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
       std::memcpy(token_ids.data(), (*ids)->bytes.data() + first * sizeof(int32_t),
                   token_ids.size() * sizeof(int32_t));
       for (size_t i = 0; i < token_values.size(); ++i) {
-        token_values[i] = WidenedAt(**values, first + i);
+        token_values[i] = FloatAt(**values, static_cast<int64_t>(first + i));
       }
       int64_t doc_id;
       int32_t position;
@@ -110,7 +100,7 @@ std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
       std::memcpy(&position, (*positions)->bytes.data() + token * sizeof(int32_t),
                   sizeof(position));
       if (auto added = examples.AddToken(doc_id, position, token_ids, token_values); !added) {
-        return std::unexpected(shard.path() + ": " + LatentIdsSite(site) + ": " + added.error());
+        return std::unexpected(shard.path() + ": " + names.ids + ": " + added.error());
       }
     }
     out.emplace(site, std::move(examples));
@@ -131,8 +121,9 @@ std::expected<ShardExamples, std::string> ShardExamples::Create(
   for (const auto& [site, latents] : sae_latents) {
     auto found = columns.find(site);
     if (found == columns.end()) {
+      const LatentSiteNames names = LatentSiteNamesOf(site);
       return std::unexpected("SAE site " + site + ": its examples need the stored sites " +
-                             LatentIdsSite(site) + " (I32) and " + LatentValuesSite(site) +
+                             names.ids + " (I32) and " + names.values +
                              " of one width, which the writer was not given");
     }
     if (latents < 1) {

@@ -14,17 +14,11 @@
 
 #include "storage/file_io.h"
 #include "storage/latent_examples.h"
+#include "storage/latent_sites.h"
 #include "storage/safetensors.h"
 #include "storage/shard_writer_options.h"
 
 namespace actex {
-
-// The stored sites of SAE site S (its hook name): S.latents.ids [tokens, K] I32, the K
-// strongest latents of each token, S.latents.values [tokens, K] (the output dtype),
-// their values, and S.latents.count [tokens, 1] I32.
-inline std::string LatentIdsSite(const std::string& site) { return site + ".latents.ids"; }
-inline std::string LatentValuesSite(const std::string& site) { return site + ".latents.values"; }
-inline std::string LatentCountSite(const std::string& site) { return site + ".latents.count"; }
 
 // Where one SAE's latents are among a shard's sites.
 struct LatentColumns {
@@ -33,8 +27,8 @@ struct LatentColumns {
   int64_t stored = 0;          // K
 };
 
-// The SAE sites S among `sites` (S.latents.ids an integer site, S.latents.values a float
-// one of the same width), by S.
+// The SAE sites S among `sites` (their latents as storage/latent_sites.h names them:
+// S.latents.ids an integer site, S.latents.values a float one of the same width), by S.
 std::map<std::string, LatentColumns> FindLatentColumns(const std::vector<StoredSite>& sites);
 
 // `value` as the output stores it in `dtype`, widened back to float32.

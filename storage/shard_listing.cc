@@ -29,7 +29,7 @@ void ShardListing::ContinueFrom(const nlohmann::json& earlier) {
   }
   const nlohmann::json& statistics = earlier.value("statistics", nlohmann::json());
   for (size_t i = 0; i < sites_.size(); ++i) {
-    const auto& [name, width, integer] = sites_[i];
+    const auto& [name, width, integer, statistics_only] = sites_[i];
     if (integer) continue;
     auto earlier_site = statistics.is_object() && statistics.contains(name)
                             ? SiteStatistics::FromJson(statistics[name])
@@ -63,7 +63,9 @@ void ShardListing::ListWithoutDocuments(const nlohmann::ordered_json& chunks) {
 std::string ShardListing::MetadataText(bool complete, const nlohmann::json& run_config,
                                        const char* dtype) const {
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
-  for (const StoredSite& site : sites_) sites.push_back(StoredSiteJson(site));
+  for (const StoredSite& site : sites_) {
+    if (!site.statistics_only) sites.push_back(StoredSiteJson(site));
+  }
   nlohmann::ordered_json metadata = {
       {"format", "actex-activations"},
       {"version", 1},

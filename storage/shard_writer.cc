@@ -39,7 +39,7 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
   if (options.sites.empty()) return std::unexpected(std::string("no activation site to write"));
   std::set<std::string> names(std::begin(kIdTensors), std::end(kIdTensors));
   names.insert(kSafetensorsMetadataKey);
-  for (const auto& [name, width, integer] : options.sites) {
+  for (const auto& [name, width, integer, statistics_only] : options.sites) {
     if (name.empty() || !names.insert(name).second) {
       return std::unexpected("site name \"" + name +
                              "\" is empty, repeated or reserved (token_ids, doc_ids, positions)");
@@ -120,7 +120,7 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
                            " sites, the writer has " + std::to_string(state.options.sites.size()));
   }
   for (size_t i = 0; i < document.sites.size(); ++i) {
-    const auto& [name, width, integer] = state.options.sites[i];
+    const auto& [name, width, integer, statistics_only] = state.options.sites[i];
     const SiteRows& rows = document.sites[i];
     if (rows.size() != tokens * static_cast<size_t>(width)) {
       return std::unexpected(doc + ": site \"" + name + "\" has " + std::to_string(rows.size()) +
@@ -149,8 +149,9 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
   }
   const size_t sites = document.sites.size();
   for (size_t i = 0; i < sites; ++i) {
-    if (auto spilled = state.SpillRows(document, i); !spilled) {
-      return state.Fail(spilled.error());
+    // A statistics-only site's spill stays empty and its shards have no tensor of it.
+    if (!state.options.sites[i].statistics_only) {
+      if (auto spilled = state.SpillRows(document, i); !spilled) return state.Fail(spilled.error());
     }
     // Integer sites have no statistics: their entry stays empty and is never listed.
     if (state.options.sites[i].integer) continue;

@@ -88,6 +88,7 @@ std::expected<void, std::string> ShardWriterState::SpillRows(const DocumentActiv
 std::expected<void, std::string> ShardWriterState::CloseShard() {
   std::vector<TensorToWrite> layout;
   for (const StoredSite& site : options.sites) {
+    if (site.statistics_only) continue;  // its spill is empty
     layout.push_back({site.name,
                       site.Dtype(SafetensorsDtype(options.dtype)),
                       {shard_tokens, site.width},

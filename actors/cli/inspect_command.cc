@@ -14,6 +14,7 @@
 #include "base/whole_file.h"
 #include "storage/json_field.h"
 #include "storage/non_finite_sites.h"
+#include "storage/sae_record.h"
 #include "storage/site_statistics.h"
 #include "storage/stored_site.h"
 
@@ -109,6 +110,12 @@ HostHealth InspectHost(const fs::path& host_dir, std::map<std::string, int64_t>*
                 << count("jsonl_bytes") << " bytes), "
                 << (documents ? std::to_string(*documents) : std::string("unknown"))
                 << " documents in all\n";
+    }
+    // The SAEs whose latents the shards hold (--sae): site, library, shape, K, files.
+    auto saes = ReadSaeRecords(*config, JsonPlace{"metadata.json", "config"});
+    if (!saes) spdlog::warn("{}: {}", host_dir.string(), saes.error());
+    for (const SaeRecord& sae : saes.value_or(std::vector<SaeRecord>{})) {
+      std::cout << "  sae " << DescribeSaeRecord(sae) << '\n';
     }
   }
   for (const auto& shard : metadata["shards"]) {

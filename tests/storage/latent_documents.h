@@ -22,9 +22,7 @@ inline constexpr int64_t kStoredLatents = 4;  // K
 
 // The latent sites of kLatentSite: ids [tokens, K] I32, values [tokens, K], count [tokens, 1] I32.
 inline std::vector<StoredSite> LatentSites() {
-  return {{LatentIdsSite(kLatentSite), kStoredLatents, true},
-          {LatentValuesSite(kLatentSite), kStoredLatents, false},
-          {LatentCountSite(kLatentSite), 1, true}};
+  return StoredLatentSites(kLatentSite, static_cast<int>(kStoredLatents));
 }
 
 // Document `doc_id` of `tokens` tokens: token t fires 1 + (doc + t) % K distinct latents
