@@ -23,8 +23,8 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const std::string kSae = "blocks.1.hook_resid_post=" + std::string(ACTEX_FIXTURES_DIR) +
-                         "/sae/saelens-topk";
+const std::string kSae =
+    "blocks.1.hook_resid_post=" + std::string(ACTEX_FIXTURES_DIR) + "/sae/saelens-topk";
 
 void WithSae(ExtractOptions& extract) {
   extract.saes = {kSae};
@@ -70,7 +70,8 @@ TEST(SaeExamplesJob, KilledAndFinishedByFewerHostsMergesToOneProcesssLatentsBitF
   ExpectVerified(dir, out);
   const std::string merged = MergedLatents(dir, out);
   ASSERT_FALSE(merged.empty());
-  EXPECT_TRUE(merged == MergedLatents(dir, single)) << "the job's latents differ from one process's";
+  EXPECT_TRUE(merged == MergedLatents(dir, single))
+      << "the job's latents differ from one process's";
 }
 
 }  // namespace

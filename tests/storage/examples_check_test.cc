@@ -32,13 +32,8 @@ class LatentOutput : public testing::Test {
     std::string corpus;
     for (int i = 0; i < kDocuments; ++i) corpus += "{\"input_ids\": [1]}\n";
     WriteBytes(dir_.File("corpus.jsonl"), corpus);
-    ShardWriterOptions options;
-    options.dir = Host();
+    ShardWriterOptions options = LatentWriterOptions(Host(), /*shard_bytes=*/1);
     options.dtype = OutputDtype::kF16;
-    options.sites = LatentSites();
-    options.sae_latents = {{kLatentSite, kSaeLatents}};
-    options.sae_examples = 2;
-    options.shard_bytes = 1;
     options.run_config = {{"data", {dir_.File("corpus.jsonl")}}, {"max_docs", -1}};
     auto writer = ShardWriter::Open(options);
     ASSERT_TRUE(writer) << writer.error();

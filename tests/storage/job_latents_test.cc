@@ -17,17 +17,6 @@ using ::testing::HasSubstr;
 
 constexpr int64_t kDocuments = 14;
 
-ShardWriterOptions HostOptions(const std::string& dir, int64_t shard_bytes) {
-  ShardWriterOptions options;
-  options.dir = dir;
-  options.dtype = OutputDtype::kBF16;
-  options.sites = LatentSites();
-  options.sae_latents = {{kLatentSite, kSaeLatents}};
-  options.sae_examples = 3;
-  options.shard_bytes = shard_bytes;
-  return options;
-}
-
 // Writes documents `docs` (chunks of one document, in the order given) into `dir`,
 // finishing complete or not.
 void WriteHost(const ShardWriterOptions& options, const std::vector<int64_t>& docs,
@@ -51,16 +40,16 @@ TEST(MergeJobLatents, SameBitsWhateverTheHostsShardsAndResumes) {
   TempDir dir;
   std::vector<int64_t> all(kDocuments);
   for (int64_t doc = 0; doc < kDocuments; ++doc) all[doc] = doc;
-  WriteHost(HostOptions(dir.File("one/host_00"), int64_t{1} << 30), all);
+  WriteHost(LatentWriterOptions(dir.File("one/host_00"), int64_t{1} << 30), all);
   const std::string one = MergedBytes({dir.File("one/host_00")});
   auto job = MergeJobLatents({dir.File("one/host_00")});
   ASSERT_TRUE(job);
   EXPECT_EQ(job->files, 1);
 
   // Three leased hosts granted chunks out of order, small shards.
-  WriteHost(HostOptions(dir.File("three/host_00"), 300), {9, 0, 3, 12});
-  WriteHost(HostOptions(dir.File("three/host_01"), 300), {1, 13, 4, 7, 10});
-  WriteHost(HostOptions(dir.File("three/host_02"), 1), {2, 5, 6, 8, 11});
+  WriteHost(LatentWriterOptions(dir.File("three/host_00"), 300), {9, 0, 3, 12});
+  WriteHost(LatentWriterOptions(dir.File("three/host_01"), 300), {1, 13, 4, 7, 10});
+  WriteHost(LatentWriterOptions(dir.File("three/host_02"), 1), {2, 5, 6, 8, 11});
   EXPECT_EQ(MergedBytes(
                 {dir.File("three/host_00"), dir.File("three/host_01"), dir.File("three/host_02")}),
             one);
@@ -68,7 +57,7 @@ TEST(MergeJobLatents, SameBitsWhateverTheHostsShardsAndResumes) {
   // One host killed (its unended chunk dropped) and resumed from what it listed.
   const std::string host = dir.File("resumed/host_00");
   {
-    auto writer = ShardWriter::Open(HostOptions(host, 400));
+    auto writer = ShardWriter::Open(LatentWriterOptions(host, 400));
     ASSERT_TRUE(writer);
     for (int64_t doc = 0; doc < 6; ++doc)
       ASSERT_TRUE(AddWhole(**writer, MakeLatentDocument(doc, 2 + doc % 5)));
@@ -77,7 +66,7 @@ TEST(MergeJobLatents, SameBitsWhateverTheHostsShardsAndResumes) {
   }
   auto earlier = ReadEarlierOutput(host);
   ASSERT_TRUE(earlier && *earlier) << earlier.error();
-  ShardWriterOptions resumed = HostOptions(host, 400);
+  ShardWriterOptions resumed = LatentWriterOptions(host, 400);
   resumed.continue_from = (*earlier)->metadata;
   std::vector<int64_t> rest;
   for (int64_t doc = 0; doc < kDocuments; ++doc) {
@@ -90,7 +79,7 @@ TEST(MergeJobLatents, SameBitsWhateverTheHostsShardsAndResumes) {
 
 TEST(MergeJobLatents, AnExamplesFileOtherThanListedIsRefusedNamingIt) {
   TempDir dir;
-  WriteHost(HostOptions(dir.File("host_00"), 1), {0, 1});
+  WriteHost(LatentWriterOptions(dir.File("host_00"), 1), {0, 1});
   const std::string file = dir.File("host_00/shard_000002.examples.safetensors");
   std::filesystem::copy_file(dir.File("host_00/shard_000001.examples.safetensors"), file,
                              std::filesystem::copy_options::overwrite_existing);

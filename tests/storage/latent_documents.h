@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "storage/shard_examples.h"
@@ -23,6 +24,18 @@ inline constexpr int64_t kStoredLatents = 4;  // K
 // The latent sites of kLatentSite: ids [tokens, K] I32, values [tokens, K], count [tokens, 1] I32.
 inline std::vector<StoredSite> LatentSites() {
   return StoredLatentSites(kLatentSite, static_cast<int>(kStoredLatents));
+}
+
+// A writer into `dir` of LatentSites in bfloat16 keeping 3 examples per latent.
+inline ShardWriterOptions LatentWriterOptions(const std::string& dir, int64_t shard_bytes) {
+  ShardWriterOptions options;
+  options.dir = dir;
+  options.dtype = OutputDtype::kBF16;
+  options.sites = LatentSites();
+  options.sae_latents = {{kLatentSite, kSaeLatents}};
+  options.sae_examples = 3;
+  options.shard_bytes = shard_bytes;
+  return options;
 }
 
 // Document `doc_id` of `tokens` tokens: token t fires 1 + (doc + t) % K distinct latents

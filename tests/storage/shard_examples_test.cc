@@ -17,14 +17,7 @@ namespace actex {
 namespace {
 
 ShardWriterOptions LatentOptions(const std::string& dir) {
-  ShardWriterOptions options;
-  options.dir = dir;
-  options.dtype = OutputDtype::kBF16;
-  options.sites = LatentSites();
-  options.sae_latents = {{kLatentSite, kSaeLatents}};
-  options.sae_examples = 3;
-  options.shard_bytes = 600;  // a few documents a shard
-  return options;
+  return LatentWriterOptions(dir, 600);  // a few documents a shard
 }
 
 nlohmann::json ReadMetadata(const std::string& dir) {
