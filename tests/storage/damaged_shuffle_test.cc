@@ -8,9 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <type_traits>
+#include <nlohmann/json.hpp>
 
 #include "storage/activation_shuffle.h"
 #include "storage/lm_saes_export.h"

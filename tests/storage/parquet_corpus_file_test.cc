@@ -147,8 +147,8 @@ TEST(ParquetCorpusFile, ReadsEveryReadableRowOfACutChunkAndRejectsTheRest) {
   ASSERT_EQ(prefix.size(), 200u);
   ASSERT_EQ(read.records.size(), 300u);
   size_t readable = 200;
-  while (readable < 300 &&
-         read.records[readable].reject_reason.find("damaged") == std::string::npos) {
+  while (readable < 300 && read.records[readable].reject_reason.find("damaged") ==
+                               std::string::npos) {
     ++readable;
   }
   EXPECT_GT(readable, 200u);  // row group 2's first pages lie before the cut

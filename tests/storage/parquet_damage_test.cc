@@ -28,9 +28,11 @@ struct DamagedTextFile {
   DamagedTextFile() {
     std::vector<std::optional<std::string>> texts;
     for (int row = 0; row < 80; ++row) texts.push_back("doc-" + std::to_string(row));
-    bytes = testing::ParquetWithText(
-        texts, "text",
-        {.rows_per_group = 40, .rows_per_page = 10, .pages = &pages, .other_columns = {"id"}});
+    bytes = testing::ParquetWithText(texts, "text",
+                                     {.rows_per_group = 40,
+                                      .rows_per_page = 10,
+                                      .pages = &pages,
+                                      .other_columns = {"id"}});
   }
   // The text column's page holding `row`.
   const testing::ParquetPageSpan& TextPage(int64_t row) const {
@@ -112,9 +114,8 @@ TEST(ParquetDamage, DamagedPageOfATokenListLosesTheRestOfThatChunk) {
     // A list's rows cannot be told apart in entries that were not read: from the
     // row in progress (row 9, which might go on in page 2) to the end of row group 0.
     if (row >= 9 && row < 30) {
-      EXPECT_THAT(
-          record.reject_reason,
-          StartsWith("damaged Parquet data: row group 0, column \"input_ids.list.element\""))
+      EXPECT_THAT(record.reject_reason,
+                  StartsWith("damaged Parquet data: row group 0, column \"input_ids.list.element\""))
           << row;
     } else {
       EXPECT_EQ(record.reject_reason, "") << row;
