@@ -31,9 +31,9 @@ class RecordPlaces {
     std::string text;
     for (const Run& run : runs_) {
       if (!text.empty()) text += " and ";
-      text += run.first == run.last
-                  ? "line " + std::to_string(run.first)
-                  : "lines " + std::to_string(run.first) + "-" + std::to_string(run.last);
+      text += run.first == run.last ? "line " + std::to_string(run.first)
+                                    : "lines " + std::to_string(run.first) + "-" +
+                                          std::to_string(run.last);
       text += " of " + run.file;
     }
     return text;
@@ -63,7 +63,9 @@ ChunkDigest::~ChunkDigest() = default;
 ChunkDigest::ChunkDigest(ChunkDigest&&) noexcept = default;
 ChunkDigest& ChunkDigest::operator=(ChunkDigest&&) noexcept = default;
 
-void ChunkDigest::Reset() { crypto_generichash_init(&state_->hash, nullptr, 0, kDigestBytes); }
+void ChunkDigest::Reset() {
+  crypto_generichash_init(&state_->hash, nullptr, 0, kDigestBytes);
+}
 
 void ChunkDigest::Add(const CorpusRecord& record) {
   auto update = [this](const void* bytes, size_t size) {
@@ -120,8 +122,7 @@ std::expected<std::vector<ChangedChunk>, std::string> FindChangedChunks(
   auto compare = [&] {
     if (current == listed.end()) return;
     const std::string now = digest.Hex();
-    if (now != current->second)
-      changed.push_back({current->first, current->second, now, places.Describe()});
+    if (now != current->second) changed.push_back({current->first, current->second, now, places.Describe()});
     current = listed.end();
   };
   while (true) {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <limits>
 
-#include "base/utf8.h"
 #include "storage/file_io.h"
+#include "base/utf8.h"
 
 namespace actex {
 
