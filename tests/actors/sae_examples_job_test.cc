@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -36,6 +37,7 @@ std::string MergedLatents(const TempDir& dir, const std::string& out) {
   ActexProcess inspect(dir.path() + "/inspect", {"inspect", "--latents", out});
   EXPECT_EQ(inspect.Wait(seconds(60)), 0) << inspect.out() << inspect.err();
   EXPECT_NE(inspect.out().find("dead (never fired)"), std::string::npos) << inspect.out();
+  std::printf("%s", inspect.out().substr(0, inspect.out().find('\n') + 1).c_str());
   return ReadWholeFile(out + "/" + kJobLatentsFile).value_or("");
 }
 
