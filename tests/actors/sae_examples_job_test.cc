@@ -69,8 +69,8 @@ TEST(SaeExamplesJob, KilledAndFinishedByFewerHostsMergesToOneProcesssLatentsBitF
   if (run(2) != 0) {
     EXPECT_EQ(run(3), 0);
   }
-  ExpectVerified(dir, out);
   const std::string merged = MergedLatents(dir, out);
+  ExpectVerified(dir, out);  // latents.safetensors beside the host folders included
   ASSERT_FALSE(merged.empty());
   EXPECT_TRUE(merged == MergedLatents(dir, single))
       << "the job's latents differ from one process's";
