@@ -43,16 +43,18 @@ std::vector<int64_t> ShapeOf(const TensorKind& kind, int64_t latents, int64_t ex
   return {latents, 2};
 }
 
-template <typename T>
-void CopyOut(const std::vector<T>& from, std::string& out) {
-  out.append(reinterpret_cast<const char*>(from.data()), from.size() * sizeof(T));
-}
-
+// A tensor's elements, read into memory as they are stored (little-endian, as here).
 template <typename T>
 std::vector<T> CopyIn(const SafetensorsTensor& tensor) {
   std::vector<T> values(tensor.bytes.size() / sizeof(T));
   std::memcpy(values.data(), tensor.bytes.data(), tensor.bytes.size());
   return values;
+}
+
+// Appends `from`'s bytes as they are in memory to `out`.
+template <typename T>
+void CopyOut(const std::vector<T>& from, std::string& out) {
+  out.append(reinterpret_cast<const char*>(from.data()), from.size() * sizeof(T));
 }
 
 }  // namespace
