@@ -65,6 +65,15 @@ std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& site
           "float32"};
 }
 
+// Runs extract over `documents` documents of dir/c.jsonl (written here) with the fixture
+// SAE `sae` on kSite, and `sites` dense.
+ActexOutcome ExtractWithSae(const TempDir& dir, int documents, const std::string& sites,
+                            const std::string& sae) {
+  dir.Write("c.jsonl", Corpus(documents));
+  return RunActex(dir.path() + "/run-" + std::to_string(documents) + "-" + sites,
+                  ExtractArgs(dir, sites, kSite + "=" + SaeDir(sae)));
+}
+
 class SaeExtractTest : public ::testing::TestWithParam<std::string> {};
 
 // Stored latents equal the SAE's float32 encoding of the stored dense rows: ids
@@ -72,9 +81,7 @@ class SaeExtractTest : public ::testing::TestWithParam<std::string> {};
 // of the token's largest.
 TEST_P(SaeExtractTest, StoredLatentsEqualAnEncodingOfTheDenseSiteOfTheSameRun) {
   TempDir dir;
-  dir.Write("c.jsonl", Corpus(12));
-  ActexOutcome run = RunActex(dir.path() + "/run",
-                              ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir(GetParam())));
+  ActexOutcome run = ExtractWithSae(dir, 12, "resid_post", GetParam());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   auto sae = LoadSae(SaeDir(GetParam()));
   ASSERT_TRUE(sae) << sae.error();
@@ -135,9 +142,7 @@ std::string ReadText(const std::string& path) {
 
 TEST(SaeExtract, ADenseSiteLeftOutOfSitesIsNotWrittenButHasItsStatistics) {
   TempDir dir;
-  dir.Write("c.jsonl", Corpus(4));
-  ActexOutcome run = RunActex(
-      dir.path() + "/run", ExtractArgs(dir, "mlp_out", kSite + "=" + SaeDir("saelens-standard")));
+  ActexOutcome run = ExtractWithSae(dir, 4, "mlp_out", "saelens-standard");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto documents = ReadJob(dir.path() + "/out");
   ASSERT_EQ(documents.size(), 4u);
@@ -179,14 +184,8 @@ TEST(SaeExtract, AnEntryWithoutAFolderIsRefused) {
 
 TEST(SaeExtract, AResumeWithAnotherSaeIsRefusedNamingIt) {
   TempDir dir;
-  dir.Write("c.jsonl", Corpus(2));
-  ASSERT_EQ(RunActex(dir.path() + "/first",
-                     ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-standard")))
-                .exit_code,
-            0);
-  ActexOutcome again =
-      RunActex(dir.path() + "/again",
-               ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-jumprelu")));
+  ASSERT_EQ(ExtractWithSae(dir, 2, "resid_post", "saelens-standard").exit_code, 0);
+  ActexOutcome again = ExtractWithSae(dir, 2, "resid_post", "saelens-jumprelu");
   EXPECT_NE(again.exit_code, 0);
   EXPECT_NE(again.err.find("--sae: "), std::string::npos) << again.err;
   EXPECT_NE(again.err.find("jumprelu"), std::string::npos) << again.err;
@@ -194,11 +193,7 @@ TEST(SaeExtract, AResumeWithAnotherSaeIsRefusedNamingIt) {
 
 TEST(SaeExtract, VerifyNamesTheShardSiteAndRowOfABadLatentId) {
   TempDir dir;
-  dir.Write("c.jsonl", Corpus(2));
-  ASSERT_EQ(RunActex(dir.path() + "/run",
-                     ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-standard")))
-                .exit_code,
-            0);
+  ASSERT_EQ(ExtractWithSae(dir, 2, "resid_post", "saelens-standard").exit_code, 0);
   // The first id of the first row becomes 256, one past the SAE's 256 latents.
   const std::string shard = dir.path() + "/out/host_00/shard_000001.safetensors";
   std::fstream file(shard, std::ios::in | std::ios::out | std::ios::binary);
