@@ -80,17 +80,26 @@ std::vector<ExtractFlag> MakeTable() {
       "(mixture-of-experts layers), embed, ln_final",
       kShared, "sites", [](auto& o) -> auto& { return o.sites; },
       /*comma_lists=*/true));
-  // Recorded and compared as the SAEs' files, not as typed (a folder may move or be
-  // mounted elsewhere on another host): metadata.json's "saes" (ExtractOptionsToJson),
-  // the fingerprint's "--sae" (run_fingerprint.h) and the resume check (run_identity.h).
+  // Recorded as hook names and absolute folders, but compared as the SAEs' files (a
+  // folder may move, or be mounted elsewhere on another host): metadata.json's "saes"
+  // (ExtractOptionsToJson), the fingerprint's "SAE files" (run_fingerprint.h) and the
+  // resume check (run_identity.h).
   ExtractFlag saes = List(
       "--sae",
       "SITE=DIR (repeatable): encode SITE's activations with the trained SAE in DIR (SAELens "
       "or sparsify) and store each token's strongest latents as SITE.latents.ids, "
       ".values and .count; SITE is a hook name, or a short form naming one site at "
       "--layers; --sites may leave SITE out (its statistics are still recorded)",
-      kRunOnly, kSaesConfigKey, [](auto& o) -> auto& { return o.saes; },
+      kResumed, "sae", [](auto& o) -> auto& { return o.saes; },
       /*comma_lists=*/false);
+  saes.record = [](const ExtractOptions& options) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const std::string& entry : options.saes) {
+      auto split = SplitSaeEntry(entry);
+      entries.push_back(split ? split->first + "=" + AbsolutePath(split->second) : entry);
+    }
+    return entries;
+  };
   saes.parse = [](const Texts& texts, ExtractOptions& options) -> Status {
     for (const std::string& entry : texts) {
       if (auto split = SplitSaeEntry(entry); !split) return std::unexpected(split.error());

@@ -200,6 +200,9 @@ ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan&
   for (const Site& site : plan.sites) {
     if (!plan.IsStatisticsOnly(site)) resolved.sites.push_back(site.HookName());
   }
+  resolved.saes.clear();
+  for (const PlannedSae& sae : plan.saes)
+    resolved.saes.push_back(sae.site.HookName() + "=" + sae.dir);
   return resolved;
 }
 

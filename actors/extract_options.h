@@ -116,7 +116,8 @@ int DefaultBlasThreads(int shards_on_this_host);
 std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text);
 
 // The options with what the plan resolved put in: the dtype the model's torch_dtype
-// gave, the sites as hook names (those --sites asked for), the effective --max-seq-len. What is
+// gave, the sites as hook names (those --sites asked for), each --sae's site as a hook
+// name, the effective --max-seq-len. What is
 // recorded and compared is this.
 ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan& plan);
 

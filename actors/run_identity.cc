@@ -127,7 +127,7 @@ std::expected<void, std::string> CheckSameSaes(const std::string& dir,
 
 bool IsInputKey(const std::string& key) {
   return key == "model_dir" || key == "model_fingerprint" || key == "data" ||
-         key == "corpus_size" || key == kSaesConfigKey;
+         key == "corpus_size" || key == "sae" || key == kSaesConfigKey;
 }
 
 std::expected<void, std::string> CheckSameInputs(const std::string& dir,

@@ -154,7 +154,7 @@ std::expected<ExtractVariant, std::string> FindVariant(const std::string& name) 
     v.description = "extract, 1 x 2, text corpus as Parquet";
     v.corpus_kind = ExtractVariant::Corpus::kTextParquet;
   } else if (name == "sae") {
-    v.description = "extract, 1 x 2, with a 16x SAE on the last resid_post";
+    v.description = "extract, 1 x 2, 16x SAE";
     v.with_sae = true;
   } else if (name == "7b") {
     v.description = "extract, 1 shard x 2 threads";

@@ -45,8 +45,8 @@ struct ShardCheck {
 // are ever held in memory); exactly the site tensors [tokens, width] in
 // `site_dtype` (I32 for an integer site) plus token_ids I32, doc_ids I64 and positions I32
 // [tokens], tiling the data section; doc ids in increasing runs (a document is contiguous) whose
-// positions count 0..n-1; tokens, docs, first and last doc id as listed; and in a plain
-// (not gzip'd) shard, every row of each SAE's latents (storage/latent_sites.h).
+// positions count 0..n-1; tokens, docs, first and last doc id as listed; and every row
+// of each SAE's latents (storage/latent_sites.h; a gzip'd shard keeps their bytes too).
 // Every fault found is reported, not only the first.
 ShardCheck CheckShard(const ShardEntry& shard);
 

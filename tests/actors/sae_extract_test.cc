@@ -4,9 +4,11 @@
 // of the same run; the refusals before any work; verify's latent checks.
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -65,6 +67,15 @@ std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& site
           "float32"};
 }
 
+// Runs extract over `documents` documents of dir/c.jsonl (written here) with the fixture
+// SAE `sae` on kSite, and `sites` dense.
+ActexOutcome ExtractWithSae(const TempDir& dir, int documents, const std::string& sites,
+                            const std::string& sae) {
+  dir.Write("c.jsonl", Corpus(documents));
+  return RunActex(dir.path() + "/run-" + std::to_string(documents) + "-" + sites,
+                  ExtractArgs(dir, sites, kSite + "=" + SaeDir(sae)));
+}
+
 class SaeExtractTest : public ::testing::TestWithParam<std::string> {};
 
 // Stored latents equal the SAE's float32 encoding of the stored dense rows: ids
@@ -72,9 +83,7 @@ class SaeExtractTest : public ::testing::TestWithParam<std::string> {};
 // of the token's largest.
 TEST_P(SaeExtractTest, StoredLatentsEqualAnEncodingOfTheDenseSiteOfTheSameRun) {
   TempDir dir;
-  dir.Write("c.jsonl", Corpus(12));
-  ActexOutcome run = RunActex(dir.path() + "/run",
-                              ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir(GetParam())));
+  ActexOutcome run = ExtractWithSae(dir, 12, "resid_post", GetParam());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   auto sae = LoadSae(SaeDir(GetParam()));
   ASSERT_TRUE(sae) << sae.error();
@@ -135,9 +144,7 @@ std::string ReadText(const std::string& path) {
 
 TEST(SaeExtract, ADenseSiteLeftOutOfSitesIsNotWrittenButHasItsStatistics) {
   TempDir dir;
-  dir.Write("c.jsonl", Corpus(4));
-  ActexOutcome run = RunActex(
-      dir.path() + "/run", ExtractArgs(dir, "mlp_out", kSite + "=" + SaeDir("saelens-standard")));
+  ActexOutcome run = ExtractWithSae(dir, 4, "mlp_out", "saelens-standard");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto documents = ReadJob(dir.path() + "/out");
   ASSERT_EQ(documents.size(), 4u);
@@ -179,38 +186,55 @@ TEST(SaeExtract, AnEntryWithoutAFolderIsRefused) {
 
 TEST(SaeExtract, AResumeWithAnotherSaeIsRefusedNamingIt) {
   TempDir dir;
-  dir.Write("c.jsonl", Corpus(2));
-  ASSERT_EQ(RunActex(dir.path() + "/first",
-                     ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-standard")))
-                .exit_code,
-            0);
-  ActexOutcome again =
-      RunActex(dir.path() + "/again",
-               ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-jumprelu")));
+  ASSERT_EQ(ExtractWithSae(dir, 2, "resid_post", "saelens-standard").exit_code, 0);
+  ActexOutcome again = ExtractWithSae(dir, 2, "resid_post", "saelens-jumprelu");
   EXPECT_NE(again.exit_code, 0);
   EXPECT_NE(again.err.find("--sae: "), std::string::npos) << again.err;
   EXPECT_NE(again.err.find("jumprelu"), std::string::npos) << again.err;
 }
 
-TEST(SaeExtract, VerifyNamesTheShardSiteAndRowOfABadLatentId) {
+// The bytes of a shard file, gunzipped when `gzip`; and written back the same way.
+std::string ReadShardBytes(const std::string& path, bool gzip) {
+  if (!gzip) return ReadText(path);
+  gzFile file = gzopen(path.c_str(), "rb");
+  std::string bytes;
+  char buffer[1 << 16];
+  for (int got; (got = gzread(file, buffer, sizeof(buffer))) > 0;) bytes.append(buffer, got);
+  gzclose(file);
+  return bytes;
+}
+
+void WriteShardBytes(const std::string& path, const std::string& bytes, bool gzip) {
+  if (!gzip) {
+    std::ofstream(path, std::ios::binary) << bytes;
+    return;
+  }
+  gzFile file = gzopen(path.c_str(), "wb");
+  gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(file);
+}
+
+class SaeVerifyTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SaeVerifyTest, VerifyNamesTheShardSiteAndRowOfABadLatentId) {
+  const bool gzip = GetParam();
   TempDir dir;
   dir.Write("c.jsonl", Corpus(2));
-  ASSERT_EQ(RunActex(dir.path() + "/run",
-                     ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-standard")))
-                .exit_code,
-            0);
+  std::vector<std::string> args =
+      ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-standard"));
+  args.insert(args.end(), {"--compress", gzip ? "gzip" : "none"});
+  ASSERT_EQ(RunActex(dir.path() + "/run", args).exit_code, 0);
   // The first id of the first row becomes 256, one past the SAE's 256 latents.
-  const std::string shard = dir.path() + "/out/host_00/shard_000001.safetensors";
-  std::fstream file(shard, std::ios::in | std::ios::out | std::ios::binary);
+  const std::string shard =
+      dir.path() + "/out/host_00/shard_000001.safetensors" + (gzip ? ".gz" : "");
+  std::string bytes = ReadShardBytes(shard, gzip);
   uint64_t header_bytes = 0;
-  file.read(reinterpret_cast<char*>(&header_bytes), 8);
-  std::string header(header_bytes, '\0');
-  file.read(header.data(), static_cast<std::streamsize>(header_bytes));
-  const auto offsets = nlohmann::json::parse(header)[kSite + ".latents.ids"]["data_offsets"];
-  file.seekp(static_cast<std::streamoff>(8 + header_bytes + offsets[0].get<uint64_t>()));
+  std::memcpy(&header_bytes, bytes.data(), sizeof(header_bytes));
+  const auto offsets =
+      nlohmann::json::parse(bytes.substr(8, header_bytes))[kSite + ".latents.ids"]["data_offsets"];
   const int32_t bad = 256;
-  file.write(reinterpret_cast<const char*>(&bad), sizeof(bad));
-  file.close();
+  std::memcpy(bytes.data() + 8 + header_bytes + offsets[0].get<uint64_t>(), &bad, sizeof(bad));
+  WriteShardBytes(shard, bytes, gzip);
   ActexOutcome verify = RunActex(dir.path() + "/verify", {"verify", dir.path() + "/out"});
   EXPECT_NE(verify.exit_code, 0);
   const std::string said = verify.out + verify.err;
@@ -221,6 +245,9 @@ TEST(SaeExtract, VerifyNamesTheShardSiteAndRowOfABadLatentId) {
             std::string::npos)
       << said;
 }
+
+INSTANTIATE_TEST_SUITE_P(PlainAndGzip, SaeVerifyTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "gzip" : "plain"; });
 
 }  // namespace
 }  // namespace actex
