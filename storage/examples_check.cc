@@ -1,13 +1,17 @@
 #include "storage/examples_check.h"
 
 #include <filesystem>
+#include <fstream>
 
 #include "base/whole_file.h"
 #include "storage/crc32.h"
 #include "storage/shard_examples.h"
+#include "storage/shard_inflater.h"
 
 namespace actex {
 namespace {
+
+constexpr size_t kInflateChunkBytes = size_t{1} << 20;
 
 // The first difference between `listed` and `recomputed` (one SAE's), in words; empty
 // when they are equal.
@@ -27,6 +31,34 @@ std::string FirstDifference(const LatentExamples& listed, const LatentExamples& 
     if (listed.ExamplesOf(latent) != recomputed.ExamplesOf(latent)) return which + "examples";
   }
   return "";
+}
+
+// What plain shard `path`'s latents give.
+std::expected<LatentExamplesBySite, std::string> RecomputePlain(const std::string& path,
+                                                                const LatentExamplesBySite& like) {
+  auto file = SafetensorsFile::Open(path);
+  if (!file) return std::unexpected(file.error());
+  return RecomputeShardExamples((*file)->tensors(), path, like);
+}
+
+// What gzip'd shard `path`'s latents give: inflated as a stream keeping only the doc ids,
+// positions and latents of `like`'s sites.
+std::expected<LatentExamplesBySite, std::string> RecomputeGzipped(
+    const std::string& path, const LatentExamplesBySite& like) {
+  ShardInflater inflater;
+  for (const auto& [site, examples] : like) {
+    const LatentSiteNames names = LatentSiteNamesOf(site);
+    inflater.CaptureAlso({names.ids, names.values});
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::vector<char> chunk(kInflateChunkBytes);
+  while (file.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || file.gcount() > 0) {
+    inflater.Feed(reinterpret_cast<const uint8_t*>(chunk.data()),
+                  static_cast<size_t>(file.gcount()));
+  }
+  inflater.Finish();
+  if (!inflater.error().empty()) return std::unexpected(path + ": " + inflater.error());
+  return RecomputeShardExamples(inflater.CapturedTensors(), path, like);
 }
 
 }  // namespace
@@ -60,10 +92,9 @@ ExamplesCheck CheckShardExamples(const ShardEntry& shard, bool recompute) {
   for (const auto& [site, columns] : FindLatentColumns(shard.sites)) {
     if (!loaded->contains(site)) check.faults.push_back("has no examples of SAE site " + site);
   }
-  if (!check.faults.empty() || !recompute || shard.gzip) return check;
-  auto file = SafetensorsFile::Open(shard.path);
-  if (!file) return check;  // the shard's own check says why
-  auto recomputed = RecomputeShardExamples(**file, *loaded);
+  if (!check.faults.empty() || !recompute) return check;
+  auto recomputed =
+      shard.gzip ? RecomputeGzipped(shard.path, *loaded) : RecomputePlain(shard.path, *loaded);
   if (!recomputed) {
     check.faults.push_back(recomputed.error());
     return check;

@@ -18,8 +18,9 @@ struct ExamplesCheck {
 // Re-reads `shard`'s listed latent examples file (shard.examples, beside the shard):
 // its bytes and crc32 as listed; the file well formed (LoadLatentExamples); its sites
 // exactly the SAE sites among the shard's; and, when `recompute` (the shard's own check
-// passed) and the shard is not gzip'd, exactly what the shard's latent tensors give
-// (RecomputeShardExamples). A .gz shard's tokens are not re-read for it.
+// passed), exactly what the shard's latent tensors give (RecomputeShardExamples): a
+// plain shard mapped, a gzip'd one inflated again keeping only the ids, positions and
+// latents.
 ExamplesCheck CheckShardExamples(const ShardEntry& shard, bool recompute);
 
 }  // namespace actex

@@ -43,18 +43,27 @@ float AsStored(float value, OutputDtype dtype) {
 
 namespace {
 
-// Tensor `name` of `shard`, of one of `dtypes` and `width` columns per token.
+// The shard's tensors and where they come from, for messages.
+struct ShardTensors {
+  const std::map<std::string, SafetensorsTensor>& tensors;
+  const std::string& path;
+};
+
+// Tensor `name` of `shard`, of one of `dtypes` and `width` columns per token (-1: one
+// dimension).
 std::expected<const SafetensorsTensor*, std::string> ShardTensor(
-    const SafetensorsFile& shard, const std::string& name,
-    std::initializer_list<const char*> dtypes, int64_t tokens, int64_t width) {
-  auto found = shard.tensors().find(name);
-  if (found == shard.tensors().end()) return std::unexpected(shard.path() + ": no tensor " + name);
+    const ShardTensors& shard, const std::string& name, std::initializer_list<const char*> dtypes,
+    int64_t tokens, int64_t width) {
+  auto found = shard.tensors.find(name);
+  if (found == shard.tensors.end()) return std::unexpected(shard.path + ": no tensor " + name);
   const SafetensorsTensor& tensor = found->second;
   const bool dtype_ok = std::find(dtypes.begin(), dtypes.end(), tensor.dtype) != dtypes.end();
   const bool shape_ok = tensor.shape.size() == (width < 0 ? 1u : 2u) && tensor.shape[0] == tokens &&
-                        (width < 0 || tensor.shape[1] == width);
+                        (width < 0 || tensor.shape[1] == width) &&
+                        SafetensorsTensorBytes(tensor.dtype, tensor.shape).value_or(-1) ==
+                            static_cast<int64_t>(tensor.bytes.size());
   if (!dtype_ok || !shape_ok) {
-    return std::unexpected(shard.path() + ": tensor " + name + " is " + tensor.dtype +
+    return std::unexpected(shard.path + ": tensor " + name + " is " + tensor.dtype +
                            " of another shape than its " + std::to_string(tokens) + " tokens");
   }
   return &tensor;
@@ -63,21 +72,24 @@ std::expected<const SafetensorsTensor*, std::string> ShardTensor(
 }  // namespace
 
 std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
-    const SafetensorsFile& shard, const LatentExamplesBySite& like) {
-  auto doc_ids_tensor = shard.tensors().find("doc_ids");
-  if (doc_ids_tensor == shard.tensors().end() || doc_ids_tensor->second.shape.size() != 1) {
-    return std::unexpected(shard.path() + ": no doc_ids tensor of one dimension");
+    const std::map<std::string, SafetensorsTensor>& tensors, const std::string& path,
+    const LatentExamplesBySite& like) {
+  const ShardTensors shard{tensors, path};
+  auto doc_ids_tensor = shard.tensors.find("doc_ids");
+  if (doc_ids_tensor == shard.tensors.end() || doc_ids_tensor->second.shape.size() != 1) {
+    return std::unexpected(shard.path + ": no doc_ids tensor of one dimension");
   }
   const int64_t tokens = doc_ids_tensor->second.shape[0];
   auto doc_ids = ShardTensor(shard, "doc_ids", {"I64"}, tokens, -1);      // [tokens]
   auto positions = ShardTensor(shard, "positions", {"I32"}, tokens, -1);  // [tokens]
-  if (!doc_ids || !positions)
+  if (!doc_ids || !positions) {
     return std::unexpected(!doc_ids ? doc_ids.error() : positions.error());
+  }
   LatentExamplesBySite out;
   for (const auto& [site, shape] : like) {
     const LatentSiteNames names = LatentSiteNamesOf(site);
-    auto stored = shard.tensors().find(names.ids);  // K from its shape, checked next
-    const int64_t k = stored != shard.tensors().end() && stored->second.shape.size() == 2
+    auto stored = shard.tensors.find(names.ids);  // K from its shape, checked next
+    const int64_t k = stored != shard.tensors.end() && stored->second.shape.size() == 2
                           ? stored->second.shape[1]
                           : 0;
     auto ids = ShardTensor(shard, names.ids, {"I32"}, tokens, k);  // [tokens, K]
@@ -100,7 +112,7 @@ std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
       std::memcpy(&position, (*positions)->bytes.data() + token * sizeof(int32_t),
                   sizeof(position));
       if (auto added = examples.AddToken(doc_id, position, token_ids, token_values); !added) {
-        return std::unexpected(shard.path() + ": " + names.ids + ": " + added.error());
+        return std::unexpected(shard.path + ": " + names.ids + ": " + added.error());
       }
     }
     out.emplace(site, std::move(examples));

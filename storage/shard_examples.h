@@ -34,13 +34,15 @@ std::map<std::string, LatentColumns> FindLatentColumns(const std::vector<StoredS
 // `value` as the output stores it in `dtype`, widened back to float32.
 float AsStored(float value, OutputDtype dtype);
 
-// The latent examples of the tokens a shard file holds (as the writer wrote it: the
-// SAE sites' S.latents.ids and S.latents.values, doc_ids, positions), for each site of
-// `like` with its number of latents and examples: what the shard's examples file must
-// hold. A tensor missing or of another dtype or shape, or an id out of range, is an error
-// naming it.
+// The latent examples of the tokens a shard holds, from its `tensors` (as the writer
+// wrote them: the SAE sites' S.latents.ids and S.latents.values, doc_ids, positions;
+// a plain shard's SafetensorsFile tensors, or those a gzip'd one's ShardInflater kept),
+// for each site of `like` with its number of latents and examples: what the shard's
+// examples file must hold. A tensor missing or of another dtype or shape, or an id out of
+// range, is an error naming it and the shard (`path`).
 std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
-    const SafetensorsFile& shard, const LatentExamplesBySite& like);
+    const std::map<std::string, SafetensorsTensor>& tensors, const std::string& path,
+    const LatentExamplesBySite& like);
 
 // The examples of the shard being written and of its open chunk, per SAE.
 class ShardExamples {

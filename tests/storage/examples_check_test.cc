@@ -24,9 +24,9 @@ using ::testing::HasSubstr;
 
 constexpr int kDocuments = 6;
 
-// host_00 of a corpus of kDocuments lines, one document a shard, each with its
-// examples file.
-class LatentOutput : public testing::Test {
+// host_00 of a corpus of kDocuments lines, one document a shard (gzip'd when the
+// parameter says so), each with its examples file.
+class LatentOutput : public testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     std::string corpus;
@@ -34,6 +34,7 @@ class LatentOutput : public testing::Test {
     WriteBytes(dir_.File("corpus.jsonl"), corpus);
     ShardWriterOptions options = LatentWriterOptions(Host(), /*shard_bytes=*/1);
     options.dtype = OutputDtype::kF16;
+    options.gzip = GetParam();
     options.run_config = {{"data", {dir_.File("corpus.jsonl")}}, {"max_docs", -1}};
     auto writer = ShardWriter::Open(options);
     ASSERT_TRUE(writer) << writer.error();
@@ -65,24 +66,25 @@ class LatentOutput : public testing::Test {
   TempDir dir_;
 };
 
-TEST_F(LatentOutput, VerifiesClean) {
+TEST_P(LatentOutput, VerifiesClean) {
   const VerifyReport report = Verify();
   EXPECT_TRUE(report.clean()) << report.faults.front().file << ": "
                               << report.faults.front().problem;
   EXPECT_TRUE(report.warnings.empty());
 }
 
-TEST_F(LatentOutput, AnotherShardsExamplesAreCaughtByRecomputing) {
+TEST_P(LatentOutput, AnotherShardsExamplesAreCaughtByRecomputing) {
   fs::copy_file(Examples(2), Examples(1), fs::copy_options::overwrite_existing);
   Relist(1);  // bytes and crc32 agree: only recomputing can tell
   const VerifyReport report = Verify();
   ASSERT_EQ(report.faults.size(), 1u);
   EXPECT_EQ(report.faults[0].file, "host_00/shard_000001.examples.safetensors");
   EXPECT_THAT(report.faults[0].problem,
-              HasSubstr("differ from what shard_000001.safetensors's latents give"));
+              HasSubstr(std::string("differ from what shard_000001.safetensors") +
+                        (GetParam() ? ".gz" : "") + "'s latents give"));
 }
 
-TEST_F(LatentOutput, ADamagedExamplesFileIsAFaultNamingIt) {
+TEST_P(LatentOutput, ADamagedExamplesFileIsAFaultNamingIt) {
   std::string bytes = ReadBytes(Examples(3));
   bytes[bytes.size() - 1] ^= 1;
   WriteBytes(Examples(3), bytes);
@@ -92,14 +94,14 @@ TEST_F(LatentOutput, ADamagedExamplesFileIsAFaultNamingIt) {
   EXPECT_THAT(report.faults[0].problem, HasSubstr("; metadata.json lists"));
 }
 
-TEST_F(LatentOutput, AMissingExamplesFileIsAFault) {
+TEST_P(LatentOutput, AMissingExamplesFileIsAFault) {
   fs::remove(Examples(2));
   const VerifyReport report = Verify();
   ASSERT_EQ(report.faults.size(), 1u);
   EXPECT_EQ(report.faults[0].file, "host_00/shard_000002.examples.safetensors");
 }
 
-TEST_F(LatentOutput, AnUnlistedExamplesFileIsAWarning) {
+TEST_P(LatentOutput, AnUnlistedExamplesFileIsAWarning) {
   fs::copy_file(Examples(1), Host() + "/shard_000009.examples.safetensors");
   const VerifyReport report = Verify();
   EXPECT_TRUE(report.clean());
@@ -108,7 +110,7 @@ TEST_F(LatentOutput, AnUnlistedExamplesFileIsAWarning) {
   EXPECT_THAT(report.warnings[0].problem, HasSubstr("latent examples of a shard not listed"));
 }
 
-TEST_F(LatentOutput, AResumeRefusesAMissingExamplesFile) {
+TEST_P(LatentOutput, AResumeRefusesAMissingExamplesFile) {
   fs::remove(Examples(2));
   auto earlier = ReadEarlierOutput(Host());
   ASSERT_FALSE(earlier);
@@ -116,7 +118,7 @@ TEST_F(LatentOutput, AResumeRefusesAMissingExamplesFile) {
                                                        "missing or has another size"));
 }
 
-TEST_F(LatentOutput, AResumeSetsAsideAnUnlistedExamplesFileAndKeepsTheListed) {
+TEST_P(LatentOutput, AResumeSetsAsideAnUnlistedExamplesFileAndKeepsTheListed) {
   fs::copy_file(Examples(1), Host() + "/shard_000009.examples.safetensors");
   auto earlier = ReadEarlierOutput(Host());
   ASSERT_TRUE(earlier && *earlier) << earlier.error();
@@ -127,6 +129,11 @@ TEST_F(LatentOutput, AResumeSetsAsideAnUnlistedExamplesFileAndKeepsTheListed) {
             std::vector<std::string>{Host() + "/unlisted/shard_000009.examples.safetensors"});
   EXPECT_TRUE(fs::exists(Examples(1)));
 }
+
+INSTANTIATE_TEST_SUITE_P(Shards, LatentOutput, testing::Values(false, true),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Gzip" : "Plain";
+                         });
 
 }  // namespace
 }  // namespace actex

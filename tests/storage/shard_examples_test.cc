@@ -49,7 +49,7 @@ TEST(ShardWriterExamples, EachShardListsAnExamplesFileOfExactlyItsTokens) {
     ASSERT_TRUE(loaded) << loaded.error();
     auto file = SafetensorsFile::Open(dir.File(shard["file"]));
     ASSERT_TRUE(file);
-    auto recomputed = RecomputeShardExamples(**file, *loaded);
+    auto recomputed = RecomputeShardExamples((*file)->tensors(), (*file)->path(), *loaded);
     ASSERT_TRUE(recomputed) << recomputed.error();
     EXPECT_TRUE(recomputed->at(kLatentSite) == loaded->at(kLatentSite)) << name;
     ASSERT_TRUE(MergeLatentExamples(merged, *loaded));
