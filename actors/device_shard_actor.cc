@@ -1,8 +1,12 @@
 #include "actors/device_shard_actor.h"
 
+#include <algorithm>
+
 #include "actors/actor_io.h"
 #include "actors/ring_collective.h"
 #include "model/decoder_forward.h"
+#include "sae/sae_encoder.h"
+#include "storage/latent_sites.h"
 #include "transport/interrupted.h"
 #include "transport/schema.h"
 
@@ -60,11 +64,62 @@ std::expected<std::unique_ptr<RingLinks>, ActorHalt> ConnectRing(ActorContext& a
   return std::move(*links);
 }
 
+// Rank 0's SAEs, each with the encoder that keeps its buffers between batches and
+// where its site is among the captures.
+struct SaeAtSite {
+  SaeEncoder encoder;
+  size_t capture = 0;
+};
+
+std::vector<std::unique_ptr<SaeAtSite>> MakeEncoders(const DeviceShardConfig& config) {
+  std::vector<std::unique_ptr<SaeAtSite>> encoders;
+  for (const PlannedSae& sae : config.saes) {
+    const size_t capture = static_cast<size_t>(
+        std::find(config.sites.begin(), config.sites.end(), sae.site) - config.sites.begin());
+    encoders.push_back(std::make_unique<SaeAtSite>(SaeEncoder(*sae.model, sae.k), capture));
+  }
+  return encoders;
+}
+
+// Each SAE's latents for the batch whose captures are `captures`.
+std::vector<SaeLatents> EncodeLatents(const std::vector<SiteActivations>& captures,
+                                      std::vector<std::unique_ptr<SaeAtSite>>& encoders,
+                                      ThreadTeam& team) {
+  std::vector<SaeLatents> latents(encoders.size());
+  for (size_t i = 0; i < encoders.size(); ++i) {
+    const SiteActivations& capture = captures[encoders[i]->capture];
+    const int64_t tokens = static_cast<int64_t>(capture.values.size()) / capture.width;
+    encoders[i]->encoder.EncodeTopK(capture.values.data(), capture.width, tokens, &latents[i],
+                                    &team);
+  }
+  return latents;
+}
+
+// Adds each SAE's latents to the message as three sites, in the writer's order
+// (StoredLatentSites: ids [tokens, K], values [tokens, K], count [tokens, 1]).
+void AppendLatents(std::vector<SaeLatents> latents, const std::vector<Site>& sites,
+                   const std::vector<std::unique_ptr<SaeAtSite>>& encoders,
+                   ActivationBatchMessage& activations, std::vector<zmq::message_t>& frames) {
+  for (size_t i = 0; i < encoders.size(); ++i) {
+    const Site& site = sites[encoders[i]->capture];
+    for (StoredSite& stored :
+         StoredLatentSites(site.HookName(), static_cast<int>(encoders[i]->encoder.k()))) {
+      activations.site_names.push_back(std::move(stored.name));
+      activations.site_widths.push_back(stored.width);
+    }
+    frames.push_back(PayloadFrame(std::move(latents[i].ids)));
+    frames.push_back(PayloadFrame(std::move(latents[i].values)));
+    frames.push_back(PayloadFrame(std::move(latents[i].counts)));
+  }
+}
+
 // Computes every batch until the tokenizer's EndOfStream; rank 0 hands on the
 // activations, each ChunkEnd and the EndOfStream, in the order they came.
 std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard& shard,
                                               RingCollective& collective, zmq::socket_t& batches,
-                                              zmq::socket_t* writer) {
+                                              zmq::socket_t* writer,
+                                              const std::vector<Site>& shard_sites,
+                                              std::vector<std::unique_ptr<SaeAtSite>>& encoders) {
   std::vector<SiteActivations> captures;
   while (true) {
     auto message = ReceiveUnlessStopped(actor, batches);
@@ -96,6 +151,8 @@ std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard&
     activations.sequences = std::move(batch->sequences);
     activations.token_ids = std::move(packed.token_ids);
     std::vector<zmq::message_t> frames;
+    // Encoded before the captures' buffers move into their frames.
+    std::vector<SaeLatents> latents = EncodeLatents(captures, encoders, shard.team());
     for (SiteActivations& capture : captures) {
       activations.site_names.push_back(capture.site.HookName());
       activations.site_widths.push_back(capture.width);
@@ -103,6 +160,7 @@ std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard&
       frames.push_back(capture.site.IsInteger() ? PayloadFrame(std::move(capture.integers))
                                                 : PayloadFrame(std::move(capture.values)));
     }
+    AppendLatents(std::move(latents), shard_sites, encoders, activations, frames);
     if (auto sent = SendUnlessStopped(actor, *writer, activations, std::move(frames)); !sent) {
       return sent;
     }
@@ -125,9 +183,12 @@ std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
     writer = MakePipelineSocket(actor.context(), zmq::socket_type::push, kBatchQueue);
     RetryInterrupted([&] { writer.connect(config.activations_endpoint); });
   }
+  std::vector<std::unique_ptr<SaeAtSite>> encoders;
+  if (config.slice.rank == 0) encoders = MakeEncoders(config);
   actor.SignalReady();
   return EndActor(ComputeBatches(actor, **shard, collective, batches,
-                                 config.slice.rank == 0 ? &writer : nullptr));
+                                 config.slice.rank == 0 ? &writer : nullptr, config.sites,
+                                 encoders));
 }
 
 }  // namespace

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
+#include "actors/sae_plan.h"
 #include "model/model_weights.h"
 #include "model/shard_plan.h"
 #include "model/sites.h"
@@ -22,8 +22,11 @@ struct DeviceShardConfig {
   std::shared_ptr<const ModelWeights> weights;
   ShardSlice slice;
   std::vector<Site> sites;
+  // Encoded by rank 0 after each forward pass (on the shard's threads), each SAE's site
+  // being one of `sites`; their latents go to the writer after the sites.
+  std::vector<PlannedSae> saes;
   int blas_threads = 1;
-  std::string batches_endpoint;      // binds a PULL: TokenBatch* EndOfStream
+  std::string batches_endpoint;  // binds a PULL: TokenBatch* EndOfStream
   // The replica's collective ring (rank == slice.rank). endpoints[rank] is where this
   // shard's ingress binds: inproc when its predecessor is on this host, else
   // "tcp://ADDRESS:*". With an empty setup_endpoint every endpoint is known up front.
@@ -36,7 +39,8 @@ struct DeviceShardConfig {
 
 // One tensor-parallel slice of the model. Every shard of a replica receives the same
 // batches, runs its slice of each layer and joins the all-reduces; rank 0 then holds
-// the full activations and forwards them to the writer.
+// the full activations and forwards them to the writer, each SAE's latents after them
+// (storage/latent_sites.h: ids, values, count).
 std::expected<std::unique_ptr<Actor>, std::string> StartDeviceShard(zmq::context_t& context,
                                                                     DeviceShardConfig config);
 

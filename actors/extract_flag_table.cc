@@ -80,6 +80,41 @@ std::vector<ExtractFlag> MakeTable() {
       "(mixture-of-experts layers), embed, ln_final",
       kShared, "sites", [](auto& o) -> auto& { return o.sites; },
       /*comma_lists=*/true));
+  // Recorded as hook names and absolute folders, but compared as the SAEs' files (a
+  // folder may move, or be mounted elsewhere on another host): metadata.json's "saes"
+  // (ExtractOptionsToJson), the fingerprint's "SAE files" (run_fingerprint.h) and the
+  // resume check (run_identity.h).
+  ExtractFlag saes = List(
+      "--sae",
+      "SITE=DIR (repeatable): encode SITE's activations with the trained SAE in DIR (SAELens "
+      "or sparsify) and store each token's strongest latents as SITE.latents.ids, "
+      ".values and .count; SITE is a hook name, or a short form naming one site at "
+      "--layers; --sites may leave SITE out (its statistics are still recorded)",
+      kResumed, "sae", [](auto& o) -> auto& { return o.saes; },
+      /*comma_lists=*/false);
+  saes.record = [](const ExtractOptions& options) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const std::string& entry : options.saes) {
+      auto split = SplitSaeEntry(entry);
+      entries.push_back(split ? split->first + "=" + AbsolutePath(split->second) : entry);
+    }
+    return entries;
+  };
+  saes.parse = [](const Texts& texts, ExtractOptions& options) -> Status {
+    for (const std::string& entry : texts) {
+      if (auto split = SplitSaeEntry(entry); !split) return std::unexpected(split.error());
+    }
+    options.saes = texts;
+    return {};
+  };
+  table.push_back(std::move(saes));
+  table.push_back(Number(
+      "--sae-top-k",
+      "latents kept per token for each --sae, strongest first (a TopK SAE keeps its own k)",
+      kShared, "sae_top_k", [](auto& o) -> auto& { return o.sae_top_k; }, 1));
+  table.push_back(Number(
+      "--sae-examples", "strongest examples kept per latent of each --sae", kShared, "sae_examples",
+      [](auto& o) -> auto& { return o.sae_examples; }, 1));
   table.push_back(Number(
       "--shards", "tensor-parallel device shards", kResumed, "shards",
       [](auto& o) -> auto& { return o.shards; }, 1));
@@ -234,6 +269,11 @@ nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const Extract
                            {"bos_on_pretokenized", plan.bos_on_pretokenized}};
   for (const ExtractFlag& flag : ExtractFlagTable()) {
     if (flag.role != FlagRole::kRunOnly) config[flag.config_key] = flag.record(resolved);
+  }
+  if (!plan.saes.empty()) {
+    nlohmann::json saes = nlohmann::json::array();
+    for (const PlannedSae& sae : plan.saes) saes.push_back(SaeRecordJson(sae.record));
+    config[kSaesConfigKey] = saes;
   }
   return config;
 }

@@ -56,6 +56,23 @@ std::expected<void, std::string> PlanMaxSeqLen(int given, const ModelConfig& con
   return {};
 }
 
+// Each SAE's site is captured even when --sites leaves it out: it is added to the
+// captured sites (in forward order) and marked statistics-only.
+std::expected<void, std::string> AddSaeSites(const ExtractOptions& options,
+                                             const ModelConfig& config, ExtractPlan* plan) {
+  std::vector<std::string> entries = options.sites;
+  for (const PlannedSae& sae : plan->saes) {
+    if (std::find(plan->sites.begin(), plan->sites.end(), sae.site) != plan->sites.end()) continue;
+    plan->statistics_only_sites.push_back(sae.site);
+    entries.push_back(sae.site.HookName());
+  }
+  if (plan->statistics_only_sites.empty()) return {};
+  auto sites = ParseSites(entries, options.layers, config);
+  if (!sites) return std::unexpected("--sae: " + sites.error());
+  plan->sites = std::move(*sites);
+  return {};
+}
+
 }  // namespace
 
 std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text) {
@@ -105,6 +122,15 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
   if (!sites) return std::unexpected("--sites: " + sites.error());
   if (sites->empty()) return std::unexpected("--sites: no site to capture");
   plan.sites = std::move(*sites);
+  if (auto saes = PlanSaes(options.saes, options.layers, config); saes) {
+    plan.saes = std::move(*saes);
+  } else {
+    return std::unexpected(saes.error());
+  }
+  if (auto added = AddSaeSites(options, config, &plan); !added) {
+    return std::unexpected(added.error());
+  }
+  if (options.sae_top_k < 1) return std::unexpected("--sae-top-k must be at least 1");
 
   if (options.shards < 1 || options.shards > config.heads) {
     return std::unexpected("--shards " + std::to_string(options.shards) +
@@ -171,7 +197,12 @@ ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan&
   resolved.dtype = plan.dtype_name;
   resolved.max_seq_len = plan.max_seq_len;
   resolved.sites.clear();
-  for (const Site& site : plan.sites) resolved.sites.push_back(site.HookName());
+  for (const Site& site : plan.sites) {
+    if (!plan.IsStatisticsOnly(site)) resolved.sites.push_back(site.HookName());
+  }
+  resolved.saes.clear();
+  for (const PlannedSae& sae : plan.saes)
+    resolved.saes.push_back(sae.site.HookName() + "=" + sae.dir);
   return resolved;
 }
 

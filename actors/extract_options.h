@@ -1,12 +1,14 @@
 #ifndef ACTEX_ACTORS_EXTRACT_OPTIONS_H_
 #define ACTEX_ACTORS_EXTRACT_OPTIONS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <expected>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "actors/sae_plan.h"
 #include "actors/upload_command.h"
 #include "model/model_config.h"
 #include "model/sites.h"
@@ -50,6 +52,12 @@ struct ExtractOptions {
   std::string bos = "auto";
   int64_t max_docs = -1;
   int blas_threads = 0;  // per device shard; 0: the machine's cores divided by shards
+  // --sae SITE=DIR entries as given: each SAE encodes its site's activations into latents
+  // (storage/latent_sites.h); --sae-top-k latents kept per token (a TopK SAE keeps its
+  // own k); --sae-examples strongest examples the writer keeps per latent.
+  std::vector<std::string> saes;
+  int64_t sae_top_k = 64;
+  int64_t sae_examples = 32;
   bool show_progress = false;
   // Replace an earlier run's output instead of resuming it.
   bool overwrite = false;
@@ -67,7 +75,13 @@ struct ExtractOptions {
 // What the options resolve to once the model's config is known.
 struct ExtractPlan {
   ModelConfig config;
+  // Every site the forward pass captures, in its order: --sites, and each --sae's site.
   std::vector<Site> sites;
+  // The --sae sites --sites leaves out: captured for their SAE and their statistics,
+  // no tensor written (StoredSite::statistics_only).
+  std::vector<Site> statistics_only_sites;
+  // Each --sae, its site resolved; the SAEs themselves are loaded by PrepareNode.
+  std::vector<PlannedSae> saes;
   OutputDtype dtype = OutputDtype::kF32;
   std::string dtype_name;  // as written in metadata: "bfloat16", "float16", "float32"
   int blas_threads = 1;
@@ -78,6 +92,11 @@ struct ExtractPlan {
   int max_seq_len = kDefaultMaxSeqLen;
   // Non-empty when the default was capped: a line for the log saying so.
   std::string max_seq_len_note;
+
+  bool IsStatisticsOnly(const Site& site) const {
+    return std::find(statistics_only_sites.begin(), statistics_only_sites.end(), site) !=
+           statistics_only_sites.end();
+  }
 };
 
 // How the corpus is read: its inputs, text field and document limit.
@@ -97,8 +116,9 @@ int DefaultBlasThreads(int shards_on_this_host);
 std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text);
 
 // The options with what the plan resolved put in: the dtype the model's torch_dtype
-// gave, the sites as hook names, the effective --max-seq-len. What is recorded and compared is
-// this.
+// gave, the sites as hook names (those --sites asked for), each --sae's site as a hook
+// name, the effective --max-seq-len. What is
+// recorded and compared is this.
 ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan& plan);
 
 }  // namespace actex

@@ -12,6 +12,7 @@
 #include "storage/chunk_digest.h"
 #include "storage/corpus_size.h"
 #include "storage/earlier_output.h"
+#include "storage/latent_sites.h"
 #include "storage/shard_listing.h"
 #include "storage/unlisted_shards.h"
 
@@ -27,12 +28,24 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.shard_bytes = options.extract.shard_bytes;
   writer.shards.gzip = options.extract.gzip;
   writer.shards.dtype = resources.plan.dtype;
+  // The device shard sends the captured sites in plan order, then each SAE's latents.
+  std::string stored_names;
   for (const Site& site : resources.plan.sites) {
-    writer.shards.sites.push_back(
-        {site.HookName(), site.Width(resources.config), site.IsInteger()});
+    writer.shards.sites.push_back({site.HookName(), site.Width(resources.config), site.IsInteger(),
+                                   resources.plan.IsStatisticsOnly(site)});
+  }
+  for (const PlannedSae& sae : resources.plan.saes) {
+    for (StoredSite& latents : StoredLatentSites(sae.record.site, static_cast<int>(sae.k))) {
+      writer.shards.sites.push_back(std::move(latents));
+    }
+    writer.shards.sae_latents[sae.record.site] = sae.record.d_sae;
+  }
+  writer.shards.sae_examples = options.extract.sae_examples;
+  for (const StoredSite& site : writer.shards.sites) {
+    if (!site.statistics_only) stored_names += (stored_names.empty() ? "" : ",") + site.name;
   }
   writer.shards.tensor_metadata = {{"model", resources.config.name},
-                                   {"sites", SiteList(resources.plan.sites)},
+                                   {"sites", stored_names},
                                    {"dtype", resources.plan.dtype_name},
                                    {"tokenizer_sha256", resources.tokenizer_hash}};
   writer.shards.run_config = ExtractOptionsToJson(options.extract, resources.plan);
@@ -154,9 +167,10 @@ UploaderConfig MakeUploaderConfig(const UploadOptions& upload, int host_id, Writ
   uploader.events_endpoint = writer.events_endpoint;
   writer.uploads_endpoint = uploader.requests_endpoint;
   if (writer.shards.continue_from.is_object()) {
+    // ReadEarlierOutput checked every entry, so its files are there to read.
     for (const auto& shard : writer.shards.continue_from["shards"]) {
-      uploader.earlier_shards.push_back(
-          {shard.value("file", ""), shard.value("bytes", int64_t{0}), shard.value("crc32", "")});
+      const std::vector<ListedShard> files = ListedFilesOf(shard, {}).value();
+      uploader.earlier_shards.insert(uploader.earlier_shards.end(), files.begin(), files.end());
     }
   }
   return uploader;

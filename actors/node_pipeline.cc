@@ -130,6 +130,7 @@ std::expected<void, std::string> PipelineStart::AddDeviceShards() {
     shard.weights = resources_.weights;
     shard.slice = *slice;
     shard.sites = resources_.plan.sites;
+    shard.saes = resources_.plan.saes;
     shard.blas_threads = resources_.plan.blas_threads;
     shard.batches_endpoint = BatchesEndpoint(local.global_shard);
     shard.ring = ring;

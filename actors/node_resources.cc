@@ -41,6 +41,9 @@ std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options
   auto plan = PlanExtraction(per_replica, *config);
   if (!plan) return std::unexpected(plan.error());
   resources.plan = *plan;
+  if (auto loaded = LoadPlannedSaes(resources.plan.saes, extract.sae_top_k, *config); !loaded) {
+    return std::unexpected(loaded.error());
+  }
   // The plan counted one replica's shards; this host runs extract.shards of them.
   if (extract.blas_threads == 0) resources.plan.blas_threads = DefaultBlasThreads(extract.shards);
   auto weights = ModelWeights::Open(extract.model_dir);

@@ -27,8 +27,9 @@ struct NodeResources {
   CorpusSize corpus_size;
 };
 
-// Plans the mesh and the extraction, opens the weights and the tokenizer, expands the
-// corpus inputs and reads the Parquet footers. Errors name the flag or the file.
+// Plans the mesh and the extraction, loads each --sae's SAE (checked against its site),
+// opens the weights and the tokenizer, expands the corpus inputs and reads the Parquet
+// footers. Errors name the flag or the file.
 std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options);
 
 }  // namespace actex

@@ -38,6 +38,7 @@ std::map<std::string, std::string> RunFingerprint(const ExtractOptions& options,
       {"--num-hosts", std::to_string(mesh.hosts)},
       {"--total-machines", std::to_string(mesh.total_machines)},
       {"--machine-id", std::to_string(mesh.machine_id)},
+      {"SAE files", SaeFingerprint(plan.saes)},
   };
   const ExtractOptions resolved = ResolvedOptions(options, plan);
   for (const ExtractFlag& flag : ExtractFlagTable()) {

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "base/absolute_path.h"
+#include "storage/sae_record.h"
 
 namespace actex {
 namespace {
@@ -100,16 +101,40 @@ std::expected<void, std::string> CheckSameCorpus(const std::string& dir,
   return {};
 }
 
+// The SAEs as their files: the same sites, K and digests, wherever the folders now are.
+std::expected<void, std::string> CheckSameSaes(const std::string& dir,
+                                               const nlohmann::json& earlier,
+                                               const nlohmann::json& now) {
+  const JsonPlace place{dir, "config"};
+  auto before = ReadSaeRecords(earlier, place);
+  if (!before) return std::unexpected("--sae: " + before.error());
+  auto after = ReadSaeRecords(now, place);
+  if (!after) return std::unexpected("--sae: " + after.error());
+  auto described = [](std::vector<SaeRecord> records) {
+    std::string text;
+    for (SaeRecord& record : records) {
+      record.dir.clear();
+      text += (text.empty() ? "" : "; ") + DescribeSaeRecord(record);
+    }
+    return text.empty() ? std::string("no SAE") : text;
+  };
+  if (described(*before) == described(*after)) return {};
+  return std::unexpected("--sae: " + dir + " was written with " + described(*before) +
+                         ", this run has " + described(*after) + kResumeHint);
+}
+
 }  // namespace
 
 bool IsInputKey(const std::string& key) {
-  return key == "model_dir" || key == "model_fingerprint" || key == "data" || key == "corpus_size";
+  return key == "model_dir" || key == "model_fingerprint" || key == "data" ||
+         key == "corpus_size" || key == "sae" || key == kSaesConfigKey;
 }
 
 std::expected<void, std::string> CheckSameInputs(const std::string& dir,
                                                  const nlohmann::json& earlier,
                                                  const nlohmann::json& now) {
   if (auto model = CheckSameModel(dir, earlier, now); !model) return model;
+  if (auto saes = CheckSameSaes(dir, earlier, now); !saes) return saes;
   return CheckSameCorpus(dir, earlier, now);
 }
 

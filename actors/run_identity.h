@@ -15,7 +15,9 @@ namespace actex {
 //    before that record existed, by its folder ("m/", "./m" and "/abs/m" are one
 //    folder, and so are two paths std::filesystem::equivalent calls the same);
 //  - the corpus: --data entry by entry the same path once made absolute, or the same
-//    file (equivalent), and then the same sizes ("corpus_size").
+//    file (equivalent), and then the same sizes ("corpus_size");
+//  - the SAEs (--sae, "saes"): the same sites, K and file digests, wherever their
+//    folders now are.
 // Relative paths an older output recorded are taken from the current directory.
 // A refusal names --model or --data, says which folder or files differ and how to go
 // on ("--data: OUT was written from /a/c.jsonl, this run reads /a/d.jsonl ...").

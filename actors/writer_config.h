@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "storage/shard_writer_options.h"
 #include "transport/schema.h"

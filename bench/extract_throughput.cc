@@ -18,6 +18,7 @@
 
 #include "bench/extract_variant.h"
 #include "bench/machine_figures.h"
+#include "bench/random_sae.h"
 #include "bench/routing_overhead.h"
 #include "bench/throughput_setup.h"
 #include "bench/throughput_targets.h"
@@ -141,6 +142,16 @@ int Run(const Flags& flags) {
       std::fprintf(stderr, "%s\n", variant.error().c_str());
       return 2;
     }
+    if (variant->with_sae) {
+      // 16x the residual stream, as SAEs of it are commonly trained (896 -> 14336).
+      variant->sae_dir = (cache / "sae-16x").string();
+      if (auto made = EnsureRandomSae(variant->sae_dir, SaeSite(*variant), config->hidden,
+                                      kSaeExpansion * config->hidden);
+          !made) {
+        std::fprintf(stderr, "%s\n", made.error().c_str());
+        return 1;
+      }
+    }
     const std::string& corpus = variant->corpus_kind == ExtractVariant::Corpus::kTextJsonl ? text
                                 : variant->corpus_kind == ExtractVariant::Corpus::kTextParquet
                                     ? parquet
@@ -234,6 +245,14 @@ int Run(const Flags& flags) {
   PrintResultTable(results);
   for (const std::string& line : routing_lines) std::printf("%s\n", line.c_str());
 
+  if (std::ranges::any_of(results, [](const VariantResult& r) { return r.variant.with_sae; })) {
+    // Per token of the SAE's site: the dense row in bfloat16 against K ids (I32), K
+    // values (bfloat16) and a count (I32).
+    const int64_t dense = 2 * config->hidden, latents = kSaeTopK * (4 + 2) + 4;
+    std::printf("\nbytes per token at %s: dense bfloat16 %lld, latents (K %d) %lld (%.1fx less)\n",
+                SaeSite(*FindVariant("sae")).c_str(), static_cast<long long>(dense), kSaeTopK,
+                static_cast<long long>(latents), static_cast<double>(dense) / latents);
+  }
   PrintTargets(ThroughputTargets(results, flags.families, isa));
   std::printf("\nlogs: %s\n", context.log_dir.c_str());
   return 0;
@@ -250,7 +269,7 @@ int main(int argc, char** argv) {
   app.add_option("--cache", flags.cache, "folder for models, corpora, logs and outputs (reused)")
       ->capture_default_str();
   app.add_option("--variants", flags.variants,
-                 "any of shards1, shards2, sim1d, sim2d, early, text, parquet; none")
+                 "any of shards1, shards2, sim1d, sim2d, early, text, parquet, sae; none")
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--warmup-batches", flags.warmup_batches,

@@ -72,6 +72,10 @@ std::vector<std::string> CommandLine(const VariantContext& context, const Extrac
                std::to_string(context.document_tokens), "--max-docs", std::to_string(docs),
                // A chunk of one batch: replicas lease them one batch at a time.
                "--chunk-docs", std::to_string(context.batch_tokens / context.document_tokens)});
+  if (!variant.sae_dir.empty()) {
+    args.insert(args.end(), {"--sae", SaeSite(variant) + "=" + variant.sae_dir, "--sae-top-k",
+                             std::to_string(kSaeTopK)});
+  }
   return args;
 }
 
@@ -111,6 +115,10 @@ double Median(std::vector<double> values) {
 
 }  // namespace
 
+std::string SaeSite(const ExtractVariant& variant) {
+  return "blocks." + std::to_string(variant.last_layer) + ".hook_resid_post";
+}
+
 int64_t WeightBytes(const std::string& model_dir) {
   int64_t bytes = 0;
   for (const auto& entry : std::filesystem::directory_iterator(model_dir)) {
@@ -145,11 +153,14 @@ std::expected<ExtractVariant, std::string> FindVariant(const std::string& name) 
   } else if (name == "parquet") {
     v.description = "extract, 1 x 2, text corpus as Parquet";
     v.corpus_kind = ExtractVariant::Corpus::kTextParquet;
+  } else if (name == "sae") {
+    v.description = "extract, 1 x 2, 16x SAE";
+    v.with_sae = true;
   } else if (name == "7b") {
     v.description = "extract, 1 shard x 2 threads";
   } else {
     return std::unexpected("unknown variant " + name +
-                           "; known: shards1, shards2, sim1d, sim2d, early, text, parquet");
+                           "; known: shards1, shards2, sim1d, sim2d, early, text, parquet, sae");
   }
   if (name.starts_with("7b")) v.description = "7B " + v.description;
   return v;

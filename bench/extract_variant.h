@@ -35,12 +35,23 @@ struct ExtractVariant {
   // held to a lower share of the sgemm rate (its products are one per expert, over the
   // tokens routed there).
   bool routed = false;
+  // The sae variant: one SAE (bench/random_sae.h, 16x) on the last layer's resid_post,
+  // whose folder the driver fills in; empty: no --sae.
+  bool with_sae = false;
+  std::string sae_dir;
 };
+
+// The sae variant's SAE: latents per resid_post width, and latents kept per token.
+inline constexpr int kSaeExpansion = 16;
+inline constexpr int kSaeTopK = 64;
+
+// The site the sae variant's SAE encodes: the last layer's resid_post.
+std::string SaeSite(const ExtractVariant& variant);
 
 // Bytes of the *.safetensors files in `model_dir`.
 int64_t WeightBytes(const std::string& model_dir);
 
-// shards1, shards2, sim1d, sim2d, early, text, parquet, 7b, 7b-sim1d; an error names the known
+// shards1, shards2, sim1d, sim2d, early, text, parquet, sae, 7b, 7b-sim1d; an error names the known
 // ones.
 std::expected<ExtractVariant, std::string> FindVariant(const std::string& name);
 

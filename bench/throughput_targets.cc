@@ -55,6 +55,7 @@ std::vector<Target> ThroughputTargets(const std::vector<VariantResult>& results,
                      early && single ? single->tokens_per_second / early->tokens_per_second : 0,
                      0.2, true, early != nullptr && single != nullptr});
   relative("tokens/s, text corpus / pre-tokenized", "text", 0.95);
+  relative("tokens/s, with a 16x SAE on one resid site / without", "sae", 0.9);
   // Interleaved runs of one variant (--variants text,parquet,text,parquet) average out
   // the machine's drift between them.
   auto mean_rate = [&](const std::string& name) {

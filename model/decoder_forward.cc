@@ -34,6 +34,8 @@ DecoderShard::~DecoderShard() = default;
 
 int DecoderShard::layers_computed() const { return state_->layers_computed; }
 
+ThreadTeam& DecoderShard::team() { return *state_->team; }
+
 std::expected<std::unique_ptr<DecoderShard>, std::string> DecoderShard::Create(
     std::shared_ptr<const ModelWeights> weights, const ShardSlice& slice,
     const std::vector<Site>& sites, int threads) {
@@ -158,7 +160,7 @@ std::expected<void, std::string> DecoderShardState::Run(const PackedBatch& batch
     Linear(normed_stream, hidden, tokens, w.k, BiasOrNull(w.k_bias), keys, kv_width, &widen_scratch,
            team.get());  // [tokens, kv_heads*dim]
     Linear(normed_stream, hidden, tokens, w.v, BiasOrNull(w.v_bias), values, kv_width,
-           &widen_scratch, team.get());  // [tokens, kv_heads*dim]
+           &widen_scratch, team.get());     // [tokens, kv_heads*dim]
     if (config.qk_norm_whole_projection) {  // OLMoE: RMSNorm over all heads, before rotary
       auto normalized = NormalizeWholeProjections(layer, w, queries, keys, collective);
       if (!normalized) return normalized;

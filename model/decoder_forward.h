@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/collective.h"
+#include "model/kernels/thread_team.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "model/packed_batch.h"
@@ -46,6 +47,10 @@ class DecoderShard {
 
   // Decoder layers the last Forward ran: the deepest layer the sites need, plus one.
   int layers_computed() const;
+
+  // The shard's threads, idle between calls of Forward: the caller may run its own work
+  // on them there (rank 0 encodes SAE latents on them, actors/device_shard_actor.h).
+  ThreadTeam& team();
 
   ~DecoderShard();
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/whole_file.h"
+#include "storage/host_folder_files.h"
 #include "storage/json_field.h"
 #include "storage/shard_listing.h"
 #include "storage/site_statistics.h"
@@ -78,6 +79,16 @@ std::optional<ShardEntry> ReadShardEntry(const nlohmann::json& entry, size_t ind
     return fault("crc32 is not 8 lowercase hex digits");
   }
   shard.crc32 = static_cast<uint32_t>(std::stoul(crc->get<std::string>(), nullptr, 16));
+  if (entry.contains("examples")) {
+    auto files = ListedFilesOf(entry, {});
+    if (!files) return fault("examples: " + files.error());
+    const ListedShard& examples = files->back();
+    if (examples.file != ExamplesFileName(name) || !std::regex_match(examples.crc32, kHex8)) {
+      return fault("examples is not {\"file\": \"" + ExamplesFileName(name) +
+                   "\", \"bytes\", \"crc32\": 8 lowercase hex digits}");
+    }
+    shard.examples = examples;
+  }
   for (const auto& chunk : entry.value("chunks", nlohmann::json::array())) {
     shard.chunks.push_back(chunk.is_array() && !chunk.empty() && chunk[0].is_number_integer()
                                ? chunk[0].get<int64_t>()
@@ -173,7 +184,7 @@ void CheckStatistics(const nlohmann::json& metadata, const Sites& sites,
     fault(JsonTypeError(JsonPlace{"", ""}.Member("statistics"), &*statistics, "an object or null"));
     return;
   }
-  for (const auto& [name, width, integer] : sites) {
+  for (const auto& [name, width, integer, statistics_only] : sites) {
     if (integer) continue;  // integer sites have no statistics
     auto site = statistics->find(name);
     auto parsed = site == statistics->end() ? std::unexpected("no statistics for site " + name)
@@ -190,6 +201,8 @@ void CheckStatistics(const nlohmann::json& metadata, const Sites& sites,
 // Every "shards" entry that can be checked, into folder->shards, summed.
 void ReadShards(const nlohmann::json& metadata, const Sites& sites, const std::string& site_dtype,
                 const MetadataFaults& fault, OutputFolder* folder) {
+  auto saes = ReadSaeRecords(folder->config, JsonPlace{"", "config"});
+  if (!saes) fault(saes.error());
   const nlohmann::json shards = metadata.value("shards", nlohmann::json());
   if (!shards.is_array()) fault("has no \"shards\" list");
   std::set<std::string> names;
@@ -217,6 +230,7 @@ void ReadShards(const nlohmann::json& metadata, const Sites& sites, const std::s
     shard->path = folder->path + "/" + name;
     shard->sites = sites;
     shard->site_dtype = site_dtype;
+    if (saes) shard->saes = *saes;
     folder->docs += shard->docs;
     folder->tokens += shard->tokens;
     folder->bytes += shard->bytes;

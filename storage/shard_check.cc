@@ -17,6 +17,7 @@
 #include "base/text.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
+#include "storage/latent_sites.h"
 #include "storage/safetensors.h"
 #include "storage/shard_inflater.h"
 
@@ -209,6 +210,16 @@ void CheckDocuments(std::span<const uint8_t> doc_id_bytes, std::span<const uint8
   check->documents_read = true;
 }
 
+// Every row of each SAE's latents (storage/latent_sites.h).
+void CheckLatents(const std::map<std::string, SafetensorsTensor>& tensors, const ShardEntry& shard,
+                  ShardCheck* check) {
+  for (const SaeRecord& sae : shard.saes) {
+    if (std::string fault = CheckShardLatents(tensors, sae); !fault.empty()) {
+      check->faults.push_back(std::move(fault));
+    }
+  }
+}
+
 // The SafetensorsFile error without the path it starts with: the caller names the file.
 std::string WithoutPath(const std::string& error, const std::string& path) {
   const std::string prefix = path + ": ";
@@ -227,6 +238,7 @@ void CheckPlainContents(const ShardEntry& shard, ShardCheck* check) {
   if (!CheckLayout((*file)->header_json(), data_bytes, shard, &check->faults)) return;
   const auto& tensors = (*file)->tensors();
   CheckDocuments(tensors.at("doc_ids").bytes, tensors.at("positions").bytes, shard, check);
+  CheckLatents(tensors, shard, check);
 }
 
 void CheckGzipContents(const ShardInflater& inflated, const ShardEntry& shard, ShardCheck* check) {
@@ -241,6 +253,8 @@ void CheckGzipContents(const ShardInflater& inflated, const ShardEntry& shard, S
   }
   if (!CheckLayout(inflated.header_json(), inflated.data_bytes(), shard, &check->faults)) return;
   CheckDocuments(inflated.doc_ids(), inflated.positions(), shard, check);
+  // The latents' tensors as the header describes them, over the bytes kept of them.
+  CheckLatents(inflated.CapturedTensors(), shard, check);
 }
 
 }  // namespace
@@ -267,6 +281,10 @@ ShardCheck CheckShard(const ShardEntry& shard) {
   }
   // One pass over the stored bytes: the CRC, and for gzip the inflated stream.
   ShardInflater inflater;
+  for (const SaeRecord& sae : shard.saes) {
+    const LatentSiteNames names = LatentSiteNamesOf(sae.site);
+    inflater.CaptureAlso({names.ids, names.values, names.count});
+  }
   uint32_t crc = 0;
   std::vector<uint8_t> chunk(kReadChunkBytes);
   for (int64_t offset = 0; offset < info.st_size;) {

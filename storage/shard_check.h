@@ -2,10 +2,13 @@
 #define ACTEX_STORAGE_SHARD_CHECK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "storage/sae_record.h"
+#include "storage/shard_writer_options.h"
 #include "storage/stored_site.h"
 
 namespace actex {
@@ -22,6 +25,10 @@ struct ShardEntry {
   std::vector<int64_t> chunks;    // the chunks it holds; empty in an older output's listing
   std::vector<StoredSite> sites;  // from metadata "sites"
   std::string site_dtype;         // of its float sites: "F32", "F16" or "BF16"
+  // Its latent examples file (storage/latent_examples.h) as listed, beside it; none when
+  // the run had no SAE.
+  std::optional<ListedShard> examples;
+  std::vector<SaeRecord> saes;  // metadata config.saes: whose latents it holds
 };
 
 // What reading the shard found.
@@ -38,7 +45,8 @@ struct ShardCheck {
 // are ever held in memory); exactly the site tensors [tokens, width] in
 // `site_dtype` (I32 for an integer site) plus token_ids I32, doc_ids I64 and positions I32
 // [tokens], tiling the data section; doc ids in increasing runs (a document is contiguous) whose
-// positions count 0..n-1; and tokens, docs, first and last doc id as listed.
+// positions count 0..n-1; tokens, docs, first and last doc id as listed; and every row
+// of each SAE's latents (storage/latent_sites.h; a gzip'd shard keeps their bytes too).
 // Every fault found is reported, not only the first.
 ShardCheck CheckShard(const ShardEntry& shard);
 

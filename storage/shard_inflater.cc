@@ -16,7 +16,31 @@ constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
 
 }  // namespace
 
-ShardInflater::ShardInflater() : output_(kOutputChunkBytes) {}
+ShardInflater::ShardInflater() : output_(kOutputChunkBytes) {
+  captures_["doc_ids"];
+  captures_["positions"];
+}
+
+void ShardInflater::CaptureAlso(const std::vector<std::string>& names) {
+  for (const std::string& name : names) captures_[name];
+}
+
+std::span<const uint8_t> ShardInflater::Captured(const std::string& name) const {
+  auto found = captures_.find(name);
+  return found == captures_.end() ? std::span<const uint8_t>() : found->second.bytes;
+}
+
+std::map<std::string, SafetensorsTensor> ShardInflater::CapturedTensors() const {
+  const nlohmann::json header = nlohmann::json::parse(header_, nullptr, false);
+  std::map<std::string, SafetensorsTensor> tensors;
+  if (!header.is_object()) return tensors;
+  for (const auto& [name, entry] : header.items()) {
+    const std::span<const uint8_t> bytes = Captured(name);
+    if (bytes.empty() || !entry.is_object()) continue;
+    tensors[name] = {entry.value("dtype", ""), entry.value("shape", std::vector<int64_t>{}), bytes};
+  }
+  return tensors;
+}
 
 ShardInflater::~ShardInflater() = default;
 
@@ -72,10 +96,10 @@ void ShardInflater::Consume(const uint8_t* data, size_t size) {
     } else {
       taken = size;
       const int64_t begin = data_bytes(), end = begin + static_cast<int64_t>(size);
-      for (Capture* capture : {&doc_ids_, &positions_}) {
-        const int64_t from = std::max(begin, capture->begin), to = std::min(end, capture->end);
+      for (auto& [name, capture] : captures_) {
+        const int64_t from = std::max(begin, capture.begin), to = std::min(end, capture.end);
         if (from < to) {
-          capture->bytes.insert(capture->bytes.end(), data + (from - begin), data + (to - begin));
+          capture.bytes.insert(capture.bytes.end(), data + (from - begin), data + (to - begin));
         }
       }
     }
@@ -88,7 +112,8 @@ void ShardInflater::Consume(const uint8_t* data, size_t size) {
 void ShardInflater::PlanCaptures() {
   const nlohmann::json header = nlohmann::json::parse(header_, nullptr, false);
   if (header.is_discarded() || !header.is_object()) return;  // reported by the layout check
-  for (auto [name, capture] : {std::pair{"doc_ids", &doc_ids_}, {"positions", &positions_}}) {
+  for (auto& [name, capture_entry] : captures_) {
+    Capture* capture = &capture_entry;
     auto entry = header.find(name);
     if (entry == header.end() || !entry->is_object() || !entry->contains("data_offsets")) continue;
     const auto& offsets = (*entry)["data_offsets"];

@@ -29,7 +29,7 @@ void ShardListing::ContinueFrom(const nlohmann::json& earlier) {
   }
   const nlohmann::json& statistics = earlier.value("statistics", nlohmann::json());
   for (size_t i = 0; i < sites_.size(); ++i) {
-    const auto& [name, width, integer] = sites_[i];
+    const auto& [name, width, integer, statistics_only] = sites_[i];
     if (integer) continue;
     auto earlier_site = statistics.is_object() && statistics.contains(name)
                             ? SiteStatistics::FromJson(statistics[name])
@@ -63,7 +63,9 @@ void ShardListing::ListWithoutDocuments(const nlohmann::ordered_json& chunks) {
 std::string ShardListing::MetadataText(bool complete, const nlohmann::json& run_config,
                                        const char* dtype) const {
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
-  for (const StoredSite& site : sites_) sites.push_back(StoredSiteJson(site));
+  for (const StoredSite& site : sites_) {
+    if (!site.statistics_only) sites.push_back(StoredSiteJson(site));
+  }
   nlohmann::ordered_json metadata = {
       {"format", "actex-activations"},
       {"version", 1},
@@ -151,6 +153,30 @@ std::map<int64_t, std::string> ListedChunkDigests(const nlohmann::json& metadata
     if (entry.size() == 3) digests[entry[0].get<int64_t>()] = entry[2].get<std::string>();
   });
   return digests;
+}
+
+std::expected<std::vector<ListedShard>, std::string> ListedFilesOf(const nlohmann::json& shard,
+                                                                   const JsonPlace& place) {
+  const auto listed = [](const nlohmann::json& entry,
+                         const JsonPlace& at) -> std::expected<ListedShard, std::string> {
+    auto file = JsonStringField(entry, at, "file");
+    if (!file) return std::unexpected(file.error());
+    auto bytes = JsonIntField(entry, at, "bytes", 0);
+    if (!bytes) return std::unexpected(bytes.error());
+    auto crc32 = JsonStringField(entry, at, "crc32");
+    if (!crc32) return std::unexpected(crc32.error());
+    return ListedShard{*file, *bytes, *crc32};
+  };
+  auto own = listed(shard, place);
+  if (!own) return std::unexpected(own.error());
+  std::vector<ListedShard> files = {*own};
+  if (!shard.contains("examples")) return files;
+  auto examples = JsonObjectField(shard, place, "examples");
+  if (!examples) return std::unexpected(examples.error());
+  auto file = listed(examples->get(), place.Member("examples"));
+  if (!file) return std::unexpected(file.error());
+  files.push_back(*file);
+  return files;
 }
 
 }  // namespace actex

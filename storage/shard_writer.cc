@@ -39,7 +39,7 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
   if (options.sites.empty()) return std::unexpected(std::string("no activation site to write"));
   std::set<std::string> names(std::begin(kIdTensors), std::end(kIdTensors));
   names.insert(kSafetensorsMetadataKey);
-  for (const auto& [name, width, integer] : options.sites) {
+  for (const auto& [name, width, integer, statistics_only] : options.sites) {
     if (name.empty() || !names.insert(name).second) {
       return std::unexpected("site name \"" + name +
                              "\" is empty, repeated or reserved (token_ids, doc_ids, positions)");
@@ -66,6 +66,10 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
     state.open_statistics.emplace_back(site.width);
     state.chunk_statistics.emplace_back(site.width);
   }
+  auto examples = ShardExamples::Create(state.options.sites, state.options.sae_latents,
+                                        state.options.sae_examples, state.options.dtype);
+  if (!examples) return std::unexpected(examples.error());
+  state.examples = std::move(*examples);
   state.listing.emplace(state.options.sites);
   if (continues) {
     state.listing->ContinueFrom(state.options.continue_from);
@@ -116,7 +120,7 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
                            " sites, the writer has " + std::to_string(state.options.sites.size()));
   }
   for (size_t i = 0; i < document.sites.size(); ++i) {
-    const auto& [name, width, integer] = state.options.sites[i];
+    const auto& [name, width, integer, statistics_only] = state.options.sites[i];
     const SiteRows& rows = document.sites[i];
     if (rows.size() != tokens * static_cast<size_t>(width)) {
       return std::unexpected(doc + ": site \"" + name + "\" has " + std::to_string(rows.size()) +
@@ -130,6 +134,10 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
     }
   }
 
+  // Before anything is spilled: an id out of range refuses the document whole.
+  if (auto added = state.examples.AddDocument(document); !added) {
+    return std::unexpected(doc + ": " + added.error());
+  }
   if (!state.spill) {
     if (auto opened = state.OpenShard(); !opened) return state.Fail(opened.error());
     state.first_doc_id = document.doc_id;
@@ -141,8 +149,9 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
   }
   const size_t sites = document.sites.size();
   for (size_t i = 0; i < sites; ++i) {
-    if (auto spilled = state.SpillRows(document, i); !spilled) {
-      return state.Fail(spilled.error());
+    // A statistics-only site's spill stays empty and its shards have no tensor of it.
+    if (!state.options.sites[i].statistics_only) {
+      if (auto spilled = state.SpillRows(document, i); !spilled) return state.Fail(spilled.error());
     }
     // Integer sites have no statistics: their entry stays empty and is never listed.
     if (state.options.sites[i].integer) continue;
@@ -195,6 +204,7 @@ std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t do
     state.open_statistics[i].Merge(state.chunk_statistics[i]);
     state.chunk_statistics[i] = SiteStatistics(state.options.sites[i].width);
   }
+  state.examples.EndChunk();
   if (state.spill && state.spill->bytes() >= state.options.shard_bytes) {
     if (auto closed = state.CloseShard(); !closed) return state.Fail(closed.error());
   } else if (auto listed = state.ListSealedWhenDue(); !listed) {
@@ -250,6 +260,12 @@ const ShardStats& ShardWriter::stats() const { return state_->listing->stats(); 
 ListedShard ShardWriter::listed_shard(int64_t index) const {
   const auto& shard = state_->listing->shards().at(static_cast<size_t>(index));
   return {shard.value("file", ""), shard.value("bytes", int64_t{0}), shard.value("crc32", "")};
+}
+
+std::vector<ListedShard> ShardWriter::listed_files(int64_t index) const {
+  // The writer listed the entry itself, so every field is there.
+  const auto& entry = state_->listing->shards().at(static_cast<size_t>(index));
+  return ListedFilesOf(nlohmann::json::parse(entry.dump()), {}).value();
 }
 
 }  // namespace actex

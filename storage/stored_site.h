@@ -26,6 +26,9 @@ struct StoredSite {
   std::string name;  // hook name, e.g. "blocks.3.mlp.hook_expert_indices"
   int width = 0;
   bool integer = false;
+  // Captured for an SAE (`--sae`) but left out of --sites: its statistics are recorded,
+  // no tensor is written, and metadata.json's "sites" does not list it.
+  bool statistics_only = false;
 
   // The safetensors dtype of this site's tensor in an output whose float sites are in
   // `float_dtype` ("F32", "F16", "BF16").

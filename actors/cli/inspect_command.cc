@@ -10,9 +10,11 @@
 #include <string>
 
 #include "actors/cli/commands.h"
+#include "actors/cli/inspect_latents.h"
 #include "base/whole_file.h"
 #include "storage/json_field.h"
 #include "storage/non_finite_sites.h"
+#include "storage/sae_record.h"
 #include "storage/site_statistics.h"
 #include "storage/stored_site.h"
 
@@ -108,6 +110,12 @@ HostHealth InspectHost(const fs::path& host_dir, std::map<std::string, int64_t>*
                 << count("jsonl_bytes") << " bytes), "
                 << (documents ? std::to_string(*documents) : std::string("unknown"))
                 << " documents in all\n";
+    }
+    // The SAEs whose latents the shards hold (--sae): site, library, shape, K, files.
+    auto saes = ReadSaeRecords(*config, JsonPlace{"metadata.json", "config"});
+    if (!saes) spdlog::warn("{}: {}", host_dir.string(), saes.error());
+    for (const SaeRecord& sae : saes.value_or(std::vector<SaeRecord>{})) {
+      std::cout << "  sae " << DescribeSaeRecord(sae) << '\n';
     }
   }
   for (const auto& shard : metadata["shards"]) {
@@ -225,7 +233,11 @@ CommandRunner AddInspectCommand(CLI::App& command) {
                    "print each site's statistics over all host folders: rows, mean norm, "
                    "variance, max |value|, the normalization factor sqrt(width) / mean norm");
   command.add_flag("--json", *json, "with --stats: as JSON, with the mean and variance vectors");
-  return [out_dir, stats, json] {
+  auto latents = std::make_shared<bool>(false);
+  command.add_flag("--latents", *latents,
+                   "merge every shard's SAE latent examples into OUT/latents.safetensors and "
+                   "print per SAE its dead latents and densest latents");
+  return [out_dir, stats, json, latents] {
     std::vector<fs::path> hosts;
     for (const auto& entry : fs::directory_iterator(*out_dir)) {
       if (entry.is_directory() && fs::exists(entry.path() / "metadata.json")) {
@@ -238,6 +250,7 @@ CommandRunner AddInspectCommand(CLI::App& command) {
       return 1;
     }
     if (*stats) return PrintStatistics(hosts, *json) ? 0 : 1;
+    if (*latents) return InspectLatents(*out_dir, hosts);
     std::map<std::string, int64_t> totals;
     bool shards_missing = false, unreadable = false;
     for (const fs::path& host : hosts) {

@@ -44,6 +44,9 @@ ExtractOptions EveryFlagSet(const std::string& model_dir) {
   options.drain_timeout_seconds = 5;
   options.max_reject_fraction = 0.25;
   options.upload = {"cp {path} /r/{name}", true, 2, 0.5, 60};
+  options.saes = {"resid_post=/s/a", "blocks.1.hook_mlp_out=/s/b"};
+  options.sae_top_k = 16;
+  options.sae_examples = 8;
   return options;
 }
 
@@ -117,6 +120,7 @@ TEST(ExtractFlagTable, RecordedAndSharedFlagsAreWhatMetadataAndFingerprintHold) 
   ExtractPlan plan;
   plan.config.name = "m";
   plan.dtype_name = options.dtype;
+  plan.saes = {{{SiteKind::kResidPost, 2}, "/s/a"}, {{SiteKind::kMlpOut, 1}, "/s/b"}};
   const nlohmann::json config = ExtractOptionsToJson(options, plan);
   const auto fingerprint = RunFingerprint(options, plan, MeshPlan{}, "w", "t", {});
   for (const ExtractFlag& flag : ExtractFlagTable()) {
@@ -128,6 +132,17 @@ TEST(ExtractFlagTable, RecordedAndSharedFlagsAreWhatMetadataAndFingerprintHold) 
   EXPECT_EQ(config["shard_bytes"], 12345);
   EXPECT_EQ(fingerprint.at("--layers"), "2,3,5");
   EXPECT_EQ(fingerprint.at("--max-docs"), "7");
+  // SAEs are recorded by hook name and absolute folder, and shared as their files.
+  EXPECT_EQ(config["sae"],
+            nlohmann::json::array({"blocks.2.hook_resid_post=/s/a", "blocks.1.hook_mlp_out=/s/b"}));
+  EXPECT_TRUE(fingerprint.contains("SAE files"));
+}
+
+TEST(ExtractFlagTable, AnSaeEntryWithoutAFolderIsRefused) {
+  ExtractOptions options;
+  auto status = FlagNamed("--sae").parse({"blocks.1.hook_resid_post"}, options);
+  ASSERT_FALSE(status.has_value());
+  EXPECT_NE(status.error().find("is not SITE=DIR"), std::string::npos) << status.error();
 }
 
 }  // namespace

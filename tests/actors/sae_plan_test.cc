@@ -1,0 +1,81 @@
+// --sae planned against the model (actors/sae_plan.h, PlanExtraction): sites resolved,
+// captured when --sites leaves them out, refused when ambiguous or repeated; and the
+// SAEs loaded and checked against their sites.
+
+#include "actors/sae_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "actors/extract_options.h"
+#include "model/config_reader.h"
+
+namespace actex {
+namespace {
+
+const std::string kModel = std::string(ACTEX_FIXTURES_DIR) + "/qwen2-tiny";
+const std::string kSae = std::string(ACTEX_FIXTURES_DIR) + "/sae/saelens-topk";
+
+ExtractOptions SaeOptions(std::vector<int> layers, std::vector<std::string> saes) {
+  ExtractOptions options;
+  options.model_dir = kModel;
+  options.data = {"c.jsonl"};
+  options.out_dir = "out";
+  options.layers = std::move(layers);
+  options.sites = {"mlp_out"};
+  options.bos = "no";
+  options.saes = std::move(saes);
+  return options;
+}
+
+TEST(SaePlan, AShortFormIsResolvedAndTheSiteCapturedForStatisticsOnly) {
+  auto config = LoadModelConfig(kModel);
+  ASSERT_TRUE(config) << config.error();
+  auto plan = PlanExtraction(SaeOptions({1}, {"resid_post=" + kSae}), *config);
+  ASSERT_TRUE(plan) << plan.error();
+  ASSERT_EQ(plan->saes.size(), 1u);
+  const Site resid{SiteKind::kResidPost, 1};
+  EXPECT_EQ(plan->saes[0].site, resid);
+  EXPECT_EQ(plan->sites, (std::vector<Site>{{SiteKind::kMlpOut, 1}, resid}));
+  EXPECT_TRUE(plan->IsStatisticsOnly(resid));
+  EXPECT_EQ(ResolvedOptions(SaeOptions({1}, {"resid_post=" + kSae}), *plan).sites,
+            (std::vector<std::string>{"blocks.1.hook_mlp_out"}));
+}
+
+TEST(SaePlan, AmbiguousOrRepeatedSitesAreRefusedNamingTheEntry) {
+  auto config = LoadModelConfig(kModel);
+  ASSERT_TRUE(config) << config.error();
+  auto several = PlanSaes({"resid_post=" + kSae}, {0, 1}, *config);
+  ASSERT_FALSE(several);
+  EXPECT_NE(several.error().find("names 2 sites at --layers"), std::string::npos)
+      << several.error();
+  auto twice = PlanSaes({"resid_post=" + kSae, "blocks.1.hook_resid_post=" + kSae}, {1}, *config);
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().find("a second SAE on blocks.1.hook_resid_post"), std::string::npos)
+      << twice.error();
+}
+
+TEST(SaePlan, LoadingSetsTheTopKSaesOwnKAndDigestsItsFiles) {
+  auto config = LoadModelConfig(kModel);
+  ASSERT_TRUE(config) << config.error();
+  auto saes = PlanSaes({"blocks.1.hook_resid_post=" + kSae}, {1}, *config);
+  ASSERT_TRUE(saes) << saes.error();
+  ASSERT_TRUE(LoadPlannedSaes(*saes, 64, *config));
+  EXPECT_EQ((*saes)[0].k, 16);  // the fixture's k, whatever --sae-top-k says
+  EXPECT_EQ((*saes)[0].record.d_sae, 256);
+  EXPECT_EQ((*saes)[0].record.files.size(), 2u);
+  EXPECT_EQ((*saes)[0].record.files.at("cfg.json").size(), 64u);
+}
+
+TEST(SaePlan, AnSaeOfAnotherLayerIsRefusedNamingBoth) {
+  auto config = LoadModelConfig(kModel);
+  ASSERT_TRUE(config) << config.error();
+  auto saes = PlanSaes({"blocks.0.hook_resid_post=" + kSae}, {0}, *config);
+  ASSERT_TRUE(saes) << saes.error();
+  auto loaded = LoadPlannedSaes(*saes, 64, *config);
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().find("blocks.0.hook_resid_post"), std::string::npos) << loaded.error();
+  EXPECT_NE(loaded.error().find("blocks.1.hook_resid_post"), std::string::npos) << loaded.error();
+}
+
+}  // namespace
+}  // namespace actex
