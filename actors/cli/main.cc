@@ -31,7 +31,9 @@ int main(int argc, char** argv) {
       actex::AddVerifyCommand);
   add("shuffle", "write an extraction's rows in a random order for training",
       actex::AddShuffleCommand);
-  add("export", "write an output in another trainer's layout (lm_saes)", actex::AddExportCommand);
+  add("export", "write an output in another tool's layout (lm_saes, delphi)",
+      actex::AddExportCommand);
+  add("latents", "print an SAE latent's strongest examples as text", actex::AddLatentsCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
