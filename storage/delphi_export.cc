@@ -116,7 +116,9 @@ std::expected<void, std::string> WriteSite(const DelphiExportOptions& options,
         dir + "/" + std::to_string(start) + "_" + std::to_string(end) + ".safetensors";
     auto written = WriteSafetensors(
         path,
-        {{"locations", "I64", {n, 3},  // [n, 3]: sequence, position, latent - start
+        {{"locations",
+          "I64",
+          {n, 3},  // [n, 3]: sequence, position, latent - start
           [&](std::span<uint8_t> out) {
             for (int64_t row = 0; row < n; ++row) {
               const size_t i = chosen[row];
@@ -126,13 +128,17 @@ std::expected<void, std::string> WriteSite(const DelphiExportOptions& options,
               std::memcpy(out.data() + row * sizeof(location), location, sizeof(location));
             }
           }},
-         {"activations", "F32", {n},  // [n]
+         {"activations",
+          "F32",
+          {n},  // [n]
           [&](std::span<uint8_t> out) {
             for (int64_t row = 0; row < n; ++row) {
               std::memcpy(out.data() + row * 4, &found.value[chosen[row]], 4);
             }
           }},
-         {"tokens", "I64", {sequences, options.ctx_len},  // [sequences, ctx_len]
+         {"tokens",
+          "I64",
+          {sequences, options.ctx_len},  // [sequences, ctx_len]
           [&](std::span<uint8_t> out) {
             std::memcpy(out.data(), padded_stream.data(), out.size());
           }}},
@@ -168,8 +174,7 @@ std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExpor
   for (const std::string& site : sites) {
     if (std::find(stored.begin(), stored.end(), site) == stored.end()) {
       return std::unexpected("site " + site + " has no latents in " + options.source_dir +
-                             " (sites with latents: " +
-                             DescribeSites(stored) + ")");
+                             " (sites with latents: " + DescribeSites(stored) + ")");
     }
   }
   std::vector<int64_t> stream;

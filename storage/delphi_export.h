@@ -20,8 +20,8 @@ namespace actex {
 // padded with `pad_token`; a stored latent with a value > 0 is a location. Latent
 // ranges are split as delphi splits them (linspace over the SAE's width).
 struct DelphiExportOptions {
-  std::string source_dir;  // an extraction's output with latents sites
-  std::string out_dir;     // created; must not be inside source_dir
+  std::string source_dir;          // an extraction's output with latents sites
+  std::string out_dir;             // created; must not be inside source_dir
   std::vector<std::string> sites;  // empty: every site with latents
   int64_t ctx_len = 256;           // delphi's cache_ctx_len
   int64_t splits = 5;              // delphi's n_splits

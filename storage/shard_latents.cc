@@ -27,7 +27,8 @@ std::string LatentValuesTensor(std::string_view site) {
 std::vector<std::string> LatentSitesAmong(const std::vector<std::string>& tensor_names) {
   std::vector<std::string> sites;
   for (const std::string& name : tensor_names) {
-    if (name.ends_with(kIdsSuffix)) sites.push_back(name.substr(0, name.size() - kIdsSuffix.size()));
+    if (name.ends_with(kIdsSuffix))
+      sites.push_back(name.substr(0, name.size() - kIdsSuffix.size()));
   }
   return sites;
 }

@@ -41,7 +41,7 @@ class ShardLatents {
   // Errors name the file and the tensor (missing, another shape or dtype).
   struct Latents {
     int64_t k = 0;
-    std::vector<int32_t> ids;  // [T, K], -1 padding
+    std::vector<int32_t> ids;   // [T, K], -1 padding
     std::vector<float> values;  // [T, K]
   };
   std::expected<Latents, std::string> ReadLatents(std::string_view site) const;

@@ -20,9 +20,9 @@ int RunLmSaesExport(const LmSaesExportOptions& options) {
     std::cerr << "actex export: " << result.error() << '\n';
     return 1;
   }
-  std::cout << "exported " << result->rows << " rows in " << result->chunks
-            << " chunks per site (" << result->kept << " already there), " << result->bytes
-            << " bytes, to " << options.out_dir << '\n';
+  std::cout << "exported " << result->rows << " rows in " << result->chunks << " chunks per site ("
+            << result->kept << " already there), " << result->bytes << " bytes, to "
+            << options.out_dir << '\n';
   for (const std::string& site : result->integer_sites_left_out) {
     std::cout << "left out " << site << ": an integer site (I32), not activations to train on\n";
   }
@@ -36,8 +36,8 @@ int RunDelphiExport(const DelphiExportOptions& options) {
     return 1;
   }
   std::cout << "exported " << result->locations << " latent locations over " << result->tokens
-            << " tokens (" << result->sequences << " sequences of " << options.ctx_len
-            << ") in " << result->files << " files, to " << options.out_dir << '\n';
+            << " tokens (" << result->sequences << " sequences of " << options.ctx_len << ") in "
+            << result->files << " files, to " << options.out_dir << '\n';
   return 0;
 }
 
@@ -64,8 +64,9 @@ CommandRunner AddExportCommand(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--num-latents", delphi->num_latents,
                      "delphi: the SAE's width (default: the greatest stored latent id + 1)");
-  command.add_option("--pad-token", delphi->pad_token,
-                     "delphi: the token id that fills the last sequence")
+  command
+      .add_option("--pad-token", delphi->pad_token,
+                  "delphi: the token id that fills the last sequence")
       ->capture_default_str();
   command.add_option("--model-name", delphi->model_name,
                      "delphi: config.json's model_name (default: the model the shards name)");

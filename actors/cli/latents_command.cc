@@ -57,12 +57,12 @@ std::expected<std::string, std::string> ChooseSite(const LatentExamplesBySite& b
   for (const auto& [site, examples] : by_site) names += (names.empty() ? "" : ", ") + site;
   if (asked.empty()) {
     if (by_site.size() == 1) return by_site.begin()->first;
-    return std::unexpected(file + " holds " + std::to_string(by_site.size()) +
-                           " SAE sites (" + names + "): choose one with --site");
+    return std::unexpected(file + " holds " + std::to_string(by_site.size()) + " SAE sites (" +
+                           names + "): choose one with --site");
   }
   if (!by_site.contains(asked)) {
-    return std::unexpected("no SAE site " + asked + " in " + file + " (its sites: " +
-                           (names.empty() ? "none" : names) + ")");
+    return std::unexpected("no SAE site " + asked + " in " + file +
+                           " (its sites: " + (names.empty() ? "none" : names) + ")");
   }
   return asked;
 }

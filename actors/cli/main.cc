@@ -1,9 +1,9 @@
 // actex: extract a language model's activations from a text corpus.
-#include <map>
-#include <string>
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <map>
+#include <string>
 
 #include "actors/cli/commands.h"
 
@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
     runners[command] = add_command(*command);
   };
   add("extract", "extract activations on this machine", actex::AddExtractCommand);
-  add("tokenize", "print the token ids of text, one JSON line per input", actex::AddTokenizeCommand);
+  add("tokenize", "print the token ids of text, one JSON line per input",
+      actex::AddTokenizeCommand);
   add("inspect", "summarize what an extraction wrote", actex::AddInspectCommand);
   add("make-model", "write a random Qwen2 model folder", actex::AddMakeModelCommand);
   add("node", "run this host's part of a job of several hosts", actex::AddNodeCommand);
