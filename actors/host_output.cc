@@ -37,9 +37,9 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
     for (StoredSite& latents : StoredLatentSites(sae.record.site, static_cast<int>(sae.k))) {
       writer.shards.sites.push_back(std::move(latents));
     }
-    writer.saes.push_back(sae.record);
+    writer.shards.sae_latents[sae.record.site] = sae.record.d_sae;
   }
-  writer.sae_examples = options.extract.sae_examples;
+  writer.shards.sae_examples = options.extract.sae_examples;
   std::string stored_names;
   for (const StoredSite& site : writer.shards.sites) {
     if (!site.statistics_only) stored_names += (stored_names.empty() ? "" : ",") + site.name;
@@ -167,9 +167,10 @@ UploaderConfig MakeUploaderConfig(const UploadOptions& upload, int host_id, Writ
   uploader.events_endpoint = writer.events_endpoint;
   writer.uploads_endpoint = uploader.requests_endpoint;
   if (writer.shards.continue_from.is_object()) {
+    // ReadEarlierOutput checked every entry, so its files are there to read.
     for (const auto& shard : writer.shards.continue_from["shards"]) {
-      uploader.earlier_shards.push_back(
-          {shard.value("file", ""), shard.value("bytes", int64_t{0}), shard.value("crc32", "")});
+      const std::vector<ListedShard> files = ListedFilesOf(shard, {}).value();
+      uploader.earlier_shards.insert(uploader.earlier_shards.end(), files.begin(), files.end());
     }
   }
   return uploader;

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "storage/sae_record.h"
 #include "storage/shard_writer_options.h"
 #include "transport/schema.h"
 
@@ -35,10 +34,6 @@ struct WriterConfig {
   // once its chunk is through the pipeline (the loader then has room for another).
   std::string chunks_through_endpoint;
   int host_id = 0;
-  // The SAEs whose latents the shards hold (their sites are in shards.sites), and how
-  // many strongest examples to keep per latent (--sae-examples).
-  std::vector<SaeRecord> saes;
-  int64_t sae_examples = 32;
   // Documents this host's output answers for (written or rejected), when the corpus
   // size is known up front (all Parquet); -1 otherwise. Reported as docs_total, so
   // the monitor shows done / total and an ETA (which rejects make a little long).

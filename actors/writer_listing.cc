@@ -67,10 +67,11 @@ std::expected<void, std::string> WriterStage::ReportListed() {
 
 std::expected<void, std::string> WriterStage::RequestUploads(int64_t from) {
   for (int64_t shard = from; uploads_ && shard < shards_->stats().shards; ++shard) {
-    const ListedShard listed = shards_->listed_shard(shard);
-    auto sent = SendUnlessStopped(actor_, uploads_,
-                                  UploadRequestMessage{listed.file, listed.bytes, listed.crc32});
-    if (!sent) return EndActor(sent.error());  // stopped: the uploader is gone
+    for (const ListedShard& listed : shards_->listed_files(shard)) {  // with its examples
+      auto sent = SendUnlessStopped(actor_, uploads_,
+                                    UploadRequestMessage{listed.file, listed.bytes, listed.crc32});
+      if (!sent) return EndActor(sent.error());  // stopped: the uploader is gone
+    }
   }
   return {};
 }

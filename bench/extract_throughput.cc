@@ -19,6 +19,7 @@
 #include "bench/extract_variant.h"
 #include "bench/machine_figures.h"
 #include "bench/random_sae.h"
+#include "bench/routing_overhead.h"
 #include "bench/throughput_setup.h"
 #include "bench/throughput_targets.h"
 #include "model/kernels/cpu_isa.h"
@@ -174,6 +175,7 @@ int Run(const Flags& flags) {
     }
   }
 
+  std::vector<std::string> routing_lines;  // one per mixture-of-experts family
   for (const std::string& preset : flags.families) {
     const std::string family_dir = (cache / (preset + "-bf16")).string();
     auto family = EnsureRandomModel(flags.actex, preset, family_dir, "",
@@ -217,6 +219,15 @@ int Run(const Flags& flags) {
       return 1;
     }
     results.back().sgemm_gflops = (own_before + own_sgemm()) / 2;
+    if (variant.routed) {
+      auto overhead =
+          MeasureRoutingOverhead(family_dir, flags.batch_tokens, /*threads=*/2, /*repeats=*/5);
+      if (!overhead) {
+        std::fprintf(stderr, "%s\n", overhead.error().c_str());
+        return 1;
+      }
+      routing_lines.push_back(RoutingOverheadLine(preset, flags.batch_tokens, *overhead));
+    }
   }
 
   std::printf("actex extraction throughput, %s; load average before %s, after %s\n",
@@ -232,6 +243,7 @@ int Run(const Flags& flags) {
   machine.Print();
   std::printf("\n");
   PrintResultTable(results);
+  for (const std::string& line : routing_lines) std::printf("%s\n", line.c_str());
 
   if (std::ranges::any_of(results, [](const VariantResult& r) { return r.variant.with_sae; })) {
     // Per token of the SAE's site: the dense row in bfloat16 against K ids (I32), K

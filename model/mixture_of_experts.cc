@@ -27,6 +27,8 @@ MixtureOfExperts::MixtureOfExperts(const ModelConfig& config, const ShardSlice& 
     : hidden_(config.hidden),
       experts_(config.moe.experts),
       top_k_(config.moe.top_k),
+      first_expert_(slice.first_expert),
+      end_expert_(slice.end_expert),
       renormalize_(config.moe.renormalize),
       expert_columns_(slice.end_expert_column - slice.first_expert_column),
       shared_columns_(slice.end_shared_column - slice.first_shared_column),
@@ -49,8 +51,9 @@ void MixtureOfExperts::Forward(const LayerShardWeights& w, const float* normed, 
   team.ForRanges(tokens * hidden_, kTeamElementGrain, [&](int64_t first, int64_t end, int) {
     std::fill(shard_sum + first, shard_sum + end, 0.0f);
   });  // [tokens, hidden]
-  // HF's order: expert by expert, each adding into the tokens it serves.
-  for (int e = 0; e < experts_; ++e) {
+  // HF's order: expert by expert, each adding into the tokens it serves (the other
+  // shards' experts come in with the all-reduce).
+  for (int e = first_expert_; e < end_expert_; ++e) {
     RunExpert(e, w.experts[e], normed, shard_sum, widen_scratch, team);
   }
   if (!w.shared_expert_gate.empty()) {

@@ -19,10 +19,11 @@ namespace actex {
 //   out = Σ over experts e in index order, at the tokens routed to e:
 //         weight · down_e(silu(gate_e(n)) · up_e(n))
 //   qwen2_moe: out += sigmoid(n · w_shared_gate) · shared_down(silu(shared_gate(n)) · shared_up(n))
-// Each shard holds a column slice of every expert (and of the shared expert), so its
-// `out` is a partial sum that the caller's all-reduce completes, like a dense MLP's
-// down_proj. Each expert runs as grouped products over the rows of the tokens routed
-// to it, never over every token. Buffers grow to the largest batch and are reused.
+// Each shard holds whole experts or a column slice of every expert (shard_plan.h), and
+// a column slice of the shared expert, so its `out` is a partial sum that the caller's
+// all-reduce completes, like a dense MLP's down_proj. Each expert runs as grouped products over the
+// rows of the tokens routed to it, never over every token. Buffers grow to the largest batch and
+// are reused.
 class MixtureOfExperts {
  public:
   MixtureOfExperts(const ModelConfig& config, const ShardSlice& slice);
@@ -56,6 +57,7 @@ class MixtureOfExperts {
 
   int64_t hidden_;
   int experts_, top_k_;
+  int first_expert_, end_expert_;  // the experts this shard computes
   bool renormalize_;
   int64_t expert_columns_, shared_columns_;  // this shard's columns of each
 

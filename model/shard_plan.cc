@@ -45,8 +45,16 @@ std::expected<ShardSlice, std::string> PlanShard(const ModelConfig& config, int 
   slice.end_kv_head = (slice.end_head - 1) / group + 1;
   std::tie(slice.first_intermediate, slice.end_intermediate) =
       NearEqualRange(config.intermediate, rank, shards);
-  std::tie(slice.first_expert_column, slice.end_expert_column) =
-      NearEqualRange(config.moe.expert_intermediate, rank, shards);
+  const MoeConfig& moe = config.moe;
+  if (moe.experts > 0 && moe.experts % shards == 0) {  // whole experts
+    std::tie(slice.first_expert, slice.end_expert) = NearEqualRange(moe.experts, rank, shards);
+    std::tie(slice.first_expert_column, slice.end_expert_column) =
+        std::pair{0, moe.expert_intermediate};
+  } else {  // a column slice of every expert
+    std::tie(slice.first_expert, slice.end_expert) = std::pair{0, moe.experts};
+    std::tie(slice.first_expert_column, slice.end_expert_column) =
+        NearEqualRange(moe.expert_intermediate, rank, shards);
+  }
   std::tie(slice.first_shared_column, slice.end_shared_column) =
       NearEqualRange(config.moe.shared_expert_intermediate, rank, shards);
   return slice;

@@ -10,16 +10,20 @@ namespace actex {
 
 // What one tensor-parallel shard holds, Megatron-style: a contiguous range of query
 // heads (with the key/value heads those queries read, replicated when several shards
-// share one) and a contiguous range of MLP intermediate columns; in a mixture of experts,
-// a contiguous range of every expert's columns (the same range in each) and of the
-// shared expert's. Splits may be uneven.
+// share one) and a contiguous range of MLP intermediate columns. In a mixture of
+// experts: whole experts, an equal range of them per shard, when the experts divide
+// evenly over the shards (each shard then reads only its own experts' weights, whole
+// rows, and runs full-width products); otherwise every expert, a contiguous range of
+// each one's columns (the same range in each). The shared expert is always cut by
+// columns. Splits may be uneven.
 struct ShardSlice {
   int rank = 0;
   int shards = 1;
-  int first_head = 0, end_head = 0;                  // query heads [first, end)
-  int first_kv_head = 0, end_kv_head = 0;            // key/value heads [first, end)
-  int first_intermediate = 0, end_intermediate = 0;  // MLP columns [first, end)
-  int first_expert_column = 0, end_expert_column = 0;  // of each expert [first, end)
+  int first_head = 0, end_head = 0;                    // query heads [first, end)
+  int first_kv_head = 0, end_kv_head = 0;              // key/value heads [first, end)
+  int first_intermediate = 0, end_intermediate = 0;    // MLP columns [first, end)
+  int first_expert = 0, end_expert = 0;                // experts held [first, end)
+  int first_expert_column = 0, end_expert_column = 0;  // of each held expert [first, end)
   int first_shared_column = 0, end_shared_column = 0;  // of the shared expert [first, end)
 
   bool operator==(const ShardSlice&) const = default;

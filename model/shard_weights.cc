@@ -41,54 +41,87 @@ WeightView TransposedCopy(const WeightView& view, Range rows, Range cols,
 
 std::vector<float>* VectorOf(LayerShardWeights& w, TensorRole role) {
   switch (role) {
-    case TensorRole::kInputNorm: return &w.input_norm;
-    case TensorRole::kInputNormBias: return &w.input_norm_bias;
-    case TensorRole::kQBias: return &w.q_bias;
-    case TensorRole::kKBias: return &w.k_bias;
-    case TensorRole::kVBias: return &w.v_bias;
-    case TensorRole::kQNorm: return &w.q_norm;
-    case TensorRole::kKNorm: return &w.k_norm;
-    case TensorRole::kOBias: return &w.o_bias;
-    case TensorRole::kPostAttentionNorm: return &w.post_attention_norm;
-    case TensorRole::kPreMlpNorm: return &w.pre_mlp_norm;
-    case TensorRole::kPreMlpNormBias: return &w.pre_mlp_norm_bias;
-    case TensorRole::kPostMlpNorm: return &w.post_mlp_norm;
-    case TensorRole::kGateBias: return &w.gate_bias;
-    case TensorRole::kUpBias: return &w.up_bias;
-    case TensorRole::kDownBias: return &w.down_bias;
-    case TensorRole::kSharedExpertGate: return &w.shared_expert_gate;
-    default: return nullptr;
+    case TensorRole::kInputNorm:
+      return &w.input_norm;
+    case TensorRole::kInputNormBias:
+      return &w.input_norm_bias;
+    case TensorRole::kQBias:
+      return &w.q_bias;
+    case TensorRole::kKBias:
+      return &w.k_bias;
+    case TensorRole::kVBias:
+      return &w.v_bias;
+    case TensorRole::kQNorm:
+      return &w.q_norm;
+    case TensorRole::kKNorm:
+      return &w.k_norm;
+    case TensorRole::kOBias:
+      return &w.o_bias;
+    case TensorRole::kPostAttentionNorm:
+      return &w.post_attention_norm;
+    case TensorRole::kPreMlpNorm:
+      return &w.pre_mlp_norm;
+    case TensorRole::kPreMlpNormBias:
+      return &w.pre_mlp_norm_bias;
+    case TensorRole::kPostMlpNorm:
+      return &w.post_mlp_norm;
+    case TensorRole::kGateBias:
+      return &w.gate_bias;
+    case TensorRole::kUpBias:
+      return &w.up_bias;
+    case TensorRole::kDownBias:
+      return &w.down_bias;
+    case TensorRole::kSharedExpertGate:
+      return &w.shared_expert_gate;
+    default:
+      return nullptr;
   }
 }
 
 WeightSlice* MatrixOf(LayerShardWeights& w, const TensorSpec& spec) {
-  if (spec.expert >= 0 && static_cast<int>(w.experts.size()) <= spec.expert) {
-    w.experts.resize(static_cast<size_t>(spec.expert + 1));
-  }
   switch (spec.role) {
-    case TensorRole::kQ: return &w.q;
-    case TensorRole::kK: return &w.k;
-    case TensorRole::kV: return &w.v;
-    case TensorRole::kO: return &w.o;
-    case TensorRole::kGate: return &w.gate;
-    case TensorRole::kUp: return &w.up;
-    case TensorRole::kDown: return &w.down;
-    case TensorRole::kRouter: return &w.router;
-    case TensorRole::kExpertGate: return &w.experts[spec.expert].gate;
-    case TensorRole::kExpertUp: return &w.experts[spec.expert].up;
-    case TensorRole::kExpertDown: return &w.experts[spec.expert].down;
-    case TensorRole::kSharedGate: return &w.shared_expert.gate;
-    case TensorRole::kSharedUp: return &w.shared_expert.up;
-    case TensorRole::kSharedDown: return &w.shared_expert.down;
-    default: return nullptr;
+    case TensorRole::kQ:
+      return &w.q;
+    case TensorRole::kK:
+      return &w.k;
+    case TensorRole::kV:
+      return &w.v;
+    case TensorRole::kO:
+      return &w.o;
+    case TensorRole::kGate:
+      return &w.gate;
+    case TensorRole::kUp:
+      return &w.up;
+    case TensorRole::kDown:
+      return &w.down;
+    case TensorRole::kRouter:
+      return &w.router;
+    case TensorRole::kExpertGate:
+      return &w.experts[spec.expert].gate;
+    case TensorRole::kExpertUp:
+      return &w.experts[spec.expert].up;
+    case TensorRole::kExpertDown:
+      return &w.experts[spec.expert].down;
+    case TensorRole::kSharedGate:
+      return &w.shared_expert.gate;
+    case TensorRole::kSharedUp:
+      return &w.shared_expert.up;
+    case TensorRole::kSharedDown:
+      return &w.shared_expert.down;
+    default:
+      return nullptr;
   }
 }
 
 bool IsNormWeight(TensorRole role) {
   switch (role) {
-    case TensorRole::kInputNorm: case TensorRole::kQNorm: case TensorRole::kKNorm:
-    case TensorRole::kPostAttentionNorm: case TensorRole::kPreMlpNorm:
-    case TensorRole::kPostMlpNorm: case TensorRole::kFinalNorm:
+    case TensorRole::kInputNorm:
+    case TensorRole::kQNorm:
+    case TensorRole::kKNorm:
+    case TensorRole::kPostAttentionNorm:
+    case TensorRole::kPreMlpNorm:
+    case TensorRole::kPostMlpNorm:
+    case TensorRole::kFinalNorm:
       return true;
     default:
       return false;
@@ -101,8 +134,10 @@ std::expected<void, std::string> CheckSlice(const ModelConfig& config, const Sha
                                             int last_layer) {
   if (slice.first_head < 0 || slice.first_head >= slice.end_head || slice.end_head > config.heads ||
       slice.first_intermediate < 0 || slice.first_intermediate > slice.end_intermediate ||
-      slice.end_intermediate > config.intermediate || slice.first_expert_column < 0 ||
-      slice.end_expert_column > config.moe.expert_intermediate || slice.first_shared_column < 0 ||
+      slice.end_intermediate > config.intermediate || slice.first_expert < 0 ||
+      slice.first_expert > slice.end_expert || slice.end_expert > config.moe.experts ||
+      slice.first_expert_column < 0 || slice.end_expert_column > config.moe.expert_intermediate ||
+      slice.first_shared_column < 0 ||
       slice.end_shared_column > config.moe.shared_expert_intermediate) {
     return std::unexpected("shard " + std::to_string(slice.rank) + " of " +
                            std::to_string(slice.shards) + " has head or column ranges outside " +
@@ -123,9 +158,9 @@ std::expected<void, std::string> CheckSlice(const ModelConfig& config, const Sha
 
 // The features one shard owns, in the units of a weight's rows or columns.
 struct ShardFeatures {
-  Range heads, kv_heads, columns;     // its query heads * dim, key/value heads * dim, MLP columns
+  Range heads, kv_heads, columns;  // its query heads * dim, key/value heads * dim, MLP columns
   Range expert_columns, shared_columns;  // of every expert, of the shared expert
-  int64_t q_width = 0, kv_width = 0;  // all query and all key/value features of the model
+  int64_t q_width = 0, kv_width = 0;     // all query and all key/value features of the model
 
   ShardFeatures(const ModelConfig& config, const ShardSlice& slice)
       : heads{slice.first_head * config.head_dim, slice.end_head * config.head_dim},
@@ -164,7 +199,8 @@ struct TakenRanges {
 // The ranges of `view` (as `spec` lays it out and splits it) that `features` owns.
 TakenRanges RangesOf(const TensorSpec& spec, const WeightView& view,
                      const ShardFeatures& features) {
-  TakenRanges taken{.inputs = {0, spec.layout == TensorLayout::kConv1D ? view.rows : view.cols}};
+  TakenRanges taken{.outputs = {},
+                    .inputs = {0, spec.layout == TensorLayout::kConv1D ? view.rows : view.cols}};
   const int64_t all_outputs = spec.layout == TensorLayout::kConv1D ? view.cols : view.rows;
   const Range& kv_heads = features.kv_heads;
   const int64_t q_width = features.q_width, kv_width = features.kv_width;
@@ -260,9 +296,17 @@ std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& w
 
   ShardWeights shard;
   shard.layers.resize(static_cast<size_t>(last_layer + 1));
+  for (int layer = 0; layer <= last_layer; ++layer) {
+    // Indexed by expert; another shard's experts stay empty.
+    if (config.IsSparse(layer)) shard.layers[layer].experts.resize(config.moe.experts);
+  }
   shard.transposed.reserve(static_cast<size_t>(6 * (last_layer + 1)));
   for (const TensorSpec& spec : ArchitectureTensors(config)) {
     if (spec.layer > last_layer || spec.role == TensorRole::kLmHead) continue;
+    // Another shard's whole expert: never referenced, so its pages are never read.
+    if (spec.expert >= 0 && (spec.expert < slice.first_expert || spec.expert >= slice.end_expert)) {
+      continue;
+    }
     const WeightView view = weights.Get(spec.name);
     if (view.data == nullptr) {
       return std::unexpected("tensor " + spec.name + " was not loaded from " + config.name);

@@ -37,6 +37,7 @@ std::expected<void, std::string> CheckShardEntry(const nlohmann::json& shard,
       return std::unexpected(number.error());
     }
   }
+  if (auto files = ListedFilesOf(shard, place); !files) return std::unexpected(files.error());
   if (!with_chunks) return {};
   if (auto chunks = JsonArrayField(shard, place, "chunks"); !chunks) {
     return std::unexpected(chunks.error());
@@ -56,9 +57,8 @@ std::expected<void, std::string> CheckContinuable(const nlohmann::json& metadata
   // The run's configuration, compared with this run's (null: written without one).
   if (auto config = metadata.find("config");
       config == metadata.end() || (!config->is_object() && !config->is_null())) {
-    return std::unexpected(JsonTypeError(top.Member("config"),
-                                         config == metadata.end() ? nullptr : &*config,
-                                         "an object"));
+    return std::unexpected(JsonTypeError(
+        top.Member("config"), config == metadata.end() ? nullptr : &*config, "an object"));
   }
   auto shards = JsonArrayField(metadata, top, "shards");
   if (!shards) return std::unexpected(shards.error());
@@ -121,21 +121,20 @@ std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const
   if (!uploads) return std::unexpected(uploads.error());
   earlier.uploads = std::move(*uploads);
   for (const auto& shard : metadata["shards"]) {
-    const std::string name = shard["file"].get<std::string>();
-    const int64_t bytes = shard["bytes"].get<int64_t>();
-    const fs::path shard_path = fs::path(dir) / name;
     earlier.last_doc_id = shard["last_doc_id"].get<int64_t>();
-    earlier.listed_files.insert(name);
-    const bool present = fs::exists(shard_path, error);
-    if (!present &&
-        UploadedAndDeleted(earlier.uploads, name, bytes, shard["crc32"].get<std::string>())) {
-      continue;
-    }
-    const auto size = fs::file_size(shard_path, error);
-    if (error || static_cast<int64_t>(size) != bytes) {
-      return std::unexpected(shard_path.string() +
-                             " is listed in metadata.json but is missing or has another size; "
-                             "the output was damaged after it was written (see actex verify)");
+    // CheckContinuable read the shard's files: the shard and its latent examples file.
+    const std::vector<ListedShard> files = ListedFilesOf(shard, {}).value();
+    for (const auto& [name, bytes, crc32] : files) {
+      const fs::path file_path = fs::path(dir) / name;
+      earlier.listed_files.insert(name);
+      const bool present = fs::exists(file_path, error);
+      if (!present && UploadedAndDeleted(earlier.uploads, name, bytes, crc32)) continue;
+      const auto size = fs::file_size(file_path, error);
+      if (error || static_cast<int64_t>(size) != bytes) {
+        return std::unexpected(file_path.string() +
+                               " is listed in metadata.json but is missing or has another size; "
+                               "the output was damaged after it was written (see actex verify)");
+      }
     }
   }
   auto chunks = ListedChunks(metadata);

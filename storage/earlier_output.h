@@ -21,18 +21,18 @@ struct EarlierOutput {
   bool complete = false;
   int64_t last_doc_id = -1;                     // of the last listed shard; -1 when none is listed
   std::map<int64_t, int64_t> chunks;            // listed: chunk -> documents it has
-  std::set<std::string> listed_files;           // the listed shards' file names
+  std::set<std::string> listed_files;           // the listed shards' files and their examples files
   std::map<std::string, UploadRecord> uploads;  // uploads.jsonl, by file
 };
 
 // Reads `dir`/metadata.json; std::nullopt when the folder has none (a fresh run).
-// Every listed shard must exist with its listed size (a listed shard was fsynced
-// before it was listed, so anything else means the folder was damaged afterwards),
-// unless uploads.jsonl says it was uploaded with its listed bytes and crc32 and then
-// deleted; errors name the file. An output whose shards do not say which chunks
-// they hold (written before shards held whole chunks) is refused. Every field a
-// resume reads is type-checked here (CheckContinuable), so a damaged metadata.json
-// is an error naming the file and the field, and `metadata` can be read as written.
+// Every listed shard (and latent examples file) must exist with its listed size (a listed shard was
+// fsynced before it was listed, so anything else means the folder was damaged afterwards), unless
+// uploads.jsonl says it was uploaded with its listed bytes and crc32 and then deleted; errors name
+// the file. An output whose shards do not say which chunks they hold (written before shards held
+// whole chunks) is refused. Every field a resume reads is type-checked here (CheckContinuable), so
+// a damaged metadata.json is an error naming the file and the field, and `metadata` can be read as
+// written.
 std::expected<std::optional<EarlierOutput>, std::string> ReadEarlierOutput(const std::string& dir);
 
 // Checks that `metadata` (read from `file`) has every field a resume reads, of the

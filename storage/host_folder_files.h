@@ -34,6 +34,16 @@ inline bool IsSpillFileName(std::string_view name) {
   return name.starts_with(".shard_") && name.find(".spill.") != std::string_view::npos;
 }
 
+// The latent examples file (latent_examples.h) written and listed with shard
+// `shard_file` (shard_NNNNNN.safetensors[.gz]): shard_NNNNNN.examples.safetensors.
+inline std::string ExamplesFileName(std::string_view shard_file) {
+  return std::string(shard_file.substr(0, shard_file.find('.'))) + ".examples.safetensors";
+}
+inline bool IsExamplesFileName(std::string_view name) {
+  return name.starts_with("shard_") && name.ends_with(".examples.safetensors") &&
+         name.find('.') == name.size() - std::string_view(".examples.safetensors").size();
+}
+
 // Whether `name` is a temporary file of an interrupted write: *.tmp or a spill file.
 inline bool IsTemporaryFileName(std::string_view name) {
   return name.ends_with(".tmp") || IsSpillFileName(name);

@@ -14,14 +14,13 @@ T ElementAt(const SafetensorsTensor& tensor, int64_t index) {
   return value;
 }
 
-// Element `index` of a float tensor in any of the output's dtypes, as float32.
+}  // namespace
+
 float FloatAt(const SafetensorsTensor& tensor, int64_t index) {
   if (tensor.dtype == "F32") return ElementAt<float>(tensor, index);
   const uint16_t bits = ElementAt<uint16_t>(tensor, index);
   return tensor.dtype == "BF16" ? Bfloat16BitsToFloat(bits) : HalfBitsToFloat(bits);
 }
-
-}  // namespace
 
 LatentSiteNames LatentSiteNamesOf(std::string_view site) {
   const std::string prefix = std::string(site) + ".latents.";

@@ -35,6 +35,10 @@ LatentSiteNames LatentSiteNamesOf(std::string_view site);
 // The three stored sites, in the order they are written: ids, values, count.
 std::vector<StoredSite> StoredLatentSites(std::string_view site, int k);
 
+// Element `index` of a float tensor in any of the output's dtypes (F32, F16, BF16), as
+// float32: a latent value as the shard stores it.
+float FloatAt(const SafetensorsTensor& tensor, int64_t index);
+
 // One token's latents, as read back from a shard: ids [K], values [K] (as float32),
 // `count` = the count tensor's entry. Empty when the row obeys the rules, else what
 // breaks them: an id outside [0, d_sae) or -1; a padding entry (-1) before a latent or

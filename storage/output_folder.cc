@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/whole_file.h"
+#include "storage/host_folder_files.h"
 #include "storage/json_field.h"
 #include "storage/shard_listing.h"
 #include "storage/site_statistics.h"
@@ -78,6 +79,16 @@ std::optional<ShardEntry> ReadShardEntry(const nlohmann::json& entry, size_t ind
     return fault("crc32 is not 8 lowercase hex digits");
   }
   shard.crc32 = static_cast<uint32_t>(std::stoul(crc->get<std::string>(), nullptr, 16));
+  if (entry.contains("examples")) {
+    auto files = ListedFilesOf(entry, {});
+    if (!files) return fault("examples: " + files.error());
+    const ListedShard& examples = files->back();
+    if (examples.file != ExamplesFileName(name) || !std::regex_match(examples.crc32, kHex8)) {
+      return fault("examples is not {\"file\": \"" + ExamplesFileName(name) +
+                   "\", \"bytes\", \"crc32\": 8 lowercase hex digits}");
+    }
+    shard.examples = examples;
+  }
   for (const auto& chunk : entry.value("chunks", nlohmann::json::array())) {
     shard.chunks.push_back(chunk.is_array() && !chunk.empty() && chunk[0].is_number_integer()
                                ? chunk[0].get<int64_t>()

@@ -26,6 +26,9 @@ constexpr int kMaxMalformedRejectsListed = 20;
 
 std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
   std::set<std::string> known(folder.shard_files.begin(), folder.shard_files.end());
+  for (const ShardEntry& shard : folder.shards) {
+    if (shard.examples) known.insert(shard.examples->file);
+  }
   known.insert(kHostFolderFiles.begin(), kHostFolderFiles.end());
   std::vector<VerifyFinding> warnings;
   std::error_code error;
@@ -42,6 +45,12 @@ std::vector<VerifyFinding> FindUnlistedFiles(const OutputFolder& folder) {
                 "away, and then this file is their only copy: restore its entry to keep it. "
                 "A resume moves it into " +
                 std::string(kUnlistedFolder) + "/ and computes its chunks again";
+    } else if (IsExamplesFileName(name)) {
+      problem =
+          "latent examples of a shard not listed in metadata.json: a run that stopped "
+          "after writing it and before listing its shard leaves one. A resume moves it "
+          "into " +
+          std::string(kUnlistedFolder) + "/ and computes its chunks again";
     } else if (name == kUnlistedFolder && entry.is_directory()) {
       problem =
           "shards a resume set aside because metadata.json did not list them; not part of the "

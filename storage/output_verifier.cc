@@ -6,6 +6,7 @@
 #include <set>
 
 #include "storage/corpus_read_note.h"
+#include "storage/examples_check.h"
 #include "storage/folder_digests.h"
 #include "storage/non_finite_sites.h"
 #include "storage/shard_check.h"
@@ -61,6 +62,10 @@ class Verifier {
   // counts them per chunk in `answered`.
   void CheckShardChunks(const OutputFolder& output, size_t index,
                         const std::vector<int64_t>& documents, ChunkAnswers* answered);
+  // The shard's latent examples file (examples_check.h), recomputed from the shard when
+  // it is `shard_whole`; missing, a fault unless uploads.jsonl vouches for its deletion.
+  void CheckExamples(const std::string& label, const ShardEntry& shard,
+                     const FolderUploads& uploads, bool shard_whole);
   // A listed chunk is whole: each of its documents is written or rejected in this
   // folder. Chunks of a shard that could not be read are faulted as that shard.
   void CheckChunksWhole(const OutputFolder& output, const ChunkAnswers& answered);
@@ -168,6 +173,9 @@ void Verifier::CheckFolder(JobFolder& folder) {
   for (size_t i = 0; i < output.shards.size(); ++i) {
     const std::string place = output.label + "/" + output.shard_files[i];
     ShardCheck check = CheckShard(output.shards[i]);
+    if (output.shards[i].examples) {
+      CheckExamples(output.label, output.shards[i], uploads, /*shard_whole=*/check.faults.empty());
+    }
     if (check.missing) {
       MissingShardVerdict verdict =
           JudgeMissingShard(uploads, output.shard_files[i], output.shards[i]);
@@ -238,6 +246,25 @@ void Verifier::CheckFolder(JobFolder& folder) {
   report_.bytes += summary.bytes;
   report_.uploaded_deleted += summary.uploaded_deleted;
   report_.folders.push_back(summary);
+}
+
+void Verifier::CheckExamples(const std::string& label, const ShardEntry& shard,
+                             const FolderUploads& uploads, bool shard_whole) {
+  const ListedShard& listed = *shard.examples;
+  const std::string place = label + "/" + listed.file;
+  ExamplesCheck check = CheckShardExamples(shard, shard_whole);
+  for (auto& problem : check.faults) Fault(place, std::move(problem));
+  if (!check.missing) return;
+  // Judged as a shard of the examples file's bytes and crc32 would be.
+  ShardEntry as_listed = shard;
+  as_listed.bytes = listed.bytes;
+  as_listed.crc32 = static_cast<uint32_t>(std::stoul(listed.crc32, nullptr, 16));
+  MissingShardVerdict verdict = JudgeMissingShard(uploads, listed.file, as_listed);
+  if (verdict.uploaded_deleted) {
+    report_.warnings.push_back({place, std::move(verdict.problem)});
+  } else {
+    Fault(place, std::move(verdict.problem));
+  }
 }
 
 void Verifier::CheckShardChunks(const OutputFolder& output, size_t index,

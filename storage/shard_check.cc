@@ -254,14 +254,7 @@ void CheckGzipContents(const ShardInflater& inflated, const ShardEntry& shard, S
   if (!CheckLayout(inflated.header_json(), inflated.data_bytes(), shard, &check->faults)) return;
   CheckDocuments(inflated.doc_ids(), inflated.positions(), shard, check);
   // The latents' tensors as the header describes them, over the bytes kept of them.
-  const nlohmann::json header = nlohmann::json::parse(inflated.header_json(), nullptr, false);
-  std::map<std::string, SafetensorsTensor> tensors;
-  for (const auto& [name, entry] : header.items()) {
-    const std::span<const uint8_t> bytes = inflated.Captured(name);
-    if (bytes.empty() || !entry.is_object()) continue;
-    tensors[name] = {entry.value("dtype", ""), entry.value("shape", std::vector<int64_t>{}), bytes};
-  }
-  CheckLatents(tensors, shard, check);
+  CheckLatents(inflated.CapturedTensors(), shard, check);
 }
 
 }  // namespace

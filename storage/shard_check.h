@@ -2,11 +2,13 @@
 #define ACTEX_STORAGE_SHARD_CHECK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "storage/sae_record.h"
+#include "storage/shard_writer_options.h"
 #include "storage/stored_site.h"
 
 namespace actex {
@@ -23,7 +25,10 @@ struct ShardEntry {
   std::vector<int64_t> chunks;    // the chunks it holds; empty in an older output's listing
   std::vector<StoredSite> sites;  // from metadata "sites"
   std::string site_dtype;         // of its float sites: "F32", "F16" or "BF16"
-  std::vector<SaeRecord> saes;    // metadata config.saes: whose latents it holds
+  // Its latent examples file (storage/latent_examples.h) as listed, beside it; none when
+  // the run had no SAE.
+  std::optional<ListedShard> examples;
+  std::vector<SaeRecord> saes;  // metadata config.saes: whose latents it holds
 };
 
 // What reading the shard found.

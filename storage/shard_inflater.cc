@@ -30,6 +30,18 @@ std::span<const uint8_t> ShardInflater::Captured(const std::string& name) const 
   return found == captures_.end() ? std::span<const uint8_t>() : found->second.bytes;
 }
 
+std::map<std::string, SafetensorsTensor> ShardInflater::CapturedTensors() const {
+  const nlohmann::json header = nlohmann::json::parse(header_, nullptr, false);
+  std::map<std::string, SafetensorsTensor> tensors;
+  if (!header.is_object()) return tensors;
+  for (const auto& [name, entry] : header.items()) {
+    const std::span<const uint8_t> bytes = Captured(name);
+    if (bytes.empty() || !entry.is_object()) continue;
+    tensors[name] = {entry.value("dtype", ""), entry.value("shape", std::vector<int64_t>{}), bytes};
+  }
+  return tensors;
+}
+
 ShardInflater::~ShardInflater() = default;
 
 void ShardInflater::Feed(const uint8_t* data, size_t size) {

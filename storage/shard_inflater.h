@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "storage/gzip_decoder.h"
+#include "storage/safetensors.h"
 
 namespace actex {
 
@@ -47,6 +48,9 @@ class ShardInflater {
   std::span<const uint8_t> positions() const { return Captured("positions"); }
   // A CaptureAlso tensor's bytes; empty for a name not captured.
   std::span<const uint8_t> Captured(const std::string& name) const;
+  // Every tensor captured with bytes, as the header describes it (dtype, shape), by name:
+  // what a SafetensorsFile of the inflated shard would map of them.
+  std::map<std::string, SafetensorsTensor> CapturedTensors() const;
 
  private:
   struct Capture {

@@ -155,4 +155,28 @@ std::map<int64_t, std::string> ListedChunkDigests(const nlohmann::json& metadata
   return digests;
 }
 
+std::expected<std::vector<ListedShard>, std::string> ListedFilesOf(const nlohmann::json& shard,
+                                                                   const JsonPlace& place) {
+  const auto listed = [](const nlohmann::json& entry,
+                         const JsonPlace& at) -> std::expected<ListedShard, std::string> {
+    auto file = JsonStringField(entry, at, "file");
+    if (!file) return std::unexpected(file.error());
+    auto bytes = JsonIntField(entry, at, "bytes", 0);
+    if (!bytes) return std::unexpected(bytes.error());
+    auto crc32 = JsonStringField(entry, at, "crc32");
+    if (!crc32) return std::unexpected(crc32.error());
+    return ListedShard{*file, *bytes, *crc32};
+  };
+  auto own = listed(shard, place);
+  if (!own) return std::unexpected(own.error());
+  std::vector<ListedShard> files = {*own};
+  if (!shard.contains("examples")) return files;
+  auto examples = JsonObjectField(shard, place, "examples");
+  if (!examples) return std::unexpected(examples.error());
+  auto file = listed(examples->get(), place.Member("examples"));
+  if (!file) return std::unexpected(file.error());
+  files.push_back(*file);
+  return files;
+}
+
 }  // namespace actex

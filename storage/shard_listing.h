@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "storage/json_field.h"
 #include "storage/shard_writer_options.h"
 #include "storage/site_statistics.h"
 
@@ -69,6 +70,14 @@ std::expected<std::map<int64_t, int64_t>, std::string> ListedChunks(const nlohma
 // chunk -> digest. Outputs written before chunks had digests list none. Call on a
 // metadata.json that ListedChunks accepts.
 std::map<int64_t, std::string> ListedChunkDigests(const nlohmann::json& metadata);
+
+// The files one metadata.json "shards" entry (at `place`) lists, each with its bytes
+// and crc32: the shard, then the latent examples file it was written with
+// ("examples": {"file", "bytes", "crc32"}) when it has one. Resume, verify, cleanup and
+// upload take a shard's files from here. A field missing or of another type is an
+// error naming it.
+std::expected<std::vector<ListedShard>, std::string> ListedFilesOf(const nlohmann::json& shard,
+                                                                   const JsonPlace& place);
 
 }  // namespace actex
 

@@ -66,6 +66,10 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
     state.open_statistics.emplace_back(site.width);
     state.chunk_statistics.emplace_back(site.width);
   }
+  auto examples = ShardExamples::Create(state.options.sites, state.options.sae_latents,
+                                        state.options.sae_examples, state.options.dtype);
+  if (!examples) return std::unexpected(examples.error());
+  state.examples = std::move(*examples);
   state.listing.emplace(state.options.sites);
   if (continues) {
     state.listing->ContinueFrom(state.options.continue_from);
@@ -130,6 +134,10 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
     }
   }
 
+  // Before anything is spilled: an id out of range refuses the document whole.
+  if (auto added = state.examples.AddDocument(document); !added) {
+    return std::unexpected(doc + ": " + added.error());
+  }
   if (!state.spill) {
     if (auto opened = state.OpenShard(); !opened) return state.Fail(opened.error());
     state.first_doc_id = document.doc_id;
@@ -196,6 +204,7 @@ std::expected<void, std::string> ShardWriter::EndChunk(int64_t chunk, int64_t do
     state.open_statistics[i].Merge(state.chunk_statistics[i]);
     state.chunk_statistics[i] = SiteStatistics(state.options.sites[i].width);
   }
+  state.examples.EndChunk();
   if (state.spill && state.spill->bytes() >= state.options.shard_bytes) {
     if (auto closed = state.CloseShard(); !closed) return state.Fail(closed.error());
   } else if (auto listed = state.ListSealedWhenDue(); !listed) {
@@ -251,6 +260,12 @@ const ShardStats& ShardWriter::stats() const { return state_->listing->stats(); 
 ListedShard ShardWriter::listed_shard(int64_t index) const {
   const auto& shard = state_->listing->shards().at(static_cast<size_t>(index));
   return {shard.value("file", ""), shard.value("bytes", int64_t{0}), shard.value("crc32", "")};
+}
+
+std::vector<ListedShard> ShardWriter::listed_files(int64_t index) const {
+  // The writer listed the entry itself, so every field is there.
+  const auto& entry = state_->listing->shards().at(static_cast<size_t>(index));
+  return ListedFilesOf(nlohmann::json::parse(entry.dump()), {}).value();
 }
 
 }  // namespace actex

@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "storage/shard_writer_options.h"
 
@@ -58,6 +59,9 @@ class ShardWriter {
   const ShardStats& stats() const;
   // The index-th listed shard, 0 <= index < stats().shards (an earlier run's included).
   ListedShard listed_shard(int64_t index) const;
+  // The files the index-th listed shard's entry lists: the shard, then its latent
+  // examples file when it has one (storage/shard_listing.h's ListedFilesOf).
+  std::vector<ListedShard> listed_files(int64_t index) const;
   // Every chunk listed so far, an earlier run's included.
   const std::set<int64_t>& listed_chunks() const;
   ~ShardWriter();

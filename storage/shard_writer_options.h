@@ -48,6 +48,13 @@ struct ShardWriterOptions {
   // crash at most this much work, and in a leased job shortens the time a host spends
   // between asking to list and having listed (which a lost host's chunks wait out).
   std::chrono::milliseconds listing_interval{0};
+  // The SAEs whose latents are among `sites` (S.latents.ids and S.latents.values,
+  // storage/shard_examples.h): SAE site S -> its latent count d_sae. With each shard the
+  // writer writes and lists the latents' examples over its tokens
+  // (shard_NNNNNN.examples.safetensors, storage/latent_examples.h), keeping
+  // `sae_examples` per latent (--sae-examples).
+  std::map<std::string, int64_t> sae_latents;
+  int64_t sae_examples = 32;
 };
 
 // One whole document's activations. Spans point into the caller's buffers.

@@ -123,15 +123,21 @@ std::expected<void, std::string> ShardWriterState::CloseShard() {
   spill.reset();  // closing the descriptors frees the unlinked spill files
   spdlog::debug("wrote {}: docs {}..{} ({} docs, {} tokens, {} bytes)", path, first_doc_id,
                 last_doc_id, shard_docs, shard_tokens, written->second);
-  sealed.push_back({{{"file", name},
-                     {"first_doc_id", first_doc_id},
-                     {"last_doc_id", last_doc_id},
-                     {"docs", shard_docs},
-                     {"tokens", shard_tokens},
-                     {"bytes", written->second},
-                     {"crc32", FormatCrc32(written->first)},
-                     {"chunks", ended_chunks}},
-                    open_statistics});
+  nlohmann::ordered_json entry = {{"file", name},
+                                  {"first_doc_id", first_doc_id},
+                                  {"last_doc_id", last_doc_id},
+                                  {"docs", shard_docs},
+                                  {"tokens", shard_tokens},
+                                  {"bytes", written->second},
+                                  {"crc32", FormatCrc32(written->first)},
+                                  {"chunks", ended_chunks}};
+  if (!examples.empty()) {
+    const std::string examples_name = ExamplesFileName(name);
+    auto saved = examples.Save(PathOf(examples_name), examples_name, &budget);
+    if (!saved) return std::unexpected(saved.error());
+    entry["examples"] = {{"file", saved->file}, {"bytes", saved->bytes}, {"crc32", saved->crc32}};
+  }
+  sealed.push_back({std::move(entry), open_statistics});
   ended_chunks = nlohmann::ordered_json::array();
   for (size_t i = 0; i < open_statistics.size(); ++i) {
     open_statistics[i] = SiteStatistics(options.sites[i].width);
@@ -190,6 +196,7 @@ std::expected<void, std::string> ShardWriterState::CutBackOpenChunk() {
   for (size_t i = 0; i < chunk_statistics.size(); ++i) {
     chunk_statistics[i] = SiteStatistics(options.sites[i].width);
   }
+  examples.DropChunk();
   open_chunk = -1;
   return {};
 }

@@ -15,6 +15,7 @@
 
 #include "storage/file_io.h"
 #include "storage/host_folder_files.h"
+#include "storage/shard_examples.h"
 #include "storage/shard_listing.h"
 #include "storage/shard_spill.h"
 #include "storage/shard_writer_options.h"
@@ -46,7 +47,8 @@ struct ShardWriterState {
     int64_t docs = 0, tokens = 0, last_doc_id = -1;
   } boundary;
   std::vector<SiteStatistics> chunk_statistics;  // per site, over the open chunk
-  std::set<int64_t> chunks_seen;                 // listed, ended or open
+  ShardExamples examples;         // per SAE, over the open shard's ended chunks and the open chunk
+  std::set<int64_t> chunks_seen;  // listed, ended or open
   std::optional<ShardListing> listing;
   // Shard files closed (written, fsynced, renamed) but not yet listed: listed
   // together once options.listing_interval passed since the last listing.

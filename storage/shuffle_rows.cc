@@ -133,7 +133,8 @@ std::expected<SourceOutput, std::string> ReadSourceOutput(const std::string& dir
       }
       const std::string file = fs::path(listing.path).filename().string();
       source.shards.push_back({label.empty() ? file : label + "/" + file, listing.path,
-                               listing.gzip, listing.bytes, listing.tokens, listing.crc32});
+                               listing.gzip, listing.bytes, listing.tokens, listing.crc32,
+                               listing.first_doc_id, listing.last_doc_id});
       source.tokens += listing.tokens;
     }
   }

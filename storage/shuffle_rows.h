@@ -23,6 +23,7 @@ struct SourceShard {
   bool gzip = false;
   int64_t bytes = 0, tokens = 0;
   uint32_t crc32 = 0;
+  int64_t first_doc_id = 0, last_doc_id = 0;  // the documents it holds, as listed
 };
 
 // Every listed shard of every host folder below an output folder (or of the one

@@ -54,10 +54,12 @@ struct SiteRows {
   std::span<const float> values;      // [tokens, width] of a float site
   std::span<const int32_t> integers;  // [tokens, width] of an integer site
 
+  // Implicit: a span of either element type is a site's rows as it stands.
   SiteRows() = default;
   SiteRows(std::span<const float> float_values) : values(float_values) {}          // NOLINT
   SiteRows(std::span<const int32_t> integer_values) : integers(integer_values) {}  // NOLINT
 
+  // Empty rows read as a float site's; rows of a document hold at least one token.
   bool integer() const { return !integers.empty(); }
   size_t size() const { return values.size() + integers.size(); }
   size_t size_bytes() const { return values.size_bytes() + integers.size_bytes(); }

@@ -63,7 +63,7 @@ std::expected<UnlistedCleanup, std::string> SetAsideUnlisted(const std::string& 
         return std::unexpected("cannot remove " + entry.path().string() + ": " + error.message());
       }
       cleanup.removed_tmp.push_back(name);
-    } else if (IsShardFileName(name) && !listed.contains(name)) {
+    } else if ((IsShardFileName(name) || IsExamplesFileName(name)) && !listed.contains(name)) {
       unlisted.push_back(entry.path());
     }
   }

@@ -32,8 +32,9 @@ struct UnlistedCleanup {
   std::vector<std::string> set_aside;  // unlisted shard files, as they are now named
 };
 
-// In host folder `dir`: deletes *.tmp files and moves every shard file not in
-// `listed` into `dir`/unlisted/ (created when needed), under its own name, or
+// In host folder `dir`: deletes *.tmp files and moves every shard file and latent
+// examples file (host_folder_files.h's ExamplesFileName) not in `listed` into `dir`/unlisted/
+// (created when needed), under its own name, or
 // "<n>_<name>" when a file of that name was set aside before. Logs a warning for
 // each file set aside, saying where it went and what it is. Errors name the file.
 std::expected<UnlistedCleanup, std::string> SetAsideUnlisted(const std::string& dir,

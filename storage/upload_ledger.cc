@@ -15,6 +15,7 @@
 #include "storage/file_io.h"
 #include "storage/host_folder_files.h"
 #include "storage/json_field.h"
+#include "storage/shard_listing.h"
 
 namespace actex {
 
@@ -111,13 +112,11 @@ std::expected<std::vector<std::string>, std::string> ListedShardsNotUploaded(
   const nlohmann::json& shards = metadata["shards"];
   for (size_t i = 0; i < shards.size(); ++i) {
     const JsonPlace place{"metadata.json", "shards[" + std::to_string(i) + "]"};
-    auto name = JsonStringField(shards[i], place, "file");
-    if (!name) return std::unexpected(name.error());
-    auto bytes = JsonIntField(shards[i], place, "bytes", 0);
-    if (!bytes) return std::unexpected(bytes.error());
-    auto crc32 = JsonStringField(shards[i], place, "crc32");
-    if (!crc32) return std::unexpected(crc32.error());
-    if (!UploadVouched(ledger, *name, *bytes, *crc32)) missing.push_back(*name);
+    auto files = ListedFilesOf(shards[i], place);  // the shard and its examples file
+    if (!files) return std::unexpected(files.error());
+    for (const auto& [name, bytes, crc32] : *files) {
+      if (!UploadVouched(ledger, name, bytes, crc32)) missing.push_back(name);
+    }
   }
   return missing;
 }

@@ -22,6 +22,7 @@ CommandRunner AddMakeJobKeyCommand(CLI::App& app);
 CommandRunner AddVerifyCommand(CLI::App& app);
 CommandRunner AddShuffleCommand(CLI::App& app);
 CommandRunner AddExportCommand(CLI::App& app);
+CommandRunner AddLatentsCommand(CLI::App& app);
 
 }  // namespace actex
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "actors/cli/commands.h"
+#include "actors/cli/inspect_latents.h"
 #include "base/whole_file.h"
 #include "storage/json_field.h"
 #include "storage/non_finite_sites.h"
@@ -232,7 +233,11 @@ CommandRunner AddInspectCommand(CLI::App& command) {
                    "print each site's statistics over all host folders: rows, mean norm, "
                    "variance, max |value|, the normalization factor sqrt(width) / mean norm");
   command.add_flag("--json", *json, "with --stats: as JSON, with the mean and variance vectors");
-  return [out_dir, stats, json] {
+  auto latents = std::make_shared<bool>(false);
+  command.add_flag("--latents", *latents,
+                   "merge every shard's SAE latent examples into OUT/latents.safetensors and "
+                   "print per SAE its dead latents and densest latents");
+  return [out_dir, stats, json, latents] {
     std::vector<fs::path> hosts;
     for (const auto& entry : fs::directory_iterator(*out_dir)) {
       if (entry.is_directory() && fs::exists(entry.path() / "metadata.json")) {
@@ -245,6 +250,7 @@ CommandRunner AddInspectCommand(CLI::App& command) {
       return 1;
     }
     if (*stats) return PrintStatistics(hosts, *json) ? 0 : 1;
+    if (*latents) return InspectLatents(*out_dir, hosts);
     std::map<std::string, int64_t> totals;
     bool shards_missing = false, unreadable = false;
     for (const fs::path& host : hosts) {

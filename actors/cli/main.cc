@@ -1,9 +1,9 @@
 // actex: extract a language model's activations from a text corpus.
-#include <map>
-#include <string>
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <map>
+#include <string>
 
 #include "actors/cli/commands.h"
 
@@ -19,9 +19,10 @@ int main(int argc, char** argv) {
     runners[command] = add_command(*command);
   };
   add("extract", "extract activations on this machine", actex::AddExtractCommand);
-  add("tokenize", "print the token ids of text, one JSON line per input", actex::AddTokenizeCommand);
+  add("tokenize", "print the token ids of text, one JSON line per input",
+      actex::AddTokenizeCommand);
   add("inspect", "summarize what an extraction wrote", actex::AddInspectCommand);
-  add("make-model", "write a random Qwen2 model folder", actex::AddMakeModelCommand);
+  add("make-model", "write a random model folder of a supported family (presets of real models)", actex::AddMakeModelCommand);
   add("node", "run this host's part of a job of several hosts", actex::AddNodeCommand);
   add("simulate", "run a job of several hosts as local processes on 127.0.0.1",
       actex::AddSimulateCommand);
@@ -31,7 +32,9 @@ int main(int argc, char** argv) {
       actex::AddVerifyCommand);
   add("shuffle", "write an extraction's rows in a random order for training",
       actex::AddShuffleCommand);
-  add("export", "write an output in another trainer's layout (lm_saes)", actex::AddExportCommand);
+  add("export", "write an output in another tool's layout (lm_saes, delphi)",
+      actex::AddExportCommand);
+  add("latents", "print an SAE latent's strongest examples as text", actex::AddLatentsCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -1,21 +1,42 @@
 #include "model/tokenizer/bpe_tokenizer.h"
 
+#include "base/utf8.h"
 #include "model/tokenizer/file_digest.h"
 #include "model/tokenizer/tokenizer_json.h"
-#include "base/utf8.h"
 
 namespace actex {
+namespace {
+
+std::vector<AddedToken> AllAddedTokens(const TokenizerJsonSpec& spec) {
+  std::vector<AddedToken> added = spec.raw_added_tokens;
+  added.insert(added.end(), spec.normalized_added_tokens.begin(),
+               spec.normalized_added_tokens.end());
+  return added;
+}
+
+// Whether the normalizer writes "▁" before the text (Llama 2's files), which the
+// file's decoder strips again.
+bool PrependsWordBoundary(const std::vector<NormalizerStep>& steps) {
+  for (const NormalizerStep& step : steps) {
+    if (step.kind == NormalizerStep::Kind::kPrepend && step.content == kWordBoundary) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 BpeTokenizer::BpeTokenizer(std::string path, std::string hash, TextNormalizer normalizer,
                            PreTokenizer pre_tokenizer, AddedTokenMatcher raw_added,
-                           AddedTokenMatcher normalized_added, ByteLevelBpe bpe)
+                           AddedTokenMatcher normalized_added, ByteLevelBpe bpe,
+                           TokenDecoder decoder)
     : file_path_(std::move(path)),
       file_hash_(std::move(hash)),
       normalizer_(std::move(normalizer)),
       pre_tokenizer_(std::move(pre_tokenizer)),
       raw_added_(std::move(raw_added)),
       normalized_added_(std::move(normalized_added)),
-      bpe_(std::move(bpe)) {}
+      bpe_(std::move(bpe)),
+      decoder_(std::move(decoder)) {}
 
 std::expected<std::unique_ptr<BpeTokenizer>, std::string> BpeTokenizer::Create(
     std::string path, std::string_view file_bytes) {
@@ -29,6 +50,9 @@ std::expected<std::unique_ptr<BpeTokenizer>, std::string> BpeTokenizer::Create(
     splitters.push_back(std::move(*splitter));
   }
 
+  // Built before the added tokens' content is normalized: they decode as written.
+  TokenDecoder decoder(spec->vocab, AllAddedTokens(*spec), spec->bpe_options.alphabet,
+                       PrependsWordBoundary(spec->normalization));
   TextNormalizer normalizer(spec->normalization);
   // Tokens marked normalized=true are looked for in normalized text, so their own
   // content is normalized the same way.
@@ -47,7 +71,8 @@ std::expected<std::unique_ptr<BpeTokenizer>, std::string> BpeTokenizer::Create(
   return std::unique_ptr<BpeTokenizer>(new BpeTokenizer(
       std::move(path), std::move(hash), std::move(normalizer), PreTokenizer(std::move(splitters)),
       AddedTokenMatcher(std::move(spec->raw_added_tokens)),
-      AddedTokenMatcher(std::move(spec->normalized_added_tokens)), std::move(*bpe)));
+      AddedTokenMatcher(std::move(spec->normalized_added_tokens)), std::move(*bpe),
+      std::move(decoder)));
 }
 
 std::expected<std::vector<int32_t>, std::string> BpeTokenizer::Encode(std::string_view text) const {

@@ -11,6 +11,7 @@
 #include "model/tokenizer/byte_level_bpe.h"
 #include "model/tokenizer/pretokenizer.h"
 #include "model/tokenizer/text_normalizer.h"
+#include "model/tokenizer/token_decoder.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace actex {
@@ -34,13 +35,17 @@ class BpeTokenizer final : public Tokenizer {
   // Fails on invalid UTF-8 (naming the byte offset), or when a byte has no vocabulary
   // symbol and the model has no unk/byte fallback.
   std::expected<std::vector<int32_t>, std::string> Encode(std::string_view text) const override;
+  // As the file's BPE decoder does (token_decoder.h).
+  std::expected<std::string, std::string> Decode(std::span<const int32_t> ids) const override {
+    return decoder_.Decode(ids);
+  }
   const std::string& file_hash() const override { return file_hash_; }
   const std::string& file_path() const override { return file_path_; }
 
  private:
   BpeTokenizer(std::string path, std::string hash, TextNormalizer normalizer,
                PreTokenizer pre_tokenizer, AddedTokenMatcher raw_added,
-               AddedTokenMatcher normalized_added, ByteLevelBpe bpe);
+               AddedTokenMatcher normalized_added, ByteLevelBpe bpe, TokenDecoder decoder);
 
   std::expected<void, std::string> EncodeBetweenAddedTokens(std::string_view text,
                                                             std::vector<int32_t>* ids) const;
@@ -54,6 +59,7 @@ class BpeTokenizer final : public Tokenizer {
   AddedTokenMatcher raw_added_;
   AddedTokenMatcher normalized_added_;
   ByteLevelBpe bpe_;
+  TokenDecoder decoder_;
 
   mutable std::string normalized_;
   mutable std::vector<std::string_view> pieces_;

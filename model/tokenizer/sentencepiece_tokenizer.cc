@@ -2,8 +2,8 @@
 
 #include <sentencepiece_processor.h>
 
-#include "model/tokenizer/file_digest.h"
 #include "base/utf8.h"
+#include "model/tokenizer/file_digest.h"
 
 namespace actex {
 
@@ -38,6 +38,24 @@ std::expected<std::vector<int32_t>, std::string> SentencePieceTokenizer::Encode(
     return std::unexpected(file_path_ + ": SentencePiece encoding failed: " + status.ToString());
   }
   return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+std::expected<std::string, std::string> SentencePieceTokenizer::Decode(
+    std::span<const int32_t> ids) const {
+  const int pieces = processor_->GetPieceSize();
+  for (const int32_t id : ids) {
+    if (id < 0 || id >= pieces) {
+      return std::unexpected("token id " + std::to_string(id) + " is not in the vocabulary (" +
+                             std::to_string(pieces) + " ids)");
+    }
+  }
+  std::string text;
+  const std::vector<int> model_ids(ids.begin(), ids.end());
+  const sentencepiece::util::Status status = processor_->Decode(model_ids, &text);
+  if (!status.ok()) {
+    return std::unexpected(file_path_ + ": SentencePiece decoding failed: " + status.ToString());
+  }
+  return text;
 }
 
 }  // namespace actex

@@ -29,6 +29,8 @@ class SentencePieceTokenizer final : public Tokenizer {
 
   // Fails on invalid UTF-8 (SentencePiece would silently replace it).
   std::expected<std::vector<int32_t>, std::string> Encode(std::string_view text) const override;
+  // SentencePieceProcessor::DecodeIds; fails naming an id outside the model's pieces.
+  std::expected<std::string, std::string> Decode(std::span<const int32_t> ids) const override;
   const std::string& file_hash() const override { return file_hash_; }
   const std::string& file_path() const override { return file_path_; }
 

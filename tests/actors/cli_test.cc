@@ -10,6 +10,7 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "storage/shard_writer.h"
 #include "tests/support/parquet_test_writer.h"
 
 namespace actex {
@@ -112,6 +113,31 @@ TEST(Cli, ExtractThenInspectReportsWhatWasWritten) {
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_NE(inspect.out.find("2 docs, 4 tokens"), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("blocks.1.hook_resid_post[64]"), std::string::npos) << inspect.out;
+}
+
+TEST(Cli, InspectMarksAnIntegerSiteI32AndGivesStatisticsOfFloatSitesOnly) {
+  TempDir dir;
+  ShardWriterOptions options;
+  options.dir = dir.path() + "/out/host_00";
+  options.sites = {{"blocks.0.hook_resid_post", 2}, {"blocks.0.mlp.hook_expert_indices", 2, true}};
+  options.run_config = nlohmann::json::object();
+  auto writer = ShardWriter::Open(options);
+  ASSERT_TRUE(writer) << writer.error();
+  const std::vector<float> values = {1, 2};     // [1 token, 2]
+  const std::vector<int32_t> experts = {3, 0};  // [1 token, top_k 2]
+  const std::vector<int32_t> tokens = {5}, positions = {0};
+  ASSERT_TRUE((*writer)->Add({0, tokens, positions, {SiteRows(values), SiteRows(experts)}}));
+  ASSERT_TRUE((*writer)->EndChunk(0, 1));
+  ASSERT_TRUE((*writer)->Finish());
+  Outcome inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("blocks.0.hook_resid_post[2] blocks.0.mlp.hook_expert_indices[2] I32"),
+            std::string::npos)
+      << inspect.out;
+  Outcome stats = RunActex(dir, {"inspect", dir.path() + "/out", "--stats"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("blocks.0.hook_resid_post [2]: 1 rows"), std::string::npos) << stats.out;
+  EXPECT_EQ(stats.out.find("hook_expert_indices"), std::string::npos) << stats.out;
 }
 
 TEST(Cli, RerunOverAFinishedOutputSaysSoInsteadOfATokenRate) {

@@ -270,7 +270,7 @@ TEST(MoeArchitecture, ListsTheRouterEveryExpertAndTheSharedExpert) {
   EXPECT_THAT(layer3, ::testing::Not(::testing::Contains("model.layers.3.mlp.down_proj.weight")));
 }
 
-TEST(MoeShardWeights, EachShardHoldsAColumnSliceOfEveryExpert) {
+TEST(MoeShardWeights, EachShardHoldsAColumnSliceOfEveryExpertWhenTheyDoNotDivideEvenly) {
   auto weights = ModelWeights::Open(FamilyDir("qwen2_moe"));
   ASSERT_TRUE(weights.has_value()) << weights.error();
   const ModelConfig& config = (*weights)->config();
@@ -295,6 +295,34 @@ TEST(MoeShardWeights, EachShardHoldsAColumnSliceOfEveryExpert) {
     EXPECT_EQ(layer.shared_expert_gate.size(), 64u);
     EXPECT_TRUE(shard->layers[2].experts.empty());       // the dense layer
     EXPECT_EQ(shard->layers[2].down.in_features(), 32);  // 96 dense columns over 3
+  }
+}
+
+// 8 experts over 2 or 4 shards: whole experts, an equal range each, so a shard reads
+// only its own experts' pages; the shared expert is still cut by columns.
+TEST(MoeShardWeights, EachShardHoldsWholeExpertsWhenTheyDivideEvenly) {
+  auto weights = ModelWeights::Open(FamilyDir("qwen2_moe"));
+  ASSERT_TRUE(weights.has_value()) << weights.error();
+  const ModelConfig& config = (*weights)->config();
+  for (int shards : {2, 4}) {
+    for (int rank = 0; rank < shards; ++rank) {
+      auto slice = PlanShard(config, rank, shards);
+      ASSERT_TRUE(slice.has_value());
+      const int per_shard = 8 / shards;
+      EXPECT_EQ(slice->first_expert, rank * per_shard);
+      EXPECT_EQ(slice->end_expert, (rank + 1) * per_shard);
+      auto shard = SliceShardWeights(**weights, *slice, 3);
+      ASSERT_TRUE(shard.has_value()) << shard.error();
+      const LayerShardWeights& layer = shard->layers[3];
+      for (int e = 0; e < 8; ++e) {
+        const bool held = e >= slice->first_expert && e < slice->end_expert;
+        const ExpertShardWeights& expert = layer.experts[e];
+        EXPECT_EQ(expert.gate.out_features(), held ? 32 : 0) << "expert " << e;
+        EXPECT_EQ(expert.down.in_features(), held ? 32 : 0) << "expert " << e;
+        EXPECT_EQ(expert.gate.weight.data != nullptr, held) << "expert " << e;
+      }
+      EXPECT_EQ(layer.shared_expert.gate.out_features(), 64 / shards);
+    }
   }
 }
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "storage/float_convert.h"
+#include "storage/shard_examples.h"
 #include "storage/shard_writer.h"
 #include "tests/storage/shard_test_util.h"
 #include "tests/storage/temp_dir.h"
@@ -86,24 +86,12 @@ std::vector<OwnedDocument> WriteDocuments(const std::string& dir, OutputDtype dt
   return documents;
 }
 
-// What the reader must report for a stored value: the stored value widened.
-double Stored(float value, OutputDtype dtype) {
-  switch (dtype) {
-    case OutputDtype::kBF16:
-      return Bfloat16BitsToFloat(FloatToBfloat16Bits(value));
-    case OutputDtype::kF16:
-      return HalfBitsToFloat(FloatToHalfBits(value));
-    case OutputDtype::kF32:
-      break;
-  }
-  return value;
-}
-
 void ExpectSiteValues(const nlohmann::json& dump, const std::vector<OwnedDocument>& documents,
                       size_t site, OutputDtype dtype) {
   std::vector<double> expected;
   for (const auto& document : documents) {
-    for (float value : document.sites[site]) expected.push_back(Stored(value, dtype));
+    for (float value : document.sites[site])
+      expected.push_back(AsStored(value, dtype));  // the stored value widened
   }
   const auto& values = dump["values"];
   ASSERT_EQ(values.size(), expected.size());

@@ -9,6 +9,7 @@
 
 #include "storage/crc32.h"
 #include "storage/shard_writer.h"
+#include "tests/storage/latent_documents.h"
 #include "tests/storage/shard_test_util.h"
 #include "tests/storage/temp_dir.h"
 
@@ -158,6 +159,21 @@ TEST(UploadLedger, FilesNotUploadedListsWhatTheLedgerDoesNotVouchFor) {
   missing = FilesNotUploaded(dir.path());
   ASSERT_TRUE(missing.has_value()) << missing.error();
   EXPECT_THAT(*missing, IsEmpty());
+}
+
+TEST(UploadLedger, AShardsExamplesFileIsUploadedLikeTheShard) {
+  TempDir dir;
+  auto writer = ShardWriter::Open(LatentWriterOptions(dir.path(), int64_t{1} << 30));
+  ASSERT_TRUE(writer) << writer.error();
+  ASSERT_TRUE(AddWhole(**writer, MakeLatentDocument(0, 3)));
+  ASSERT_TRUE((*writer)->Finish());
+  const std::vector<ListedShard> files = (*writer)->listed_files(0);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[1].file, "shard_000001.examples.safetensors");
+  Append(dir.path(), {Record(files[0].file, files[0].bytes, files[0].crc32, true)});
+  auto missing = FilesNotUploaded(dir.path());
+  ASSERT_TRUE(missing) << missing.error();
+  EXPECT_THAT(*missing, ElementsAre("shard_000001.examples.safetensors", "metadata.json"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Every reference case of the three tokenizer fixtures must encode to exactly the
-// oracle's ids (see tests/fixtures/tokenizers/README.md for how they were produced).
+// oracle's ids, and those ids decode to exactly the oracle's text (see
+// tests/fixtures/tokenizers/README.md for how they were produced).
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@ namespace {
 struct FixtureCase {
   std::string text;
   std::vector<int32_t> ids;
+  std::string decoded;  // the oracle's decode of ids: text once normalized
 };
 
 std::string FixtureDir(const std::string& folder) {
@@ -25,8 +27,9 @@ std::string FixtureDir(const std::string& folder) {
 std::vector<FixtureCase> ReadCases(const std::string& folder) {
   std::vector<FixtureCase> cases;
   for (const nlohmann::json& record : ReadCaseRecords(FixtureDir(folder) + "/cases.jsonl")) {
-    cases.push_back(
-        {record.at("text").get<std::string>(), record.at("ids").get<std::vector<int32_t>>()});
+    cases.push_back({record.at("text").get<std::string>(),
+                     record.at("ids").get<std::vector<int32_t>>(),
+                     record.at("decoded").get<std::string>()});
   }
   return cases;
 }
@@ -68,6 +71,29 @@ TEST_P(FixtureCases, RepeatedEncodingGivesTheSameIds) {
       EXPECT_EQ(*ids, cases[index].ids) << "round " << round << ", case " << index;
     }
   }
+}
+
+TEST_P(FixtureCases, EveryCaseDecodesToTheOraclesText) {
+  const std::vector<FixtureCase> cases = ReadCases(GetParam());
+  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
+  for (size_t index = 0; index < cases.size(); ++index) {
+    auto text = (*tokenizer)->Decode(cases[index].ids);
+    ASSERT_TRUE(text.has_value()) << "case " << index << ": " << text.error();
+    EXPECT_EQ(*text, cases[index].decoded) << GetParam() << " case " << index;
+  }
+}
+
+TEST_P(FixtureCases, AnIdOutsideTheVocabularyIsRefusedNamingIt) {
+  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
+  const std::vector<int32_t> ids = {5, 99999};
+  auto text = (*tokenizer)->Decode(ids);
+  ASSERT_FALSE(text.has_value());
+  EXPECT_NE(text.error().find("token id 99999 is not in the vocabulary"), std::string::npos)
+      << text.error();
+  const std::vector<int32_t> negative = {-1};
+  EXPECT_FALSE((*tokenizer)->Decode(negative).has_value());
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, FixtureCases,

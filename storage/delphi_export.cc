@@ -1,0 +1,207 @@
+#include "storage/delphi_export.h"
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "storage/destination_folder.h"
+#include "storage/file_io.h"
+#include "storage/safetensors.h"
+#include "storage/shard_latents.h"
+#include "storage/shuffle_rows.h"
+
+namespace actex {
+namespace {
+
+// One site's firing latents over the whole token stream.
+struct SiteLocations {
+  std::vector<int64_t> token;   // index into the stream
+  std::vector<int32_t> latent;  // latent id
+  std::vector<float> value;
+};
+
+// Reads every shard once: the token stream, and for each site its firing latents.
+std::expected<void, std::string> ReadShards(const SourceOutput& source,
+                                            const std::vector<std::string>& sites,
+                                            std::vector<int64_t>* stream,
+                                            std::vector<SiteLocations>* by_site) {
+  for (const SourceShard& listed : source.shards) {
+    if (listed.gzip) {
+      return std::unexpected(listed.path + " is gzip'd: gunzip the shards before exporting");
+    }
+    auto shard = ShardLatents::Open(listed.path);
+    if (!shard) return std::unexpected(shard.error());
+    const int64_t first = static_cast<int64_t>(stream->size());
+    for (int64_t row = 0; row < (*shard)->tokens(); ++row) {
+      stream->push_back((*shard)->token_id(row));
+    }
+    for (size_t s = 0; s < sites.size(); ++s) {
+      auto latents = (*shard)->ReadLatents(sites[s]);
+      if (!latents) return std::unexpected(latents.error());
+      SiteLocations& into = (*by_site)[s];
+      for (int64_t row = 0; row < (*shard)->tokens(); ++row) {
+        for (int64_t slot = 0; slot < latents->k; ++slot) {
+          const size_t at = static_cast<size_t>(row * latents->k + slot);
+          if (latents->ids[at] < 0 || !(latents->values[at] > 0)) continue;
+          into.token.push_back(first + row);
+          into.latent.push_back(latents->ids[at]);
+          into.value.push_back(latents->values[at]);
+        }
+      }
+    }
+  }
+  return {};
+}
+
+// "a, b" or "none".
+std::string DescribeSites(const std::vector<std::string>& sites) {
+  std::string text;
+  for (const std::string& site : sites) text += (text.empty() ? "" : ", ") + site;
+  return text.empty() ? "none" : text;
+}
+
+// delphi's split boundaries: linspace(0, width, splits + 1) truncated to integers.
+std::vector<int64_t> SplitBoundaries(int64_t width, int64_t splits) {
+  std::vector<int64_t> bounds;
+  for (int64_t i = 0; i <= splits; ++i) {
+    bounds.push_back(static_cast<int64_t>(static_cast<double>(width) * i / splits));
+  }
+  return bounds;
+}
+
+// The cache config delphi writes beside its splits (CacheConfig plus model_name).
+std::string CacheConfigJson(const DelphiExportOptions& options, int64_t tokens,
+                            const std::string& model_name) {
+  nlohmann::ordered_json config = {{"dataset_repo", options.source_dir},
+                                   {"dataset_split", "train"},
+                                   {"dataset_name", ""},
+                                   {"dataset_column", "text"},
+                                   {"batch_size", 1},
+                                   {"cache_ctx_len", options.ctx_len},
+                                   {"ctx_len", options.ctx_len},
+                                   {"n_tokens", tokens},
+                                   {"n_splits", options.splits},
+                                   {"model_name", model_name}};
+  return config.dump(4) + "\n";
+}
+
+std::expected<void, std::string> WriteSite(const DelphiExportOptions& options,
+                                           const std::string& site, const SiteLocations& found,
+                                           const std::vector<int64_t>& padded_stream,
+                                           const std::string& model_name, int64_t tokens,
+                                           DelphiExportResult* result) {
+  const std::string dir = options.out_dir + "/" + site;
+  if (auto made = MakeDirectories(dir); !made) return std::unexpected(made.error());
+  const int32_t max_id =
+      found.latent.empty() ? -1 : *std::max_element(found.latent.begin(), found.latent.end());
+  const int64_t width = options.num_latents > 0 ? options.num_latents : max_id + 1;
+  if (max_id >= width) {
+    return std::unexpected(site + ": latent " + std::to_string(max_id) +
+                           " is stored but --num-latents is " + std::to_string(width));
+  }
+  if (width < options.splits) {
+    return std::unexpected(site + ": " + std::to_string(width) + " latents cannot be split " +
+                           std::to_string(options.splits) + " ways: lower --splits");
+  }
+  const std::vector<int64_t> bounds = SplitBoundaries(width, options.splits);
+  const int64_t sequences = static_cast<int64_t>(padded_stream.size()) / options.ctx_len;
+  for (int64_t split = 0; split < options.splits; ++split) {
+    const int64_t start = bounds[split], end = bounds[split + 1] - 1;
+    std::vector<size_t> chosen;  // in stream order, as delphi's own cache holds them
+    for (size_t i = 0; i < found.latent.size(); ++i) {
+      if (found.latent[i] >= start && found.latent[i] <= end) chosen.push_back(i);
+    }
+    const int64_t n = static_cast<int64_t>(chosen.size());
+    const std::string path =
+        dir + "/" + std::to_string(start) + "_" + std::to_string(end) + ".safetensors";
+    auto written = WriteSafetensors(
+        path,
+        {{"locations",
+          "I64",
+          {n, 3},  // [n, 3]: sequence, position, latent - start
+          [&](std::span<uint8_t> out) {
+            for (int64_t row = 0; row < n; ++row) {
+              const size_t i = chosen[row];
+              const int64_t location[3] = {found.token[i] / options.ctx_len,
+                                           found.token[i] % options.ctx_len,
+                                           found.latent[i] - start};
+              std::memcpy(out.data() + row * sizeof(location), location, sizeof(location));
+            }
+          }},
+         {"activations",
+          "F32",
+          {n},  // [n]
+          [&](std::span<uint8_t> out) {
+            for (int64_t row = 0; row < n; ++row) {
+              std::memcpy(out.data() + row * 4, &found.value[chosen[row]], 4);
+            }
+          }},
+         {"tokens",
+          "I64",
+          {sequences, options.ctx_len},  // [sequences, ctx_len]
+          [&](std::span<uint8_t> out) {
+            std::memcpy(out.data(), padded_stream.data(), out.size());
+          }}},
+        {{"format", "np"}, {"source", options.source_dir}});
+    if (!written) return std::unexpected(written.error());
+    result->locations += n;
+    ++result->files;
+  }
+  const std::string config_path = dir + "/config.json";
+  return WriteFileAtomically(config_path, CacheConfigJson(options, tokens, model_name), nullptr);
+}
+
+}  // namespace
+
+std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExportOptions& options) {
+  if (options.ctx_len < 1) return std::unexpected("--ctx-len must be at least 1");
+  if (options.splits < 1) return std::unexpected("--splits must be at least 1");
+  if (auto destination = CheckDestinationFolder("--to", options.out_dir, options.source_dir);
+      !destination) {
+    return std::unexpected(destination.error());
+  }
+  auto source = ReadSourceOutput(options.source_dir);
+  if (!source) return std::unexpected(source.error());
+  std::vector<std::string> names;
+  for (const StoredSite& site : source->sites) names.push_back(site.name);
+  const std::vector<std::string> stored = LatentSitesAmong(names);
+  std::vector<std::string> sites = options.sites.empty() ? stored : options.sites;
+  if (sites.empty()) {
+    return std::unexpected(options.source_dir +
+                           " holds no SAE latents (no site.latents.ids): extract with --sae "
+                           "SITE=DIR first");
+  }
+  for (const std::string& site : sites) {
+    if (std::find(stored.begin(), stored.end(), site) == stored.end()) {
+      return std::unexpected("site " + site + " has no latents in " + options.source_dir +
+                             " (sites with latents: " + DescribeSites(stored) + ")");
+    }
+  }
+  std::vector<int64_t> stream;
+  std::vector<SiteLocations> by_site(sites.size());
+  if (auto read = ReadShards(*source, sites, &stream, &by_site); !read) {
+    return std::unexpected(read.error());
+  }
+  std::string model_name = options.model_name;
+  if (model_name.empty()) {
+    auto first = SafetensorsFile::Open(source->shards.front().path);
+    if (!first) return std::unexpected(first.error());
+    const auto model = (*first)->metadata().find("model");
+    if (model != (*first)->metadata().end()) model_name = model->second;
+  }
+  DelphiExportResult result;
+  result.tokens = static_cast<int64_t>(stream.size());
+  const int64_t tail = result.tokens % options.ctx_len;
+  if (tail != 0) stream.resize(stream.size() + (options.ctx_len - tail), options.pad_token);
+  result.sequences = static_cast<int64_t>(stream.size()) / options.ctx_len;
+  for (size_t s = 0; s < sites.size(); ++s) {
+    if (auto written =
+            WriteSite(options, sites[s], by_site[s], stream, model_name, result.tokens, &result);
+        !written) {
+      return std::unexpected(written.error());
+    }
+  }
+  return result;
+}
+
+}  // namespace actex

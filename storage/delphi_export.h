@@ -1,0 +1,44 @@
+#ifndef ACTEX_STORAGE_DELPHI_EXPORT_H_
+#define ACTEX_STORAGE_DELPHI_EXPORT_H_
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+namespace actex {
+
+// The latent cache EleutherAI delphi's LatentDataset reads (delphi/latents/loader.py),
+// from the SAE latents an extraction stored (`--sae`): per site (hook name),
+//   DIR/<site>/config.json                 the cache config delphi reads beside them
+//   DIR/<site>/{start}_{end}.safetensors   the latents start..end (inclusive), with
+//     locations   [n, 3] I64  (sequence, position in it, latent - start)
+//     activations [n]    F32  the latent's value there
+//     tokens      [sequences, ctx_len] I64  the whole token stream
+// The token stream is every listed shard's tokens in the source's row order (host
+// folders by name, shards as listed), cut into sequences of ctx_len tokens, the last
+// padded with `pad_token`; a stored latent with a value > 0 is a location. Latent
+// ranges are split as delphi splits them (linspace over the SAE's width).
+struct DelphiExportOptions {
+  std::string source_dir;          // an extraction's output with latents sites
+  std::string out_dir;             // created; must not be inside source_dir
+  std::vector<std::string> sites;  // empty: every site with latents
+  int64_t ctx_len = 256;           // delphi's cache_ctx_len
+  int64_t splits = 5;              // delphi's n_splits
+  int64_t num_latents = 0;         // the SAE's width; 0: the greatest stored id + 1
+  int32_t pad_token = 0;           // fills the last sequence
+  std::string model_name;          // config.json "model_name"; empty: the shards' model
+};
+
+struct DelphiExportResult {
+  int64_t sequences = 0, tokens = 0, locations = 0, files = 0;
+};
+
+// Writes every file through a temporary file and rename. Refused naming the cause: a
+// site without latents (or none at all), gzip'd shards, an id at or past num_latents,
+// ctx_len or splits below 1, more splits than latents.
+std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExportOptions& options);
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_DELPHI_EXPORT_H_

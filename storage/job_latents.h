@@ -1,0 +1,34 @@
+#ifndef ACTEX_STORAGE_JOB_LATENTS_H_
+#define ACTEX_STORAGE_JOB_LATENTS_H_
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "storage/latent_examples.h"
+
+namespace actex {
+
+// The name of a job's merged latent examples, beside its host folders (`actex inspect
+// --latents OUT` writes it).
+inline constexpr const char* kJobLatentsFile = "latents.safetensors";
+
+// Every SAE's latent examples over a whole job.
+struct JobLatents {
+  LatentExamplesBySite by_site;
+  int64_t tokens = 0;  // of the listed shards, those without examples included
+  int64_t files = 0;   // examples files merged
+};
+
+// Merges the latent examples file listed with every shard of every host folder of
+// `host_dirs` (each with a metadata.json). The result is the same bits however the
+// job's tokens were split over hosts, shards, kills and resumes (latent_examples.h).
+// Refused, naming the file: a listing that cannot be read, a listed examples file
+// missing (uploaded and deleted: download it back first) or of other bytes or crc32
+// than listed, or damaged, or of another shape than another's of the same site.
+std::expected<JobLatents, std::string> MergeJobLatents(const std::vector<std::string>& host_dirs);
+
+}  // namespace actex
+
+#endif  // ACTEX_STORAGE_JOB_LATENTS_H_

@@ -1,0 +1,147 @@
+// ExportForDelphi on a synthetic output whose latents sites the test knows token by
+// token: every firing (value > 0) stored latent becomes one location of its range's file,
+// at its place in the token stream cut into sequences; the refusals name the cause.
+#include "storage/delphi_export.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "storage/float_convert.h"
+#include "storage/safetensors.h"
+#include "tests/storage/synthetic_output.h"
+#include "tests/storage/temp_dir.h"
+
+namespace actex {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kSite = "blocks.0.hook_resid_post";
+constexpr int kK = 4;
+constexpr int kDocuments = 12;
+
+class DelphiExport : public testing::Test {
+ protected:
+  void SetUp() override {
+    SyntheticOutput spec{.hosts = 1, .documents = kDocuments};
+    // Site 0 the ids (ExpertIdValue: 0..63), site 1 their values (ActivationValue).
+    spec.sites = {{std::string(kSite) + ".latents.ids", kK, true},
+                  {std::string(kSite) + ".latents.values", kK},
+                  {std::string(kSite) + ".latents.count", 1, true}};
+    WriteSyntheticOutput(dir_.File("out"), spec);
+  }
+  DelphiExportOptions Options() const {
+    DelphiExportOptions options;
+    options.source_dir = dir_.File("out");
+    options.out_dir = dir_.File("delphi");
+    options.ctx_len = 16;
+    options.splits = 4;
+    options.num_latents = 64;
+    return options;
+  }
+  TempDir dir_;
+};
+
+// (stream index, latent, value) of every firing latent, as the synthetic writer made them.
+struct Location {
+  int64_t token;
+  int64_t latent;
+  float value;
+};
+std::vector<Location> ExpectedLocations() {
+  std::vector<Location> locations;
+  int64_t token = 0;
+  for (int64_t doc = 0; doc < kDocuments; ++doc) {
+    for (int t = 0; t < SyntheticTokens(doc); ++t, ++token) {
+      for (int slot = 0; slot < kK; ++slot) {
+        const float value =
+            Bfloat16BitsToFloat(FloatToBfloat16Bits(ActivationValue(doc, t, 1, slot)));
+        if (value > 0) locations.push_back({token, ExpertIdValue(doc, t, 0, slot), value});
+      }
+    }
+  }
+  return locations;
+}
+
+TEST_F(DelphiExport, EveryFiringLatentIsOneLocationOfItsRangesFile) {
+  auto result = ExportForDelphi(Options());
+  ASSERT_TRUE(result.has_value()) << result.error();
+  const std::vector<Location> expected = ExpectedLocations();
+  EXPECT_EQ(result->locations, static_cast<int64_t>(expected.size()));
+  EXPECT_EQ(result->files, 4);
+  const int64_t tokens = SyntheticRows({.hosts = 1, .documents = kDocuments});
+  EXPECT_EQ(result->tokens, tokens);
+  EXPECT_EQ(result->sequences, (tokens + 15) / 16);
+  std::vector<Location> found;
+  for (const auto& [start, end] : {std::pair{0, 15}, {16, 31}, {32, 47}, {48, 63}}) {
+    const std::string path = dir_.File("delphi/") + kSite + "/" + std::to_string(start) + "_" +
+                             std::to_string(end) + ".safetensors";
+    auto file = SafetensorsFile::Open(path);
+    ASSERT_TRUE(file.has_value()) << file.error();
+    const auto& tensors = (*file)->tensors();
+    const SafetensorsTensor& locations = tensors.at("locations");
+    const SafetensorsTensor& activations = tensors.at("activations");
+    EXPECT_EQ(tensors.at("tokens").shape, (std::vector<int64_t>{result->sequences, 16}));
+    ASSERT_EQ(locations.dtype, "I64");
+    ASSERT_EQ(activations.dtype, "F32");
+    for (int64_t row = 0; row < locations.shape[0]; ++row) {
+      int64_t at[3];
+      std::memcpy(at, locations.bytes.data() + row * 24, 24);
+      float value;
+      std::memcpy(&value, activations.bytes.data() + row * 4, 4);
+      found.push_back({at[0] * 16 + at[1], at[2] + start, value});
+    }
+  }
+  std::sort(found.begin(), found.end(), [](const Location& a, const Location& b) {
+    return std::pair{a.token, a.latent} < std::pair{b.token, b.latent};
+  });
+  std::vector<Location> sorted = expected;
+  std::sort(sorted.begin(), sorted.end(), [](const Location& a, const Location& b) {
+    return std::pair{a.token, a.latent} < std::pair{b.token, b.latent};
+  });
+  ASSERT_EQ(found.size(), sorted.size());
+  for (size_t i = 0; i < found.size(); ++i) {
+    EXPECT_EQ(found[i].token, sorted[i].token) << i;
+    EXPECT_EQ(found[i].latent, sorted[i].latent) << i;
+    EXPECT_EQ(found[i].value, sorted[i].value) << i;
+  }
+  std::ifstream config(dir_.File("delphi/") + kSite + "/config.json");
+  const auto json = nlohmann::json::parse(config);
+  EXPECT_EQ(json.at("cache_ctx_len"), 16);
+  EXPECT_EQ(json.at("n_splits"), 4);
+  EXPECT_EQ(json.at("model_name"), "test");
+}
+
+TEST_F(DelphiExport, AStoredIdPastTheWidthIsRefusedNamingIt) {
+  DelphiExportOptions options = Options();
+  options.num_latents = 32;
+  auto result = ExportForDelphi(options);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_THAT(result.error(), HasSubstr("latent 63 is stored but --num-latents is 32"));
+}
+
+TEST_F(DelphiExport, ASiteWithoutLatentsIsRefusedNamingTheSitesThatHaveThem) {
+  DelphiExportOptions options = Options();
+  options.sites = {"blocks.1.hook_resid_post"};
+  auto result = ExportForDelphi(options);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_THAT(result.error(), HasSubstr("site blocks.1.hook_resid_post has no latents"));
+  EXPECT_THAT(result.error(), HasSubstr(std::string("sites with latents: ") + kSite));
+}
+
+TEST(DelphiExportOfDenseSites, AnOutputWithoutLatentsIsRefusedSayingToUseSae) {
+  TempDir dir;
+  WriteSyntheticOutput(dir.File("out"), {.hosts = 1, .documents = 3});
+  auto result = ExportForDelphi({.source_dir = dir.File("out"), .out_dir = dir.File("delphi")});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_THAT(result.error(), HasSubstr("holds no SAE latents"));
+  EXPECT_THAT(result.error(), HasSubstr("--sae"));
+}
+
+}  // namespace
+}  // namespace actex

@@ -1,0 +1,93 @@
+#include "storage/job_latents.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "storage/earlier_output.h"
+#include "storage/shard_writer.h"
+#include "tests/storage/latent_documents.h"
+#include "tests/storage/temp_dir.h"
+
+namespace actex {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kDocuments = 14;
+
+// Writes documents `docs` (chunks of one document, in the order given) into `dir`,
+// finishing complete or not.
+void WriteHost(const ShardWriterOptions& options, const std::vector<int64_t>& docs,
+               bool complete = true) {
+  auto writer = ShardWriter::Open(options);
+  ASSERT_TRUE(writer) << writer.error();
+  for (int64_t doc : docs) ASSERT_TRUE(AddWhole(**writer, MakeLatentDocument(doc, 2 + doc % 5)));
+  ASSERT_TRUE((*writer)->Finish(complete));
+}
+
+std::string MergedBytes(const std::vector<std::string>& hosts) {
+  auto job = MergeJobLatents(hosts);
+  EXPECT_TRUE(job) << job.error();
+  if (!job) return "";
+  auto bytes = EncodeLatentExamples(job->by_site);
+  EXPECT_TRUE(bytes);
+  return *bytes;
+}
+
+TEST(MergeJobLatents, SameBitsWhateverTheHostsShardsAndResumes) {
+  TempDir dir;
+  std::vector<int64_t> all(kDocuments);
+  for (int64_t doc = 0; doc < kDocuments; ++doc) all[doc] = doc;
+  WriteHost(LatentWriterOptions(dir.File("one/host_00"), int64_t{1} << 30), all);
+  const std::string one = MergedBytes({dir.File("one/host_00")});
+  auto job = MergeJobLatents({dir.File("one/host_00")});
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->files, 1);
+
+  // Three leased hosts granted chunks out of order, small shards.
+  WriteHost(LatentWriterOptions(dir.File("three/host_00"), 300), {9, 0, 3, 12});
+  WriteHost(LatentWriterOptions(dir.File("three/host_01"), 300), {1, 13, 4, 7, 10});
+  WriteHost(LatentWriterOptions(dir.File("three/host_02"), 1), {2, 5, 6, 8, 11});
+  EXPECT_EQ(MergedBytes(
+                {dir.File("three/host_00"), dir.File("three/host_01"), dir.File("three/host_02")}),
+            one);
+
+  // One host killed (its unended chunk dropped) and resumed from what it listed.
+  const std::string host = dir.File("resumed/host_00");
+  {
+    auto writer = ShardWriter::Open(LatentWriterOptions(host, 400));
+    ASSERT_TRUE(writer);
+    for (int64_t doc = 0; doc < 6; ++doc)
+      ASSERT_TRUE(AddWhole(**writer, MakeLatentDocument(doc, 2 + doc % 5)));
+    ASSERT_TRUE((*writer)->Add(MakeLatentDocument(6, 2 + 6 % 5).View()));
+    // The process dies here: the open chunk and shard are never listed.
+  }
+  auto earlier = ReadEarlierOutput(host);
+  ASSERT_TRUE(earlier && *earlier) << earlier.error();
+  ShardWriterOptions resumed = LatentWriterOptions(host, 400);
+  resumed.continue_from = (*earlier)->metadata;
+  std::vector<int64_t> rest;
+  for (int64_t doc = 0; doc < kDocuments; ++doc) {
+    if (!(*earlier)->chunks.contains(doc)) rest.push_back(doc);
+  }
+  ASSERT_LT(rest.size(), static_cast<size_t>(kDocuments));  // something was listed before
+  WriteHost(resumed, rest);
+  EXPECT_EQ(MergedBytes({host}), one);
+}
+
+TEST(MergeJobLatents, AnExamplesFileOtherThanListedIsRefusedNamingIt) {
+  TempDir dir;
+  WriteHost(LatentWriterOptions(dir.File("host_00"), 1), {0, 1});
+  const std::string file = dir.File("host_00/shard_000002.examples.safetensors");
+  std::filesystem::copy_file(dir.File("host_00/shard_000001.examples.safetensors"), file,
+                             std::filesystem::copy_options::overwrite_existing);
+  auto job = MergeJobLatents({dir.File("host_00")});
+  ASSERT_FALSE(job);
+  EXPECT_THAT(job.error(), HasSubstr(file + " holds "));
+  EXPECT_THAT(job.error(), HasSubstr("; metadata.json lists"));
+}
+
+}  // namespace
+}  // namespace actex
