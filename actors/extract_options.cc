@@ -122,11 +122,9 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
   if (!sites) return std::unexpected("--sites: " + sites.error());
   if (sites->empty()) return std::unexpected("--sites: no site to capture");
   plan.sites = std::move(*sites);
-  if (auto saes = PlanSaes(options.saes, options.layers, config); saes) {
-    plan.saes = std::move(*saes);
-  } else {
-    return std::unexpected(saes.error());
-  }
+  auto saes = PlanSaes(options.saes, options.layers, config);
+  if (!saes) return std::unexpected(saes.error());
+  plan.saes = std::move(*saes);
   if (auto added = AddSaeSites(options, config, &plan); !added) {
     return std::unexpected(added.error());
   }

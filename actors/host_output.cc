@@ -29,7 +29,6 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.gzip = options.extract.gzip;
   writer.shards.dtype = resources.plan.dtype;
   // The device shard sends the captured sites in plan order, then each SAE's latents.
-  std::string stored_names;
   for (const Site& site : resources.plan.sites) {
     writer.shards.sites.push_back({site.HookName(), site.Width(resources.config), site.IsInteger(),
                                    resources.plan.IsStatisticsOnly(site)});
@@ -41,6 +40,7 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
     writer.shards.sae_latents[sae.record.site] = sae.record.d_sae;
   }
   writer.shards.sae_examples = options.extract.sae_examples;
+  std::string stored_names;
   for (const StoredSite& site : writer.shards.sites) {
     if (!site.statistics_only) stored_names += (stored_names.empty() ? "" : ",") + site.name;
   }

@@ -63,7 +63,8 @@ std::string DescribeSaeRecord(const SaeRecord& record) {
   }
   return record.site + ": " + record.format + " " + record.architecture + " " +
          std::to_string(record.d_in) + " -> " + std::to_string(record.d_sae) + ", K " +
-         std::to_string(record.k) + ", " + record.dir + " (" + files + ")";
+         std::to_string(record.k) + (record.dir.empty() ? "" : ", " + record.dir) + " (" + files +
+         ")";
 }
 
 }  // namespace actex

@@ -41,7 +41,8 @@ std::expected<std::vector<SaeRecord>, std::string> ReadSaeRecords(const nlohmann
                                                                   const JsonPlace& place);
 
 // One line per SAE for people: "blocks.5.hook_resid_post: saelens topk 64 -> 1024, K 8,
-// DIR (cfg.json 1a2b3c4d..., sae_weights.safetensors 5e6f...)".
+// DIR (cfg.json 1a2b3c4d..., sae_weights.safetensors 5e6f...)"; without ", DIR" when the
+// record's dir is empty (a comparison of files alone).
 std::string DescribeSaeRecord(const SaeRecord& record);
 
 }  // namespace actex

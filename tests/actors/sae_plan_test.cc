@@ -66,6 +66,22 @@ TEST(SaePlan, LoadingSetsTheTopKSaesOwnKAndDigestsItsFiles) {
   EXPECT_EQ((*saes)[0].record.files.at("cfg.json").size(), 64u);
 }
 
+// Hosts compare SaeFingerprint at the rendezvous (RunFingerprint's "SAE files"): two SAEs
+// of one site differ there, by their files' digests, whatever their folders.
+TEST(SaePlan, TheFingerprintTellsSaesByTheirFiles) {
+  auto config = LoadModelConfig(kModel);
+  ASSERT_TRUE(config) << config.error();
+  auto fingerprint_of = [&](const std::string& dir) {
+    auto saes = PlanSaes({"blocks.1.hook_resid_post=" + dir}, {1}, *config);
+    EXPECT_TRUE(saes && LoadPlannedSaes(*saes, 8, *config));
+    return SaeFingerprint(*saes);
+  };
+  const std::string standard = std::string(ACTEX_FIXTURES_DIR) + "/sae/saelens-standard";
+  EXPECT_EQ(fingerprint_of(standard), fingerprint_of(standard + "/"));
+  EXPECT_NE(fingerprint_of(standard), fingerprint_of(kSae));
+  EXPECT_EQ(SaeFingerprint({}), "none");
+}
+
 TEST(SaePlan, AnSaeOfAnotherLayerIsRefusedNamingBoth) {
   auto config = LoadModelConfig(kModel);
   ASSERT_TRUE(config) << config.error();

@@ -76,6 +76,16 @@ TEST(SaeRecord, ReadsBackWhatItWrote) {
   EXPECT_TRUE(ReadSaeRecords(nlohmann::json::object(), JsonPlace{})->empty());
 }
 
+TEST(SaeRecord, DescribedWithItsFolderWhenItHasOne) {
+  SaeRecord record{"blocks.1.hook_resid_post",        "/s", "SAELens", "topk", 64, 256, 16,
+                   {{"cfg.json", "0123456789abcdef"}}};
+  EXPECT_EQ(DescribeSaeRecord(record),
+            "blocks.1.hook_resid_post: SAELens topk 64 -> 256, K 16, /s (cfg.json 0123456789ab)");
+  record.dir.clear();
+  EXPECT_EQ(DescribeSaeRecord(record),
+            "blocks.1.hook_resid_post: SAELens topk 64 -> 256, K 16 (cfg.json 0123456789ab)");
+}
+
 TEST(SaeRecord, ADamagedRecordIsRefusedNamingTheField) {
   nlohmann::json entry = SaeRecordJson({"s", "/s", "SAELens", "relu", 64, 256, 8, {}});
   entry["d_sae"] = "many";
