@@ -80,7 +80,7 @@ class SaeRunOutput : public ::testing::Test {
   std::string run_log_;
 };
 
-TEST_F(SaeRunOutput, TheRunEndsWithTheJobsLatentsAsInspectWritesThem) {
+TEST_F(SaeRunOutput, TheRunEndsWithTheJobsLatentsAsInspectWritesThemAndVerifyChecksThem) {
   EXPECT_NE(run_log_.find("wrote " + LatentsFile()), std::string::npos) << run_log_;
   auto at_the_end = ReadWholeFile(LatentsFile());
   ASSERT_TRUE(at_the_end) << at_the_end.error();
@@ -89,6 +89,12 @@ TEST_F(SaeRunOutput, TheRunEndsWithTheJobsLatentsAsInspectWritesThem) {
   EXPECT_EQ(ReadWholeFile(LatentsFile()).value_or(""), *at_the_end);
   ActexOutcome verify = RunActex(dir_.path() + "/verify", {"verify", Out()});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  // Another file in its place (an earlier run's) is a fault saying what to run.
+  std::filesystem::resize_file(LatentsFile(), at_the_end->size() / 2);
+  ActexOutcome stale = RunActex(dir_.path() + "/stale", {"verify", Out()});
+  EXPECT_NE(stale.exit_code, 0);
+  EXPECT_NE((stale.out + stale.err).find("does not hold the merge"), std::string::npos)
+      << stale.out << stale.err;
 }
 
 TEST_F(SaeRunOutput, LatentsPrintsTheStrongestExamplesTheShardsHoldWithTheTokenMarked) {
