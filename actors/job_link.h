@@ -71,12 +71,12 @@ class JobLink {
   // signal) it stops waiting and returns kLeft, and the caller reports why it leaves.
   enum class Finish { kReleased, kLeft };
   std::expected<Finish, std::string> FinishTogether(const std::function<bool()>& stop_requested);
-
- private:
-  JobLink();
   // Whether this node's coordinator actor runs the job: host 0's, or a standby that
   // took over.
   bool Coordinating() const;
+
+ private:
+  JobLink();
   struct State;
   std::unique_ptr<State> state_;
 };

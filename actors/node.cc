@@ -12,6 +12,7 @@
 
 #include "actors/host_layout.h"
 #include "actors/host_output.h"
+#include "actors/job_end_latents.h"
 #include "actors/job_link.h"
 #include "actors/lease_links.h"
 #include "actors/mesh_plan.h"
@@ -78,8 +79,9 @@ class NodeRun {
   // the run ended: kCompleted, a stop signal's ending, or kLeftFinalBarrier.
   std::expected<RunEnding, std::string> TakePart();
 
-  // A completed run: waits for the uploads (they finish after the job did, so a host's
-  // slow uploads hold up no other host), then sums up what the run did.
+  // A completed run: on the host that ended the job, merges the job's latent examples
+  // (--sae); waits for the uploads (they finish after the job did, so a host's slow
+  // uploads hold up no other host), then sums up what the run did.
   std::expected<ExtractionSummary, std::string> Finish();
   // A run a stop signal ended (`ending`): what is listed stays, the job learns why this
   // host leaves (host 0 with a standby hands the job over), and the same command on
@@ -98,7 +100,8 @@ class NodeRun {
   const NodeOptions& options_;
   const NodeResources& resources_;
   ExtractionSummary summary_;
-  bool uploads_ = false;  // --upload-cmd, on a host that writes
+  bool uploads_ = false;    // --upload-cmd, on a host that writes
+  bool ended_job_ = false;  // the job completed, and this host's coordinator ran its end
   Clock::time_point extract_start_;
   zmq::context_t context_;
   zmq::socket_t events_;  // PULL: the writer's and the uploader's events
@@ -172,16 +175,25 @@ std::expected<RunEnding, std::string> NodeRun::TakePart() {
   // Before the final barrier: once it is released host 0's coordinator, and with it
   // the relay to the monitors, closes.
   supervisor_->Publish("finished", "");
-  if (!job_) return RunEnding::kCompleted;
+  if (!job_) {
+    ended_job_ = true;
+    return RunEnding::kCompleted;
+  }
   spdlog::info("host {}: its part is done; waiting for the other hosts to finish",
                options_.host_id);
   auto done = job_->FinishTogether(
       [&] { return options_.stop_signals != nullptr && options_.stop_signals->count.load() > 0; });
   if (!done) return std::unexpected(done.error());
+  ended_job_ = *done == JobLink::Finish::kReleased && job_->Coordinating();
   return *done == JobLink::Finish::kLeft ? RunEnding::kLeftFinalBarrier : RunEnding::kCompleted;
 }
 
 std::expected<ExtractionSummary, std::string> NodeRun::Finish() {
+  if (ended_job_) {
+    const JobEndLatents latents = MergeLatentsAtJobEnd(options_, resources_.mesh);
+    if (latents.written) spdlog::info("{}", latents.line);
+    if (!latents.written && !latents.line.empty()) spdlog::warn("{}", latents.line);
+  }
   if (auto uploaded = supervisor_->FinishBackground(); !uploaded) {
     return std::unexpected(uploaded.error());
   }

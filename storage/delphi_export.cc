@@ -85,19 +85,21 @@ std::string CacheConfigJson(const DelphiExportOptions& options, int64_t tokens,
   return config.dump(4) + "\n";
 }
 
-std::expected<void, std::string> WriteSite(const DelphiExportOptions& options,
-                                           const std::string& site, const SiteLocations& found,
+std::expected<void, std::string> WriteSite(const DelphiExportOptions& options, const SaeRecord& sae,
+                                           const SiteLocations& found,
                                            const std::vector<int64_t>& padded_stream,
                                            const std::string& model_name, int64_t tokens,
                                            DelphiExportResult* result) {
+  const std::string& site = sae.site;
   const std::string dir = options.out_dir + "/" + site;
   if (auto made = MakeDirectories(dir); !made) return std::unexpected(made.error());
   const int32_t max_id =
       found.latent.empty() ? -1 : *std::max_element(found.latent.begin(), found.latent.end());
-  const int64_t width = options.num_latents > 0 ? options.num_latents : max_id + 1;
+  const int64_t width = sae.d_sae;
   if (max_id >= width) {
     return std::unexpected(site + ": latent " + std::to_string(max_id) +
-                           " is stored but --num-latents is " + std::to_string(width));
+                           " is stored but the SAE has " + std::to_string(width) +
+                           " latents (config.saes' d_sae; see actex verify)");
   }
   if (width < options.splits) {
     return std::unexpected(site + ": " + std::to_string(width) + " latents cannot be split " +
@@ -162,14 +164,13 @@ std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExpor
   }
   auto source = ReadSourceOutput(options.source_dir);
   if (!source) return std::unexpected(source.error());
-  std::vector<std::string> names;
-  for (const StoredSite& site : source->sites) names.push_back(site.name);
-  const std::vector<std::string> stored = LatentSitesAmong(names);
+  std::vector<std::string> stored;
+  for (const SaeRecord& sae : source->saes) stored.push_back(sae.site);
   std::vector<std::string> sites = options.sites.empty() ? stored : options.sites;
   if (sites.empty()) {
     return std::unexpected(options.source_dir +
-                           " holds no SAE latents (no site.latents.ids): extract with --sae "
-                           "SITE=DIR first");
+                           " holds no SAE latents (metadata.json's config names no SAE): "
+                           "extract with --sae SITE=DIR first");
   }
   for (const std::string& site : sites) {
     if (std::find(stored.begin(), stored.end(), site) == stored.end()) {
@@ -195,8 +196,10 @@ std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExpor
   if (tail != 0) stream.resize(stream.size() + (options.ctx_len - tail), options.pad_token);
   result.sequences = static_cast<int64_t>(stream.size()) / options.ctx_len;
   for (size_t s = 0; s < sites.size(); ++s) {
+    const auto sae = std::find_if(source->saes.begin(), source->saes.end(),
+                                  [&](const SaeRecord& record) { return record.site == sites[s]; });
     if (auto written =
-            WriteSite(options, sites[s], by_site[s], stream, model_name, result.tokens, &result);
+            WriteSite(options, *sae, by_site[s], stream, model_name, result.tokens, &result);
         !written) {
       return std::unexpected(written.error());
     }

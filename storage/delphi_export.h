@@ -18,14 +18,14 @@ namespace actex {
 // The token stream is every listed shard's tokens in the source's row order (host
 // folders by name, shards as listed), cut into sequences of ctx_len tokens, the last
 // padded with `pad_token`; a stored latent with a value > 0 is a location. Latent
-// ranges are split as delphi splits them (linspace over the SAE's width).
+// ranges are split as delphi splits them (linspace over the SAE's width, d_sae as
+// metadata.json's config.saes records it).
 struct DelphiExportOptions {
   std::string source_dir;          // an extraction's output with latents sites
   std::string out_dir;             // created; must not be inside source_dir
   std::vector<std::string> sites;  // empty: every site with latents
   int64_t ctx_len = 256;           // delphi's cache_ctx_len
   int64_t splits = 5;              // delphi's n_splits
-  int64_t num_latents = 0;         // the SAE's width; 0: the greatest stored id + 1
   int32_t pad_token = 0;           // fills the last sequence
   std::string model_name;          // config.json "model_name"; empty: the shards' model
 };
@@ -35,8 +35,8 @@ struct DelphiExportResult {
 };
 
 // Writes every file through a temporary file and rename. Refused naming the cause: a
-// site without latents (or none at all), gzip'd shards, an id at or past num_latents,
-// ctx_len or splits below 1, more splits than latents.
+// site without latents (or none at all), gzip'd shards, an id at or past the SAE's
+// d_sae, ctx_len or splits below 1, more splits than latents.
 std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExportOptions& options);
 
 }  // namespace actex

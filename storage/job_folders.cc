@@ -21,40 +21,6 @@ FolderRole OwnsEverything(const std::string& name) {
   return FolderRole{"", {}, name, {}, all, all};
 }
 
-// (path, label) of every folder below out_dir holding a metadata.json, in name order.
-std::expected<std::vector<std::pair<std::string, std::string>>, std::string> ListHostFolders(
-    const std::string& out_dir, bool* single_folder, std::vector<VerifyFinding>* faults) {
-  std::error_code error;
-  if (!fs::is_directory(out_dir, error)) return std::unexpected(out_dir + " is not a directory");
-  std::vector<std::pair<std::string, std::string>> found;
-  if (fs::exists(fs::path(out_dir) / "metadata.json", error)) {
-    *single_folder = true;
-    const fs::path canonical = fs::weakly_canonical(out_dir, error);
-    std::string label = canonical.filename().string();
-    if (label.empty()) label = canonical.parent_path().filename().string();  // "host_00/"
-    found.emplace_back(out_dir, label.empty() ? out_dir : label);
-    return found;
-  }
-  for (const auto& entry : fs::directory_iterator(out_dir, error)) {
-    const std::string name = entry.path().filename().string();
-    if (!entry.is_directory()) continue;
-    if (fs::exists(entry.path() / "metadata.json")) {
-      found.emplace_back(entry.path().string(), name);
-    } else if (IsHostFolderName(name)) {
-      faults->push_back(
-          {name, "has no metadata.json: the run never wrote here, or it was deleted"});
-    }
-  }
-  if (error) return std::unexpected("cannot list " + out_dir + ": " + error.message());
-  if (found.empty()) {
-    return std::unexpected(out_dir +
-                           " holds no host folder with a metadata.json (host_NN, "
-                           "machine_MMM_host_NN): is it an extraction's --out?");
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
 void GroupJobs(JobFolders& found, std::vector<VerifyFinding>* faults,
                std::vector<VerifyFinding>* warnings) {
   const std::vector<JobFolder>& folders = found.folders;
@@ -116,6 +82,39 @@ void GroupJobs(JobFolders& found, std::vector<VerifyFinding>* faults,
 }
 
 }  // namespace
+
+std::expected<std::vector<std::pair<std::string, std::string>>, std::string> ListHostFolders(
+    const std::string& out_dir, bool* single_folder, std::vector<VerifyFinding>* faults) {
+  std::error_code error;
+  if (!fs::is_directory(out_dir, error)) return std::unexpected(out_dir + " is not a directory");
+  std::vector<std::pair<std::string, std::string>> found;
+  if (fs::exists(fs::path(out_dir) / "metadata.json", error)) {
+    *single_folder = true;
+    const fs::path canonical = fs::weakly_canonical(out_dir, error);
+    std::string label = canonical.filename().string();
+    if (label.empty()) label = canonical.parent_path().filename().string();  // "host_00/"
+    found.emplace_back(out_dir, label.empty() ? out_dir : label);
+    return found;
+  }
+  for (const auto& entry : fs::directory_iterator(out_dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory()) continue;
+    if (fs::exists(entry.path() / "metadata.json")) {
+      found.emplace_back(entry.path().string(), name);
+    } else if (IsHostFolderName(name)) {
+      faults->push_back(
+          {name, "has no metadata.json: the run never wrote here, or it was deleted"});
+    }
+  }
+  if (error) return std::unexpected("cannot list " + out_dir + ": " + error.message());
+  if (found.empty()) {
+    return std::unexpected(out_dir +
+                           " holds no host folder with a metadata.json (host_NN, "
+                           "machine_MMM_host_NN): is it an extraction's --out?");
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
 
 std::expected<JobFolders, std::string> FindJobFolders(const std::string& out_dir,
                                                       const FolderRoleRule& role,

@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/output_folder.h"
@@ -57,6 +58,13 @@ struct JobFolders {
   std::vector<JobFolder> folders;  // in name order; only those whose metadata.json reads
   std::map<std::string, JobOfFolders> jobs;  // by FolderRole::job
 };
+
+// (path, label) of every folder below `out_dir` holding a metadata.json, in name order,
+// or of `out_dir` itself when it holds one (`single_folder`). A folder named like a host
+// folder (host_NN, machine_MMM_host_NN) without metadata.json goes to `faults`. Fails
+// when `out_dir` cannot be listed or holds no host folder.
+std::expected<std::vector<std::pair<std::string, std::string>>, std::string> ListHostFolders(
+    const std::string& out_dir, bool* single_folder, std::vector<VerifyFinding>* faults);
 
 // Finds the host folders below `out_dir` (or `out_dir` itself when it holds a
 // metadata.json), reads each one's metadata.json, gives it its role by `role` (empty:

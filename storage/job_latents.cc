@@ -1,5 +1,6 @@
 #include "storage/job_latents.h"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "base/whole_file.h"
@@ -63,6 +64,39 @@ std::expected<JobLatents, std::string> MergeJobLatents(const std::vector<std::st
     }
   }
   return job;
+}
+
+std::expected<JobLatents, std::string> WriteJobLatents(const std::string& out_dir,
+                                                       const std::vector<std::string>& host_dirs) {
+  auto job = MergeJobLatents(host_dirs);
+  if (!job) return std::unexpected(job.error());
+  if (job->by_site.empty()) {
+    return std::unexpected(out_dir +
+                           ": no listed shard has latent examples (the run had no --sae)");
+  }
+  const std::string path = (std::filesystem::path(out_dir) / kJobLatentsFile).string();
+  if (auto saved = SaveLatentExamples(path, job->by_site); !saved) {
+    return std::unexpected(saved.error());
+  }
+  return job;
+}
+
+JobLatentsCheck CheckJobLatentsFile(const std::string& out_dir,
+                                    const std::vector<std::string>& host_dirs) {
+  const std::string path = (std::filesystem::path(out_dir) / kJobLatentsFile).string();
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return {};
+  auto job = MergeJobLatents(host_dirs);
+  if (!job) return {true, "not checked: " + job.error()};
+  auto expected = EncodeLatentExamples(job->by_site);
+  if (!expected) return {true, "not checked: " + expected.error()};
+  auto stored = ReadWholeFile(path);
+  if (!stored) return {false, stored.error()};
+  if (*stored == *expected) return {};
+  return {false,
+          "does not hold the merge of the latent examples the host folders list (made before a "
+          "resume, or by another job): run `actex inspect --latents " +
+              out_dir + "` to write it again"};
 }
 
 }  // namespace actex

@@ -8,6 +8,7 @@
 #include "storage/corpus_read_note.h"
 #include "storage/examples_check.h"
 #include "storage/folder_digests.h"
+#include "storage/job_latents.h"
 #include "storage/non_finite_sites.h"
 #include "storage/shard_check.h"
 #include "storage/uploaded_shards.h"
@@ -72,6 +73,8 @@ class Verifier {
   // One occurrence of `doc_id` in `folder`, seen in `place` (tally source `source`).
   void Record(const JobFolder& folder, int64_t doc_id, int source, const std::string& place);
   void CheckCoverage();
+  // OUT/latents.safetensors against the host folders' latent examples.
+  void CheckJobLatents();
   void Fault(std::string file, std::string problem) {
     report_.faults.push_back({std::move(file), std::move(problem)});
   }
@@ -403,7 +406,21 @@ std::expected<VerifyReport, std::string> Verifier::Run() {
   CheckCorpusDigests();
   for (JobFolder& folder : found_.folders) CheckFolder(folder);
   CheckCoverage();
+  CheckJobLatents();
   return report_;
+}
+
+void Verifier::CheckJobLatents() {
+  if (found_.single_folder) return;
+  std::vector<std::string> host_dirs;
+  for (const JobFolder& folder : found_.folders) host_dirs.push_back(folder.output.path);
+  JobLatentsCheck check = CheckJobLatentsFile(options_.out_dir, host_dirs);
+  if (check.note.empty()) return;
+  if (check.agrees) {
+    report_.warnings.push_back({kJobLatentsFile, std::move(check.note)});
+  } else {
+    Fault(kJobLatentsFile, std::move(check.note));
+  }
 }
 
 }  // namespace

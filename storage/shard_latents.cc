@@ -2,12 +2,11 @@
 
 #include <cstring>
 
+#include "storage/latent_sites.h"
 #include "storage/shuffle_rows.h"
 
 namespace actex {
 namespace {
-
-constexpr std::string_view kIdsSuffix = ".latents.ids";
 
 template <typename T>
 T LoadAt(std::span<const uint8_t> bytes, int64_t index) {
@@ -17,21 +16,6 @@ T LoadAt(std::span<const uint8_t> bytes, int64_t index) {
 }
 
 }  // namespace
-
-std::string LatentIdsTensor(std::string_view site) { return std::string(site) + ".latents.ids"; }
-
-std::string LatentValuesTensor(std::string_view site) {
-  return std::string(site) + ".latents.values";
-}
-
-std::vector<std::string> LatentSitesAmong(const std::vector<std::string>& tensor_names) {
-  std::vector<std::string> sites;
-  for (const std::string& name : tensor_names) {
-    if (name.ends_with(kIdsSuffix))
-      sites.push_back(name.substr(0, name.size() - kIdsSuffix.size()));
-  }
-  return sites;
-}
 
 std::expected<std::unique_ptr<ShardLatents>, std::string> ShardLatents::Open(
     const std::string& path) {
@@ -84,8 +68,7 @@ int64_t ShardLatents::RowOf(int64_t doc_id, int32_t position) const {
 std::expected<ShardLatents::Latents, std::string> ShardLatents::ReadLatents(
     std::string_view site) const {
   const auto& tensors = file_->tensors();
-  const std::string ids_name = LatentIdsTensor(site);
-  const std::string values_name = LatentValuesTensor(site);
+  const auto [ids_name, values_name, count_name] = LatentSiteNamesOf(site);
   const auto ids = tensors.find(ids_name);
   if (ids == tensors.end() || ids->second.dtype != "I32" || ids->second.shape.size() != 2 ||
       ids->second.shape[0] != tokens_) {

@@ -17,13 +17,6 @@
 
 namespace actex {
 
-// The names of the latents tensors of an SAE on `site` (its hook name).
-std::string LatentIdsTensor(std::string_view site);
-std::string LatentValuesTensor(std::string_view site);
-
-// The sites of `sites` (a shard's tensor names) that hold SAE latents, in order.
-std::vector<std::string> LatentSitesAmong(const std::vector<std::string>& tensor_names);
-
 class ShardLatents {
  public:
   // Maps the shard at `path` (not gzip'd) and checks token_ids [T] I32, doc_ids [T] I64

@@ -127,6 +127,7 @@ std::expected<SourceOutput, std::string> ReadSourceOutput(const std::string& dir
       if (source.shards.empty()) {
         source.sites = listing.sites;
         source.dtype = listing.site_dtype;
+        source.saes = listing.saes;
       } else if (listing.sites != source.sites || listing.site_dtype != source.dtype) {
         return std::unexpected(name + " holds other sites or another dtype than " +
                                source.shards.front().file + ": not one extraction");

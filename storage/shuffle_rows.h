@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "storage/sae_record.h"
 #include "storage/stored_site.h"
 
 namespace actex {
@@ -35,6 +36,7 @@ struct SourceOutput {
   std::string dtype;              // of its float sites: "F32", "F16" or "BF16"
   std::vector<SourceShard> shards;
   int64_t tokens = 0;
+  std::vector<SaeRecord> saes;  // config.saes: the SAEs whose latents the shards hold
 };
 
 // Reads the host folders' metadata.json. Errors name the folder and the fault: no

@@ -62,8 +62,6 @@ CommandRunner AddExportCommand(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--splits", delphi->splits, "delphi: files per site, by latent range")
       ->capture_default_str();
-  command.add_option("--num-latents", delphi->num_latents,
-                     "delphi: the SAE's width (default: the greatest stored latent id + 1)");
   command
       .add_option("--pad-token", delphi->pad_token,
                   "delphi: the token id that fills the last sequence")

@@ -44,20 +44,12 @@ void PrintSae(const std::string& site, const LatentExamples& examples, int64_t t
 int InspectLatents(const std::string& out_dir, const std::vector<std::filesystem::path>& hosts) {
   std::vector<std::string> dirs;
   for (const auto& host : hosts) dirs.push_back(host.string());
-  auto job = MergeJobLatents(dirs);
+  auto job = WriteJobLatents(out_dir, dirs);
   if (!job) {
     spdlog::error("{}", job.error());
     return 2;
   }
-  if (job->by_site.empty()) {
-    spdlog::error("{}: no listed shard has latent examples (the run had no --sae)", out_dir);
-    return 2;
-  }
   const std::string path = (std::filesystem::path(out_dir) / kJobLatentsFile).string();
-  if (auto saved = SaveLatentExamples(path, job->by_site); !saved) {
-    spdlog::error("{}", saved.error());
-    return 2;
-  }
   std::cout << "wrote " << path << ": " << job->files << " examples files merged\n";
   for (const auto& [site, examples] : job->by_site) PrintSae(site, examples, job->tokens);
   return 0;

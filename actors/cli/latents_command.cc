@@ -11,6 +11,7 @@
 #include "actors/cli/commands.h"
 #include "actors/cli/terminal_text.h"
 #include "model/tokenizer/tokenizer_folder.h"
+#include "storage/job_latents.h"
 #include "storage/latent_examples.h"
 #include "storage/shard_latents.h"
 #include "storage/shuffle_rows.h"
@@ -101,7 +102,7 @@ int RunLatents(const LatentsOptions& options) {
     std::cerr << "actex latents: " << message << '\n';
     return 1;
   };
-  const std::string file = options.out_dir + "/latents.safetensors";
+  const std::string file = options.out_dir + "/" + kJobLatentsFile;
   if (!std::filesystem::exists(file)) {
     return fail(file + " is missing: run `actex inspect --latents " + options.out_dir +
                 "` first to merge the hosts' latent examples");

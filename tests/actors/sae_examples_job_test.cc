@@ -1,6 +1,7 @@
 // The latents' top examples and density of a leased job of several `actex node`
-// processes with --sae, killed mid-run and finished by fewer hosts: `actex inspect
-// --latents` merges them into a latents.safetensors equal to one process's to the bit.
+// processes with --sae, killed mid-run and finished by fewer hosts: host 0 ends the job
+// writing a latents.safetensors equal to one process's to the bit, and `actex inspect
+// --latents` writes the same again.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -69,7 +70,12 @@ TEST(SaeExamplesJob, KilledAndFinishedByFewerHostsMergesToOneProcesssLatentsBitF
   if (run(2) != 0) {
     EXPECT_EQ(run(3), 0);
   }
+  const std::string at_the_end = ReadWholeFile(out + "/" + kJobLatentsFile).value_or("");
+  const std::string single_at_the_end = ReadWholeFile(single + "/" + kJobLatentsFile).value_or("");
+  ASSERT_FALSE(at_the_end.empty()) << "the job's end wrote no " << kJobLatentsFile;
+  EXPECT_TRUE(at_the_end == single_at_the_end) << "the job's latents differ from one process's";
   const std::string merged = MergedLatents(dir, out);
+  EXPECT_TRUE(merged == at_the_end) << "inspect --latents merged other bits than the job's end";
   ExpectVerified(dir, out);  // latents.safetensors beside the host folders included
   ASSERT_FALSE(merged.empty());
   EXPECT_TRUE(merged == MergedLatents(dir, single))

@@ -11,70 +11,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 
-#include "actex_process.h"
-#include "extraction_reader.h"
 #include "sae/sae_encoder.h"
 #include "sae/sae_loader.h"
+#include "sae_run.h"
 #include "storage/latent_sites.h"
 
 namespace actex {
 namespace {
-
-const std::string kModel = std::string(ACTEX_FIXTURES_DIR) + "/qwen2-tiny";
-const std::string kSite = "blocks.1.hook_resid_post";
-constexpr int kTopK = 8;
-
-std::string SaeDir(const std::string& name) {
-  return std::string(ACTEX_FIXTURES_DIR) + "/sae/" + name;
-}
-
-// Pre-tokenized documents of 5 to 60 tokens from the model's 512 ids.
-std::string Corpus(int documents) {
-  std::mt19937 random(7);
-  std::string corpus;
-  for (int doc = 0; doc < documents; ++doc) {
-    const int tokens = 5 + static_cast<int>(random() % 56);
-    corpus += "{\"input_ids\":[";
-    for (int i = 0; i < tokens; ++i) corpus += (i ? "," : "") + std::to_string(random() % 512);
-    corpus += "]}\n";
-  }
-  return corpus;
-}
-
-std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& sites,
-                                     const std::string& sae) {
-  return {"extract",
-          "--model",
-          kModel,
-          "--data",
-          dir.path() + "/c.jsonl",
-          "--out",
-          dir.path() + "/out",
-          "--layers",
-          "1",
-          "--sites",
-          sites,
-          "--sae",
-          sae,
-          "--sae-top-k",
-          std::to_string(kTopK),
-          "--shards",
-          "2",
-          "--dtype",
-          "float32"};
-}
-
-// Runs extract over `documents` documents of dir/c.jsonl (written here) with the fixture
-// SAE `sae` on kSite, and `sites` dense.
-ActexOutcome ExtractWithSae(const TempDir& dir, int documents, const std::string& sites,
-                            const std::string& sae) {
-  dir.Write("c.jsonl", Corpus(documents));
-  return RunActex(dir.path() + "/run-" + std::to_string(documents) + "-" + sites,
-                  ExtractArgs(dir, sites, kSite + "=" + SaeDir(sae)));
-}
 
 class SaeExtractTest : public ::testing::TestWithParam<std::string> {};
 
@@ -85,15 +30,15 @@ TEST_P(SaeExtractTest, StoredLatentsEqualAnEncodingOfTheDenseSiteOfTheSameRun) {
   TempDir dir;
   ActexOutcome run = ExtractWithSae(dir, 12, "resid_post", GetParam());
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  auto sae = LoadSae(SaeDir(GetParam()));
+  auto sae = LoadSae(SaeFixtureDir(GetParam()));
   ASSERT_TRUE(sae) << sae.error();
-  SaeEncoder encoder(*sae, kTopK);
-  const LatentSiteNames names = LatentSiteNamesOf(kSite);
+  SaeEncoder encoder(*sae, kSaeTopK);
+  const LatentSiteNames names = LatentSiteNamesOf(kSaeSite);
   const auto documents = ReadJob(dir.path() + "/out");
   ASSERT_EQ(documents.size(), 12u);
   int64_t tokens_compared = 0, ties = 0;
   for (const auto& [doc, rows] : documents) {
-    const std::vector<float>& dense = rows.sites.at(kSite);
+    const std::vector<float>& dense = rows.sites.at(kSaeSite);
     const int64_t tokens = static_cast<int64_t>(rows.token_ids.size());
     SaeLatents expected;
     encoder.EncodeTopK(dense.data(), sae->d_in, tokens, &expected);
@@ -148,38 +93,39 @@ TEST(SaeExtract, ADenseSiteLeftOutOfSitesIsNotWrittenButHasItsStatistics) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto documents = ReadJob(dir.path() + "/out");
   ASSERT_EQ(documents.size(), 4u);
-  EXPECT_FALSE(documents.begin()->second.sites.contains(kSite));
+  EXPECT_FALSE(documents.begin()->second.sites.contains(kSaeSite));
   EXPECT_TRUE(documents.begin()->second.sites.contains("blocks.1.hook_mlp_out"));
-  EXPECT_TRUE(documents.begin()->second.integer_sites.contains(kSite + ".latents.ids"));
+  EXPECT_TRUE(documents.begin()->second.integer_sites.contains(kSaeSite + ".latents.ids"));
   const auto metadata = nlohmann::json::parse(ReadText(dir.path() + "/out/host_00/metadata.json"));
-  EXPECT_TRUE(metadata["statistics"].contains(kSite)) << metadata["statistics"].dump();
-  for (const auto& site : metadata["sites"]) EXPECT_NE(site["name"], kSite);
+  EXPECT_TRUE(metadata["statistics"].contains(kSaeSite)) << metadata["statistics"].dump();
+  for (const auto& site : metadata["sites"]) EXPECT_NE(site["name"], kSaeSite);
   EXPECT_EQ(metadata["config"]["sites"], nlohmann::json::array({"blocks.1.hook_mlp_out"}));
   ActexOutcome verify = RunActex(dir.path() + "/verify", {"verify", dir.path() + "/out"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   ActexOutcome inspect = RunActex(dir.path() + "/inspect", {"inspect", dir.path() + "/out"});
-  EXPECT_NE(inspect.out.find("sae " + kSite + ": SAELens relu 64 -> 256, K 8"), std::string::npos)
+  EXPECT_NE(inspect.out.find("sae " + kSaeSite + ": SAELens relu 64 -> 256, K 8"),
+            std::string::npos)
       << inspect.out;
 }
 
 TEST(SaeExtract, AnSaeOfAnotherLayerIsRefusedNamingBothSites) {
   TempDir dir;
-  dir.Write("c.jsonl", Corpus(2));
+  dir.Write("c.jsonl", PreTokenizedCorpus(2));
   std::vector<std::string> args =
-      ExtractArgs(dir, "resid_post", "resid_post=" + SaeDir("saelens-standard"));
+      SaeExtractArgs(dir, "resid_post", "resid_post=" + SaeFixtureDir("saelens-standard"));
   *std::find(args.begin(), args.end(), "1") = "0";  // --layers 0
   ActexOutcome run = RunActex(dir.path() + "/run", args);
   // Refused as a bad --model folder is, before any work: nothing is written.
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out/host_00/metadata.json"));
   EXPECT_NE(run.err.find("--sae blocks.0.hook_resid_post="), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find(kSite), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(kSaeSite), std::string::npos) << run.err;
 }
 
 TEST(SaeExtract, AnEntryWithoutAFolderIsRefused) {
   TempDir dir;
-  dir.Write("c.jsonl", Corpus(2));
-  ActexOutcome run = RunActex(dir.path() + "/run", ExtractArgs(dir, "resid_post", kSite));
+  dir.Write("c.jsonl", PreTokenizedCorpus(2));
+  ActexOutcome run = RunActex(dir.path() + "/run", SaeExtractArgs(dir, "resid_post", kSaeSite));
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_NE(run.err.find("is not SITE=DIR"), std::string::npos) << run.err;
 }
@@ -219,9 +165,9 @@ class SaeVerifyTest : public ::testing::TestWithParam<bool> {};
 TEST_P(SaeVerifyTest, VerifyNamesTheShardSiteAndRowOfABadLatentId) {
   const bool gzip = GetParam();
   TempDir dir;
-  dir.Write("c.jsonl", Corpus(2));
+  dir.Write("c.jsonl", PreTokenizedCorpus(2));
   std::vector<std::string> args =
-      ExtractArgs(dir, "resid_post", kSite + "=" + SaeDir("saelens-standard"));
+      SaeExtractArgs(dir, "resid_post", kSaeSite + "=" + SaeFixtureDir("saelens-standard"));
   args.insert(args.end(), {"--compress", gzip ? "gzip" : "none"});
   ASSERT_EQ(RunActex(dir.path() + "/run", args).exit_code, 0);
   // The first id of the first row becomes 256, one past the SAE's 256 latents.
@@ -230,8 +176,8 @@ TEST_P(SaeVerifyTest, VerifyNamesTheShardSiteAndRowOfABadLatentId) {
   std::string bytes = ReadShardBytes(shard, gzip);
   uint64_t header_bytes = 0;
   std::memcpy(&header_bytes, bytes.data(), sizeof(header_bytes));
-  const auto offsets =
-      nlohmann::json::parse(bytes.substr(8, header_bytes))[kSite + ".latents.ids"]["data_offsets"];
+  const auto offsets = nlohmann::json::parse(
+      bytes.substr(8, header_bytes))[kSaeSite + ".latents.ids"]["data_offsets"];
   const int32_t bad = 256;
   std::memcpy(bytes.data() + 8 + header_bytes + offsets[0].get<uint64_t>(), &bad, sizeof(bad));
   WriteShardBytes(shard, bytes, gzip);
@@ -239,7 +185,7 @@ TEST_P(SaeVerifyTest, VerifyNamesTheShardSiteAndRowOfABadLatentId) {
   EXPECT_NE(verify.exit_code, 0);
   const std::string said = verify.out + verify.err;
   EXPECT_NE(said.find("shard_000001.safetensors"), std::string::npos) << said;
-  EXPECT_NE(said.find("site " + kSite +
+  EXPECT_NE(said.find("site " + kSaeSite +
                       " latents: row 0 (doc 0, position 0): entry 0: id 256 "
                       "is outside [0, 256)"),
             std::string::npos)

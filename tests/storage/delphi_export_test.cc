@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "storage/float_convert.h"
+#include "storage/sae_record.h"
 #include "storage/safetensors.h"
 #include "tests/storage/synthetic_output.h"
 #include "tests/storage/temp_dir.h"
@@ -25,23 +26,38 @@ constexpr const char* kSite = "blocks.0.hook_resid_post";
 constexpr int kK = 4;
 constexpr int kDocuments = 12;
 
+// metadata.json's record of a TopK SAE on kSite of `d_sae` latents.
+nlohmann::json SaeOfWidth(int64_t d_sae) {
+  return SaeRecordJson({.site = kSite,
+                        .dir = "/saes/topk",
+                        .format = "saelens",
+                        .architecture = "topk",
+                        .d_in = 64,
+                        .d_sae = d_sae,
+                        .k = kK,
+                        .files = {{"cfg.json", std::string(64, 'a')}}});
+}
+
+// The synthetic output's latents sites of kSite (ids 0..63) and its SAE's record.
+SyntheticOutput LatentsOutput(int64_t d_sae) {
+  SyntheticOutput spec{.hosts = 1, .documents = kDocuments};
+  // Site 0 the ids (ExpertIdValue: 0..63), site 1 their values (ActivationValue).
+  spec.sites = {{std::string(kSite) + ".latents.ids", kK, true},
+                {std::string(kSite) + ".latents.values", kK},
+                {std::string(kSite) + ".latents.count", 1, true}};
+  spec.config[kSaesConfigKey] = {SaeOfWidth(d_sae)};
+  return spec;
+}
+
 class DelphiExport : public testing::Test {
  protected:
-  void SetUp() override {
-    SyntheticOutput spec{.hosts = 1, .documents = kDocuments};
-    // Site 0 the ids (ExpertIdValue: 0..63), site 1 their values (ActivationValue).
-    spec.sites = {{std::string(kSite) + ".latents.ids", kK, true},
-                  {std::string(kSite) + ".latents.values", kK},
-                  {std::string(kSite) + ".latents.count", 1, true}};
-    WriteSyntheticOutput(dir_.File("out"), spec);
-  }
+  void SetUp() override { WriteSyntheticOutput(dir_.File("out"), LatentsOutput(64)); }
   DelphiExportOptions Options() const {
     DelphiExportOptions options;
     options.source_dir = dir_.File("out");
     options.out_dir = dir_.File("delphi");
     options.ctx_len = 16;
     options.splits = 4;
-    options.num_latents = 64;
     return options;
   }
   TempDir dir_;
@@ -117,12 +133,13 @@ TEST_F(DelphiExport, EveryFiringLatentIsOneLocationOfItsRangesFile) {
   EXPECT_EQ(json.at("model_name"), "test");
 }
 
-TEST_F(DelphiExport, AStoredIdPastTheWidthIsRefusedNamingIt) {
-  DelphiExportOptions options = Options();
-  options.num_latents = 32;
-  auto result = ExportForDelphi(options);
+TEST(DelphiExportWidth, AStoredIdPastTheSaesWidthIsRefusedNamingIt) {
+  TempDir dir;
+  WriteSyntheticOutput(dir.File("out"), LatentsOutput(32));
+  auto result = ExportForDelphi(
+      {.source_dir = dir.File("out"), .out_dir = dir.File("delphi"), .ctx_len = 16, .splits = 4});
   ASSERT_FALSE(result.has_value());
-  EXPECT_THAT(result.error(), HasSubstr("latent 63 is stored but --num-latents is 32"));
+  EXPECT_THAT(result.error(), HasSubstr("latent 63 is stored but the SAE has 32 latents"));
 }
 
 TEST_F(DelphiExport, ASiteWithoutLatentsIsRefusedNamingTheSitesThatHaveThem) {

@@ -89,5 +89,39 @@ TEST(MergeJobLatents, AnExamplesFileOtherThanListedIsRefusedNamingIt) {
   EXPECT_THAT(job.error(), HasSubstr("; metadata.json lists"));
 }
 
+TEST(JobLatentsFile, WrittenBesideTheHostFoldersItAgreesWithThemUntilTheyChange) {
+  TempDir dir;
+  const std::vector<std::string> hosts = {dir.File("out/host_00"), dir.File("out/host_01")};
+  WriteHost(LatentWriterOptions(hosts[0], 300), {0, 2, 4});
+  WriteHost(LatentWriterOptions(hosts[1], 300), {1, 3});
+  const JobLatentsCheck absent = CheckJobLatentsFile(dir.File("out"), hosts);
+  EXPECT_TRUE(absent.agrees && absent.note.empty());
+
+  auto written = WriteJobLatents(dir.File("out"), hosts);
+  ASSERT_TRUE(written) << written.error();
+  EXPECT_EQ(written->files, 2);
+  const JobLatentsCheck equal = CheckJobLatentsFile(dir.File("out"), hosts);
+  EXPECT_TRUE(equal.agrees && equal.note.empty()) << equal.note;
+
+  // The job resumed with more documents: the file summarises the run before.
+  WriteHost(LatentWriterOptions(dir.File("out/host_02"), 300), {5, 6});
+  const JobLatentsCheck stale =
+      CheckJobLatentsFile(dir.File("out"), {hosts[0], hosts[1], dir.File("out/host_02")});
+  EXPECT_FALSE(stale.agrees);
+  EXPECT_THAT(stale.note, HasSubstr("run `actex inspect --latents " + dir.File("out")));
+}
+
+TEST(JobLatentsFile, AJobWithoutExamplesIsRefusedAndNothingIsWritten) {
+  TempDir dir;
+  ShardWriterOptions dense = LatentWriterOptions(dir.File("out/host_00"), 300);
+  dense.sae_latents.clear();
+  dense.sae_examples = 0;
+  WriteHost(dense, {0, 1});
+  auto written = WriteJobLatents(dir.File("out"), {dir.File("out/host_00")});
+  ASSERT_FALSE(written);
+  EXPECT_THAT(written.error(), HasSubstr("no listed shard has latent examples"));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("out/") + kJobLatentsFile));
+}
+
 }  // namespace
 }  // namespace actex

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,7 +24,8 @@ struct SyntheticOutput {
                                    {"blocks.1.hook_resid_post", 64}};
   OutputDtype dtype = OutputDtype::kBF16;
   int64_t shard_bytes = 64 << 10;
-  bool gzip_odd_hosts = false;  // host_01, host_03, ... write .safetensors.gz
+  bool gzip_odd_hosts = false;                       // host_01, host_03, ... write .safetensors.gz
+  nlohmann::json config = nlohmann::json::object();  // more of metadata.json's config
 };
 
 inline int SyntheticTokens(int64_t doc_id) { return 1 + static_cast<int>((doc_id * 37) % 40); }
@@ -37,7 +39,9 @@ inline void WriteSyntheticOutput(const std::string& out, const SyntheticOutput& 
     options.dtype = spec.dtype;
     options.sites = spec.sites;
     options.tensor_metadata = {{"model", "test"}};
-    options.run_config = {{"host_id", host}, {"num_hosts", spec.hosts}};
+    options.run_config = spec.config;
+    options.run_config["host_id"] = host;
+    options.run_config["num_hosts"] = spec.hosts;
     auto writer = ShardWriter::Open(options);
     ASSERT_TRUE(writer.has_value()) << writer.error();
     for (int64_t doc_id = host; doc_id < spec.documents; doc_id += spec.hosts) {
