@@ -27,6 +27,8 @@ std::expected<void, std::string> WriterStage::Run() {
   auto shards = ShardWriter::Open(std::move(options));
   if (!shards) return std::unexpected(shards.error());
   shards_ = std::move(*shards);
+  docs_computed_ = shards_->stats().docs;  // earlier runs' listed documents
+  tokens_computed_ = shards_->stats().tokens;
   auto rejects_log = RejectsLog::Open(config_.shards.dir + "/rejects.jsonl");
   if (!rejects_log) return std::unexpected(rejects_log.error());
   rejects_log_ = std::move(*rejects_log);
@@ -153,7 +155,12 @@ std::expected<void, std::string> WriterStage::HandleActivations(ReceivedMessage&
     }
   }
   auto added = assembler.AddBatch(*batch, sites, [this](const DocumentActivations& document) {
-    return shards_->Add(document);
+    auto stored = shards_->Add(document);
+    if (stored) {
+      ++docs_computed_;
+      tokens_computed_ += static_cast<int64_t>(document.token_ids.size());
+    }
+    return stored;
   });
   if (!added) return added;
   tokens_since_report_ += static_cast<int64_t>(batch->token_ids.size());
