@@ -21,7 +21,10 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
   auto send_progress = [&](bool finished) -> std::expected<void, ActorHalt> {
     if (!rejects) return {};
     const CorpusProgress progress = reader.progress();
-    if (!finished && progress.jsonl_bytes - progress_sent_at_bytes < config.progress_every_bytes) {
+    // The first as soon as any JSONL was read, so a total shows from the first seconds.
+    const bool first = progress_sent_at_bytes == 0 && progress.jsonl_bytes > 0;
+    if (!finished && !first &&
+        progress.jsonl_bytes - progress_sent_at_bytes < config.progress_every_bytes) {
       return {};
     }
     progress_sent_at_bytes = progress.jsonl_bytes;

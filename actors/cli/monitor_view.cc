@@ -194,7 +194,11 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
   double tokens_per_second = 0;
   double last_received = -std::numeric_limits<double>::infinity();
   size_t finished = 0, failed = 0, running = 0;
+  const JobDocs job = SumJobDocs();
   for (const auto& [id, host] : hosts_) {
+    // A leased host's share is what it is granted (a host that only follows another's
+    // grants writes nothing): its row shows what it did, the total row the job's.
+    const bool leased = host.docs_total_of_job || (job.of_job && host.docs_total < 0);
     std::string eta;
     if (host.finished) {
       eta = "done";
@@ -204,17 +208,16 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
       ++failed;
     } else {
       ++running;
-      // A leased host's end is the job's: its total row has the ETA.
-      eta = host.docs_total_of_job ? "-" : FormatDuration(EtaSeconds(host));
+      eta = leased ? "-" : FormatDuration(EtaSeconds(host));
       tokens_per_second += std::isfinite(host.tokens_per_second) && host.tokens_per_second > 0
                                ? host.tokens_per_second
                                : 0;
     }
     std::string last_event = Ago(now_unix_seconds, host.last_received);
     if (!host.note.empty()) last_event += "  " + host.note;
-    const std::string docs = host.docs_total_of_job ? GroupThousands(host.docs_through)
-                                                    : FormatDocs(host.docs_through, host.docs_total,
-                                                                 host.docs_total_estimated);
+    const std::string docs =
+        leased ? GroupThousands(host.docs_through)
+               : FormatDocs(host.docs_through, host.docs_total, host.docs_total_estimated);
     rows.push_back({std::to_string(id), TerminalSafe(host.state, 16), docs,
                     GroupThousands(host.tokens_computed),
                     host.finished || host.failed ? "-" : FormatRate(host.tokens_per_second),
@@ -228,7 +231,6 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
   if (hosts_.empty()) {
     return RenderRows(rows, aligns) + "(no event yet: waiting for the job's nodes)\n";
   }
-  const JobDocs job = SumJobDocs();
   std::string state = fmt::format("{}/{} finished", finished, hosts_.size());
   if (failed > 0) state += fmt::format(", {} failed", failed);
   const std::string job_eta_text = running > 0  ? FormatDuration(JobEtaSeconds(job))

@@ -218,8 +218,9 @@ TEST_F(LoaderActorTest, AMissingInputFailsTheStartNamingTheFile) {
   EXPECT_NE(started.error().find("absent.jsonl"), std::string::npos) << started.error();
 }
 
-// The writer hears how far the JSONL has been read every progress_every_bytes,
-// and exactly where the corpus ended, before the stream's end.
+// The writer hears how far the JSONL has been read after its first line (a total
+// from the first seconds), then every progress_every_bytes, and exactly where the
+// corpus ended, before the stream's end.
 TEST_F(LoaderActorTest, TellsTheWriterHowFarTheCorpusWasRead) {
   std::string lines;
   for (int doc = 0; doc < 10; ++doc)
@@ -232,15 +233,17 @@ TEST_F(LoaderActorTest, TellsTheWriterHowFarTheCorpusWasRead) {
   Drain(pipelines_[0]);
   Drain(pipelines_[1]);
   const Stream writer = Drain(rejects_);
-  ASSERT_EQ(writer.progress.size(), 3u);
-  EXPECT_EQ(writer.progress[0].next_doc_id, 4);
-  EXPECT_EQ(writer.progress[0].jsonl_docs, 4);
-  EXPECT_EQ(writer.progress[0].jsonl_bytes, 100);
+  ASSERT_EQ(writer.progress.size(), 4u);
+  EXPECT_EQ(writer.progress[0].next_doc_id, 1);
+  EXPECT_EQ(writer.progress[0].jsonl_docs, 1);
+  EXPECT_EQ(writer.progress[0].jsonl_bytes, 25);
   EXPECT_FALSE(writer.progress[0].finished);
-  EXPECT_EQ(writer.progress[1].jsonl_bytes, 200);
-  EXPECT_EQ(writer.progress[2].next_doc_id, 10);
-  EXPECT_EQ(writer.progress[2].jsonl_bytes, 250);
-  EXPECT_TRUE(writer.progress[2].finished);
+  EXPECT_EQ(writer.progress[1].next_doc_id, 5);
+  EXPECT_EQ(writer.progress[1].jsonl_bytes, 125);
+  EXPECT_EQ(writer.progress[2].jsonl_bytes, 225);
+  EXPECT_EQ(writer.progress[3].next_doc_id, 10);
+  EXPECT_EQ(writer.progress[3].jsonl_bytes, 250);
+  EXPECT_TRUE(writer.progress[3].finished);
 }
 
 }  // namespace

@@ -273,6 +273,15 @@ TEST(MonitorView, LeasedJobShowsTheJobsTotalAndAnEtaAtTheSummedRate) {
   EXPECT_THAT(table, HasSubstr("of the job's total 1,000, exact"));
 }
 
+TEST(MonitorView, ALeasedHostThatWritesNothingNamesNoTotalAndLeavesTheEtaAlone) {
+  MonitorView view = LeasedJobMidRun();
+  view.Apply(Event("started", 2, 1005, 0));  // it only follows host 0's grants (1d)
+  const std::string table = view.RenderTable(1010);
+  EXPECT_THAT(Row(table, "2"), Not(HasSubstr("?"))) << table;
+  EXPECT_THAT(Row(table, "2"), EndsWith(" -"));
+  EXPECT_THAT(Row(table, "total"), EndsWith(" 5m20s"));
+}
+
 TEST(MonitorView, LeasedJobEndsWithEveryDocumentDone) {
   MonitorView view = LeasedJobMidRun();
   for (int32_t host : {0, 1}) {
