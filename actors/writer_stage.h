@@ -83,6 +83,8 @@ class WriterStage {
   // docs_computed), earlier runs' listed ones included.
   int64_t docs_computed_ = 0;
   int64_t tokens_computed_ = 0;
+  int64_t docs_computed_at_start_ = 0;
+  bool first_told_ = false;  // this run's first documents computed were reported
 };
 
 }  // namespace actex
