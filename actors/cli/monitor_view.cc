@@ -171,17 +171,12 @@ double MonitorView::JobEtaSeconds(const JobDocs& docs) const {
 }
 
 std::string MonitorView::DocsLegend(const JobDocs& job) {
-  const std::string total = (job.estimated ? "~" : "") + GroupThousands(job.total);
-  const std::string of_whom = job.of_job ? "the job's total" : "the hosts' shares, in all,";
-  const std::string source =
-      job.total < 0 ? "the total is not known yet (no JSONL byte read so far)"
-      : job.estimated
-          ? fmt::format("of {} {}, estimated from the JSONL bytes read so far", of_whom, total)
-          : fmt::format(
-                "of {} {}, exact (Parquet row counts, or the corpus read to "
-                "its end)",
-                of_whom, total);
-  return "docs: computed (in shards listed or being filled) or rejected, " + source + "\n";
+  const std::string what = "docs: computed (in shards listed or being filled) or rejected";
+  if (job.total < 0) return what + "; the job's total is not known yet\n";
+  const char* source = job.estimated ? "estimated from the JSONL bytes read so far"
+                                     : "exact (Parquet row counts, or the corpus read to its end)";
+  return fmt::format("{}, of the job's total {}{}, {}\n", what, job.estimated ? "~" : "",
+                     GroupThousands(job.total), source);
 }
 
 std::string MonitorView::RenderTable(double now_unix_seconds) const {
