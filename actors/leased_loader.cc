@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "actors/actor_io.h"
@@ -51,6 +52,10 @@ class LeasedLoader {
   // Sends `stream` records while its pipeline has room, for one turn. False when
   // the corpus is damaged: the streams then end.
   std::expected<bool, ActorHalt> Feed(GrantStream& stream);
+  // Tells the writer how far this host's own reader got: reading over the chunks
+  // before its own, it measures the corpus, so the writer estimates the job's total
+  // from the JSONL bytes read (exact once the reader met the corpus's end).
+  std::expected<void, ActorHalt> ReportProgress();
   std::expected<bool, ActorHalt> CorpusBroke(const std::string& error);
   std::expected<void, ActorHalt> EndStreams();
 
@@ -206,6 +211,9 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
     if (!*record) {
       const int64_t chunk = std::exchange(stream.reading, -1);
       const int64_t documents = stream.reader->chunk_documents();
+      if (stream.own) {
+        if (auto reported = ReportProgress(); !reported) return std::unexpected(reported.error());
+      }
       if (documents == 0) {  // past the corpus's end: nothing goes through
         if (stream.own) --own_chunks_ahead_;
         return true;
@@ -233,6 +241,16 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
     if (!sent) return ActorHalt::Failed(sent.error());
   }
   return true;
+}
+
+std::expected<void, ActorHalt> LeasedLoader::ReportProgress() {
+  if (!rejects_) return {};
+  const CorpusProgress progress = own_->reader->progress();
+  const std::optional<int64_t> documents = own_->reader->corpus_documents();
+  return SendUnlessStopped(
+      actor_, rejects_,
+      CorpusProgressMessage{documents.value_or(progress.next_doc_id), progress.jsonl_docs,
+                            progress.jsonl_bytes, documents.has_value()});
 }
 
 std::expected<bool, ActorHalt> LeasedLoader::CorpusBroke(const std::string& error) {

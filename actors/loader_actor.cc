@@ -21,7 +21,12 @@ std::expected<void, ActorHalt> Deal(ActorContext& actor, const LoaderConfig& con
   auto send_progress = [&](bool finished) -> std::expected<void, ActorHalt> {
     if (!rejects) return {};
     const CorpusProgress progress = reader.progress();
-    if (!finished && progress.jsonl_bytes - progress_sent_at_bytes < config.progress_every_bytes) {
+    // The first after the first JSONL line, so a total shows from the first seconds;
+    // then each time the bytes read doubled (the estimate firms up fast), at most
+    // progress_every_bytes apart.
+    const int64_t step = std::min(config.progress_every_bytes, progress_sent_at_bytes);
+    if (!finished && (progress.jsonl_bytes == progress_sent_at_bytes ||
+                      progress.jsonl_bytes - progress_sent_at_bytes < step)) {
       return {};
     }
     progress_sent_at_bytes = progress.jsonl_bytes;

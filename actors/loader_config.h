@@ -25,8 +25,9 @@ struct LoaderConfig {
   // (RejectMessage / CorpusProgressMessage)* EndOfStream to the writer; empty when
   // this host writes nothing.
   std::string rejects_endpoint;
-  // A CorpusProgress goes to the writer each time this many more JSONL bytes were
-  // read (a message per MiB costs nothing next to the MiB), and a last one at the end.
+  // A CorpusProgress goes to the writer after the first JSONL line read, each time the
+  // bytes read doubled, and then each time this many more were (a message per MiB
+  // costs nothing next to the MiB), and a last one at the end.
   int64_t progress_every_bytes = int64_t{1} << 20;
   // Documents travel in chunks of consecutive ids; after a chunk's last line, its
   // pipeline gets a ChunkEnd.

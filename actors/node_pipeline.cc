@@ -102,9 +102,8 @@ std::expected<void, std::string> PipelineStart::AddWriter() {
   writer.events_endpoint = kNodeEventsEndpoint;
   if (links_.leases) {
     links_.leases->ConfigureWriter(writer);
-    // The host's share is whatever it is granted: no total is known up front.
-    writer.docs_total = -1;
-    writer.docs_total_from_progress = nullptr;
+    // The host's share is whatever it is granted: the total it reports is the job's.
+    writer.docs_total_of_job = true;
   }
   if (!extract_.upload.command.empty()) {
     auto started = links_.supervisor.AddBackground(

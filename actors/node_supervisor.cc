@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include "actors/job_link.h"
 #include "actors/lease_links.h"
@@ -19,12 +20,19 @@ double UnixSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Documents computed (in shards listed or being filled) and rejected, of the total
+// when it is known (`~`: estimated from the JSONL read so far).
 void PrintProgress(const MonitorEventMessage& event, bool final_line) {
+  const std::string total = event.docs_total < 0 ? "?"
+                                                 : (event.docs_total_estimated ? "~" : "") +
+                                                       std::to_string(event.docs_total);
   std::fprintf(stderr,
-               "\r[actex] docs %lld | tokens %lld | %.0f tok/s | shards %lld | rejected %lld%s",
-               static_cast<long long>(event.docs_done), static_cast<long long>(event.tokens_done),
-               event.tokens_per_second, static_cast<long long>(event.shards_written),
-               static_cast<long long>(event.rejected), final_line ? "\n" : "   ");
+               "\r[actex] docs %lld / %s | tokens %lld | %.0f tok/s | shards %lld | rejected "
+               "%lld%s",
+               static_cast<long long>(event.docs_through()), total.c_str(),
+               static_cast<long long>(event.tokens_computed), event.tokens_per_second,
+               static_cast<long long>(event.shards_written), static_cast<long long>(event.rejected),
+               final_line ? "\n" : "   ");
   std::fflush(stderr);
 }
 

@@ -27,6 +27,8 @@ std::expected<void, std::string> WriterStage::Run() {
   auto shards = ShardWriter::Open(std::move(options));
   if (!shards) return std::unexpected(shards.error());
   shards_ = std::move(*shards);
+  docs_computed_ = docs_computed_at_start_ = shards_->stats().docs;  // earlier runs' listed ones
+  tokens_computed_ = shards_->stats().tokens;
   auto rejects_log = RejectsLog::Open(config_.shards.dir + "/rejects.jsonl");
   if (!rejects_log) return std::unexpected(rejects_log.error());
   rejects_log_ = std::move(*rejects_log);
@@ -96,7 +98,10 @@ std::expected<void, std::string> WriterStage::Run() {
       continue;
     }
     if (auto handled = Handle(*message, assembler); !handled) return handled;
-    if (std::chrono::steady_clock::now() - last_report_ >= kProgressInterval) {
+    // The first documents computed are told at once, then the progress once a second.
+    const bool first_documents = docs_computed_ > docs_computed_at_start_ && !first_told_;
+    if (first_documents || std::chrono::steady_clock::now() - last_report_ >= kProgressInterval) {
+      first_told_ = true;
       Report("progress", "");
     }
   }
@@ -153,7 +158,12 @@ std::expected<void, std::string> WriterStage::HandleActivations(ReceivedMessage&
     }
   }
   auto added = assembler.AddBatch(*batch, sites, [this](const DocumentActivations& document) {
-    return shards_->Add(document);
+    auto stored = shards_->Add(document);
+    if (stored) {
+      ++docs_computed_;
+      tokens_computed_ += static_cast<int64_t>(document.token_ids.size());
+    }
+    return stored;
   });
   if (!added) return added;
   tokens_since_report_ += static_cast<int64_t>(batch->token_ids.size());
@@ -224,8 +234,10 @@ std::expected<void, std::string> WriterStage::DrainRejects(zmq::socket_t& reject
       auto progress = (*message)->As<CorpusProgressMessage>();
       if (!progress) return std::unexpected("corpus progress: " + progress.error());
       if (config_.docs_total_from_progress) {
+        const bool was_unknown = docs_total_ < 0;
         docs_total_ = config_.docs_total_from_progress(*progress);
         docs_total_estimated_ = !progress->finished;
+        if (was_unknown && docs_total_ >= 0) Report("progress", "");  // the first total
       }
       continue;
     }

@@ -41,6 +41,9 @@ struct WriterConfig {
   // Otherwise (JSONL in the corpus), the documents it answers for as the loader's
   // CorpusProgress tells them: an estimate until the last one. Null: none is made.
   std::function<int64_t(const CorpusProgressMessage&)> docs_total_from_progress;
+  // A job of work leases: the totals above count the whole job's documents, not this
+  // host's, which are whatever chunks it is granted.
+  bool docs_total_of_job = false;
 };
 
 }  // namespace actex

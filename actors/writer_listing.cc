@@ -87,7 +87,10 @@ void WriterStage::Report(const std::string& kind, const std::string& text) {
   event.docs_done = stats.docs;
   event.docs_total = docs_total_;
   event.docs_total_estimated = docs_total_estimated_;
+  event.docs_total_of_job = config_.docs_total_of_job;
   event.tokens_done = stats.tokens;
+  event.docs_computed = docs_computed_;
+  event.tokens_computed = tokens_computed_;
   event.tokens_per_second = seconds > 0 ? tokens_since_report_ / seconds : 0;
   event.shards_written = stats.shards;
   event.rejected = rejects_log_->count();

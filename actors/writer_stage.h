@@ -79,6 +79,12 @@ class WriterStage {
   bool drained_ = false;      // the node is draining: the output ends early, not complete
   int64_t docs_total_ = config_.docs_total;
   bool docs_total_estimated_ = false;
+  // Documents and tokens handed to the shard writer, listed or not (MonitorEvent's
+  // docs_computed), earlier runs' listed ones included.
+  int64_t docs_computed_ = 0;
+  int64_t tokens_computed_ = 0;
+  int64_t docs_computed_at_start_ = 0;
+  bool first_told_ = false;  // this run's first documents computed were reported
 };
 
 }  // namespace actex

@@ -34,6 +34,9 @@ class ChunkReader {
   int64_t chunk_documents() const;
   // How many doc ids the corpus has, once reading reached its end.
   std::optional<int64_t> corpus_documents() const { return corpus_documents_; }
+  // How far the reader has read or passed over the corpus (it restarts from the first
+  // document when a chunk behind it is asked for).
+  CorpusProgress progress() const { return reader_->progress(); }
 
   ~ChunkReader();
 

@@ -17,7 +17,7 @@
 
 namespace actex {
 
-inline constexpr uint32_t kSchemaVersion = 2;
+inline constexpr uint32_t kSchemaVersion = 3;
 
 enum class MessageType : uint16_t {
   // Pipeline inside a node (inproc).
@@ -130,7 +130,9 @@ struct RejectMessage {
 
 // loader -> writer: how far the corpus has been read, so a corpus whose size is
 // known only in bytes (JSONL) still gets an estimated total. `finished` marks the
-// last one: next_doc_id is then the exact number of documents.
+// last one: next_doc_id is then the exact number of documents. A leased loader sends
+// its own chunks' reader's: it reads over the chunks before them, so it too tells
+// the corpus's size.
 struct CorpusProgressMessage {
   static constexpr MessageType kType = MessageType::kCorpusProgress;
   int64_t next_doc_id = 0;  // documents read or passed over, in all files
@@ -179,10 +181,20 @@ struct MonitorEventMessage {
   std::string kind;
   int32_t host_id = 0;
   double unix_seconds = 0;
+  // Listed in shards of the host's metadata.json (earlier runs' included): what a
+  // stop now would keep.
   int64_t docs_done = 0;
-  int64_t docs_total = -1;            // -1 while unknown
+  // The documents this host's output answers for (computed or rejected): this host's
+  // share, or with docs_total_of_job the whole job's (a leased job, whose hosts take
+  // chunks as they go). -1 while unknown.
+  int64_t docs_total = -1;
   bool docs_total_estimated = false;  // from the bytes of JSONL read so far
-  int64_t tokens_done = 0;
+  bool docs_total_of_job = false;
+  int64_t tokens_done = 0;  // listed, as docs_done
+  // Computed so far: listed, or in the shard being filled (a 1 GB shard holds an hour
+  // of a slow model's work, which docs_done shows only once it closes).
+  int64_t docs_computed = 0;
+  int64_t tokens_computed = 0;
   double tokens_per_second = 0;
   int64_t shards_written = 0;
   int64_t rejected = 0;
@@ -190,8 +202,15 @@ struct MonitorEventMessage {
   // Hosts in the job, so a monitor knows whom to wait for before it calls the job
   // finished (a slow host may not have sent its first event yet).
   int32_t num_hosts = 1;
+  // The documents of docs_total this host is through with: computed or rejected.
+  // Saturates: the counters may come off the wire from a stranger.
+  int64_t docs_through() const {
+    int64_t sum = 0;
+    return __builtin_add_overflow(docs_computed, rejected, &sum) ? INT64_MAX : sum;
+  }
   MSGPACK_DEFINE_MAP(kind, host_id, unix_seconds, docs_done, docs_total, docs_total_estimated,
-                     tokens_done, tokens_per_second, shards_written, rejected, message, num_hosts);
+                     docs_total_of_job, tokens_done, docs_computed, tokens_computed,
+                     tokens_per_second, shards_written, rejected, message, num_hosts);
 };
 
 // device shard -> its node: the endpoint its ring ingress is bound to (a tcp port

@@ -61,12 +61,13 @@ void MonitorView::Apply(const MonitorEventMessage& event, double received_unix_s
     host.failed = true;
     ++errors_;
   }
-  host.docs_done = std::max(host.docs_done, event.docs_done);
+  host.docs_through = std::max(host.docs_through, event.docs_through());
   if (event.docs_total >= 0) {
     host.docs_total = event.docs_total;
     host.docs_total_estimated = event.docs_total_estimated;
+    host.docs_total_of_job = event.docs_total_of_job;
   }
-  host.tokens_done = std::max(host.tokens_done, event.tokens_done);
+  host.tokens_computed = std::max(host.tokens_computed, event.tokens_computed);
   host.tokens_per_second = event.tokens_per_second;
   host.shards_written = std::max(host.shards_written, event.shards_written);
   host.rejected = std::max(host.rejected, event.rejected);
@@ -81,7 +82,9 @@ void MonitorView::Apply(const MonitorEventMessage& event, double received_unix_s
       (!samples.empty() && event.unix_seconds < samples.back().first)) {
     samples.clear();
   }
-  if (std::isfinite(event.unix_seconds)) samples.emplace_back(event.unix_seconds, host.docs_done);
+  if (std::isfinite(event.unix_seconds)) {
+    samples.emplace_back(event.unix_seconds, host.docs_through);
+  }
   while (samples.size() > kMaxDocsSamples ||
          (samples.size() > 2 && samples.back().first - samples[1].first >= kRateWindowSeconds)) {
     samples.pop_front();
@@ -99,17 +102,81 @@ bool MonitorView::AllFinished() const {
                      [](const auto& host) { return host.second.finished; });
 }
 
-double MonitorView::EtaSeconds(const HostState& host) {
-  if (host.finished) return 0;
-  if (host.docs_total < 0) return -1;
-  const int64_t remaining = host.docs_total - host.docs_done;
-  if (remaining <= 0) return 0;
+double MonitorView::DocsPerSecond(const HostState& host) {
   if (host.docs_samples.size() < 2) return -1;
   const auto& [first_time, first_docs] = host.docs_samples.front();
   const auto& [last_time, last_docs] = host.docs_samples.back();
   if (last_time <= first_time || last_docs <= first_docs) return -1;
-  const double docs_per_second = double(last_docs - first_docs) / (last_time - first_time);
-  return remaining / docs_per_second;
+  return double(last_docs - first_docs) / (last_time - first_time);
+}
+
+double MonitorView::EtaSeconds(const HostState& host) {
+  if (host.finished) return 0;
+  if (host.docs_total < 0) return -1;
+  const int64_t remaining = host.docs_total - host.docs_through;
+  if (remaining <= 0) return 0;
+  const double docs_per_second = DocsPerSecond(host);
+  return docs_per_second > 0 ? remaining / docs_per_second : -1;
+}
+
+MonitorView::JobDocs MonitorView::SumJobDocs() const {
+  JobDocs job;
+  bool every_total_known = true;
+  int64_t hosts_total = 0;
+  double latest_estimate = -std::numeric_limits<double>::infinity();
+  for (const auto& [id, host] : hosts_) {
+    job.through = SaturatingAdd(job.through, host.docs_through);
+    every_total_known = every_total_known && host.docs_total >= 0;
+    if (host.docs_total < 0) continue;
+    if (!host.docs_total_of_job) {
+      hosts_total = SaturatingAdd(hosts_total, host.docs_total);
+      job.estimated = job.estimated || host.docs_total_estimated;
+      continue;
+    }
+    // Hosts read the same corpus: one that met its end knows the job's total exactly;
+    // otherwise the latest estimate has seen the most bytes.
+    const bool better = !job.of_job || (job.estimated && !host.docs_total_estimated) ||
+                        (job.estimated && host.last_received >= latest_estimate);
+    if (better) {
+      job.of_job = true;
+      job.total = host.docs_total;
+      job.estimated = host.docs_total_estimated;
+      latest_estimate = host.last_received;
+    }
+  }
+  if (!job.of_job) job.total = every_total_known ? hosts_total : -1;
+  return job;
+}
+
+double MonitorView::JobEtaSeconds(const JobDocs& docs) const {
+  const auto running = [](const HostState& host) { return !host.finished && !host.failed; };
+  if (!docs.of_job) {
+    double slowest = 0;
+    for (const auto& [id, host] : hosts_) {
+      if (!running(host)) continue;
+      const double seconds = EtaSeconds(host);
+      if (seconds < 0) return -1;
+      slowest = std::max(slowest, seconds);
+    }
+    return slowest;
+  }
+  if (docs.total < 0) return -1;
+  double docs_per_second = 0;
+  for (const auto& [id, host] : hosts_) {
+    if (running(host)) docs_per_second += std::max(0.0, DocsPerSecond(host));
+  }
+  const int64_t remaining = docs.total - docs.through;
+  if (remaining <= 0) return 0;
+  return docs_per_second > 0 ? remaining / docs_per_second : -1;
+}
+
+std::string MonitorView::DocsLegend(const JobDocs& job) {
+  const std::string what = "docs: computed (in shards listed or being filled) or rejected";
+  if (job.total < 0) return what + "; the job's total is not known yet\n";
+  const char* source = job.estimated ? "estimated from the JSONL bytes read so far"
+                                     : "exact (Parquet row counts, or the corpus read to its end)";
+  return fmt::format("{}, of the job's total {}{}, {}\n", what, job.estimated ? "~" : "",
+                     GroupThousands(job.total), source);
 }
 
 std::string MonitorView::RenderTable(double now_unix_seconds) const {
@@ -118,13 +185,15 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
   const std::vector<Align> aligns = {Align::kLeft,  Align::kLeft,  Align::kRight,
                                      Align::kRight, Align::kRight, Align::kRight,
                                      Align::kRight, Align::kLeft,  Align::kRight};
-  int64_t docs_done = 0, docs_total = 0, tokens = 0, shards = 0, rejected = 0;
-  bool totals_known = true, totals_estimated = false;
+  int64_t tokens = 0, shards = 0, rejected = 0;
   double tokens_per_second = 0;
   double last_received = -std::numeric_limits<double>::infinity();
   size_t finished = 0, failed = 0, running = 0;
-  double job_eta = 0;  // the slowest running host's; negative once one is unknown
+  const JobDocs job = SumJobDocs();
   for (const auto& [id, host] : hosts_) {
+    // A leased host's share is what it is granted (a host that only follows another's
+    // grants writes nothing): its row shows what it did, the total row the job's.
+    const bool leased = host.docs_total_of_job || (job.of_job && host.docs_total < 0);
     std::string eta;
     if (host.finished) {
       eta = "done";
@@ -134,26 +203,22 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
       ++failed;
     } else {
       ++running;
-      const double seconds = EtaSeconds(host);
-      eta = FormatDuration(seconds);
-      job_eta = seconds < 0 || job_eta < 0 ? -1 : std::max(job_eta, seconds);
+      eta = leased ? "-" : FormatDuration(EtaSeconds(host));
       tokens_per_second += std::isfinite(host.tokens_per_second) && host.tokens_per_second > 0
                                ? host.tokens_per_second
                                : 0;
     }
     std::string last_event = Ago(now_unix_seconds, host.last_received);
     if (!host.note.empty()) last_event += "  " + host.note;
-    rows.push_back({std::to_string(id), TerminalSafe(host.state, 16),
-                    FormatDocs(host.docs_done, host.docs_total, host.docs_total_estimated),
-                    GroupThousands(host.tokens_done),
+    const std::string docs =
+        leased ? GroupThousands(host.docs_through)
+               : FormatDocs(host.docs_through, host.docs_total, host.docs_total_estimated);
+    rows.push_back({std::to_string(id), TerminalSafe(host.state, 16), docs,
+                    GroupThousands(host.tokens_computed),
                     host.finished || host.failed ? "-" : FormatRate(host.tokens_per_second),
                     GroupThousands(host.shards_written), GroupThousands(host.rejected),
                     TerminalSafe(last_event, kMaxLastEventWidth), eta});
-    docs_done = SaturatingAdd(docs_done, host.docs_done);
-    totals_known = totals_known && host.docs_total >= 0;
-    totals_estimated = totals_estimated || host.docs_total_estimated;
-    if (host.docs_total >= 0) docs_total = SaturatingAdd(docs_total, host.docs_total);
-    tokens = SaturatingAdd(tokens, host.tokens_done);
+    tokens = SaturatingAdd(tokens, host.tokens_computed);
     shards = SaturatingAdd(shards, host.shards_written);
     rejected = SaturatingAdd(rejected, host.rejected);
     last_received = std::max(last_received, host.last_received);
@@ -163,15 +228,14 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
   }
   std::string state = fmt::format("{}/{} finished", finished, hosts_.size());
   if (failed > 0) state += fmt::format(", {} failed", failed);
-  const std::string job_eta_text = running > 0  ? FormatDuration(job_eta)
+  const std::string job_eta_text = running > 0  ? FormatDuration(JobEtaSeconds(job))
                                    : failed > 0 ? "failed"
                                                 : "done";
-  rows.push_back({"total", state,
-                  FormatDocs(docs_done, totals_known ? docs_total : -1, totals_estimated),
+  rows.push_back({"total", state, FormatDocs(job.through, job.total, job.estimated),
                   GroupThousands(tokens), running > 0 ? FormatRate(tokens_per_second) : "-",
                   GroupThousands(shards), GroupThousands(rejected),
                   Ago(now_unix_seconds, last_received), job_eta_text});
-  std::string table = RenderRows(rows, aligns);
+  std::string table = RenderRows(rows, aligns) + DocsLegend(job);
   if (skipped_ > 0) {
     table += fmt::format("skipped {} message(s) that were not monitor events; last: {}\n", skipped_,
                          TerminalSafe(last_skip_reason_, 120));
@@ -191,7 +255,10 @@ std::string MonitorView::JsonLine(const MonitorEventMessage& event) {
   line["docs_done"] = event.docs_done;
   line["docs_total"] = event.docs_total;
   line["docs_total_estimated"] = event.docs_total_estimated;
+  line["docs_total_of_job"] = event.docs_total_of_job;
   line["tokens_done"] = event.tokens_done;
+  line["docs_computed"] = event.docs_computed;
+  line["tokens_computed"] = event.tokens_computed;
   line["tokens_per_second"] = event.tokens_per_second;
   line["shards_written"] = event.shards_written;
   line["rejected"] = event.rejected;

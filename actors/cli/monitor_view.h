@@ -65,21 +65,41 @@ class MonitorView {
     std::string state;  // kind of the last event
     bool finished = false;
     bool failed = false;
-    int64_t docs_done = 0;
+    int64_t docs_through = 0;  // computed (listed or not) or rejected
     int64_t docs_total = -1;
     bool docs_total_estimated = false;  // from the JSONL bytes read so far: shown as ~N
-    int64_t tokens_done = 0;
+    bool docs_total_of_job = false;     // a leased job's total, not this host's share
+    int64_t tokens_computed = 0;
     double tokens_per_second = 0;
     int64_t shards_written = 0;
     int64_t rejected = 0;
     double last_received = 0;
     std::string note;  // the last non-empty message, with its kind when it is not routine
-    // (host clock, docs_done) of recent events, oldest first, for the docs/s.
+    // (host clock, docs_through) of recent events, oldest first, for the docs/s.
     std::deque<std::pair<double, int64_t>> docs_samples;
   };
 
+  // What the job's total row shows of its documents.
+  struct JobDocs {
+    int64_t through = 0;
+    int64_t total = -1;  // -1: unknown
+    bool estimated = false;
+    bool of_job = false;  // a total the hosts reported for the whole (leased) job
+  };
+
+  // The host's recent docs/s; negative when unknown.
+  static double DocsPerSecond(const HostState& host);
   // Seconds until the host is done at its recent docs/s; negative when unknown.
   static double EtaSeconds(const HostState& host);
+  // The job's documents through and its total: the hosts' totals summed, or the job's
+  // total they report (exact when one host knows it, else the latest estimate).
+  JobDocs SumJobDocs() const;
+  // The line under the table on what the docs column counts and where its total
+  // comes from (exact, or estimated: shown as ~N).
+  static std::string DocsLegend(const JobDocs& job);
+  // Seconds until the job is done; negative when unknown. With the job's total, its
+  // remaining documents at the running hosts' summed docs/s; else the slowest host's.
+  double JobEtaSeconds(const JobDocs& docs) const;
 
   std::map<int32_t, HostState> hosts_;
   int32_t expected_hosts_ = 1;

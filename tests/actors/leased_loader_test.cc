@@ -22,6 +22,7 @@ struct Received {
   std::vector<std::pair<int64_t, int64_t>> chunk_ends;  // (chunk, documents)
   std::vector<int64_t> listed_now;                      // ListNow's chunks_sent
   std::vector<int64_t> rejected_ids;
+  std::vector<CorpusProgressMessage> progress;  // how far the own chunks' reader got
   std::optional<EndOfStreamMessage> end;
 };
 
@@ -37,6 +38,9 @@ void ReadUntil(zmq::socket_t& socket, Received& into, MessageType until) {
         break;
       case MessageType::kReject:
         into.rejected_ids.push_back(got.As<RejectMessage>()->doc_id);
+        break;
+      case MessageType::kCorpusProgress:
+        into.progress.push_back(*got.As<CorpusProgressMessage>());
         break;
       case MessageType::kListNow:
         into.listed_now.push_back(got.As<ListNowMessage>()->chunks_sent);
@@ -144,6 +148,12 @@ TEST_F(LeasedLoaderTest, EachPipelineReadsItsHoldersChunksAndAFullOneStarvesNoOt
   ReadUntil(pipelines_[1], own, MessageType::kEndOfStream);
   ReadUntil(rejects_, writer, MessageType::kEndOfStream);
   EXPECT_EQ(writer.rejected_ids, std::vector<int64_t>{305}) << "host 0 lists line 5";
+  // The own reader passed chunk 0 to read chunk 1: the writer estimates the corpus
+  // from that.
+  ASSERT_EQ(writer.progress.size(), 1u);
+  EXPECT_GE(writer.progress[0].next_doc_id, 600);
+  EXPECT_GT(writer.progress[0].jsonl_bytes, 0);
+  EXPECT_FALSE(writer.progress[0].finished);
   EXPECT_EQ(writer.listed_now, std::vector<int64_t>{1});
   ASSERT_TRUE(writer.end);
   EXPECT_EQ(writer.end->rejected, 1);
@@ -165,6 +175,30 @@ TEST_F(LeasedLoaderTest, AGrantOfAHostWhoseReplicaIsNotHereFailsTheLoaderNamingI
   auto joined = loader_->Join();
   ASSERT_FALSE(joined);
   EXPECT_NE(joined.error().find("host 4"), std::string::npos) << joined.error();
+}
+
+// The reader that met the corpus's end tells the writer its exact size, so the
+// monitor shows the job's total without a ~.
+TEST_F(LeasedLoaderTest, TheOwnReaderAtTheCorpusEndTellsItsExactSize) {
+  ASSERT_TRUE(Start());
+  EXPECT_EQ(NextRequest().request, 1u);
+  Grant(1, 3, false, 1);  // the last chunk
+  Received own;
+  ReadUntil(pipelines_[1], own, MessageType::kChunkEnd);
+  Received writer;
+  ReadUntil(rejects_, writer, MessageType::kCorpusProgress);
+  ASSERT_EQ(writer.progress.size(), 1u);
+  EXPECT_TRUE(writer.progress[0].finished);
+  EXPECT_EQ(writer.progress[0].next_doc_id, 4 * kChunkDocs);
+  EXPECT_EQ(writer.rejected_ids, std::vector<int64_t>{905});
+  EXPECT_EQ(NextRequest().request, 2u);
+  Grant(2, -1, true, 1);
+  Grant(7, -1, true, 0);
+  Received followed;
+  ReadUntil(pipelines_[0], followed, MessageType::kEndOfStream);
+  ReadUntil(pipelines_[1], own, MessageType::kEndOfStream);
+  ReadUntil(rejects_, writer, MessageType::kEndOfStream);
+  EXPECT_TRUE(loader_->Join());
 }
 
 }  // namespace

@@ -218,29 +218,33 @@ TEST_F(LoaderActorTest, AMissingInputFailsTheStartNamingTheFile) {
   EXPECT_NE(started.error().find("absent.jsonl"), std::string::npos) << started.error();
 }
 
-// The writer hears how far the JSONL has been read every progress_every_bytes,
-// and exactly where the corpus ended, before the stream's end.
+// The writer hears how far the JSONL has been read after its first line (a total
+// from the first seconds), each time the bytes read doubled, then every
+// progress_every_bytes, and exactly where the corpus ended, before the stream's end.
 TEST_F(LoaderActorTest, TellsTheWriterHowFarTheCorpusWasRead) {
   std::string lines;
-  for (int doc = 0; doc < 10; ++doc)
-    lines += "{\"text\": \"document 00" + std::to_string(doc) + "\"}\n";
-  ASSERT_EQ(lines.size(), 250u);  // 25 bytes a line
+  for (int doc = 0; doc < 20; ++doc) {
+    lines += "{\"text\": \"document " + std::string(doc < 10 ? "00" : "0") + std::to_string(doc) +
+             "\"}\n";
+  }
+  ASSERT_EQ(lines.size(), 500u);  // 25 bytes a line
   LoaderConfig config;
   config.corpus.inputs = {dir_.Write("a.jsonl", lines)};
-  config.progress_every_bytes = 100;
+  config.progress_every_bytes = 150;
   ASSERT_TRUE(Start(std::move(config)));
   Drain(pipelines_[0]);
   Drain(pipelines_[1]);
   const Stream writer = Drain(rejects_);
-  ASSERT_EQ(writer.progress.size(), 3u);
-  EXPECT_EQ(writer.progress[0].next_doc_id, 4);
-  EXPECT_EQ(writer.progress[0].jsonl_docs, 4);
-  EXPECT_EQ(writer.progress[0].jsonl_bytes, 100);
-  EXPECT_FALSE(writer.progress[0].finished);
-  EXPECT_EQ(writer.progress[1].jsonl_bytes, 200);
-  EXPECT_EQ(writer.progress[2].next_doc_id, 10);
-  EXPECT_EQ(writer.progress[2].jsonl_bytes, 250);
-  EXPECT_TRUE(writer.progress[2].finished);
+  std::vector<int64_t> bytes, docs;
+  for (const CorpusProgressMessage& progress : writer.progress) {
+    bytes.push_back(progress.jsonl_bytes);
+    docs.push_back(progress.next_doc_id);
+    EXPECT_EQ(progress.jsonl_docs, progress.next_doc_id);
+    EXPECT_EQ(progress.finished, &progress == &writer.progress.back());
+  }
+  // Doubling up to 200, then 150 bytes apart; the last line's, then the end's.
+  EXPECT_EQ(bytes, (std::vector<int64_t>{25, 50, 100, 200, 350, 500, 500}));
+  EXPECT_EQ(docs, (std::vector<int64_t>{1, 2, 4, 8, 14, 20, 20}));
 }
 
 }  // namespace

@@ -58,6 +58,8 @@ class Publisher {
     event.docs_done = kind == "finished" ? 10 : 4;
     event.docs_total = 10;
     event.tokens_done = event.docs_done * 50;
+    event.docs_computed = event.docs_done + 1;  // one more in the shard being filled
+    event.tokens_computed = event.docs_computed * 50;
     event.message = message;
     event.num_hosts = 2;  // every test here plays a job of two hosts
     ASSERT_TRUE(Send(socket_, event).has_value());
@@ -104,11 +106,13 @@ TEST(MonitorCommand, PrintsEveryEventAndExitsWhenAllHostsFinishedSkippingGarbage
     EXPECT_EQ(lines[i]["kind"], expected[i].first);
     EXPECT_EQ(lines[i]["host_id"], expected[i].second);
     EXPECT_EQ(lines[i]["docs_total"], 10);
-    EXPECT_EQ(lines[i].size(), 12u) << "every field of the event: " << lines[i];
+    EXPECT_EQ(lines[i].size(), 15u) << "every field of the event: " << lines[i];
   }
   EXPECT_EQ(lines[2]["message"], "slow disk");
   EXPECT_EQ(lines[4]["docs_done"], 10);
   EXPECT_EQ(lines[4]["tokens_done"], 500);
+  EXPECT_EQ(lines[4]["docs_computed"], 11);
+  EXPECT_EQ(lines[4]["tokens_computed"], 550);
   EXPECT_THAT(monitor.err(), HasSubstr("skipped 3 message(s)"));
 }
 

@@ -139,6 +139,32 @@ TEST_F(WriterActorTest, WritesWholeDocumentsAcrossBatchesAndListsRejects) {
   EXPECT_EQ(kinds.back(), "finished");
 }
 
+// A shard may take an hour to fill: the monitors hear of the first documents computed
+// at once, though none is listed yet, and at the end every one computed is listed.
+TEST_F(WriterActorTest, TellsItsFirstComputedDocumentsBeforeAnyIsListed) {
+  SendBatch(0, {{0, 0, 3, true}, {1, 0, 2, false}});  // document 1 is not whole yet
+  MonitorEventMessage progress;
+  while (progress.kind != "progress") {
+    auto event = Receive(events_, kPatience);
+    ASSERT_TRUE(event && *event) << "no progress event";
+    progress = *(*event)->As<MonitorEventMessage>();
+  }
+  EXPECT_EQ(progress.docs_computed, 1);
+  EXPECT_EQ(progress.tokens_computed, 3);
+  EXPECT_EQ(progress.docs_done, 0);
+  EXPECT_EQ(progress.shards_written, 0);
+  SendBatch(1, {{1, 2, 2, true}});
+  EndChunk(0);
+  FinishAndRead();
+  const std::vector<MonitorEventMessage> rest = Events();
+  ASSERT_FALSE(rest.empty());
+  EXPECT_EQ(rest.back().kind, "finished");
+  EXPECT_EQ(rest.back().docs_computed, 2);
+  EXPECT_EQ(rest.back().docs_done, 2);
+  EXPECT_EQ(rest.back().tokens_computed, 7);
+  EXPECT_EQ(rest.back().tokens_done, 7);
+}
+
 TEST_F(WriterActorTest, ACorpusErrorKeepsTheWholeChunksBeforeItAndThenFails) {
   SendBatch(0, {{0, 0, 2, true}, {1, 0, 2, true}});
   EndChunk(0);
@@ -284,6 +310,15 @@ TEST_F(WriterEstimateTest, ReportsTheEstimatedTotalThenTheExactOne) {
   };
   ASSERT_TRUE(Send(rejects_, CorpusProgressMessage{1, 1, 400, false}));
   SendBatch(0, {{0, 0, 10, true}});
+  // The first total is told at once, before a shard is written.
+  MonitorEventMessage first_total;
+  while (first_total.kind != "progress") {
+    auto event = Receive(events_, kPatience);
+    ASSERT_TRUE(event && *event) << "no progress event";
+    first_total = *(*event)->As<MonitorEventMessage>();
+  }
+  EXPECT_EQ(first_total.docs_total, 10);
+  EXPECT_EQ(first_total.shards_written, 0);
   EndChunk(0);
   MonitorEventMessage event = next_shard_event();
   EXPECT_EQ(event.docs_total, 10);

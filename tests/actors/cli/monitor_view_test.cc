@@ -23,8 +23,10 @@ MonitorEventMessage Event(std::string kind, int32_t host, double at, int64_t doc
   event.host_id = host;
   event.unix_seconds = at;
   event.docs_done = docs;
+  event.docs_computed = docs;
   event.docs_total = total;
   event.tokens_done = docs * 100;
+  event.tokens_computed = docs * 100;
   event.tokens_per_second = host == 0 ? 200 : 100;
   return event;
 }
@@ -49,6 +51,7 @@ MonitorView TwoHostsMidRun() {
   shard.message = "shard_00000.safetensors";
   view.Apply(shard);
   MonitorEventMessage progress = Event("progress", 1, 1015, 15);
+  progress.docs_computed = 13;  // and 2 rejected: 15 through
   progress.rejected = 2;
   view.Apply(progress);
   return view;
@@ -181,7 +184,10 @@ TEST(MonitorView, JsonLineHoldsEveryFieldInSchemaOrder) {
                                            {"docs_done", 12},
                                            {"docs_total", -1},
                                            {"docs_total_estimated", false},
+                                           {"docs_total_of_job", false},
                                            {"tokens_done", 1200},
+                                           {"docs_computed", 12},
+                                           {"tokens_computed", 1200},
                                            {"tokens_per_second", 1234.5},
                                            {"shards_written", 3},
                                            {"rejected", 4},
@@ -211,6 +217,85 @@ TEST(MonitorView, EstimatedTotalIsMarkedAndStillGivesAnEta) {
   table = view.RenderTable(1030);
   EXPECT_THAT(Row(table, "0"), HasSubstr("60 / 1,004 (6.0%)"));
   EXPECT_THAT(Row(table, "total"), HasSubstr("60 / 1,004"));
+}
+
+// A shard of 1 GB closes after an hour of a slow model's work: until then nothing is
+// listed, and the table shows what was computed.
+TEST(MonitorView, DocumentsComputedShowBeforeAnyShardIsListed) {
+  MonitorView view;
+  MonitorEventMessage progress = Event("progress", 0, 1000, 0, 1000);
+  progress.docs_computed = 300;
+  progress.tokens_computed = 12345;
+  progress.rejected = 5;
+  view.Apply(progress);
+  const std::string host0 = Row(view.RenderTable(1000), "0");
+  EXPECT_THAT(host0, HasSubstr("305 / 1,000 (30.5%)")) << "computed or rejected";
+  EXPECT_THAT(host0, HasSubstr("12,345"));
+}
+
+// A leased job: each host takes chunks as they come, so its events carry the job's
+// total. Host rows show what each did, the total row the job's documents and an ETA at
+// the hosts' summed docs/s; an exact total (one reader met the corpus's end) wins.
+MonitorView LeasedJobMidRun() {
+  MonitorView view;
+  for (int32_t host : {0, 1}) {
+    for (double at : {1000.0, 1010.0}) {
+      const auto docs = static_cast<int64_t>(at - 1000) * (host + 1);
+      MonitorEventMessage event = Event("progress", host, at, docs, 990);
+      event.docs_total_of_job = true;
+      event.docs_total_estimated = true;
+      event.num_hosts = 2;
+      view.Apply(event);
+    }
+  }
+  return view;  // host 0 at 1 doc/s (10 docs), host 1 at 2 docs/s (20 docs)
+}
+
+TEST(MonitorView, LeasedJobShowsTheJobsTotalAndAnEtaAtTheSummedRate) {
+  MonitorView view = LeasedJobMidRun();
+  std::string table = view.RenderTable(1010);
+  EXPECT_THAT(Row(table, "0"), HasSubstr(" 10 ")) << table;
+  EXPECT_THAT(Row(table, "0"), Not(HasSubstr("/"))) << "a host's share is not known";
+  EXPECT_THAT(Row(table, "0"), EndsWith(" -")) << "its end is the job's";
+  EXPECT_THAT(Row(table, "total"), HasSubstr("30 / ~990 (3.0%)")) << "not 2 x 990";
+  EXPECT_THAT(Row(table, "total"), EndsWith(" 5m20s")) << "960 docs at 3 docs/s";
+  EXPECT_THAT(table, HasSubstr("of the job's total ~990, estimated from the JSONL bytes read"));
+
+  MonitorEventMessage exact = Event("progress", 1, 1011, 22, 1000);
+  exact.docs_total_of_job = true;
+  view.Apply(exact);
+  MonitorEventMessage later_estimate = Event("progress", 0, 1012, 12, 995);
+  later_estimate.docs_total_of_job = true;
+  later_estimate.docs_total_estimated = true;
+  view.Apply(later_estimate);
+  table = view.RenderTable(1012);
+  EXPECT_THAT(Row(table, "total"), HasSubstr("34 / 1,000 (3.4%)")) << table;
+  EXPECT_THAT(table, HasSubstr("of the job's total 1,000, exact"));
+}
+
+TEST(MonitorView, ALeasedHostThatWritesNothingNamesNoTotalAndLeavesTheEtaAlone) {
+  MonitorView view = LeasedJobMidRun();
+  view.Apply(Event("started", 2, 1005, 0));  // it only follows host 0's grants (1d)
+  const std::string table = view.RenderTable(1010);
+  EXPECT_THAT(Row(table, "2"), Not(HasSubstr("?"))) << table;
+  EXPECT_THAT(Row(table, "2"), EndsWith(" -"));
+  EXPECT_THAT(Row(table, "total"), EndsWith(" 5m20s"));
+}
+
+TEST(MonitorView, LeasedJobEndsWithEveryDocumentDone) {
+  MonitorView view = LeasedJobMidRun();
+  for (int32_t host : {0, 1}) {
+    MonitorEventMessage finished = Event("finished", host, 1500, host == 0 ? 400 : 600, 1000);
+    finished.docs_computed -= 5;  // 5 rejected each
+    finished.rejected = 5;
+    finished.docs_total_of_job = true;
+    finished.num_hosts = 2;
+    view.Apply(finished);
+  }
+  EXPECT_TRUE(view.AllFinished());
+  const std::string total = Row(view.RenderTable(1500), "total");
+  EXPECT_THAT(total, HasSubstr("1,000 / 1,000 (100.0%)")) << "computed or rejected";
+  EXPECT_THAT(total, EndsWith(" done"));
 }
 
 TEST(MonitorView, JsonLineOfTextThatIsNotUtf8IsStillJson) {
