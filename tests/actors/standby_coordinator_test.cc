@@ -163,6 +163,16 @@ struct StandbyCoordinatorTest : testing::Test {
     host0 = std::move(*started);
     clients = JoinJob(*context, primary, standby->endpoint());
   }
+  // StartWithAForkedStandby with these timeouts, and host 2 granted chunk 0 (which the
+  // standby holds, since host 0 answered).
+  void StartAndGrantHost2AChunk(std::chrono::milliseconds heartbeat_timeout,
+                                std::chrono::milliseconds disconnect_grace) {
+    liveness.heartbeat_timeout = heartbeat_timeout;
+    liveness.disconnect_grace = disconnect_grace;
+    ASSERT_NO_FATAL_FAILURE(StartWithAForkedStandby());
+    (*clients[2])->RequestLease({1, -1});
+    ASSERT_EQ(AwaitGrant(clients, 2, {0, 1, 2, 3}).chunk, 0);
+  }
   // Services every client in `serviced` until the standby took the job over.
   static bool AwaitTakeover(std::vector<JoinResult>& clients, const std::vector<int>& serviced,
                             const CoordinatorCounters& standby) {
@@ -302,12 +312,8 @@ TEST_F(StandbyCoordinatorTest, AfterATakeoverANodeThatComesJoinsThroughTheStandb
 // the disconnect grace (long before the heartbeat timeout), and holds no answer back
 // any more.
 TEST_F(StandbyCoordinatorTest, Host0GoesOnWithoutALostStandbyWhileMostHostsHearIt) {
-  liveness.heartbeat_timeout = 20s;
-  liveness.disconnect_grace = 500ms;
-  StartWithAForkedStandby();
+  ASSERT_NO_FATAL_FAILURE(StartAndGrantHost2AChunk(20s, 500ms));
   const std::vector<int> all = {0, 1, 2, 3};
-  (*clients[2])->RequestLease({1, -1});
-  EXPECT_EQ(AwaitGrant(clients, 2, all).chunk, 0);
 
   standby->Kill();
   (*clients[3])->RequestLease({1, -1});
@@ -325,12 +331,8 @@ TEST_F(StandbyCoordinatorTest, Host0GoesOnWithoutALostStandbyWhileMostHostsHearI
 // found lost and rejoin: up to the whole --drain-timeout) goes out once the new
 // standby holds it. The timeouts are a minute away: nothing else releases it.
 TEST_F(StandbyCoordinatorTest, ARestartedStandbyAtTheSameAddressGetsTheWholeLogAtOnce) {
-  liveness.heartbeat_timeout = 60s;
-  liveness.disconnect_grace = 60s;
-  StartWithAForkedStandby();
+  ASSERT_NO_FATAL_FAILURE(StartAndGrantHost2AChunk(60s, 60s));
   const std::vector<int> all = {0, 1, 2, 3};
-  (*clients[2])->RequestLease({1, -1});
-  EXPECT_EQ(AwaitGrant(clients, 2, all).chunk, 0);
 
   const std::string endpoint = standby->endpoint();
   standby->Kill();
