@@ -55,6 +55,7 @@ std::string StopLine(const ExtractionSummary& summary) {
 }
 
 std::string SummaryLine(const ExtractionSummary& summary) {
+  if (!summary.job_finished_before.empty()) return summary.job_finished_before;
   if (summary.host_dir.empty())
     return "done; this host computed its shards of other hosts' replicas";
   const std::string held = fmt::format("{} documents ({} tokens) in {} shard(s)", summary.docs,

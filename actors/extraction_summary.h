@@ -43,6 +43,9 @@ struct ExtractionSummary {
   // or host 0 handing the job over to the standby (hands_over).
   bool job_goes_on = false;
   bool hands_over = false;
+  // Not empty when the job had finished before this node joined it (FindFinishedJob):
+  // why this node computed nothing, the line it ends with (exit 0).
+  std::string job_finished_before;
 
   // What the folder says about the documents and values it holds, read once the run
   // completed (ReadFolderFindings): its rejects.jsonl, earlier runs' too (a resume keeps
@@ -71,7 +74,8 @@ std::optional<std::string> TooManyRejected(const ExtractionSummary& summary);
 std::string NonFiniteWarning(const ExtractionSummary& summary);
 
 // The line the extract and node commands end with: what the folder holds, and this
-// run's tokens/s, or that an earlier run had already done everything.
+// run's tokens/s, or that an earlier run had already done everything (or the job had
+// finished before this node joined).
 std::string SummaryLine(const ExtractionSummary& summary);
 
 // The line a run a stop signal ended early ends with: how it stopped, what the folder

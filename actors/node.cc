@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/finished_job.h"
 #include "actors/host_layout.h"
 #include "actors/host_output.h"
 #include "actors/job_end_latents.h"
@@ -87,6 +88,10 @@ class NodeRun {
   // host leaves (host 0 with a standby hands the job over), and the same command on
   // every host resumes.
   ExtractionSummary StoppedBySignal(RunEnding ending);
+  // Starting failed with `error`: when the job's record now says the job finished (host
+  // 0's coordinator, lingering after the end, turned this node's Hello away), the
+  // actors stop and the run ends as FindFinishedJob says, computing nothing; else Fail.
+  std::expected<ExtractionSummary, std::string> FailUnlessJobFinished(const std::string& error);
   // Stops every actor and tells the other hosts and the monitors why the run failed.
   std::unexpected<std::string> Fail(const std::string& error);
 
@@ -236,6 +241,16 @@ ExtractionSummary NodeRun::StoppedBySignal(RunEnding ending) {
   return summary_;
 }
 
+std::expected<ExtractionSummary, std::string> NodeRun::FailUnlessJobFinished(
+    const std::string& error) {
+  auto finished = FindFinishedJob(options_, resources_);
+  if (!finished || !*finished) return Fail(error);
+  supervisor_->StopAll();
+  ExtractionSummary summary;
+  summary.job_finished_before = std::move(**finished);
+  return summary;
+}
+
 std::unexpected<std::string> NodeRun::Fail(const std::string& error) {
   supervisor_->StopAll();
   if (job_) job_->ReportFailure(error);
@@ -268,12 +283,22 @@ std::expected<ExtractionSummary, std::string> RunPreparedNode(const NodeOptions&
                                                               const NodeResources& resources,
                                                               Clock::time_point load_start) {
   ExtractionSummary summary;
+  // Before this host's folder is touched: a node started after its job finished (a
+  // pod's index started again, a requeue) has nothing to do, and no peer to ask.
+  auto finished = FindFinishedJob(options, resources);
+  if (!finished) return std::unexpected(finished.error());
+  if (*finished) {
+    summary.job_finished_before = std::move(**finished);
+    return summary;
+  }
   auto share = PrepareHost(options, resources, summary);
   if (!share) return std::unexpected(share.error());
   NodeRun run(options, resources, std::move(summary));
   if (auto joined = run.JoinJob(); !joined) return std::unexpected(joined.error());
   run.ReportReady(load_start, share->layout);
-  if (auto started = run.Start(std::move(*share)); !started) return run.Fail(started.error());
+  if (auto started = run.Start(std::move(*share)); !started) {
+    return run.FailUnlessJobFinished(started.error());
+  }
   auto ending = run.TakePart();
   if (!ending) return run.Fail(ending.error());
   if (*ending != RunEnding::kCompleted) return run.StoppedBySignal(*ending);

@@ -10,7 +10,6 @@
 #include "actors/job_link.h"
 #include "actors/lease_links.h"
 #include "actors/loader_actor.h"
-#include "actors/run_fingerprint.h"
 #include "actors/tokenizer_actor.h"
 #include "actors/uploader_actor.h"
 #include "actors/writer_actor.h"
@@ -147,11 +146,7 @@ std::expected<void, std::string> PipelineStart::ConnectRings() {
     published[JobLeases::ListedKey(share_.host_id)] =
         JobLeases::FormatChunks(share_.written->listed_chunks);
   }
-  return links_.job->ConnectRings(
-      share_.layout,
-      RunFingerprint(extract_, resources_.plan, resources_.mesh, resources_.weights->fingerprint(),
-                     resources_.tokenizer_hash, resources_.corpus_files),
-      published);
+  return links_.job->ConnectRings(share_.layout, resources_.Fingerprint(extract_), published);
 }
 
 std::expected<void, std::string> PipelineStart::AddTokenizers() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/run_fingerprint.h"
 #include "model/config_reader.h"
 #include "model/tokenizer/tokenizer_folder.h"
 #include "storage/corpus_reader.h"
@@ -62,6 +63,10 @@ std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options
   if (!size) return std::unexpected(size.error());
   resources.corpus_size = *size;
   return resources;
+}
+
+std::map<std::string, std::string> NodeResources::Fingerprint(const ExtractOptions& options) const {
+  return RunFingerprint(options, plan, mesh, weights->fingerprint(), tokenizer_hash, corpus_files);
 }
 
 }  // namespace actex

@@ -2,6 +2,7 @@
 #define ACTEX_ACTORS_NODE_RESOURCES_H_
 
 #include <expected>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ struct NodeResources {
   std::string tokenizer_hash = "none (pre-tokenized corpus)";
   std::vector<std::string> corpus_files;
   CorpusSize corpus_size;
+
+  // What every host of the job must agree on (RunFingerprint), for `options`, the
+  // extract options these resources were prepared for.
+  std::map<std::string, std::string> Fingerprint(const ExtractOptions& options) const;
 };
 
 // Plans the mesh and the extraction, loads each --sae's SAE (checked against its site),

@@ -74,6 +74,10 @@ struct CoordinatorOptions {
   // one at a time, and a lost host's unlisted chunks go to the others, so the job
   // finishes without it. Null: a job without leases (tests of other parts).
   std::shared_ptr<LeaseDesk> leases;
+  // With leases: the folder (this host's) where the coordinator that ends the job
+  // with every chunk listed leaves the job's record of it (FinishedJobRecord), for
+  // nodes started after the end. "": no record.
+  std::string finished_record_folder;
   // The host whose node runs the standby coordinator (with leases only): it published
   // where the standby listens in its Hello (kStandbyEndpointKey). The lease log is
   // replicated to it, and every lease answer waits until the standby holds the

@@ -179,6 +179,9 @@ class CoordinatorSession {
   void RemoveHost(int host_id);
   // Releases barrier `name` if every host still in the job arrived at it.
   void ReleaseIfAllArrived(const std::string& name, Clock::time_point now);
+  // The job ended with every chunk listed: leaves its record (FinishedJobRecord) in
+  // options_.finished_record_folder, when there is one, for nodes started later.
+  void RecordFinished();
 
   const CoordinatorOptions& options_;
   CoordinatorCounters& counters_;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "coordination/coordinator_session.h"
+#include "storage/finished_job_record.h"
 
 namespace actex {
 namespace {
@@ -55,6 +56,7 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
   ends_at_ = now + options_.final_drain;
   // With leases, chunks may still wait for the folder of a host of an earlier run.
   const bool unfinished = options_.leases && !options_.leases->finished();
+  if (!unfinished) RecordFinished();
   if (lost_.empty() && !unfinished) return;
   std::string lost;
   for (const auto& [id, reason] : lost_) lost += (lost.empty() ? "" : "; ") + reason;
@@ -81,6 +83,22 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
                 "run every host's command again to finish them",
                 lost_.size(), lost);
   spdlog::error("coordinator: {}", *abort_reason_);
+}
+
+void CoordinatorSession::RecordFinished() {
+  // A standby that took over without host 0's rendezvous knows no fingerprint.
+  if (!options_.leases || options_.finished_record_folder.empty() ||
+      rendezvous_.fingerprint().empty()) {
+    return;
+  }
+  const FinishedJobRecord record{.fingerprint = rendezvous_.fingerprint(),
+                                 .hosts = rendezvous_.num_hosts(),
+                                 .progress = options_.leases->Progress()};
+  // The job finished whatever becomes of the record: without it a node started later
+  // joins as before and learns the end from host 0 while it lingers.
+  if (auto written = WriteFinishedJobRecord(options_.finished_record_folder, record); !written) {
+    spdlog::warn("coordinator: cannot record that the job finished: {}", written.error());
+  }
 }
 
 }  // namespace actex

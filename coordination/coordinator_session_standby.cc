@@ -100,6 +100,22 @@ void CoordinatorSession::HandleStandbyLink(const std::expected<ReceivedMessage, 
   if (!confirm) return DropMalformed("the standby", confirm.error());
   standby_heard_ = now;
   standby_disconnected_at_.reset();
+  if (confirm->records < confirmed_) {
+    // Fewer records than the standby confirmed before: another process answers at its
+    // address (its host restarted, binding the same --standby-coordinator port), with
+    // a copy started afresh that no update from where the old one stopped can extend.
+    // It gets the whole log now: the answers held for it (a draining host's listing)
+    // go out once it holds them, not when its host's node is found lost and rejoins.
+    spdlog::warn(
+        "coordinator: the standby coordinator of host {} holds {} of the {} records it "
+        "confirmed: it restarted; it gets a copy of the lease log afresh",
+        options_.standby_host, confirm->records, confirmed_);
+    shipped_ = 0;
+    confirmed_ = confirm->records;
+    standby_holds_joined_ = false;
+    next_standby_update_ = now;
+    return ShipToStandby(now);
+  }
   confirmed_ = std::max(confirmed_, confirm->records);
   standby_holds_joined_ = standby_holds_joined_ || confirm->joined;
   ReleaseAnswers();

@@ -69,13 +69,15 @@ std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
     const std::filesystem::path folder = settings.host_folder;
     std::error_code error;
     std::filesystem::create_directories(folder, error);
-    auto leases = settings.host_id == 0
-                      ? JobLeases::Open((folder / kLeaseLogFile).string(),
-                                        settings.chunks.docs_per_chunk(), settings.share)
-                      : JobLeases::OpenStandbyCopy((folder / kStandbyLeaseLogFile).string(),
-                                                   settings.chunks.docs_per_chunk(), settings.share);
+    auto leases =
+        settings.host_id == 0
+            ? JobLeases::Open((folder / kLeaseLogFile).string(), settings.chunks.docs_per_chunk(),
+                              settings.share)
+            : JobLeases::OpenStandbyCopy((folder / kStandbyLeaseLogFile).string(),
+                                         settings.chunks.docs_per_chunk(), settings.share);
     if (!leases) return std::unexpected("the lease log: " + leases.error());
     coordinating.leases = std::move(*leases);
+    coordinating.finished_record_folder = folder.string();
   }
   if (settings.host_id == standby) {
     coordinating.standby = true;

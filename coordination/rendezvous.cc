@@ -44,6 +44,31 @@ std::string SecondsText(std::chrono::milliseconds duration) {
   return fmt::format("{:g} s", static_cast<double>(ms) / 1000.0);
 }
 
+std::string FingerprintDifferences(const std::map<std::string, std::string>& reference,
+                                   std::string_view reference_name,
+                                   const std::map<std::string, std::string>& other,
+                                   std::string_view other_name) {
+  // Every differing field, in name order, so one run tells the user all of them.
+  std::set<std::string> keys;
+  for (const auto& [key, value] : reference) keys.insert(key);
+  for (const auto& [key, value] : other) keys.insert(key);
+  std::string differences;
+  for (const std::string& key : keys) {
+    const std::string expected = ValueText(reference, key);
+    const std::string actual = ValueText(other, key);
+    if (reference.contains(key) == other.contains(key) && expected == actual) continue;
+    if (!differences.empty()) differences += "; ";
+    differences += fmt::format("{} differs: {} has {} but {} has {}", key, reference_name, expected,
+                               other_name, actual);
+  }
+  return differences;
+}
+
+const std::map<std::string, std::string>& Rendezvous::fingerprint() const {
+  static const std::map<std::string, std::string> kNone;
+  return reference_ < 0 ? kNone : hosts_[reference_]->hello.fingerprint;
+}
+
 Rendezvous::Rendezvous(int num_hosts, int max_hosts)
     : hosts_(num_hosts > 0 ? num_hosts : 0), max_hosts_(std::max(max_hosts, this->num_hosts())) {}
 
@@ -59,22 +84,9 @@ std::optional<std::string> Rendezvous::Disagreement(const HelloMessage& referenc
     return fmt::format("host {}: software version differs: host {} has {} but host {} has {}", id,
                        ref, reference.software_version, id, other.software_version);
   }
-  // Every differing field, in name order, so one run tells the user all of them.
-  std::set<std::string> keys;
-  for (const auto& [key, value] : reference.fingerprint) keys.insert(key);
-  for (const auto& [key, value] : other.fingerprint) keys.insert(key);
-  std::string differences;
-  for (const std::string& key : keys) {
-    const std::string expected = ValueText(reference.fingerprint, key);
-    const std::string actual = ValueText(other.fingerprint, key);
-    if (reference.fingerprint.contains(key) == other.fingerprint.contains(key) &&
-        expected == actual) {
-      continue;
-    }
-    if (!differences.empty()) differences += "; ";
-    differences += fmt::format("{} differs: host {} has {} but host {} has {}", key, ref, expected,
-                               id, actual);
-  }
+  const std::string differences =
+      FingerprintDifferences(reference.fingerprint, fmt::format("host {}", ref), other.fingerprint,
+                             fmt::format("host {}", id));
   if (differences.empty()) return std::nullopt;
   return fmt::format("host {}: {}", id, differences);
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "transport/schema.h"
@@ -67,6 +68,9 @@ class Rendezvous {
   bool has_joined(int host_id) const;
   // The union of every admitted host's endpoints.
   const std::map<std::string, std::string>& endpoints() const { return endpoints_; }
+  // The fingerprint every admitted host agreed on (the reference's); empty before
+  // anyone joined.
+  const std::map<std::string, std::string>& fingerprint() const;
   // "host 3 never joined within 300 s" / "hosts 3, 5 never joined within 300 s".
   std::string MissingHostsReason(std::chrono::milliseconds waited) const;
 
@@ -86,6 +90,14 @@ class Rendezvous {
   std::map<std::string, std::string> endpoints_;
   std::map<std::string, int> endpoint_owners_;  // endpoint name -> host id
 };
+
+// Every field in which fingerprint `other` differs from `reference`, in name order:
+// "--layers differs: host 0 has 20,21 but host 2 has 20; ..." with the two names given
+// ("host 0", "host 2"); "" when they agree.
+std::string FingerprintDifferences(const std::map<std::string, std::string>& reference,
+                                   std::string_view reference_name,
+                                   const std::map<std::string, std::string>& other,
+                                   std::string_view other_name);
 
 // "300 s", "1.5 s", "0.3 s": a duration as people read it in messages.
 std::string SecondsText(std::chrono::milliseconds duration);

@@ -19,9 +19,13 @@ inline constexpr const char* kUploadLedgerFile = "uploads.jsonl";  // upload_led
 // it in the standby host's folder (coordination/job_leases.h).
 inline constexpr const char* kLeaseLogFile = "leases.log";
 inline constexpr const char* kStandbyLeaseLogFile = "leases.standby.log";
+// What the coordinator that ended a job with every chunk listed records beside its
+// lease log, for nodes started after the end (finished_job_record.h).
+inline constexpr const char* kFinishedJobFile = "job_finished.json";
 
-inline constexpr std::array<const char*, 5> kHostFolderFiles = {
-    kMetadataFile, kRejectsFile, kUploadLedgerFile, kLeaseLogFile, kStandbyLeaseLogFile};
+inline constexpr std::array<const char*, 6> kHostFolderFiles = {
+    kMetadataFile, kRejectsFile,         kUploadLedgerFile,
+    kLeaseLogFile, kStandbyLeaseLogFile, kFinishedJobFile};
 
 // The spill file of tensor `tensor` of the shard being written (shard_spill.h). The
 // writer unlinks each one as soon as it is created, so only a process killed between

@@ -147,6 +147,14 @@ TEST_F(StandbyTakeover, Host0SignalledHandsTheJobOverAndTheOthersFinishIt) {
   EXPECT_EQ(nodes[1]->err().find("sent nothing for"), std::string::npos) << nodes[1]->err();
   std::printf("4 hosts, 2d, 4800 documents: host 0 signalled and handed over: %.2f s\n",
               SecondsSinceStart());
+  // Host 0's command again once the standby finished the job (a requeue, a pod's index
+  // started again): the standby's record of the end says so, and it exits 0.
+  ActexProcess& again = job.Start(0, kHosts, corpus, "2d");
+  EXPECT_EQ(again.Wait(seconds(60)), 0) << again.err();
+  EXPECT_NE(again.err().find("the job finished before this node started (" + out +
+                             "/host_01/job_finished.json"),
+            std::string::npos)
+      << again.err();
   ExpectIdentical(out, single);
   ExpectVerified(dir, out);
 }
