@@ -117,6 +117,16 @@ std::expected<void, std::string> CoordinatorClient::Service() {
   if (failure_) return std::unexpected(*failure_);
   if (finished_) return {};
   if (standby_probe_) ServiceStandbyProbe(Clock::now());
+  // Service runs at least every heartbeat interval while the node lives. After a gap
+  // past the timeout this process was frozen: whatever the coordinator sent meanwhile
+  // was not received either, so its silence is judged afresh from now. Host 0's
+  // coordinator, frozen with it, says what happened (CoordinatorSession::Resume).
+  const auto serviced = Clock::now();
+  if (last_serviced_ && serviced - *last_serviced_ >= options_.liveness.heartbeat_timeout &&
+      last_message_) {
+    last_message_ = serviced;
+  }
+  last_serviced_ = serviced;
   for (size_t taken = 0; taken < kMaxBatch && !failure_ && !finished_; ++taken) {
     try {
       const int events = RetryInterrupted([&] { return socket_.get(zmq::sockopt::events); });
