@@ -168,8 +168,21 @@ void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::
 
 void CoordinatorSession::Resume(Clock::time_point now) {
   EndIfFrozen(now);
+  if (!turn_began_running_ && phase_ == Phase::kRunning) RestartClocks(now);
   last_turn_ = now;
   turn_began_running_ = phase_ == Phase::kRunning;
+}
+
+void CoordinatorSession::RestartClocks(Clock::time_point now) {
+  // The turn that started the job may have been long (the lease desk reads every
+  // folder), and its Welcomes went out only as it ended: every silence counts from
+  // the turn after it, and every host heard this coordinator then.
+  for (auto& host : hosts_) {
+    if (!host) continue;
+    host->last_message = std::max(host->last_message, now);
+    host->welcomed = std::max(host->welcomed, now);
+  }
+  if (standby_active_) standby_heard_ = std::max(standby_heard_, now);
 }
 
 void CoordinatorSession::EndIfFrozen(Clock::time_point now) {
@@ -200,6 +213,8 @@ void CoordinatorSession::Tick(Clock::time_point now) {
   EndIfFrozen(now);  // frozen within this turn: every silence it sees now is its own
   if (phase_ == Phase::kEnding) return;
   if (phase_ == Phase::kStandby || phase_ == Phase::kTakeover) return TickStandby(now);
+  // The turn that started the job judges no silence: Resume restarts the clocks first.
+  if (phase_ == Phase::kRunning && !turn_began_running_) return;
   if (standby_active_ && now - standby_heard_ >= options_.liveness.heartbeat_timeout) {
     LoseStandby(
         fmt::format("sent nothing for {}", SecondsText(options_.liveness.heartbeat_timeout)), now);

@@ -151,6 +151,9 @@ class CoordinatorSession {
   // Ends the job when this process did not run for the heartbeat timeout since the
   // turn began (Resume): the frozen host's coordinator says so, and judges no host.
   void EndIfFrozen(Clock::time_point now);
+  // Once the turn that started the job (the rendezvous completed, or the standby took
+  // over) ended: the hosts' and the standby's silences count from `now`.
+  void RestartClocks(Clock::time_point now);
   void BeginTakeover(std::string reason, Clock::time_point now);
   void FinishTakeover(Clock::time_point now);
   void OnHello(const std::string& identity, int fd, const std::string& address,

@@ -19,9 +19,21 @@ void CoordinatorSession::HandleAsStandby(const std::string& identity, int fd,
     if (!reattach) return DropMalformed(fmt::format("a node at {}", address), reattach.error());
     const int host_id = reattach->host_id;
     if (std::find(members_.begin(), members_.end(), host_id) == members_.end()) {
-      Queue(identity, AbortMessage{fmt::format(
-                          "host {}: the standby coordinator does not know it as a host of the job",
-                          host_id)});
+      const bool of_the_job = host_id >= 0 && static_cast<size_t>(host_id) < hosts_.size();
+      // A host cut off (or silent) past the timeout while host 0 kept running: host 0
+      // found it lost and runs the job on without it.
+      Queue(identity,
+            AbortMessage{
+                of_the_job
+                    ? fmt::format("host {} came to the standby coordinator, but host 0's "
+                                  "coordinator still runs the job and no longer counts host {} "
+                                  "in it: it found host {} lost (cut off or silent past the "
+                                  "heartbeat timeout) and gave its unlisted chunks to the other "
+                                  "hosts; run host {}'s command again to rejoin the job",
+                                  host_id, host_id, host_id, host_id)
+                    : fmt::format("host {}: the standby coordinator does not know it as a host "
+                                  "of the job",
+                                  host_id)});
       return;
     }
     spdlog::info("coordinator (standby): host {} reattached from {}", host_id, address);
