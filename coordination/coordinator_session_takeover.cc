@@ -145,9 +145,12 @@ void CoordinatorSession::FinishTakeover(Clock::time_point now) {
   if (2 * present <= members_.size()) {
     return Abort(fmt::format("host 0 was lost ({}), and only {} of the job's {} hosts reattached "
                              "to the standby coordinator on host {}: too few to tell a lost "
-                             "host 0 from a split network; run every host's command again to "
-                             "finish the job",
-                             takeover_reason_, present, members_.size(), options_.standby_host),
+                             "host 0 from a split network, so it does not take over. Where "
+                             "host 0 still runs with the others (a split between host 0 and "
+                             "host {}), they finish the job without host {}; else run every "
+                             "host's command again to finish it",
+                             takeover_reason_, present, members_.size(), options_.standby_host,
+                             options_.standby_host, options_.standby_host),
                  now);
   }
   phase_ = Phase::kRunning;
