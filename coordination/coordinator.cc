@@ -200,6 +200,7 @@ std::expected<void, std::string> Coordinator::Run() {
         break;
       }
     }
+    session_.Resume(Clock::now());
     if ((items[0].revents & ZMQ_POLLIN) != 0 && actor_.StopRequested()) {
       session_.Abort(session_.in_rendezvous()
                          ? "the coordinator (host 0) was stopped before every host joined"

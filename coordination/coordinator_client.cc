@@ -117,6 +117,17 @@ std::expected<void, std::string> CoordinatorClient::Service() {
   if (failure_) return std::unexpected(*failure_);
   if (finished_) return {};
   if (standby_probe_) ServiceStandbyProbe(Clock::now());
+  // The node calls Service every poll of its loops (a quarter second to an interval).
+  // After a gap past the timeout this process was frozen (its ZeroMQ threads too):
+  // whatever the coordinator sent meanwhile may not have been received, so its silence
+  // is judged afresh from now; a coordinator truly gone is found one timeout later.
+  // Host 0's coordinator, frozen with it, says what happened (CoordinatorSession::Resume).
+  const auto serviced = Clock::now();
+  if (last_serviced_ && serviced - *last_serviced_ >= options_.liveness.heartbeat_timeout &&
+      last_message_) {
+    last_message_ = serviced;
+  }
+  last_serviced_ = serviced;
   for (size_t taken = 0; taken < kMaxBatch && !failure_ && !finished_; ++taken) {
     try {
       const int events = RetryInterrupted([&] { return socket_.get(zmq::sockopt::events); });

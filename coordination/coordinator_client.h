@@ -182,6 +182,9 @@ class CoordinatorClient : public LeaseClient {
   std::optional<std::string> lost_primary_;             // why host 0's coordinator was given up
   std::optional<Clock::time_point> reattach_deadline_;  // while waiting for the standby
   std::optional<Clock::time_point> last_message_;       // from the coordinator
+  // When Service last ran: a silence spanning a longer gap is this process's, not the
+  // coordinator's.
+  std::optional<Clock::time_point> last_serviced_;
   std::optional<Clock::time_point> disconnected_at_;
   Clock::time_point next_heartbeat_{};
   uint64_t heartbeat_sequence_ = 0;

@@ -25,7 +25,7 @@ std::vector<OutgoingMessage> CoordinatorSession::TakeOutgoing() { return std::mo
 
 void CoordinatorSession::Start(Clock::time_point now) {
   started_ = now;
-  last_tick_ = now;
+  last_turn_ = now;
   if (options_.standby) phase_ = Phase::kStandby;
   next_heartbeat_ = now + options_.liveness.heartbeat_interval;
 }
@@ -53,6 +53,7 @@ void CoordinatorSession::DropUnexpected(const std::string& why) {
 void CoordinatorSession::Handle(const std::string& identity, int fd, const std::string& address,
                                 const std::expected<ReceivedMessage, WireError>& message,
                                 Clock::time_point now) {
+  EndIfFrozen(now);  // a message read after a freeze within this turn is judged after it
   const int host_id = HostOf(identity);
   if (host_id >= 0) {
     // Whatever a known node sends, even garbage, shows it is alive.
@@ -165,27 +166,55 @@ void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::
   }
 }
 
+void CoordinatorSession::Resume(Clock::time_point now) {
+  EndIfFrozen(now);
+  if (!turn_began_running_ && phase_ == Phase::kRunning) RestartClocks(now);
+  last_turn_ = now;
+  turn_began_running_ = phase_ == Phase::kRunning;
+}
+
+void CoordinatorSession::RestartClocks(Clock::time_point now) {
+  // The turn that started the job may have been long (the lease desk reads every
+  // folder), and its Welcomes went out only as it ended: every silence counts from
+  // the turn after it, and every host heard this coordinator then.
+  for (auto& host : hosts_) {
+    if (!host) continue;
+    host->last_message = std::max(host->last_message, now);
+    host->welcomed = std::max(host->welcomed, now);
+  }
+  if (standby_active_) standby_heard_ = std::max(standby_heard_, now);
+}
+
+void CoordinatorSession::EndIfFrozen(Clock::time_point now) {
+  const Clock::duration frozen = now - last_turn_;
+  // The turn that starts the job (the rendezvous completed, the standby took over) may
+  // be long, reading the folders: no host waited on this coordinator during it.
+  if (!turn_began_running_ || phase_ != Phase::kRunning ||
+      frozen < options_.liveness.heartbeat_timeout) {
+    return;
+  }
+  const std::string after = standby_active_
+                                ? fmt::format(
+                                      "the standby coordinator on host {} took the job over "
+                                      "with the other hosts if most of them reached it",
+                                      options_.standby_host)
+                                : std::string("the other hosts ended the job");
+  Abort(fmt::format("host {} was frozen for {} (its process did not run: paused, or starved of "
+                    "CPU), past the {} heartbeat timeout, so the other hosts took it for lost "
+                    "and {}; host {} hands out no more chunks and ends here. Run every host's "
+                    "command again if the job did not finish",
+                    coordinator_host_,
+                    SecondsText(std::chrono::duration_cast<std::chrono::milliseconds>(frozen)),
+                    SecondsText(options_.liveness.heartbeat_timeout), after, coordinator_host_),
+        now);
+}
+
 void CoordinatorSession::Tick(Clock::time_point now) {
-  const Clock::duration since_last_tick = now - std::exchange(last_tick_, now);
+  EndIfFrozen(now);  // frozen within this turn: every silence it sees now is its own
   if (phase_ == Phase::kEnding) return;
   if (phase_ == Phase::kStandby || phase_ == Phase::kTakeover) return TickStandby(now);
-  // Tick runs at least every heartbeat interval. A gap past the timeout means this
-  // process did not run (frozen, or starved): every silence it sees now is its own,
-  // and the other hosts have already taken its host for lost by theirs. Decided before
-  // any host is judged, so it ends saying what happened, not that it lost itself.
-  if (phase_ == Phase::kRunning && since_last_tick >= options_.liveness.heartbeat_timeout) {
-    return Abort(
-        fmt::format(
-            "host {}'s coordinator did not run for {} (the process was frozen or "
-            "starved), past the {} heartbeat timeout, so the other hosts took "
-            "it for lost{}; run every host's command again to finish the job if "
-            "it did not finish",
-            coordinator_host_,
-            SecondsText(std::chrono::duration_cast<std::chrono::milliseconds>(since_last_tick)),
-            SecondsText(options_.liveness.heartbeat_timeout),
-            standby_active_ ? ": the standby may have taken over the job" : ""),
-        now);
-  }
+  // The turn that started the job judges no silence: Resume restarts the clocks first.
+  if (phase_ == Phase::kRunning && !turn_began_running_) return;
   if (standby_active_ && now - standby_heard_ >= options_.liveness.heartbeat_timeout) {
     LoseStandby(
         fmt::format("sent nothing for {}", SecondsText(options_.liveness.heartbeat_timeout)), now);

@@ -52,6 +52,13 @@ class CoordinatorSession {
   CoordinatorSession(const CoordinatorOptions& options, CoordinatorCounters& counters);
 
   void Start(Clock::time_point now);
+  // The first call of every turn of the owner's loop, before any message of the turn
+  // is handled. A turn comes at least every heartbeat interval: a gap past the
+  // heartbeat timeout means this process did not run (frozen, or starved), the other
+  // hosts took its host for lost meanwhile, and host 0's coordinator ends the job
+  // saying so, before a message or a silence it did not witness could be taken for
+  // a fault of its own hosts.
+  void Resume(Clock::time_point now);
   // One message from the ROUTER peer `identity`, received over connection `fd`
   // (ZMQ_SRCFD) from `address`; an error is what Receive refused.
   void Handle(const std::string& identity, int fd, const std::string& address,
@@ -141,6 +148,12 @@ class CoordinatorSession {
   void HandleAsStandby(const std::string& identity, int fd, const std::string& address,
                        const ReceivedMessage& message, Clock::time_point now);
   void TickStandby(Clock::time_point now);
+  // Ends the job when this process did not run for the heartbeat timeout since the
+  // turn began (Resume): the frozen host's coordinator says so, and judges no host.
+  void EndIfFrozen(Clock::time_point now);
+  // Once the turn that started the job (the rendezvous completed, or the standby took
+  // over) ended: the hosts' and the standby's silences count from `now`.
+  void RestartClocks(Clock::time_point now);
   void BeginTakeover(std::string reason, Clock::time_point now);
   void FinishTakeover(Clock::time_point now);
   void OnHello(const std::string& identity, int fd, const std::string& address,
@@ -192,6 +205,7 @@ class CoordinatorSession {
   std::set<std::string> refused_;                  // peers whose Hello ended the job
   std::map<std::string, std::set<int>> barriers_;  // name -> hosts arrived
   std::map<int, std::string> lost_;                // hosts the job went on without: why
+  std::map<int, Clock::time_point> lost_at_;       // and when
   std::map<int, Joining> returning_;               // by the host id whose place they take
   std::set<std::string> released_barriers_;
   std::map<int, uint64_t> waiting_leases_;  // host -> its open LeaseRequest
@@ -200,7 +214,8 @@ class CoordinatorSession {
   std::map<int, std::deque<int64_t>> owed_grants_;
   std::optional<std::string> abort_reason_;
   Clock::time_point started_{};
-  Clock::time_point last_tick_{};  // when Tick last ran: a long gap is this process frozen
+  Clock::time_point last_turn_{};    // when Resume last ran: a long gap is this process frozen
+  bool turn_began_running_ = false;  // the phase was kRunning when Resume last ran
   Clock::time_point next_heartbeat_{};
   Clock::time_point ends_at_{};
   uint64_t heartbeat_sequence_ = 0;

@@ -165,7 +165,12 @@ void CoordinatorSession::LoseStandby(const std::string& why, Clock::time_point n
   int with_us = 0;
   for (size_t id = 0; id < hosts_.size(); ++id) {
     const int host_id = static_cast<int>(id);
-    if (!hosts_[id] && host_id != standby) continue;
+    // A host found silent within the timeout was in the job when this silence began:
+    // host 0 may be the one cut off from both.
+    const auto lost = lost_at_.find(host_id);
+    const bool just_lost =
+        lost != lost_at_.end() && now - lost->second < options_.liveness.heartbeat_timeout;
+    if (!hosts_[id] && host_id != standby && !just_lost) continue;
     ++in_job;
     if (host_id != standby && (host_id == coordinator_host_ || HeardSince(host_id, now - window))) {
       ++with_us;
@@ -175,9 +180,11 @@ void CoordinatorSession::LoseStandby(const std::string& why, Clock::time_point n
   // Without most hosts, this may be the lesser side of a split network (or host 0
   // was frozen), and the standby may have taken over the job with the rest.
   if (2 * with_us <= in_job) {
-    return Abort(fmt::format("{}, and only {} of the job's {} hosts heard host 0 within {}: the "
-                             "standby may have taken over the job; run every host's command "
-                             "again to finish it if it did not",
+    return Abort(fmt::format("host 0 lost touch with most of the job: {}, and only {} of the "
+                             "job's {} hosts heard host 0 within {} (host 0 is cut off from "
+                             "them, or they stopped): the standby may have taken over the job "
+                             "with them, so host 0 hands out no more chunks and ends here; run "
+                             "every host's command again to finish the job if it did not",
                              silent, with_us, in_job, SecondsText(window)),
                  now);
   }

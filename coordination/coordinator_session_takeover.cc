@@ -19,9 +19,21 @@ void CoordinatorSession::HandleAsStandby(const std::string& identity, int fd,
     if (!reattach) return DropMalformed(fmt::format("a node at {}", address), reattach.error());
     const int host_id = reattach->host_id;
     if (std::find(members_.begin(), members_.end(), host_id) == members_.end()) {
-      Queue(identity, AbortMessage{fmt::format(
-                          "host {}: the standby coordinator does not know it as a host of the job",
-                          host_id)});
+      const bool of_the_job = host_id >= 0 && static_cast<size_t>(host_id) < hosts_.size();
+      // A host cut off (or silent) past the timeout while host 0 kept running: host 0
+      // found it lost and runs the job on without it.
+      Queue(identity,
+            AbortMessage{
+                of_the_job
+                    ? fmt::format("host {} came to the standby coordinator, but host 0's "
+                                  "coordinator still runs the job and no longer counts host {} "
+                                  "in it: it found host {} lost (cut off or silent past the "
+                                  "heartbeat timeout) and gave its unlisted chunks to the other "
+                                  "hosts; run host {}'s command again to rejoin the job",
+                                  host_id, host_id, host_id, host_id)
+                    : fmt::format("host {}: the standby coordinator does not know it as a host "
+                                  "of the job",
+                                  host_id)});
       return;
     }
     spdlog::info("coordinator (standby): host {} reattached from {}", host_id, address);
@@ -133,9 +145,12 @@ void CoordinatorSession::FinishTakeover(Clock::time_point now) {
   if (2 * present <= members_.size()) {
     return Abort(fmt::format("host 0 was lost ({}), and only {} of the job's {} hosts reattached "
                              "to the standby coordinator on host {}: too few to tell a lost "
-                             "host 0 from a split network; run every host's command again to "
-                             "finish the job",
-                             takeover_reason_, present, members_.size(), options_.standby_host),
+                             "host 0 from a split network, so it does not take over. Where "
+                             "host 0 still runs with the others (a split between host 0 and "
+                             "host {}), they finish the job without host {}; else run every "
+                             "host's command again to finish it",
+                             takeover_reason_, present, members_.size(), options_.standby_host,
+                             options_.standby_host, options_.standby_host),
                  now);
   }
   phase_ = Phase::kRunning;

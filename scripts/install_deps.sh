@@ -12,6 +12,8 @@ packages=(
   # The fuzz tests (tests/fuzz): libFuzzer comes with clang; clang-16 rather than
   # Debian's default clang-14, which cannot compile std::expected from libstdc++ 12.
   clang-16 libclang-rt-16-dev
+  # The network tests (label network): hosts in network namespaces, links cut with nft.
+  iproute2 nftables
 )
 run_as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 export DEBIAN_FRONTEND=noninteractive

@@ -65,26 +65,27 @@ std::expected<int, std::string> FindFreePortTriple() {
 
 std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int host_id, int port) {
   const NodeOptions& node = options.node;
-  std::vector<std::string> args = {options.actex_binary,
-                                   "node",
-                                   "--coordinator",
-                                   "127.0.0.1:" + std::to_string(port),
-                                   "--host-id",
-                                   std::to_string(host_id),
-                                   "--num-hosts",
-                                   std::to_string(options.hosts),
-                                   "--bind",
-                                   node.bind_address.empty() ? "127.0.0.1" : node.bind_address,
-                                   "--mesh",
-                                   node.mesh,
-                                   "--machine-id",
-                                   std::to_string(node.machine_id),
-                                   "--total-machines",
-                                   std::to_string(node.total_machines),
-                                   "--join-timeout",
-                                   Seconds(node.join_timeout),
-                                   "--heartbeat-timeout",
-                                   Seconds(node.heartbeat_timeout)};
+  std::vector<std::string> args = {
+      options.actex_binary,
+      "node",
+      "--coordinator",
+      node.coordinator.empty() ? "127.0.0.1:" + std::to_string(port) : node.coordinator,
+      "--host-id",
+      std::to_string(host_id),
+      "--num-hosts",
+      std::to_string(options.hosts),
+      "--bind",
+      node.bind_address.empty() ? "127.0.0.1" : node.bind_address,
+      "--mesh",
+      node.mesh,
+      "--machine-id",
+      std::to_string(node.machine_id),
+      "--total-machines",
+      std::to_string(node.total_machines),
+      "--join-timeout",
+      Seconds(node.join_timeout),
+      "--heartbeat-timeout",
+      Seconds(node.heartbeat_timeout)};
   if (node.max_hosts != 0) {
     args.push_back("--max-hosts");
     args.push_back(std::to_string(node.max_hosts));

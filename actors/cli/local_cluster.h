@@ -14,15 +14,17 @@ namespace actex {
 struct LocalClusterOptions {
   std::string actex_binary;  // the executable to start as each node
   int hosts = 2;
-  // Everything but host_id, num_hosts and coordinator; bind_address is 127.0.0.1
-  // unless set, and node.job_key_file is passed on to every node.
+  // Everything but host_id and num_hosts; bind_address is 127.0.0.1 and coordinator
+  // 127.0.0.1 at the port given unless set, and node.job_key_file is passed on to
+  // every node.
   NodeOptions node;
 };
 
 // Picks three free consecutive loopback ports (coordinator, monitor, monitor feed).
 std::expected<int, std::string> FindFreePortTriple();
 
-// The command line of host `host_id`'s node, for a coordinator on `port`.
+// The command line of host `host_id`'s node, for a coordinator on `port` (of
+// 127.0.0.1 unless options.node.coordinator names its HOST:PORT).
 std::vector<std::string> LocalNodeArgs(const LocalClusterOptions& options, int host_id, int port);
 
 // Why a simulated job did not end well.

@@ -1,6 +1,7 @@
 #include "actex_process.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -9,8 +10,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 extern char** environ;
 
@@ -42,9 +41,11 @@ ActexOutcome RunActex(const std::string& output_prefix, std::vector<std::string>
 }
 
 ActexProcess::ActexProcess(const std::string& output_prefix, std::vector<std::string> args,
-                           const std::string& stdin_path, const std::string& working_dir)
+                           const std::string& stdin_path, const std::string& working_dir,
+                           const std::vector<std::string>& launcher)
     : out_path_(output_prefix + ".out"), err_path_(output_prefix + ".err") {
   args.insert(args.begin(), ActexBinary());
+  args.insert(args.begin(), launcher.begin(), launcher.end());
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -57,8 +58,8 @@ ActexProcess::ActexProcess(const std::string& output_prefix, std::vector<std::st
                                    0644);
   // After the opens above, which name the test's paths.
   if (!working_dir.empty()) posix_spawn_file_actions_addchdir_np(&actions, working_dir.c_str());
-  if (posix_spawn(&pid_, ActexBinary().c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-    ADD_FAILURE() << "cannot start " << ActexBinary();
+  if (posix_spawnp(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+    ADD_FAILURE() << "cannot start " << argv[0];
     pid_ = 0;
     exit_code_ = -1;
   }

@@ -17,9 +17,12 @@ class ActexProcess {
  public:
   // Starts `actex ARGS...`; stdout and stderr go to `output_prefix`.out/.err. A
   // non-empty `working_dir` is the child's current directory (relative paths in
-  // ARGS, `output_prefix` and `stdin_path` are still the test's).
+  // ARGS, `output_prefix` and `stdin_path` are still the test's). A non-empty
+  // `launcher` runs it as `LAUNCHER... actex ARGS...` (`ip netns exec NAME`, which
+  // becomes actex: signals still reach it).
   ActexProcess(const std::string& output_prefix, std::vector<std::string> args,
-               const std::string& stdin_path = "/dev/null", const std::string& working_dir = "");
+               const std::string& stdin_path = "/dev/null", const std::string& working_dir = "",
+               const std::vector<std::string>& launcher = {});
   ~ActexProcess();  // kills the process if it still runs
 
   // The exit code (128 + signal when killed by one), once the process ended; past

@@ -92,7 +92,8 @@ void ExpectVerified(const TempDir& dir, const std::string& out) {
   EXPECT_EQ(verify.out().find("not written by actex"), std::string::npos) << verify.out();
 }
 
-ManualJob::ManualJob(const TempDir& dir) : dir_(dir) {
+ManualJob::ManualJob(const TempDir& dir, const HostNamespaces* network)
+    : dir_(dir), network_(network) {
   auto port = FindFreePortTriple();
   EXPECT_TRUE(port) << port.error();
   port_ = port.value_or(0);
@@ -108,11 +109,19 @@ ActexProcess& ManualJob::Start(int host, int hosts, const std::string& corpus,
   cluster.node.heartbeat_timeout = std::chrono::seconds(3);
   cluster.node.extract = TinyModelOptions(corpus, dir_.path() + "/out", 1);
   cluster.node.extract.shard_bytes = 32 << 10;
+  std::vector<std::string> launcher;
+  if (network_) {
+    const std::string port = ":" + std::to_string(port_);
+    cluster.node.bind_address = network_->Address(host);
+    cluster.node.coordinator = network_->Address(0) + port;
+    cluster.node.standby_coordinator = network_->Address(1) + port;
+    launcher = network_->Launcher(host);
+  }
   adjust(cluster.node);
   std::vector<std::string> args = LocalNodeArgs(cluster, host, port_);
   args.erase(args.begin());  // the binary; ActexProcess adds it
-  nodes_.push_back(
-      std::make_unique<ActexProcess>(dir_.path() + "/host" + std::to_string(host), args));
+  nodes_.push_back(std::make_unique<ActexProcess>(dir_.path() + "/host" + std::to_string(host),
+                                                  args, "/dev/null", "", launcher));
   return *nodes_.back();
 }
 

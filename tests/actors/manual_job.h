@@ -15,6 +15,7 @@
 #include "actors/extract_options.h"
 #include "actors/node_options.h"
 #include "extraction_reader.h"
+#include "host_namespaces.h"
 
 namespace actex {
 
@@ -50,7 +51,10 @@ bool HasNothingLeftToDo(const std::string& host0_dir, int host);
 // Nodes started one by one, as on separate machines, with one coordinator port.
 class ManualJob {
  public:
-  explicit ManualJob(const TempDir& dir);
+  // With `network`, each host runs in its own namespace of it, binds its address
+  // there, and finds the coordinator at host 0's address and the standby at host 1's;
+  // else every host is on 127.0.0.1. `network` must outlive the job.
+  explicit ManualJob(const TempDir& dir, const HostNamespaces* network = nullptr);
 
   // Starts host `host` of `hosts` writing to DIR/out with 32 KB shards, a 20 s join
   // and a 3 s heartbeat timeout; `adjust` changes its options first.
@@ -65,6 +69,7 @@ class ManualJob {
 
  private:
   const TempDir& dir_;
+  const HostNamespaces* network_;
   int port_ = 0;
   std::vector<std::unique_ptr<ActexProcess>> nodes_;
 };

@@ -376,8 +376,8 @@ TEST_F(StandbyCoordinatorTest, Host0EndsTheJobWhenItLosesTheStandbyAndMostHosts)
 }
 
 // Before any takeover the standby answers only host 0: a Reattach of a host it does
-// not know is refused, a Hello is left unanswered, and a second peer's StandbyUpdate
-// is dropped and counted.
+// not know, or of one host 0 no longer counts, is refused, a Hello is left unanswered, and a second
+// peer's StandbyUpdate is dropped and counted.
 TEST_F(StandbyCoordinatorTest, BeforeATakeoverTheStandbyAnswersOnlyHost0) {
   liveness.heartbeat_timeout = liveness.disconnect_grace = 20s;  // no takeover meanwhile
   zmq::context_t context;
@@ -397,9 +397,16 @@ TEST_F(StandbyCoordinatorTest, BeforeATakeoverTheStandbyAnswersOnlyHost0) {
   EXPECT_NE(AbortFor(context, endpoint, ReattachMessage{7, {}, {}})
                 .find("does not know it as a host of the job"),
             std::string::npos);
+  // A host that host 0 found lost (cut off past the timeout) is told so.
+  ASSERT_TRUE(Send(first, Update(1, "granted 1 host-3", {0, 1, 3})));
+  auto second = Receive(first, 3000ms);
+  ASSERT_TRUE(second && *second) << "no StandbyConfirm";
+  EXPECT_NE(AbortFor(context, endpoint, ReattachMessage{2, {}, {}})
+                .find("host 0's coordinator still runs the job and no longer counts host 2 in it"),
+            std::string::npos);
   // A node that comes is host 0's while host 0 runs the job: no answer here.
   EXPECT_EQ(AbortFor(context, endpoint, MakeHello(2, kHosts)), "");
-  EXPECT_EQ(AbortFor(context, endpoint, Update(1, "granted 1 host-3", {0})), "");
+  EXPECT_EQ(AbortFor(context, endpoint, Update(2, "granted 2 host-3", {0})), "");
   EXPECT_GE(options.counters->unexpected_messages.load(), 1u);
   EXPECT_FALSE(options.counters->took_over.load());
 }
