@@ -71,14 +71,14 @@ done
 # One container of the image, removed when it ends.
 actex_once() { podman run --rm "${podman_flags[@]}" "$@"; }
 
-mkdir -p "$work/data" "$work/key"
+mkdir -p "$work/data" "$work/key" "$work/single"
 for _ in $(seq "$corpus_copies"); do cat "$repo/scripts/demo/corpus.jsonl"; done \
   > "$work/data/corpus.jsonl"
 actex_once -v "$work/data:/data" \
   -v "$repo/tests/fixtures/tokenizers/bpe-qwen2-style/tokenizer.json:/tokenizer.json:ro" \
   "$image" make-model --preset qwen2.5-0.5b --layers 2 --vocab 3259 --seed 7 \
-  --tokenizer /tokenizer.json --out /data/model >/dev/null
-actex_once -v "$work/key:/key" "$image" make-job-key /key/job-key
+  --tokenizer /tokenizer.json --out /data/model > "$work/setup.log" 2>&1
+actex_once -v "$work/key:/key" "$image" make-job-key /key/job-key >> "$work/setup.log" 2>&1
 # Seconds since $1 (an $EPOCHREALTIME), one decimal.
 seconds_since() { awk -v since="$1" -v now="$EPOCHREALTIME" 'BEGIN { printf "%.1f", now - since }'; }
 
@@ -141,7 +141,7 @@ finish_run() {
       failed=1
     fi
   done
-  actex_once -v "$run/out:/out:ro" "$image" verify /out > "$run/verify.log" 2>&1 ||
+  actex_once -v "$run/out:/out:ro" -v "$work/data:/data:ro" "$image" verify /out > "$run/verify.log" 2>&1 ||
     { echo "test.sh: actex verify found faults:" >&2; tail -20 "$run/verify.log" >&2; failed=1; }
   actex_once --entrypoint python3 -v "$run/out:/out:ro" -v "$work/single:/single:ro" "$image" \
     /usr/local/bin/read_activations.py /out --same-as /single > "$run/same.log" 2>&1 ||
