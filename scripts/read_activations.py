@@ -372,6 +372,16 @@ def compare_outputs(folder, other):
     return problems, len(doc_ids)
 
 
+def _report(problems, success):
+    """Prints the problems (exit status 1), or the success line when there are none."""
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        return 1
+    print(success)
+    return 0
+
+
 def main(argv):
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -392,20 +402,11 @@ def main(argv):
     try:
         if args.same_as:
             problems, rows = compare_outputs(args.path, args.same_as)
-            for problem in problems:
-                print(problem, file=sys.stderr)
-            if problems:
-                return 1
-            print(f"OK: {args.path} and {args.same_as} hold the same {rows} rows, bit for bit")
-            return 0
+            same = f"OK: {args.path} and {args.same_as} hold the same {rows} rows, bit for bit"
+            return _report(problems, same)
         if args.check:
             problems, count = check(args.path)
-            for problem in problems:
-                print(problem, file=sys.stderr)
-            if problems:
-                return 1
-            print(f"OK: {count} shard(s) match metadata.json")
-            return 0
+            return _report(problems, f"OK: {count} shard(s) match metadata.json")
         if args.dump:
             print(json.dumps(dump_tensor(args.path, args.dump)))
             return 0

@@ -13,7 +13,10 @@
 # Needs root; installs podman and debootstrap itself on a fresh Debian 12 machine.
 set -euo pipefail
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
+here="$repo/scripts/container"
+
 
 tag=actex:latest
 base=actex-base:bookworm
@@ -28,10 +31,6 @@ while [ $# -gt 0 ]; do
     *) echo "build.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-here="$repo/scripts/container"
-# shellcheck source=podman_flags.sh
-source "$here/podman_flags.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "build.sh: run as root (debootstrap and podman need it)" >&2; exit 2; }
 if ! command -v podman >/dev/null || ! command -v debootstrap >/dev/null ||

@@ -18,7 +18,10 @@
 # --keep leaves the work folder (printed) with each run's output and logs.
 set -euo pipefail
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
+here="$repo/scripts/container"
+
 
 image=actex:latest
 subnet=10.89.27
@@ -32,10 +35,6 @@ while [ $# -gt 0 ]; do
     *) echo "test.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-here="$repo/scripts/container"
-# shellcheck source=podman_flags.sh
-source "$here/podman_flags.sh"
 podman image exists "$image" || { echo "test.sh: no image $image: run build.sh" >&2; exit 2; }
 
 readonly hosts=4
@@ -45,6 +44,8 @@ readonly test_flags=(--heartbeat-timeout=10)
 # The bundled demo corpus repeated, so that a run lasts long enough (about a minute on
 # 2 cores) to be interrupted.
 readonly corpus_copies=40
+# Seconds a run may take before its containers are given up on.
+readonly run_limit=400
 
 work=$(mktemp -d /var/tmp/actex-container-test.XXXXXX)
 name=actex-ct$$
@@ -87,7 +88,7 @@ actex_once -v "$work/data:/data:ro" -v "$work/single:/single" "$image" extract \
   "${extract_args[@]}" --out=/single --shards=1 2> "$work/single.log"
 echo "test.sh: one process (actex extract): $(seconds_since "$start") s"
 
-podman network create --subnet "$subnet.0/24" "$network" >/dev/null
+podman network create --subnet "$subnet.0/24" "$network" >> "$work/setup.log" 2>&1
 
 # Starts host $1's container at address $2, writing into run folder $3.
 start_host() {
@@ -116,8 +117,13 @@ wait_until() {
   done
 }
 
-# True once host $2 listed a chunk in run $1's lease log (OUT/host_00/leases.log).
-listed_a_chunk() { grep -qE "^listed [0-9]+ host-$2\$" "$1/out/host_00/leases.log" 2>/dev/null; }
+# True once run $1's lease log (OUT/host_00/leases.log) granted host $2 at least $3 chunks
+# and the job at least $4: the job is under way, the host has finished chunks.
+granted() {
+  local log="$1/out/host_00/leases.log"
+  [ "$(grep -cE "^granted [0-9]+ host-$2\$" "$log" 2>/dev/null)" -ge "$3" ] &&
+    [ "$(grep -c "^granted " "$log" 2>/dev/null)" -ge "$4" ]
+}
 
 # True once host $1's log says $2 (a fixed string).
 logged() { host_log "$1" | grep -qF -- "$2"; }
@@ -133,7 +139,7 @@ kill_host() {
 finish_run() {
   local run=$1 host failed=0 code
   for host in $(seq 0 $((hosts - 1))); do
-    code=$(podman wait "$name-$host")
+    code=$(timeout "$run_limit" podman wait "$name-$host") || code="still running after $run_limit s"
     host_log "$host" > "$run/host_$host.log"
     if [ "$code" != 0 ]; then
       echo "test.sh: host $host exited $code; its log: $run/host_$host.log" >&2
@@ -167,17 +173,17 @@ run_job() {
   fi
 }
 
-# Host 2 (a worker) killed once it has written a shard, started again at once elsewhere.
+# Host 2 (a worker) killed while the job runs, started again at once at a new address.
 interrupt_worker() {
-  wait_until 120 "chunk listed by host 2" listed_a_chunk "$1" 2
+  wait_until 120 "third lease of host 2" granted "$1" 2 3 10
   kill_host 2 "$1"
   start_host 2 "$subnet.$((20 + 2))" "$1"
 }
 
-# Host 0 killed once it has listed a chunk; once the standby (host 1) took over the job,
-# host 0's command runs again at a new address and rejoins through the standby.
+# Host 0 killed while the job runs; once the standby (host 1) took over the job, host 0's
+# command runs again at a new address and rejoins through the standby.
 interrupt_host0() {
-  wait_until 120 "chunk listed by host 0" listed_a_chunk "$1" 0
+  wait_until 120 "third lease of host 0" granted "$1" 0 3 10
   kill_host 0 "$1"
   wait_until 120 "takeover by the standby" logged 1 "took over the job"
   start_host 0 "$subnet.$((20 + 0))" "$1"
