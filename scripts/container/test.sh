@@ -90,11 +90,18 @@ echo "test.sh: one process (actex extract): $(seconds_since "$start") s"
 
 podman network create --subnet "$subnet.0/24" "$network" >> "$work/setup.log" 2>&1
 
+# podman's DNS server (aardvark-dns) reloads on every container start and drops the
+# queries that arrive meanwhile (containers/aardvark-dns#389); with the defaults (5 s
+# timeouts, then the host's own server, which a container cannot reach here) a node's
+# lookup stalled 30 s, and ZeroMQ resolves in the thread that also carries heartbeats.
+# Only podman's server, asked again after 1 s.
+readonly dns_flags=(--dns "$subnet.1" --dns-option timeout:1 --dns-option attempts:5)
+
 # Starts host $1's container at address $2, writing into run folder $3.
 start_host() {
   local host=$1 address=$2 run=$3
   podman rm -f "$name-$host" >/dev/null 2>&1 || true
-  podman run -d "${podman_flags[@]}" --name "$name-$host" \
+  podman run -d "${podman_flags[@]}" --name "$name-$host" "${dns_flags[@]}" \
     --network "$network" --ip "$address" --network-alias "actex-$host.actex" \
     -e JOB_COMPLETION_INDEX="$host" \
     -v "$work/data:/data:ro" -v "$work/key:/etc/actex:ro" -v "$run/out:/out" \
