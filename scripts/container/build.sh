@@ -33,12 +33,18 @@ while [ $# -gt 0 ]; do
 done
 
 [ "$(id -u)" -eq 0 ] || { echo "build.sh: run as root (debootstrap and podman need it)" >&2; exit 2; }
-if ! command -v podman >/dev/null || ! command -v debootstrap >/dev/null ||
-    ! command -v runc >/dev/null; then
+# What a fresh Debian 12 machine lacks: podman with its network stack and DNS (the
+# container test names hosts), runc, debootstrap, git (it lists the build context).
+packages=(podman netavark aardvark-dns runc debootstrap debian-archive-keyring ca-certificates git)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f '${Status}' "$package" 2>/dev/null | grep -q 'ok installed' ||
+    missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends podman runc debootstrap debian-archive-keyring \
-    ca-certificates
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 # The first URI of an apt source that serves bookworm itself (not -updates/-security),
@@ -80,9 +86,9 @@ fi
 # output), so the image is the working tree's code, committed or not.
 context=$(mktemp -d /var/tmp/actex-context.XXXXXX)
 trap 'rm -rf "$context"' EXIT
+# (A tracked file deleted in the working tree is left out: --ignore-failed-read.)
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
-  xargs -0 -I{} sh -c '[ -e "{}" ] && echo "{}"' | tr '\n' '\0' |
-  tar -c --null -T - | tar -C "$context" -x)
+  tar -c --null -T - --ignore-failed-read 2>/dev/null | tar -C "$context" -x)
 
 ccache_mount=()
 if [ -n "${ACTEX_CCACHE_DIR:-}" ]; then
