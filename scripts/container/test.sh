@@ -50,9 +50,18 @@ readonly run_limit=400
 work=$(mktemp -d /var/tmp/actex-container-test.XXXXXX)
 name=actex-ct$$
 network=$name
+# Host $1's log so far.
+host_log() { podman logs "$name-$1" 2>&1 || true; }
+
+# Removes the containers and the network; keeps the work folder with --keep or on failure,
+# saving every host's log there first.
 cleanup() {
-  local i
-  for i in $(seq 0 $((hosts - 1))); do podman rm -f "$name-$i" >/dev/null 2>&1 || true; done
+  local status=$? i
+  [ "$status" -eq 0 ] || keep=1
+  for i in $(seq 0 $((hosts - 1))); do
+    host_log "$i" > "$work/host_$i.last.log"
+    podman rm -f "$name-$i" >/dev/null 2>&1 || true
+  done
   podman network rm -f "$network" >/dev/null 2>&1 || true
   if [ "$keep" -eq 1 ]; then echo "test.sh: kept $work" >&2; else rm -rf "$work"; fi
 }
@@ -108,8 +117,6 @@ start_host() {
     "$image" "${node_args[@]//\$(POD_IP)/$address}" "${test_flags[@]}" >/dev/null
 }
 
-# Host $1's log so far (appended to the run's logs when its container is replaced).
-host_log() { podman logs "$name-$1" 2>&1 || true; }
 
 # Waits until command "$@" succeeds, at most $1 seconds; fails naming $2.
 wait_until() {
@@ -175,7 +182,6 @@ run_job() {
       "$(seconds_since "$start")"
   else
     echo "test.sh: $label: FAILED (logs in $run)" >&2
-    keep=1
     exit 1
   fi
 }
