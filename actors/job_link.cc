@@ -62,7 +62,7 @@ JobCoordinatorSettings CoordinatorSettings(const NodeOptions& options, const Mes
   settings.standby_host = mesh.StandbyHost();
   settings.coordinator = coordinator;
   settings.standby_at = standby_at;
-  settings.bind_address = JobLink::BindAddress(options);
+  settings.bind_address = options.bind_address;
   if (mesh.Leased()) {
     settings.host_folder =
         (std::filesystem::path(options.extract.out_dir) / mesh.HostFolder(options.host_id))

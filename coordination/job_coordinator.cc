@@ -50,8 +50,12 @@ std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
   const int standby = settings.standby_host;
   if (settings.host_id != 0 && settings.host_id != standby) return std::unique_ptr<Actor>();
   const CoordinatorAddress& coordinator = settings.coordinator;
+  // Others connect to the address a flag names; this process listens on --bind if given.
+  auto listen_on = [&settings](const std::string& named_host) {
+    return settings.bind_address.empty() ? named_host : settings.bind_address;
+  };
   CoordinatorOptions coordinating;
-  coordinating.bind_address = coordinator.host;
+  coordinating.bind_address = listen_on(coordinator.host);
   coordinating.port = coordinator.port;
   coordinating.monitor_port = coordinator.port + 1;
   coordinating.monitor_collect_port = coordinator.port + 2;
@@ -81,11 +85,10 @@ std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
   }
   if (settings.host_id == standby) {
     coordinating.standby = true;
-    coordinating.bind_address = settings.bind_address;
     coordinating.port = 0;  // any free ports
     if (settings.standby_at) {
       const CoordinatorAddress& at = *settings.standby_at;
-      coordinating.bind_address = at.host;
+      coordinating.bind_address = listen_on(at.host);
       coordinating.port = at.port;
       coordinating.monitor_port = at.port + 1;
       coordinating.monitor_collect_port = at.port + 2;

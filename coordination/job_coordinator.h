@@ -49,7 +49,10 @@ struct JobCoordinatorSettings {
   int standby_host = -1;                            // CoordinatorOptions::standby_host
   CoordinatorAddress coordinator;                   // --coordinator
   std::optional<CoordinatorAddress> standby_at;     // --standby-coordinator
-  // This node's interface (--bind): the standby listens there when no standby_at.
+  // This node's --bind as given, empty when absent: where host 0's coordinator and the
+  // standby listen rather than at the host that coordinator or standby_at names, which
+  // the others connect to (a Kubernetes pod's DNS name may not resolve to the pod itself
+  // as it starts; its --bind, the pod's IP, does).
   std::string bind_address;
   // A leased job: this host's output folder, where host 0 keeps the lease log and
   // the standby its copy (storage/host_folder_files.h names both). Empty: no leases.
@@ -60,8 +63,9 @@ struct JobCoordinatorSettings {
 
 // Starts the coordinator actor this node runs: host 0's, with its lease log in its
 // host folder, or, on the standby host, the standby with its copy of that log,
-// listening at `standby_at`, else on free ports of `bind_address`. Null on every other
-// host. `counters` tells the standby's port once it started.
+// listening at `standby_at`, else on free ports of the coordinator's host; each on
+// `bind_address` instead when given. Null on every other host. `counters` tells the
+// standby's port once it started.
 std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
     zmq::context_t& context, const JobCoordinatorSettings& settings,
     std::shared_ptr<const JobSecurity> security, std::shared_ptr<CoordinatorCounters> counters);

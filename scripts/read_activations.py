@@ -23,6 +23,8 @@ As a command:
     read_activations.py SHARD --dump NAME     one tensor as JSON on stdout
     read_activations.py SHARD --check         size and crc32 against metadata.json
     read_activations.py DIR --check           every shard listed in DIR/metadata.json
+    read_activations.py OUT --same-as OTHER   OUT's rows equal OTHER's, document by document
+                                              (two runs' outputs, however their hosts split it)
 """
 
 import argparse
@@ -299,25 +301,112 @@ def check(path):
     return problems, len(names)
 
 
+def _document_order(files):
+    """Per file its (doc_ids, positions), and the order that sorts their concatenation by
+    document then position."""
+    ids = []
+    for path in files:
+        data = _read_bytes(path)
+        header, start = read_header(data, path)
+        ids.append(tuple(_stored_tensor(data, header, start, n, path) for n in _ID_TENSORS[1:]))
+    doc_ids = np.concatenate([d for d, _ in ids]) if ids else np.zeros(0, np.int64)
+    positions = np.concatenate([p for _, p in ids]) if ids else np.zeros(0, np.int64)
+    order = np.lexsort((positions, doc_ids))
+    return doc_ids[order], positions[order], order
+
+
+def _stored_rows(files, name, order):
+    """`name`'s rows over `files` as stored (bits, not widened), in `order`."""
+    pieces = []
+    for path in files:
+        data = _read_bytes(path)
+        header, start = read_header(data, path)
+        if name not in header:
+            raise ShardError(f"{path}: no tensor {name!r}")
+        pieces.append(np.array(_stored_tensor(data, header, start, name, path)))
+    return np.concatenate(pieces)[order]
+
+
+def compare_outputs(folder, other):
+    """Problems found comparing two outputs row by row: the same (document, position)
+    rows, each tensor's rows equal bit for bit, whichever host or shard holds them.
+    Returns (problems, rows compared)."""
+    files, other_files = list_files(folder), list_files(other)
+    doc_ids, positions, order = _document_order(files)
+    other_doc_ids, other_positions, other_order = _document_order(other_files)
+    if not (np.array_equal(doc_ids, other_doc_ids) and np.array_equal(positions, other_positions)):
+        mine = set(np.unique(doc_ids).tolist())
+        theirs = set(np.unique(other_doc_ids).tolist())
+        return [
+            f"{folder} and {other} hold different rows: {len(doc_ids)} and "
+            f"{len(other_doc_ids)} tokens; documents only in {folder}: "
+            f"{sorted(mine - theirs)[:10]}, only in {other}: {sorted(theirs - mine)[:10]}"
+        ], 0
+    repeated = (np.diff(doc_ids) == 0) & (np.diff(positions) == 0)
+    if repeated.any():
+        first = int(np.argmax(repeated))
+        return [f"{folder}: document {int(doc_ids[first])} position "
+                f"{int(positions[first])} is written twice"], 0
+    names, other_names = (
+        sorted(read_header(_read_bytes(paths[0]), paths[0])[0]) if paths else []
+        for paths in (files, other_files)
+    )
+    if names != other_names:
+        return [f"{folder} holds tensors {names}, {other} holds {other_names}"], 0
+    problems = []
+    for name in names:
+        if name == "__metadata__":
+            continue
+        rows = _stored_rows(files, name, order)
+        other_rows = _stored_rows(other_files, name, other_order)
+        if rows.dtype != other_rows.dtype or rows.shape != other_rows.shape:
+            problems.append(f"{name}: {rows.dtype} {list(rows.shape)} against "
+                            f"{other_rows.dtype} {list(other_rows.shape)}")
+            continue
+        differs = (rows.reshape(len(rows), -1).view(np.uint8) !=
+                   other_rows.reshape(len(other_rows), -1).view(np.uint8)).any(axis=1)
+        if differs.any():
+            first = int(np.argmax(differs))
+            problems.append(f"{name}: {int(differs.sum())} row(s) differ, the first at document "
+                            f"{int(doc_ids[first])} position {int(positions[first])}")
+    return problems, len(doc_ids)
+
+
+def _report(problems, success):
+    """Prints the problems (exit status 1), or the success line when there are none."""
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        return 1
+    print(success)
+    return 0
+
+
 def main(argv):
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("path", help="a shard file, or an output directory with --check")
+    parser.add_argument(
+        "path", help="a shard file, or an output directory with --check or --same-as"
+    )
     parser.add_argument("--dump", metavar="NAME", help="print tensor NAME as JSON")
     parser.add_argument(
         "--check", action="store_true", help="verify bytes and crc32 against metadata.json"
     )
+    parser.add_argument(
+        "--same-as",
+        metavar="OTHER",
+        help="compare output directory PATH with OTHER row by row (by document and position)",
+    )
     args = parser.parse_args(argv)
     try:
+        if args.same_as:
+            problems, rows = compare_outputs(args.path, args.same_as)
+            same = f"OK: {args.path} and {args.same_as} hold the same {rows} rows, bit for bit"
+            return _report(problems, same)
         if args.check:
             problems, count = check(args.path)
-            for problem in problems:
-                print(problem, file=sys.stderr)
-            if problems:
-                return 1
-            print(f"OK: {count} shard(s) match metadata.json")
-            return 0
+            return _report(problems, f"OK: {count} shard(s) match metadata.json")
         if args.dump:
             print(json.dumps(dump_tensor(args.path, args.dump)))
             return 0

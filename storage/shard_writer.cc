@@ -134,6 +134,12 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
     }
   }
 
+  // A chunk can come after higher ones (a lost host's chunk leased again): it starts a
+  // shard of its own, so that every shard's doc ids increase, as verify and readers expect.
+  if (state.open_chunk < 0 && state.spill && state.shard_docs > 0 &&
+      document.doc_id < state.last_doc_id) {
+    if (auto closed = state.CloseShard(); !closed) return state.Fail(closed.error());
+  }
   // Before anything is spilled: an id out of range refuses the document whole.
   if (auto added = state.examples.AddDocument(document); !added) {
     return std::unexpected(doc + ": " + added.error());

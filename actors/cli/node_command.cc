@@ -1,11 +1,13 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <expected>
 #include <memory>
 #include <string>
 
 #include "actors/cli/commands.h"
 #include "actors/cli/extract_flags.h"
+#include "actors/cli/launcher_env.h"
 #include "actors/cli/stop_signals.h"
 #include "actors/node.h"
 
@@ -19,17 +21,19 @@ struct NodeFlags {
   std::string bind;
 };
 
-// Slurm starts one task per host: `srun actex node ...` works unchanged when the
-// flags and ACTEX_* variables are absent.
-void FillFromSlurm(CLI::Option* host_id, CLI::Option* num_hosts, NodeOptions& node) {
-  const char* rank = std::getenv("SLURM_PROCID");
-  const char* tasks = std::getenv("SLURM_NTASKS");
-  if (host_id->count() == 0 && std::getenv("ACTEX_HOST_ID") == nullptr && rank != nullptr) {
-    node.host_id = std::atoi(rank);
+// The launcher's ids (launcher_env.h) stand for --host-id and --num-hosts where neither
+// the flag nor its ACTEX_* variable was given.
+std::expected<void, std::string> FillFromLauncher(CLI::Option* host_id, CLI::Option* num_hosts,
+                                                  NodeOptions& node) {
+  auto ids = LauncherIdsFrom(std::getenv);
+  if (!ids) return std::unexpected(ids.error());
+  if (host_id->count() == 0 && std::getenv("ACTEX_HOST_ID") == nullptr && ids->host_id) {
+    node.host_id = *ids->host_id;
   }
-  if (num_hosts->count() == 0 && std::getenv("ACTEX_NUM_HOSTS") == nullptr && tasks != nullptr) {
-    node.num_hosts = std::atoi(tasks);
+  if (num_hosts->count() == 0 && std::getenv("ACTEX_NUM_HOSTS") == nullptr && ids->num_hosts) {
+    node.num_hosts = *ids->num_hosts;
   }
+  return {};
 }
 
 }  // namespace
@@ -58,12 +62,16 @@ CommandRunner AddNodeCommand(CLI::App& command) {
                   "after host 0 was lost finds the job; give every host the same")
       ->envname("ACTEX_STANDBY_COORDINATOR");
   command.add_option("--bind", flags->bind,
-                     "interface for this node's tcp sockets (default: the coordinator's)");
+                     "this host's own address, where its tcp sockets listen, and host 0's "
+                     "coordinator or the standby's (default: the host --coordinator names)");
   AddJobFlags(command, node, flags->timeouts);
   AddExtractFlags(command, flags->extract, "--shards-per-host");
   return [flags, host_id, num_hosts] {
     NodeOptions& node = flags->node;
-    FillFromSlurm(host_id, num_hosts, node);
+    if (auto filled = FillFromLauncher(host_id, num_hosts, node); !filled) {
+      spdlog::error("{}", filled.error());
+      return 2;
+    }
     auto extract = ResolveExtractFlags(flags->extract);
     if (!extract) {
       spdlog::error("{}", extract.error());

@@ -3,13 +3,15 @@
 the statistics `actex inspect --stats --json` merges equal a numpy computation over the
 same rows; iter_batches yields every row of a folder in order and in full batches; a
 shuffle holds the same rows; ActivationDataset under DataLoader workers reads each row once; the lm_saes
-export holds the shuffle's rows chunk by chunk.
+export holds the shuffle's rows chunk by chunk; `--same-as` finds the job's rows equal to
+one process's and names a changed row.
 
 Usage: trainer_readers_test.py ACTEX SOURCE_DIR
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,11 +44,14 @@ class TrainerReaders(unittest.TestCase):
                 ids = rng.integers(1, 500, rng.integers(5, 60)).tolist()
                 corpus.write(json.dumps({"input_ids": ids}) + "\n")
         cls.out = f"{root}/out"
+        extraction = ["--model", f"{SOURCE}/tests/fixtures/qwen2-tiny",
+                      "--data", f"{root}/corpus.jsonl", "--layers", "0,1",
+                      "--sites", "resid_post,mlp_out", "--dtype", "float32",
+                      "--max-seq-len", "32", "--overflow", "split", "--blas-threads", "1"]
         run("simulate", "--hosts", "2", "--mesh", "2d", "--heartbeat-timeout", "20",
-            "--model", f"{SOURCE}/tests/fixtures/qwen2-tiny", "--data", f"{root}/corpus.jsonl",
-            "--out", cls.out, "--layers", "0,1", "--sites", "resid_post,mlp_out",
-            "--dtype", "float32", "--shard-size", "16KB", "--max-seq-len", "32",
-            "--overflow", "split", "--blas-threads", "1")
+            "--out", cls.out, "--shard-size", "16KB", *extraction)
+        cls.single = f"{root}/single"
+        run("extract", "--out", cls.single, "--shards", "1", *extraction)
         cls.shuffled = f"{root}/shuffled"
         run("shuffle", cls.out, "--to", cls.shuffled, "--rows-per-file", "300", "--memory", "1MB")
 
@@ -142,6 +147,41 @@ class TrainerReaders(unittest.TestCase):
         text = run("export", "--format", "lm_saes", self.shuffled, "--to", lm)
         self.assertIn(f"({len(files) - 1} already there)", text)
         self.assertTrue(os.path.exists(f"{lm}/{SITE}/chunk-00000001.safetensors"))
+
+    def test_same_as_finds_the_job_equal_to_one_process(self):
+        problems, rows = ra.compare_outputs(self.out, self.single)
+        self.assertEqual(problems, [])
+        self.assertEqual(rows, len(self.all_rows(self.single)["doc_ids"]))
+        result = subprocess.run([sys.executable, f"{SOURCE}/scripts/read_activations.py",
+                                 self.out, "--same-as", self.single],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(f"hold the same {rows} rows, bit for bit", result.stdout)
+
+    def test_same_as_names_a_changed_row(self):
+        changed = f"{self.tmp.name}/changed"
+        shutil.copytree(self.single, changed)
+        shard = ra.list_files(changed)[0]
+        data = ra._read_bytes(shard)
+        header, start = ra.read_header(data, shard)
+        doc_ids = np.array(ra.load_shard(shard)["doc_ids"])
+        begin = header[SITE]["data_offsets"][0]
+        width = header[SITE]["shape"][1]
+        row = 5  # one value of the sixth row gets its lowest bit flipped
+        with open(shard, "r+b") as f:
+            f.seek(start + begin + row * width * 4)
+            byte = f.read(1)[0]
+            f.seek(-1, os.SEEK_CUR)
+            f.write(bytes([byte ^ 1]))
+        problems, _ = ra.compare_outputs(self.out, changed)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn(f"{SITE}: 1 row(s) differ, the first at document {doc_ids[row]}",
+                      problems[0])
+        result = subprocess.run([sys.executable, f"{SOURCE}/scripts/read_activations.py",
+                                 self.out, "--same-as", changed],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("1 row(s) differ", result.stderr)
 
 
 if __name__ == "__main__":

@@ -425,6 +425,27 @@ TEST(ShardWriter, ClosesAShardOnlyWhereAChunkEnds) {
   EXPECT_EQ(writer->listed_chunks(), (std::set<int64_t>{0, 3}));
 }
 
+// In a leased job a lost host's chunk can come to a writer after higher chunks: it goes
+// to a shard of its own, so each shard's doc ids still increase.
+TEST(ShardWriter, StartsAShardForAChunkLowerThanTheOpenShards) {
+  TempDir dir;
+  auto writer = OpenOrDie(ChunksOf(2, dir.path()));
+  ASSERT_TRUE(writer->Add(MakeDocument(6, 2, kSites).View()));  // chunk 3
+  ASSERT_TRUE(writer->EndChunk(3, 1));
+  ASSERT_TRUE(writer->Add(MakeDocument(2, 2, kSites).View()));  // chunk 1, given back
+  ASSERT_TRUE(writer->Add(MakeDocument(3, 1, kSites).View()));
+  ASSERT_TRUE(writer->EndChunk(1, 2));
+  ASSERT_TRUE(writer->Add(MakeDocument(8, 1, kSites).View()));  // chunk 4: same shard as 1
+  ASSERT_TRUE(writer->EndChunk(4, 1));
+  ASSERT_TRUE(writer->Finish());
+  const nlohmann::json metadata = ReadMetadata(dir.path());
+  ASSERT_EQ(metadata["shards"].size(), 2u);
+  EXPECT_EQ(metadata["shards"][0]["chunks"], nlohmann::json::parse("[[3, 1]]"));
+  EXPECT_EQ(metadata["shards"][1]["chunks"], nlohmann::json::parse("[[1, 2], [4, 1]]"));
+  EXPECT_EQ(CheckListedShards(dir.path()), (std::vector<int64_t>{6, 2, 3, 8}));
+  EXPECT_EQ(writer->listed_chunks(), (std::set<int64_t>{1, 3, 4}));
+}
+
 TEST(ShardWriter, FinishDropsTheChunkThatNeverEnded) {
   for (bool gzip : {false, true}) {
     TempDir dir;
