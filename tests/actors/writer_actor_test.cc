@@ -98,6 +98,16 @@ class WriterActorTest : public ::testing::Test {
     }
     return events;
   }
+  // The next event of `kind`, skipping the others; an empty event after kPatience.
+  MonitorEventMessage NextEvent(const std::string& kind) {
+    while (true) {
+      auto event = Receive(events_, kPatience);
+      EXPECT_TRUE(event && *event) << "no " << kind << " event";
+      if (!event || !*event) return {};
+      MonitorEventMessage message = *(*event)->As<MonitorEventMessage>();
+      if (message.kind == kind) return message;
+    }
+  }
   std::vector<std::string> EventKinds() {
     std::vector<std::string> kinds;
     for (const MonitorEventMessage& event : Events()) kinds.push_back(event.kind);
@@ -143,12 +153,7 @@ TEST_F(WriterActorTest, WritesWholeDocumentsAcrossBatchesAndListsRejects) {
 // at once, though none is listed yet, and at the end every one computed is listed.
 TEST_F(WriterActorTest, TellsItsFirstComputedDocumentsBeforeAnyIsListed) {
   SendBatch(0, {{0, 0, 3, true}, {1, 0, 2, false}});  // document 1 is not whole yet
-  MonitorEventMessage progress;
-  while (progress.kind != "progress") {
-    auto event = Receive(events_, kPatience);
-    ASSERT_TRUE(event && *event) << "no progress event";
-    progress = *(*event)->As<MonitorEventMessage>();
-  }
+  const MonitorEventMessage progress = NextEvent("progress");
   EXPECT_EQ(progress.docs_computed, 1);
   EXPECT_EQ(progress.tokens_computed, 3);
   EXPECT_EQ(progress.docs_done, 0);
@@ -311,12 +316,7 @@ TEST_F(WriterEstimateTest, ReportsTheEstimatedTotalThenTheExactOne) {
   ASSERT_TRUE(Send(rejects_, CorpusProgressMessage{1, 1, 400, false}));
   SendBatch(0, {{0, 0, 10, true}});
   // The first total is told at once, before a shard is written.
-  MonitorEventMessage first_total;
-  while (first_total.kind != "progress") {
-    auto event = Receive(events_, kPatience);
-    ASSERT_TRUE(event && *event) << "no progress event";
-    first_total = *(*event)->As<MonitorEventMessage>();
-  }
+  const MonitorEventMessage first_total = NextEvent("progress");
   EXPECT_EQ(first_total.docs_total, 10);
   EXPECT_EQ(first_total.shards_written, 0);
   EndChunk(0);
