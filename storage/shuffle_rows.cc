@@ -13,6 +13,7 @@
 #include "storage/file_io.h"
 #include "storage/float_convert.h"
 #include "storage/gzip_decoder.h"
+#include "storage/job_folders.h"
 #include "storage/output_folder.h"
 #include "storage/safetensors.h"
 
@@ -86,28 +87,14 @@ std::expected<void, std::string> CheckAndInflate(const SourceShard& shard,
 }  // namespace
 
 std::expected<SourceOutput, std::string> ReadSourceOutput(const std::string& dir) {
-  std::error_code error;
-  if (!fs::is_directory(dir, error)) return std::unexpected(dir + " is not a directory");
-  std::vector<std::pair<std::string, std::string>> folders;  // (path, label)
-  if (fs::exists(fs::path(dir) / "metadata.json", error)) {
-    folders.emplace_back(dir, "");
-  } else {
-    for (const auto& entry : fs::directory_iterator(dir, error)) {
-      if (entry.is_directory() && fs::exists(entry.path() / "metadata.json")) {
-        folders.emplace_back(entry.path().string(), entry.path().filename().string());
-      }
-    }
-    if (error) return std::unexpected("cannot list " + dir + ": " + error.message());
-  }
-  if (folders.empty()) {
-    return std::unexpected(dir +
-                           " holds no host folder with a metadata.json: is it an "
-                           "extraction's --out?");
-  }
-  std::sort(folders.begin(), folders.end());
+  bool single_folder = false;
+  std::vector<VerifyFinding> unused_faults;  // a folder without metadata.json holds no rows
+  auto folders = ListHostFolders(dir, &single_folder, &unused_faults);
+  if (!folders) return std::unexpected(folders.error());
+  if (single_folder) folders->front().second.clear();  // shards named as in the folder
   SourceOutput source;
   source.dir = dir;
-  for (const auto& [path, label] : folders) {
+  for (const auto& [path, label] : *folders) {
     const std::string name = label.empty() ? path : label;
     std::vector<VerifyFinding> faults;
     auto folder = ReadOutputFolder(path, name, &faults);
