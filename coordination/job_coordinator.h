@@ -57,7 +57,7 @@ struct JobCoordinatorSettings {
   // A leased job: this host's output folder, where host 0 keeps the lease log and
   // the standby its copy (storage/host_folder_files.h names both). Empty: no leases.
   std::string host_folder;
-  ChunkRule chunks;     // --chunk-docs
+  ChunkRule chunks;    // --chunk-docs
   MachineShare share;  // the chunks this job leases (--machine-id of --total-machines)
 };
 
