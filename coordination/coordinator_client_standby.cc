@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "coordination/coordinator_client.h"
-#include "transport/interrupted.h"
 
 namespace actex {
 
@@ -22,14 +21,26 @@ void CoordinatorClient::LearnStandby(const std::string& endpoint) {
 bool CoordinatorClient::Reattach(const std::string& reason, Clock::time_point now) {
   const auto standby = endpoints_.find(kStandbyEndpointKey);
   if (lost_primary_ || host_id_ == 0 || standby == endpoints_.end()) return false;
-  try {
-    RetryInterrupted([&] { socket_.disconnect(coordinator_endpoint_); });
-    RetryInterrupted([&] { socket_.connect(standby->second); });
-  } catch (const zmq::error_t& e) {
+  // A fresh socket, not the old one reconnected: the old one's pipe to host 0 outlives a
+  // disconnect until ZeroMQ has torn it down, so a message sent meanwhile (the Reattach
+  // itself) could go into it and be lost, or reach whatever host 0's address (a DNS name)
+  // names next. The old socket is closed at once, with what it still queued.
+  auto fresh = Connect(*context_, options_, socket_.get(zmq::sockopt::routing_id), standby->second);
+  if (!fresh) {
     spdlog::error("host {}: cannot reach the standby coordinator at {}: {}", host_id_,
-                  standby->second, e.what());
+                  standby->second, fresh.error());
     return false;
   }
+  watch_.reset();  // it watches the socket it replaces
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_ = std::move(*fresh);
+  auto watch = ConnectionWatch::Create(*context_, socket_);
+  if (!watch) {
+    spdlog::error("host {}: cannot watch the connection to the standby coordinator: {}", host_id_,
+                  watch.error());
+    return false;
+  }
+  watch_ = std::move(*watch);
   lost_primary_ = reason;
   coordinator_endpoint_ = standby->second;
   heard_sequence_ = 0;  // the standby counts its own
