@@ -206,6 +206,7 @@ class CoordinatorSession {
   std::map<std::string, std::set<int>> barriers_;  // name -> hosts arrived
   std::map<int, std::string> lost_;                // hosts the job went on without: why
   std::map<int, Clock::time_point> lost_at_;       // and when
+  std::set<int> stopped_with_replica_;             // of those, the ones this coordinator stopped
   std::map<int, Joining> returning_;               // by the host id whose place they take
   std::set<std::string> released_barriers_;
   std::map<int, uint64_t> waiting_leases_;  // host -> its open LeaseRequest

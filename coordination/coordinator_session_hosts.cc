@@ -135,6 +135,7 @@ void CoordinatorSession::Readmit(int host_id, Joining node, Clock::time_point no
   host_by_identity_[node.identity] = host_id;
   Queue(node.identity, WelcomeMessage{rendezvous_.endpoints()});
   lost_at_.erase(host_id);
+  stopped_with_replica_.erase(host_id);
   if (lost_.erase(host_id) > 0 || !rendezvous_.is_added(host_id)) {
     spdlog::info("coordinator: host {} is back, from {}; {}", host_id, node.address,
                  options_.leases ? "it takes leases again" : "it finishes its own share");
@@ -179,6 +180,7 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
     RemoveHost(other);
     lost_[other] = stopped;
     lost_at_[other] = now;
+    stopped_with_replica_.insert(other);
   }
   lost_[host_id] = std::move(reason);
   lost_at_[host_id] = now;

@@ -178,8 +178,10 @@ void CoordinatorSession::LoseStandby(const std::string& why, Clock::time_point n
   }
   const std::string silent = fmt::format("the standby coordinator of host {} {}", standby, why);
   // Without most hosts, this may be the lesser side of a split network (or host 0
-  // was frozen), and the standby may have taken over the job with the rest.
-  if (2 * with_us <= in_job) {
+  // was frozen), and the standby may have taken over the job with the rest; unless this
+  // coordinator stopped the standby's host itself, with its replica: then its silence
+  // is no sign of a split.
+  if (!stopped_with_replica_.contains(standby) && 2 * with_us <= in_job) {
     return Abort(fmt::format("host 0 lost touch with most of the job: {}, and only {} of the "
                              "job's {} hosts heard host 0 within {} (host 0 is cut off from "
                              "them, or they stopped): the standby may have taken over the job "
