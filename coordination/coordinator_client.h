@@ -128,6 +128,9 @@ class CoordinatorClient : public LeaseClient {
   // Before the Welcome: says Hello to the standby again when due, and takes its
   // answer: a Welcome makes the standby this node's coordinator (AdoptStandby).
   void ServiceStandbyProbe(Clock::time_point now);
+  // Closes the socket to the coordinator at once, dropping what it still queued, and
+  // talks through `socket` (connected to the standby) from now on, watched as it was.
+  std::expected<void, std::string> ReplaceSocket(zmq::socket_t socket);
   void AdoptStandby(WelcomeMessage welcome, Clock::time_point now);
   void CloseStandbyProbe();
   // Handles one message from the coordinator.

@@ -31,16 +31,10 @@ bool CoordinatorClient::Reattach(const std::string& reason, Clock::time_point no
                   standby->second, fresh.error());
     return false;
   }
-  watch_.reset();  // it watches the socket it replaces
-  socket_.set(zmq::sockopt::linger, 0);
-  socket_ = std::move(*fresh);
-  auto watch = ConnectionWatch::Create(*context_, socket_);
-  if (!watch) {
-    spdlog::error("host {}: cannot watch the connection to the standby coordinator: {}", host_id_,
-                  watch.error());
+  if (auto replaced = ReplaceSocket(std::move(*fresh)); !replaced) {
+    spdlog::error("host {}: {}", host_id_, replaced.error());
     return false;
   }
-  watch_ = std::move(*watch);
   lost_primary_ = reason;
   coordinator_endpoint_ = standby->second;
   heard_sequence_ = 0;  // the standby counts its own
@@ -97,17 +91,24 @@ void CoordinatorClient::ServiceStandbyProbe(Clock::time_point now) {
   }
 }
 
-void CoordinatorClient::AdoptStandby(WelcomeMessage welcome, Clock::time_point now) {
-  watch_.reset();                        // it watches the socket it replaces
-  socket_.set(zmq::sockopt::linger, 0);  // the Hello host 0 never took goes nowhere
-  socket_ = std::move(*standby_probe_);
-  standby_probe_.reset();
+std::expected<void, std::string> CoordinatorClient::ReplaceSocket(zmq::socket_t socket) {
+  watch_.reset();  // it watches the socket it replaces
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_ = std::move(socket);
   auto watch = ConnectionWatch::Create(*context_, socket_);
-  if (!watch) {
-    failure_ = "the connection to the standby coordinator: " + watch.error();
+  if (!watch) return std::unexpected("the connection to the standby coordinator: " + watch.error());
+  watch_ = std::move(*watch);
+  return {};
+}
+
+void CoordinatorClient::AdoptStandby(WelcomeMessage welcome, Clock::time_point now) {
+  auto replaced =
+      ReplaceSocket(std::move(*standby_probe_));  // the Hello host 0 never took goes nowhere
+  standby_probe_.reset();
+  if (!replaced) {
+    failure_ = replaced.error();
     return;
   }
-  watch_ = std::move(*watch);
   coordinator_endpoint_ = options_.standby_endpoint;
   lost_primary_ = "the standby coordinator had taken the job over";
   endpoints_ = std::move(welcome.endpoints);
