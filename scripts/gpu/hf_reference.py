@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""HF transformers' own activations for actex's fixture models, in a chosen dtype and device.
+
+For each fixture model folder (tests/fixtures/qwen2-tiny and every folder of
+tests/fixtures/model-families) this loads the model with transformers, runs the single-sequence
+cases of its expected.safetensors (len1, len7, len33, len128; their `.input_ids`) one at a time,
+and writes OUT/<folder>.safetensors: as float32, every tensor expected.safetensors holds for
+those cases under the same name (`<case>.hidden_states.<i>`, `<case>.last_layer_pre_norm`,
+`<case>.logits`, and the per-layer captures `<case>.attn_out.<l>`, `resid_mid`, `mlp_post`,
+`mlp_out`), plus z.safetensors' `<case>.z.<l>` (the input of the attention output projection).
+The per-layer tensors are captured with forward hooks on the real modules that the fixtures'
+READMEs name (tests/fixtures/model-families/README.md, README-z.md).
+
+It is the bf16 reference of `actex --precision bf16` on the GPU (issue 24): run there with
+`--dtype bfloat16 --device cuda`. In float32 on the CPU its output equals the fixtures (which HF
+made in float32 with eager attention) to ~1e-6 x max|ref|, which checks the names and hooks.
+For every tensor it also prints the distance to the fixture (HF float32): max|d| / max|ref|.
+
+Usage: hf_reference.py --fixtures tests/fixtures --out DIR [--dtype bfloat16|float32]
+                       [--device cuda|cpu] [--folders qwen2-tiny,llama,...]
+"""
+
+import argparse
+import pathlib
+import sys
+
+import torch
+import transformers
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+CASES = ("len1", "len7", "len33", "len128")
+
+# Where each per-layer capture is taken, relative to decoder layer l, as (module, "input" or
+# "output"), per family (the table of tests/fixtures/model-families/README.md and README-z.md).
+LLAMA_LIKE_POINTS = {
+    "attn_out": ("self_attn.o_proj", "output"),
+    "resid_mid": ("post_attention_layernorm", "input"),
+    "mlp_post": ("mlp.down_proj", "input"),
+    "mlp_out": ("mlp.down_proj", "output"),
+    "z": ("self_attn.o_proj", "input"),
+}
+GEMMA_POINTS = {  # sandwich norms: what attention and MLP add is after their post-norms
+    "attn_out": ("post_attention_layernorm", "output"),
+    "resid_mid": ("pre_feedforward_layernorm", "input"),
+    "mlp_post": ("mlp.down_proj", "input"),
+    "mlp_out": ("post_feedforward_layernorm", "output"),
+    "z": ("self_attn.o_proj", "input"),
+}
+GPT2_POINTS = {  # Conv1D projections
+    "attn_out": ("attn.c_proj", "output"),
+    "resid_mid": ("ln_2", "input"),
+    "mlp_post": ("mlp.c_proj", "input"),
+    "mlp_out": ("mlp", "output"),
+    "z": ("attn.c_proj", "input"),
+}
+
+
+def capture_points(model_type):
+    """The per-layer capture table of a config's model_type."""
+    if model_type == "gpt2":
+        return GPT2_POINTS
+    if model_type in ("gemma2", "gemma3_text"):
+        return GEMMA_POINTS
+    return LLAMA_LIKE_POINTS
+
+
+def decoder_layers_path(model_type):
+    """The dotted path of the model's list of decoder layers."""
+    return "transformer.h" if model_type == "gpt2" else "model.layers"
+
+
+def attention_implementation(config):
+    """SDPA, the attention HF runs a bf16 model with on a GPU by default; eager where SDPA
+    would drop part of the model's math: transformers' sdpa_attention_forward ignores the
+    attention logit softcap, so gemma2 under SDPA misses its fixture by 1.1 x max|ref| in
+    float32 (eager: 3.3e-6), and gemma2 runs eager."""
+    if getattr(config, "attn_logit_softcapping", None) is not None:
+        return "eager"
+    return "sdpa"
+
+
+def first_tensor(value):
+    """A module's output is a tensor or a tuple whose first element is the hidden states."""
+    return value[0] if isinstance(value, (tuple, list)) else value
+
+
+def read_tensors(path, prefixes):
+    """{name: tensor} of the file's tensors whose name starts with one of the prefixes."""
+    with safe_open(str(path), "pt") as f:
+        return {k: f.get_tensor(k) for k in f.keys() if k.startswith(prefixes)}
+
+
+def parse_name(case, name):
+    """`<case>.attn_out.3` -> ("attn_out", 3); `<case>.logits` -> ("logits", None)."""
+    rest = name[len(case) + 1:]
+    head, _, tail = rest.rpartition(".")
+    if head and tail.isdigit():
+        return head, int(tail)
+    return rest, None
+
+
+class Captures:
+    """Forward hooks on the real modules that record one forward's per-layer tensors."""
+
+    def __init__(self, model, model_type, num_layers, wanted_points):
+        self.values = {}  # (point, layer) -> tensor [1, T, width]
+        self.handles = []
+        layers = model.get_submodule(decoder_layers_path(model_type))
+        points = capture_points(model_type)
+        for point in wanted_points:
+            if point not in points:
+                raise SystemExit(f"no capture point for '{point}' in a {model_type} model "
+                                 f"(known: {', '.join(points)})")
+            module_path, side = points[point]
+            for layer in range(num_layers):
+                self._hook(layers[layer].get_submodule(module_path), side, (point, layer))
+        # The last decoder layer's output before the final norm (not among hidden_states).
+        self._hook(layers[num_layers - 1], "output", ("last_layer_pre_norm", None))
+
+    def _hook(self, module, side, key):
+        def record_input(_module, args, kwargs):
+            self.values[key] = (args[0] if args else next(iter(kwargs.values()))).detach()
+
+        def record_output(_module, _args, output):
+            self.values[key] = first_tensor(output).detach()
+
+        if side == "input":
+            self.handles.append(module.register_forward_pre_hook(record_input, with_kwargs=True))
+        else:
+            self.handles.append(module.register_forward_hook(record_output))
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+def relative_error(value, ref):
+    """max|value - ref| / max|ref|, in float64."""
+    ref = ref.double()
+    scale = ref.abs().max().item() or 1.0
+    return (value.double() - ref).abs().max().item() / scale
+
+
+def run_folder(folder, out_dir, dtype, device):
+    """Runs one fixture folder's cases and writes OUT/<folder>.safetensors; returns the
+    worst relative error against the fixture per kind of tensor."""
+    reference = read_tensors(folder / "expected.safetensors", CASES)
+    z_file = folder / "z.safetensors"
+    if z_file.exists():
+        reference.update(read_tensors(z_file, CASES))
+    config = transformers.AutoConfig.from_pretrained(folder)
+    attn = attention_implementation(config)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        folder, dtype=dtype, attn_implementation=attn).to(device).eval()
+    num_layers = config.num_hidden_layers if hasattr(config, "num_hidden_layers") else config.n_layer
+
+    results = {}
+    for case in CASES:
+        names = [n for n in reference if n.startswith(case + ".") and n != f"{case}.input_ids"]
+        parsed = {n: parse_name(case, n) for n in names}
+        wanted = sorted({kind for kind, layer in parsed.values()
+                         if layer is not None and kind != "hidden_states"})
+        input_ids = reference[f"{case}.input_ids"].to(torch.long).to(device)  # [1, T]
+        captures = Captures(model, config.model_type, num_layers, wanted)
+        try:
+            with torch.inference_mode():
+                output = model(input_ids=input_ids, output_hidden_states=True)
+        finally:
+            captures.remove()
+        for name, (kind, layer) in parsed.items():
+            if kind == "hidden_states":
+                value = output.hidden_states[layer]
+            elif kind == "logits":
+                value = output.logits
+            else:
+                value = captures.values[(kind, layer)]
+            if tuple(value.shape) != tuple(reference[name].shape):
+                raise SystemExit(f"{folder.name}: {name} has shape {tuple(value.shape)}, "
+                                 f"the fixture {tuple(reference[name].shape)}")
+            results[name] = value.float().cpu().contiguous()
+
+    out_path = out_dir / f"{folder.name}.safetensors"
+    save_file(results, str(out_path), metadata={
+        "source": f"scripts/gpu/hf_reference.py on {folder}",
+        "dtype": str(dtype).removeprefix("torch."),
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "attn_implementation": attn,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "cases": ",".join(CASES),
+    })
+    worst = {}  # kind -> (relative error, name)
+    for name, value in results.items():
+        kind = parse_name(name.split(".")[0], name)[0]
+        error = relative_error(value, reference[name])
+        if error >= worst.get(kind, (-1.0, ""))[0]:
+            worst[kind] = (error, name)
+    print(f"{folder.name}: wrote {len(results)} tensors to {out_path} "
+          f"({config.model_type}, {str(dtype).removeprefix('torch.')}, {device}, {attn})")
+    for kind, (error, name) in sorted(worst.items()):
+        print(f"  {kind:20s} max|d|/max|ref| vs fixture (HF fp32) {error:.2e}  ({name})")
+    return worst
+
+
+def fixture_folders(fixtures, only):
+    """qwen2-tiny and every model-families folder that holds a config.json."""
+    folders = [fixtures / "qwen2-tiny"]
+    folders += sorted(p for p in (fixtures / "model-families").iterdir()
+                      if (p / "config.json").exists())
+    if only:
+        folders = [f for f in folders if f.name in only]
+        missing = set(only) - {f.name for f in folders}
+        if missing:
+            raise SystemExit(f"no fixture folder named {', '.join(sorted(missing))} in {fixtures}")
+    for folder in folders:
+        if not (folder / "expected.safetensors").exists():
+            raise SystemExit(f"{folder}/expected.safetensors is missing")
+    return folders
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--fixtures", type=pathlib.Path, required=True,
+                        help="the tests/fixtures folder")
+    parser.add_argument("--out", type=pathlib.Path, required=True,
+                        help="folder for <fixture folder>.safetensors")
+    parser.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--folders", default="",
+                        help="comma-separated folder names (default: all)")
+    args = parser.parse_args()
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch sees no CUDA device (use --device cpu)")
+    if args.dtype == "float32" and args.device == "cuda":
+        # fp32 means fp32: no TF32 in the products, as actex's --precision fp32.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    dtype = getattr(torch, args.dtype)
+    transformers.utils.logging.disable_progress_bar()
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"torch {torch.__version__}, transformers {transformers.__version__}, "
+          f"device {torch.cuda.get_device_name() if args.device == 'cuda' else 'cpu'}")
+    only = [f for f in args.folders.split(",") if f]
+    overall = 0.0
+    for folder in fixture_folders(args.fixtures, only):
+        worst = run_folder(folder, args.out, dtype, args.device)
+        overall = max([overall] + [error for error, _ in worst.values()])
+    print(f"all folders: max|d|/max|ref| vs fixtures {overall:.2e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
