@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: unpacks a package.sh tarball into DIR and prints the shell lines that
+# put its bin/ on PATH and its lib/ plus CUDA's own libraries on LD_LIBRARY_PATH.
+#
+# Usage: eval "$(scripts/gpu/unpack.sh TARBALL DIR)"
+# CUDA's libraries (libcudart, libcublas) are not in the tarball; the first folder found of
+# $CUDA_HOME/lib64, /usr/local/cuda/lib64 and the loader cache that holds libcublas is used.
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: eval \"\$($0 TARBALL DIR)\"" >&2
+  exit 2
+fi
+tarball=$1
+dir=$2
+if [[ ! -f $tarball ]]; then
+  echo "$0: $tarball does not exist (was it carried?)" >&2
+  exit 1
+fi
+mkdir -p "$dir"
+if command -v xz >/dev/null; then
+  tar -C "$dir" -xJf "$tarball"
+else  # python3's tarfile reads xz without the xz program
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="tar")' \
+    "$tarball" "$dir"
+fi
+dir=$(cd "$dir" && pwd)
+
+cuda_lib=""
+for candidate in "${CUDA_HOME:-/nonexistent}/lib64" /usr/local/cuda/lib64; do
+  if compgen -G "$candidate/libcublas.so*" >/dev/null; then
+    cuda_lib=$candidate
+    break
+  fi
+done
+if [[ -z $cuda_lib ]]; then
+  found=$(ldconfig -p 2>/dev/null | awk '/libcublas\.so/ {print $NF; exit}')
+  [[ -n $found ]] && cuda_lib=$(dirname "$found")
+fi
+[[ -z $cuda_lib ]] && echo "$0: no libcublas found; CUDA binaries will not load" >&2
+
+echo "export PATH='$dir/bin':\"\$PATH\""
+echo "export LD_LIBRARY_PATH='$dir/lib${cuda_lib:+:$cuda_lib}'\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
