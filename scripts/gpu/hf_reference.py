@@ -31,28 +31,28 @@ from safetensors.torch import save_file
 
 CASES = ("len1", "len7", "len33", "len128")
 
-# Where each per-layer capture is taken, relative to decoder layer l, as (module, "input" or
-# "output"), per family (the table of tests/fixtures/model-families/README.md and README-z.md).
+# Where each per-layer capture is taken, relative to decoder layer l, per family, in the words
+# of the tables of tests/fixtures/model-families/README.md and README-z.md.
 LLAMA_LIKE_POINTS = {
-    "attn_out": ("self_attn.o_proj", "output"),
-    "resid_mid": ("post_attention_layernorm", "input"),
-    "mlp_post": ("mlp.down_proj", "input"),
-    "mlp_out": ("mlp.down_proj", "output"),
-    "z": ("self_attn.o_proj", "input"),
+    "attn_out": "output of self_attn.o_proj",
+    "resid_mid": "input of post_attention_layernorm",
+    "mlp_post": "input of mlp.down_proj",
+    "mlp_out": "output of mlp.down_proj",
+    "z": "input of self_attn.o_proj",
 }
 GEMMA_POINTS = {  # sandwich norms: what attention and MLP add is after their post-norms
-    "attn_out": ("post_attention_layernorm", "output"),
-    "resid_mid": ("pre_feedforward_layernorm", "input"),
-    "mlp_post": ("mlp.down_proj", "input"),
-    "mlp_out": ("post_feedforward_layernorm", "output"),
-    "z": ("self_attn.o_proj", "input"),
+    "attn_out": "output of post_attention_layernorm",
+    "resid_mid": "input of pre_feedforward_layernorm",
+    "mlp_post": "input of mlp.down_proj",
+    "mlp_out": "output of post_feedforward_layernorm",
+    "z": "input of self_attn.o_proj",
 }
 GPT2_POINTS = {  # Conv1D projections
-    "attn_out": ("attn.c_proj", "output"),
-    "resid_mid": ("ln_2", "input"),
-    "mlp_post": ("mlp.c_proj", "input"),
-    "mlp_out": ("mlp", "output"),
-    "z": ("attn.c_proj", "input"),
+    "attn_out": "output of attn.c_proj",
+    "resid_mid": "input of ln_2",
+    "mlp_post": "input of mlp.c_proj",
+    "mlp_out": "output of mlp",
+    "z": "input of attn.c_proj",
 }
 
 
@@ -112,7 +112,7 @@ class Captures:
             if point not in points:
                 raise SystemExit(f"no capture point for '{point}' in a {model_type} model "
                                  f"(known: {', '.join(points)})")
-            module_path, side = points[point]
+            side, _, module_path = points[point].split(" ", 2)  # "input of mlp.down_proj"
             for layer in range(num_layers):
                 self._hook(layers[layer].get_submodule(module_path), side, (point, layer))
         # The last decoder layer's output before the final norm (not among hidden_states).

@@ -7,12 +7,9 @@
 # $CUDA_HOME/lib64, /usr/local/cuda/lib64 and the loader cache that holds libcublas is used.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: eval \"\$($0 TARBALL DIR)\"" >&2
-  exit 2
-fi
-tarball=$1
-dir=$2
+readonly usage="usage: eval \"\$($0 TARBALL DIR)\""
+tarball=${1:?$usage}
+dir=${2:?$usage}
 if [[ ! -f $tarball ]]; then
   echo "$0: $tarball does not exist (was it carried?)" >&2
   exit 1
