@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
 """HF transformers' own activations for actex's fixture models, in a chosen dtype and device.
 
-For each fixture model folder (tests/fixtures/qwen2-tiny and every folder of
-tests/fixtures/model-families) this loads the model with transformers, runs the single-sequence
-cases of its expected.safetensors (len1, len7, len33, len128; their `.input_ids`) one at a time,
-and writes OUT/<folder>.safetensors: as float32, every tensor expected.safetensors holds for
-those cases under the same name (`<case>.hidden_states.<i>`, `<case>.last_layer_pre_norm`,
-`<case>.logits`, and the per-layer captures `<case>.attn_out.<l>`, `resid_mid`, `mlp_post`,
-`mlp_out`), plus z.safetensors' `<case>.z.<l>` (the input of the attention output projection).
-The per-layer tensors are captured with forward hooks on the real modules that the fixtures'
-READMEs name (tests/fixtures/model-families/README.md, README-z.md).
+For each fixture model folder (tests/fixtures/qwen2-tiny, every folder of
+tests/fixtures/model-families and, where present, of tests/fixtures/moe-families) this loads the
+model with transformers, runs the single-sequence cases of its expected.safetensors (len1, len7,
+len33, len128; their `.input_ids`) one at a time, and writes OUT/<folder>.safetensors: every
+tensor expected.safetensors holds for those cases under the same name, as float32 (expert ids
+as int32): `<case>.hidden_states.<i>`, `<case>.last_layer_pre_norm`, `<case>.logits`, and the
+per-layer captures `<case>.attn_out.<l>`, `resid_mid`, `mlp_post`, `mlp_out`, `z` (the input of
+the attention output projection, from z.safetensors for the dense folders) and, for a mixture of
+experts, `router_logits`, `expert_ids`, `expert_weights`, `shared_expert_out`,
+`shared_expert_gate_logit`. The per-layer tensors are captured with forward hooks on the real
+modules that the fixtures' READMEs name (tests/fixtures/model-families/README.md, README-z.md,
+tests/fixtures/moe-families/README.md).
 
 It is the bf16 reference of `actex --precision bf16` on the GPU (issue 24): run there with
 `--dtype bfloat16 --device cuda`. In float32 on the CPU its output equals the fixtures (which HF
 made in float32 with eager attention) to ~1e-6 x max|ref|, which checks the names and hooks.
-For every tensor it also prints the distance to the fixture (HF float32): max|d| / max|ref|.
+Per kind of tensor it prints the distance to the fixture (HF float32): max|d| / max|ref|, and
+for expert ids the share of ids that differ.
 
 Usage: hf_reference.py --fixtures tests/fixtures --out DIR [--dtype bfloat16|float32]
                        [--device cuda|cpu] [--folders qwen2-tiny,llama,...]
@@ -32,7 +36,7 @@ from safetensors.torch import save_file
 CASES = ("len1", "len7", "len33", "len128")
 
 # Where each per-layer capture is taken, relative to decoder layer l, per family, in the words
-# of the tables of tests/fixtures/model-families/README.md and README-z.md.
+# of the fixtures' READMEs; "output[i]" is element i of a module's tuple output.
 LLAMA_LIKE_POINTS = {
     "attn_out": "output of self_attn.o_proj",
     "resid_mid": "input of post_attention_layernorm",
@@ -54,6 +58,19 @@ GPT2_POINTS = {  # Conv1D projections
     "mlp_out": "output of mlp",
     "z": "input of attn.c_proj",
 }
+MOE_POINTS = {  # the router (`mlp.gate`) returns (logits, top-k weights, top-k expert ids)
+    "attn_out": "output of self_attn.o_proj",
+    "resid_mid": "input of post_attention_layernorm",
+    "mlp_post": "input of mlp.down_proj",  # a dense layer between sparse ones (qwen2_moe)
+    "mlp_out": "output of mlp",  # the whole block, qwen2_moe's gated shared expert included
+    "router_logits": "output[0] of mlp.gate",
+    "expert_weights": "output[1] of mlp.gate",
+    "expert_ids": "output[2] of mlp.gate",
+    "shared_expert_out": "output of mlp.shared_expert",
+    "shared_expert_gate_logit": "output of mlp.shared_expert_gate",
+    "z": "input of self_attn.o_proj",
+}
+MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe")
 
 
 def capture_points(model_type):
@@ -62,6 +79,8 @@ def capture_points(model_type):
         return GPT2_POINTS
     if model_type in ("gemma2", "gemma3_text"):
         return GEMMA_POINTS
+    if model_type in MOE_TYPES:
+        return MOE_POINTS
     return LLAMA_LIKE_POINTS
 
 
@@ -78,11 +97,6 @@ def attention_implementation(config):
     if getattr(config, "attn_logit_softcapping", None) is not None:
         return "eager"
     return "sdpa"
-
-
-def first_tensor(value):
-    """A module's output is a tensor or a tuple whose first element is the hidden states."""
-    return value[0] if isinstance(value, (tuple, list)) else value
 
 
 def read_tensors(path, prefixes):
@@ -103,27 +117,31 @@ def parse_name(case, name):
 class Captures:
     """Forward hooks on the real modules that record one forward's per-layer tensors."""
 
-    def __init__(self, model, model_type, num_layers, wanted_points):
-        self.values = {}  # (point, layer) -> tensor [1, T, width]
+    def __init__(self, model, model_type, num_layers, wanted):
+        """wanted: the (point, layer) pairs to capture, e.g. ("attn_out", 3)."""
+        self.values = {}  # (point, layer) -> tensor [1, T, width] (routers: [T, width])
         self.handles = []
         layers = model.get_submodule(decoder_layers_path(model_type))
         points = capture_points(model_type)
-        for point in wanted_points:
+        for point, layer in wanted:
             if point not in points:
                 raise SystemExit(f"no capture point for '{point}' in a {model_type} model "
                                  f"(known: {', '.join(points)})")
             side, _, module_path = points[point].split(" ", 2)  # "input of mlp.down_proj"
-            for layer in range(num_layers):
-                self._hook(layers[layer].get_submodule(module_path), side, (point, layer))
+            self._hook(layers[layer].get_submodule(module_path), side, (point, layer))
         # The last decoder layer's output before the final norm (not among hidden_states).
         self._hook(layers[num_layers - 1], "output", ("last_layer_pre_norm", None))
 
     def _hook(self, module, side, key):
+        """side: "input", "output" (a tuple's first element) or "output[i]"."""
         def record_input(_module, args, kwargs):
             self.values[key] = (args[0] if args else next(iter(kwargs.values()))).detach()
 
+        index = int(side[len("output["):-1]) if side.startswith("output[") else 0
+
         def record_output(_module, _args, output):
-            self.values[key] = first_tensor(output).detach()
+            value = output[index] if isinstance(output, (tuple, list)) else output
+            self.values[key] = value.detach()
 
         if side == "input":
             self.handles.append(module.register_forward_pre_hook(record_input, with_kwargs=True))
@@ -136,7 +154,10 @@ class Captures:
 
 
 def relative_error(value, ref):
-    """max|value - ref| / max|ref|, in float64."""
+    """max|value - ref| / max|ref|, in float64; for integers (expert ids) the share that
+    differ."""
+    if not ref.is_floating_point():
+        return (value != ref).double().mean().item()
     ref = ref.double()
     scale = ref.abs().max().item() or 1.0
     return (value.double() - ref).abs().max().item() / scale
@@ -159,7 +180,7 @@ def run_folder(folder, out_dir, dtype, device):
     for case in CASES:
         names = [n for n in reference if n.startswith(case + ".") and n != f"{case}.input_ids"]
         parsed = {n: parse_name(case, n) for n in names}
-        wanted = sorted({kind for kind, layer in parsed.values()
+        wanted = sorted({(kind, layer) for kind, layer in parsed.values()
                          if layer is not None and kind != "hidden_states"})
         input_ids = reference[f"{case}.input_ids"].to(torch.long).to(device)  # [1, T]
         captures = Captures(model, config.model_type, num_layers, wanted)
@@ -175,10 +196,14 @@ def run_folder(folder, out_dir, dtype, device):
                 value = output.logits
             else:
                 value = captures.values[(kind, layer)]
-            if tuple(value.shape) != tuple(reference[name].shape):
+            ref = reference[name]
+            if value.numel() != ref.numel():
                 raise SystemExit(f"{folder.name}: {name} has shape {tuple(value.shape)}, "
-                                 f"the fixture {tuple(reference[name].shape)}")
-            results[name] = value.float().cpu().contiguous()
+                                 f"the fixture {tuple(ref.shape)}")
+            # Routers work on the flattened tokens [T, .]; the fixtures view them as [1, T, .].
+            value = value.reshape(ref.shape).cpu()
+            value = value.float() if ref.is_floating_point() else value.to(torch.int32)
+            results[name] = value.contiguous()
 
     out_path = out_dir / f"{folder.name}.safetensors"
     save_file(results, str(out_path), metadata={
@@ -199,15 +224,19 @@ def run_folder(folder, out_dir, dtype, device):
     print(f"{folder.name}: wrote {len(results)} tensors to {out_path} "
           f"({config.model_type}, {str(dtype).removeprefix('torch.')}, {device}, {attn})")
     for kind, (error, name) in sorted(worst.items()):
-        print(f"  {kind:20s} max|d|/max|ref| vs fixture (HF fp32) {error:.2e}  ({name})")
+        measure = "share of ids that differ" if kind == "expert_ids" else "max|d|/max|ref|"
+        print(f"  {kind:24s} {measure} vs fixture (HF fp32) {error:.2e}  (worst: {name})")
     return worst
 
 
 def fixture_folders(fixtures, only):
-    """qwen2-tiny and every model-families folder that holds a config.json."""
+    """qwen2-tiny, then every folder of model-families and of moe-families (skipped when
+    absent: scripts/gpu/stash_fixtures.sh may have moved it) that holds a config.json."""
     folders = [fixtures / "qwen2-tiny"]
-    folders += sorted(p for p in (fixtures / "model-families").iterdir()
-                      if (p / "config.json").exists())
+    for family_dir in ("model-families", "moe-families"):
+        if (fixtures / family_dir).is_dir():
+            folders += sorted(p for p in (fixtures / family_dir).iterdir()
+                              if (p / "config.json").exists())
     if only:
         folders = [f for f in folders if f.name in only]
         missing = set(only) - {f.name for f in folders}
@@ -243,11 +272,15 @@ def main():
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, "
           f"device {torch.cuda.get_device_name() if args.device == 'cuda' else 'cpu'}")
     only = [f for f in args.folders.split(",") if f]
-    overall = 0.0
+    overall, ids_differing = 0.0, 0.0
     for folder in fixture_folders(args.fixtures, only):
-        worst = run_folder(folder, args.out, dtype, args.device)
-        overall = max([overall] + [error for error, _ in worst.values()])
-    print(f"all folders: max|d|/max|ref| vs fixtures {overall:.2e}")
+        for kind, (error, _) in run_folder(folder, args.out, dtype, args.device).items():
+            if kind == "expert_ids":
+                ids_differing = max(ids_differing, error)
+            else:
+                overall = max(overall, error)
+    print(f"all folders: max|d|/max|ref| vs fixtures {overall:.2e}; "
+          f"expert ids that differ, worst case and layer: {ids_differing:.2%}")
     return 0
 
 
