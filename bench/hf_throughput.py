@@ -63,7 +63,7 @@ def build_model(config, device):
     with torch.device(device):
         model = transformers.AutoModel.from_config(config, dtype=torch.bfloat16,
                                                    attn_implementation="sdpa")
-    return model.eval()
+    return model.to(device).eval()  # a no-op where the weights were made there
 
 
 def synchronize(device):
