@@ -16,7 +16,7 @@ tests/fixtures/moe-families/README.md).
 
 It is the bf16 reference of `actex --precision bf16` on the GPU (issue 24): run there with
 `--dtype bfloat16 --device cuda`. In float32 on the CPU its output equals the fixtures (which HF
-made in float32 with eager attention) to ~1e-6 x max|ref|, which checks the names and hooks.
+made in float32 with eager attention) to <= 5e-6 x max|ref|, which checks the names and hooks.
 Per kind of tensor it prints the distance to the fixture (HF float32): max|d| / max|ref|, and
 for expert ids the share of ids that differ.
 
@@ -174,7 +174,7 @@ def run_folder(folder, out_dir, dtype, device):
     attn = attention_implementation(config)
     model = transformers.AutoModelForCausalLM.from_pretrained(
         folder, dtype=dtype, attn_implementation=attn).to(device).eval()
-    num_layers = config.num_hidden_layers if hasattr(config, "num_hidden_layers") else config.n_layer
+    num_layers = config.num_hidden_layers  # GPT2Config maps it to n_layer
 
     results = {}
     for case in CASES:
