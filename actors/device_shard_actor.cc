@@ -1,5 +1,7 @@
 #include "actors/device_shard_actor.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "actors/actor_io.h"
@@ -169,9 +171,10 @@ std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard&
 
 std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
                                                 const DeviceShardConfig& config) {
-  auto shard =
-      DecoderShard::Create(config.weights, config.slice, config.sites, config.blas_threads);
+  auto shard = DecoderShard::Create(config.weights, config.slice, config.sites, config.make_device);
   if (!shard) return std::unexpected(shard.error());
+  spdlog::info("device shard {} of replica {}: {}", config.slice.rank, config.ring.ring,
+               (*shard)->device_description());
   zmq::socket_t batches = MakePipelineSocket(actor.context(), zmq::socket_type::pull, kBatchQueue);
   RetryInterrupted([&] { batches.bind(config.batches_endpoint); });
   auto links = ConnectRing(actor, config);

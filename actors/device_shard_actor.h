@@ -8,7 +8,9 @@
 #include <zmq.hpp>
 
 #include "actors/sae_plan.h"
+#include "model/cpu_shard_device.h"
 #include "model/model_weights.h"
+#include "model/shard_device.h"
 #include "model/shard_plan.h"
 #include "model/sites.h"
 #include "transport/actor.h"
@@ -25,7 +27,7 @@ struct DeviceShardConfig {
   // Encoded by rank 0 after each forward pass (on the shard's threads), each SAE's site
   // being one of `sites`; their latents go to the writer after the sites.
   std::vector<PlannedSae> saes;
-  int blas_threads = 1;
+  ShardDeviceMaker make_device = CpuShardDevices(1);  // where the shard runs
   std::string batches_endpoint;  // binds a PULL: TokenBatch* EndOfStream
   // The replica's collective ring (rank == slice.rank). endpoints[rank] is where this
   // shard's ingress binds: inproc when its predecessor is on this host, else

@@ -75,30 +75,35 @@ std::expected<void, std::string> AddSaeSites(const ExtractOptions& options,
 
 }  // namespace
 
-std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text) {
-  std::vector<int> layers;
+std::expected<std::vector<int>, std::string> ParseIndexList(const std::string& text,
+                                                          const std::string& flag) {
+  std::vector<int> indices;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
     std::string_view item(text.data() + start, comma - start);
-    if (item.empty()) return std::unexpected("--layers \"" + text + "\": empty entry");
+    if (item.empty()) return std::unexpected(flag + " \"" + text + "\": empty entry");
     size_t dash = item.find('-', 1);
     if (dash == std::string_view::npos) {
-      auto layer = ParseInt(item);
-      if (!layer) return std::unexpected("--layers: " + layer.error());
-      layers.push_back(*layer);
+      auto index = ParseInt(item);
+      if (!index) return std::unexpected(flag + ": " + index.error());
+      indices.push_back(*index);
     } else {
       auto first = ParseInt(item.substr(0, dash));
       auto last = ParseInt(item.substr(dash + 1));
       if (!first || !last || *last < *first) {
-        return std::unexpected("--layers: \"" + std::string(item) + "\" is not a range like 20-23");
+        return std::unexpected(flag + ": \"" + std::string(item) + "\" is not a range like 20-23");
       }
-      for (int layer = *first; layer <= *last; ++layer) layers.push_back(layer);
+      for (int index = *first; index <= *last; ++index) indices.push_back(index);
     }
     start = comma + 1;
   }
-  return layers;
+  return indices;
+}
+
+std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text) {
+  return ParseIndexList(text, "--layers");
 }
 
 std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& options,
@@ -182,6 +187,9 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
   }
   plan.blas_threads =
       options.blas_threads > 0 ? options.blas_threads : DefaultBlasThreads(options.shards);
+  auto devices = PlanDevices(options.device, options.gpus, options.precision);
+  if (!devices) return std::unexpected(devices.error());
+  plan.devices = std::move(*devices);
   return plan;
 }
 

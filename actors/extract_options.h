@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/device_plan.h"
 #include "actors/sae_plan.h"
 #include "actors/upload_command.h"
 #include "model/model_config.h"
@@ -52,6 +53,11 @@ struct ExtractOptions {
   std::string bos = "auto";
   int64_t max_docs = -1;
   int blas_threads = 0;  // per device shard; 0: the machine's cores divided by shards
+  // Where device shards run (actors/device_plan.h): "cpu" or "cuda"; the GPUs as given
+  // ("0,1"; empty: all visible); how products are computed ("fp32" or "bf16").
+  std::string device = "cpu";
+  std::string gpus;
+  std::string precision = "fp32";
   // --sae SITE=DIR entries as given: each SAE encodes its site's activations into latents
   // (storage/latent_sites.h); --sae-top-k latents kept per token (a TopK SAE keeps its
   // own k); --sae-examples strongest examples the writer keeps per latent.
@@ -85,6 +91,7 @@ struct ExtractPlan {
   OutputDtype dtype = OutputDtype::kF32;
   std::string dtype_name;  // as written in metadata: "bfloat16", "float16", "float32"
   int blas_threads = 1;
+  DevicePlan devices;
   int32_t bos_token_id = -1;         // >= 0: put before documents (see --bos)
   bool bos_on_pretokenized = false;  // --bos yes: before pre-tokenized documents too
   // The longest sequence: --max-seq-len as given, or when not given the default
@@ -112,7 +119,10 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
 // shared by the shards this host runs, at least one.
 int DefaultBlasThreads(int shards_on_this_host);
 
-// Parses "20,21,22,23" or "20-23" or a mix ("0,4-6").
+// Parses "20,21,22,23" or "20-23" or a mix ("0,4-6"); errors name `flag`.
+std::expected<std::vector<int>, std::string> ParseIndexList(const std::string& text,
+                                                          const std::string& flag);
+// ParseIndexList of --layers.
 std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text);
 
 // The options with what the plan resolved put in: the dtype the model's torch_dtype

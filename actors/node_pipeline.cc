@@ -114,6 +114,7 @@ std::expected<void, std::string> PipelineStart::AddWriter() {
 }
 
 std::expected<void, std::string> PipelineStart::AddDeviceShards() {
+  int local_index = 0;  // this host's shards take the planned GPUs in turn
   for (const LocalShard& local : share_.layout.shards()) {
     auto slice = PlanShard(resources_.config, local.rank, resources_.mesh.model);
     if (!slice) return std::unexpected(slice.error());
@@ -129,7 +130,7 @@ std::expected<void, std::string> PipelineStart::AddDeviceShards() {
     shard.slice = *slice;
     shard.sites = resources_.plan.sites;
     shard.saes = resources_.plan.saes;
-    shard.blas_threads = resources_.plan.blas_threads;
+    shard.make_device = resources_.plan.devices.MakerFor(local_index++, resources_.plan.blas_threads);
     shard.batches_endpoint = BatchesEndpoint(local.global_shard);
     shard.ring = ring;
     shard.activations_endpoint = kActivationsEndpoint;

@@ -12,6 +12,7 @@
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "model/packed_batch.h"
+#include "model/shard_device.h"
 #include "model/shard_plan.h"
 #include "model/sites.h"
 
@@ -28,17 +29,15 @@ struct DecoderShardState;  // model/decoder_state.h
 // can produce every capture; actors/ lets rank 0 forward them.
 class DecoderShard {
  public:
-  // `threads` (>= 1) is how many cores the shard owns. The shard runs everything on a
-  // team of that many threads, the caller of Forward included: each projection is cut
-  // into one share of output features per thread, multiplied by single-threaded sgemms
-  // side by side (no barrier inside a product, no OpenBLAS threads spinning between
-  // products), and so are attention (one task per sequence and head) and the
-  // element-wise kernels. Forward therefore sets OpenBLAS to one thread per call,
-  // process-wide. Results depend on `threads` in the last bits (how products are cut),
-  // never on timing.
+  // A shard on `threads` (>= 1) of the CPU's cores (model/cpu_shard_device.h).
   static std::expected<std::unique_ptr<DecoderShard>, std::string> Create(
       std::shared_ptr<const ModelWeights> weights, const ShardSlice& slice,
       const std::vector<Site>& sites, int threads = 1);
+  // A shard on the device `make_device` makes (the CPU's cores or a GPU:
+  // model/shard_device.h); fails when it cannot be made, saying why.
+  static std::expected<std::unique_ptr<DecoderShard>, std::string> Create(
+      std::shared_ptr<const ModelWeights> weights, const ShardSlice& slice,
+      const std::vector<Site>& sites, const ShardDeviceMaker& make_device);
 
   // Runs the batch and fills `captures` in the order of `sites` given to Create.
   // Every shard of the replica must call Forward with the same batch.
@@ -48,9 +47,12 @@ class DecoderShard {
   // Decoder layers the last Forward ran: the deepest layer the sites need, plus one.
   int layers_computed() const;
 
-  // The shard's threads, idle between calls of Forward: the caller may run its own work
-  // on them there (rank 0 encodes SAE latents on them, actors/device_shard_actor.h).
+  // The shard's host threads, idle between calls of Forward: the caller may run its own
+  // work on them there (rank 0 encodes SAE latents on them, actors/device_shard_actor.h).
   ThreadTeam& team();
+
+  // The device, its precision and library, for the node's ready line.
+  std::string device_description() const;
 
   ~DecoderShard();
 

@@ -2,8 +2,9 @@
 #define ACTEX_MODEL_DECODER_STATE_H_
 
 // Internals of DecoderShard (model/decoder_forward.h): what a shard holds from batch to
-// batch, and the steps its forward is made of. decoder_forward.cc runs the steps, layer
-// by layer; decoder_state.cc holds them.
+// batch, and the steps its forward is made of that every device shares (the rest are the
+// ShardDevice's, model/shard_device.h). decoder_forward.cc runs the steps, layer by
+// layer; decoder_state.cc holds them.
 
 #include <cstdint>
 #include <cstring>
@@ -15,13 +16,10 @@
 
 #include "model/collective.h"
 #include "model/kernels/attention.h"
-#include "model/kernels/rope_frequencies.h"
-#include "model/kernels/rotary.h"
-#include "model/kernels/thread_team.h"
-#include "model/mixture_of_experts.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "model/packed_batch.h"
+#include "model/shard_device.h"
 #include "model/shard_plan.h"
 #include "model/shard_weights.h"
 #include "model/sites.h"
@@ -31,8 +29,7 @@ namespace actex {
 struct DecoderShardState {
   // Capture points per layer (SiteKind's values).
   static constexpr int kSiteKinds = kSiteKindCount;
-  static constexpr int64_t kRowGrain = kTeamRowGrain;
-  static constexpr int64_t kElementGrain = kTeamElementGrain;
+  using Buffer = ShardDevice::Buffer;
 
   // How attention and the MLP each end: the all-reduce completes the shard's partial
   // sum of their output projection, then come its bias, Gemma's sandwich norm, a tap,
@@ -63,42 +60,20 @@ struct DecoderShardState {
   int last_layer = -1;  // the deepest layer any site needs
   ShardWeights shard;
   AttentionHeads attention_heads;
-  std::vector<RotaryTable> rotary;  // [global] or [global, local] (Gemma 3)
-  std::vector<int> capture_slot;    // [(layer + 1) * kSiteKinds + kind] -> index in sites, or -1
+  std::vector<int> capture_slot;  // [(layer + 1) * kSiteKinds + kind] -> index in sites, or -1
   int layers_computed = 0;
 
-  // The shard's cores: every projection's shares, attention and the element-wise
-  // kernels run on it (see Create).
-  std::unique_ptr<ThreadTeam> team;
+  // Where the steps run (CPU cores or a GPU); made once `shard` is sliced, which it
+  // reads.
+  std::unique_ptr<ShardDevice> device;
 
-  std::unique_ptr<MixtureOfExperts> experts;  // a mixture-of-experts family's MLP, else null
-
-  // Activations, reused across batches.
-  std::vector<float> resid, normed, q, k, v, context, partial, gate, up;
-  std::vector<float> square_sums;  // [tokens, 2]: OLMoE's q and k norms
-  std::vector<float> widen_scratch;
-  std::vector<std::vector<float>> attention_scratch;  // one per team member
+  // Host copies for the all-gather of split sites.
+  std::vector<float> gather_staging;
   std::vector<std::vector<float>> gathered;
 
   // Set for the duration of one Forward.
   std::vector<SiteActivations>* captures = nullptr;
   int64_t tokens = 0;
-
-  explicit DecoderShardState(const ModelConfig& model_config) {
-    if (!model_config.rotary) return;
-    rotary.emplace_back(RopeInverseFrequencies(model_config.head_dim, model_config.rope));
-    if (model_config.local_rope) {
-      rotary.emplace_back(RopeInverseFrequencies(model_config.head_dim, *model_config.local_rope));
-    }
-  }
-  // A bias vector for Linear: null when the family has none.
-  static const float* BiasOrNull(const std::vector<float>& bias) {
-    return bias.empty() ? nullptr : bias.data();
-  }
-
-  const RotaryTable& RotaryOf(int layer) const {
-    return config.local_rope && config.Slides(layer) ? rotary[1] : rotary[0];
-  }
 
   // The index in `sites` of site (kind, layer; -1 for embed and ln_final), or -1 when
   // no site asks for it.
@@ -108,10 +83,18 @@ struct DecoderShardState {
   }
   bool Wants(SiteKind kind, int layer) const { return Slot(kind, layer) >= 0; }
 
-  // Copies `values` ([tokens, width]) into the capture of site (kind, layer), if
+  // Has the device copy `values` ([tokens, width], device memory) into the capture of
+  // site (kind, layer), if requested.
+  void Tap(SiteKind kind, int layer, const float* values) {
+    const int slot = Slot(kind, layer);
+    if (slot < 0) return;
+    SiteActivations& capture = (*captures)[slot];
+    device->Tap(values, tokens * capture.width, capture.values.data());
+  }
+  // Copies host `values` ([tokens, width]) into the capture of site (kind, layer), if
   // requested: float32 activations, or int32 ones (expert_ids) into its `integers`.
   template <typename T>
-  void Tap(SiteKind kind, int layer, const T* values) {
+  void TapHost(SiteKind kind, int layer, const T* values) {
     const int slot = Slot(kind, layer);
     if (slot < 0) return;
     SiteActivations& capture = (*captures)[slot];
@@ -131,43 +114,16 @@ struct DecoderShardState {
   std::expected<int32_t, std::string> CheckBatch(const PackedBatch& batch,
                                                  const Collective& collective) const;
 
-  // y = norm(x) for every row of [tokens, hidden]; `x` may be `y`. config.norm: RMSNorm
-  // (the weight already 1 + w for Gemma) or LayerNorm with `bias`.
-  void Normalize(const float* x, const std::vector<float>& weight, const std::vector<float>& bias,
-                 float* y);
-  // target += addend over [tokens, hidden].
-  void Accumulate(float* target, const float* addend);
-  // Adds a [hidden] `bias` to every row of `rows` ([tokens, hidden]); none when it is empty.
-  void AddBias(float* rows, const std::vector<float>& bias);
-
-  // HF hidden_states[0] into `resid_stream` ([tokens, hidden]): the rows of
-  // embed_tokens, times embed_scale (Gemma), plus the learned position rows (GPT-2's
-  // wte + wpe; `scratch` holds them, [tokens, hidden]).
-  void Embed(const PackedBatch& batch, float* resid_stream, float* scratch);
-  // Causal attention of this shard's heads over each sequence of `batch` on its own
-  // (Mistral's and Gemma's sliding layers: the last sliding_window keys only): `queries`
-  // [tokens, heads*dim], `keys` and `values` [tokens, kv_heads*dim] into `context`
-  // [tokens, heads*dim]. `sequence_starts` holds each sequence's first token.
-  void Attend(int layer, const PackedBatch& batch, const std::vector<int64_t>& sequence_starts,
-              const float* queries, const float* keys, const float* values, float* context);
-  // OLMoE's q_norm and k_norm, RMSNorms over the whole q_proj and k_proj outputs (every
-  // head of the model), in place on this shard's `queries` ([tokens, heads*dim]) and
-  // `keys` ([tokens, kv_heads*dim]): each shard's per-token sums of squares are
-  // all-reduced (a key/value head held by several shards counted once), so no shard
-  // needs the others' heads. Fails when the all-reduce does.
-  std::expected<void, std::string> NormalizeWholeProjections(int layer, const LayerShardWeights& w,
-                                                             float* queries, float* keys,
-                                                             Collective& collective);
-  // A mixture-of-experts layer's MLP on `normed_stream` ([tokens, hidden]): this shard's
-  // partial sum of the block's output into `shard_sum` ([tokens, hidden]), and taps of
-  // router_logits, expert_ids and expert_weights.
-  void SparseMlp(int layer, const LayerShardWeights& w, const float* normed_stream,
-                 float* shard_sum);
   // The MLP of `w` up to down_proj's input, from `normed_stream` ([tokens, hidden]):
   // act(gate(n)) * up(n) into `gate_act`, or GPT-2's gelu_new(c_fc(n)) into `up_act`
   // (both [tokens, columns]). Returns the one that holds it.
   float* MlpHidden(const LayerShardWeights& w, const float* normed_stream, float* gate_act,
                    float* up_act);
+  // A mixture-of-experts layer's MLP (its routed experts, each shard its slice of them)
+  // on `normed_stream` into `shard_sum` ([tokens, hidden]), and taps of router_logits,
+  // expert_ids and expert_weights.
+  std::expected<void, std::string> SparseMlp(int layer, const LayerShardWeights& w,
+                                             const float* normed_stream, float* shard_sum);
   // Ends a sublayer of `layer` (weights `w`) as `end` says: all-reduces the shard's
   // partial `sublayer_sum` ([tokens, hidden]) and finishes it in place (bias, sandwich
   // norm), taps it, adds it to `resid_stream` and taps that. Fails when the all-reduce
@@ -181,9 +137,9 @@ struct DecoderShardState {
   // shard sent other than its columns.
   std::expected<void, std::string> TapGatheredColumns(SiteKind kind, int layer, const float* local,
                                                       Collective& collective);
-  // The forward over `batch` (checked), into `captures`: the loop over the layers that
-  // calls the steps above, in decoder_forward.cc.
-  std::expected<void, std::string> Run(const PackedBatch& batch, Collective& collective);
+  // The forward over the batch the device began (checked), into `captures`: the loop
+  // over the layers that calls the steps above, in decoder_forward.cc.
+  std::expected<void, std::string> Run(Collective& collective);
 };
 
 }  // namespace actex

@@ -325,4 +325,27 @@ std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& w
   return shard;
 }
 
+void ForEachTensor(const LayerShardWeights& layer,
+                   const std::function<void(const WeightSlice&)>& matrix,
+                   const std::function<void(const std::vector<float>&)>& vector) {
+  for (const WeightSlice* m : {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up,
+                               &layer.down, &layer.router}) {
+    matrix(*m);
+  }
+  auto expert_matrices = [&](const ExpertShardWeights& expert) {
+    matrix(expert.gate);
+    matrix(expert.up);
+    matrix(expert.down);
+  };
+  for (const ExpertShardWeights& expert : layer.experts) expert_matrices(expert);
+  expert_matrices(layer.shared_expert);
+  for (const std::vector<float>* v :
+       {&layer.input_norm, &layer.input_norm_bias, &layer.q_bias, &layer.k_bias, &layer.v_bias,
+        &layer.q_norm, &layer.k_norm, &layer.o_bias, &layer.post_attention_norm,
+        &layer.pre_mlp_norm, &layer.pre_mlp_norm_bias, &layer.post_mlp_norm, &layer.gate_bias,
+        &layer.up_bias, &layer.down_bias, &layer.shared_expert_gate}) {
+    vector(*v);
+  }
+}
+
 }  // namespace actex

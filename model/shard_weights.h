@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,13 @@ struct ShardWeights {
 // ArchitectureTensors lists and splits them. `weights` must outlive the result.
 std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& weights,
                                                            const ShardSlice& slice, int last_layer);
+
+// Calls `matrix` on every matrix of `layer` (empty ones included: weight.data null) and
+// `vector` on every small vector (empty ones included), dense and mixture-of-experts
+// alike: for a device that keeps its own copy of each tensor (gpu/device_weights.h).
+void ForEachTensor(const LayerShardWeights& layer,
+                   const std::function<void(const WeightSlice&)>& matrix,
+                   const std::function<void(const std::vector<float>&)>& vector);
 
 }  // namespace actex
 

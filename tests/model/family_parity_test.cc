@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <tuple>
 
 #include "model/decoder_forward.h"
@@ -22,123 +21,19 @@
 #include "model/model_weights.h"
 #include "model/sites.h"
 #include "storage/safetensors.h"
+#include "tests/model/family_fixture.h"
 #include "tests/model/model_test_util.h"
 
 namespace actex {
 namespace {
 
+using testing::Comparisons;
+using testing::FamilyDir;
 using testing::MaxAbs;
 using testing::MaxAbsDifference;
-using testing::ReadFloats;
 using testing::ReadInts;
-
-bool IsMixtureOfExperts(const std::string& family) {
-  return family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe" || family == "olmoe";
-}
-
-std::string FamilyDir(const std::string& family) {
-  return std::string(ACTEX_FIXTURES_DIR) +
-         (IsMixtureOfExperts(family) ? "/moe-families/" : "/model-families/") + family;
-}
-
-// The mixture-of-experts fixtures hold z in expected.safetensors; the dense ones in
-// z.safetensors next to it (README-z.md).
-std::string ZFile(const std::string& family) {
-  return FamilyDir(family) +
-         (IsMixtureOfExperts(family) ? "/expected.safetensors" : "/z.safetensors");
-}
-
-// Every site of a 4-layer model that `config` has and the fixture tensor (after
-// "<case>.") it equals (z: in ZFile). The mixture-of-experts fixtures hold no mlp_post
-// (not even of qwen2_moe's dense layer).
-std::vector<std::pair<Site, std::string>> Comparisons(const ModelConfig& config) {
-  const int layers = config.layers;
-  std::vector<std::pair<Site, std::string>> comparisons = {
-      {{SiteKind::kEmbed, -1}, "hidden_states.0"}};
-  for (int l = 0; l < layers; ++l) {
-    const std::string n = std::to_string(l);
-    comparisons.push_back({{SiteKind::kResidPre, l}, "hidden_states." + n});
-    comparisons.push_back({{SiteKind::kZ, l}, "z." + n});
-    comparisons.push_back({{SiteKind::kAttnOut, l}, "attn_out." + n});
-    comparisons.push_back({{SiteKind::kResidMid, l}, "resid_mid." + n});
-    if (config.IsSparse(l)) {
-      comparisons.push_back({{SiteKind::kRouterLogits, l}, "router_logits." + n});
-      comparisons.push_back({{SiteKind::kExpertIds, l}, "expert_ids." + n});
-      comparisons.push_back({{SiteKind::kExpertWeights, l}, "expert_weights." + n});
-    } else if (config.moe.experts == 0) {
-      comparisons.push_back({{SiteKind::kMlpPost, l}, "mlp_post." + n});
-    }
-    comparisons.push_back({{SiteKind::kMlpOut, l}, "mlp_out." + n});
-    comparisons.push_back({{SiteKind::kResidPost, l},
-                           l + 1 < layers ? "hidden_states." + std::to_string(l + 1)
-                                          : std::string("last_layer_pre_norm")});
-  }
-  comparisons.push_back({{SiteKind::kLnFinal, -1}, "hidden_states." + std::to_string(layers)});
-  return comparisons;
-}
-
-std::vector<Site> SitesOf(const std::vector<std::pair<Site, std::string>>& comparisons) {
-  std::vector<Site> sites;
-  for (const auto& [site, name] : comparisons) sites.push_back(site);
-  return sites;
-}
-
-// The worst relative error per site kind over a whole test, printed at its end.
-using WorstErrors = std::map<std::string, float>;
-
-std::string KindName(const Site& site) {
-  const std::string hook = site.HookName();
-  const size_t dot = hook.find('.', hook.starts_with("blocks.") ? 7 : 0);
-  return hook.starts_with("blocks.") ? hook.substr(dot + 1) : hook;
-}
-
-void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
-                          const std::vector<std::pair<Site, std::string>>& comparisons,
-                          const SafetensorsFile& expected, const SafetensorsFile& z,
-                          const std::string& prefix, int64_t first_row, int64_t rows,
-                          const std::string& label, WorstErrors& worst) {
-  ASSERT_EQ(captures.size(), comparisons.size());
-  for (size_t i = 0; i < captures.size(); ++i) {
-    const SiteActivations& capture = captures[i];
-    const std::string& name = comparisons[i].second;
-    if (capture.site.IsInteger()) {  // expert_ids: the same experts in the same order
-      const std::vector<int32_t> reference = ReadInts(expected, prefix + "." + name);
-      ASSERT_EQ(static_cast<int64_t>(reference.size()), rows * capture.width) << prefix << name;
-      const std::vector<int32_t> ours(
-          capture.integers.begin() + first_row * capture.width,
-          capture.integers.begin() + (first_row + rows) * capture.width);
-      int64_t differing = 0;
-      for (size_t j = 0; j < ours.size(); ++j) differing += ours[j] != reference[j];
-      float& kind_worst = worst[KindName(capture.site) + " (differing)"];
-      kind_worst = std::max(kind_worst, static_cast<float>(differing));
-      EXPECT_EQ(differing, 0) << label << " " << prefix << " " << capture.site.HookName();
-      continue;
-    }
-    const std::vector<float> reference =
-        ReadFloats(name.starts_with("z.") ? z : expected, prefix + "." + name);
-    ASSERT_EQ(static_cast<int64_t>(reference.size()), rows * capture.width)
-        << prefix << "." << comparisons[i].second;
-    const std::span<const float> ours(capture.values.data() + first_row * capture.width,
-                                      rows * capture.width);
-    const float difference = MaxAbsDifference(ours, reference);
-    const float scale = MaxAbs(reference);
-    float& kind_worst = worst[KindName(capture.site)];
-    kind_worst = std::max(kind_worst, difference / scale);
-    EXPECT_LE(difference, 2e-5f * scale)
-        << label << " " << prefix << " " << capture.site.HookName() << " max|d| " << difference;
-    if (capture.site.kind == SiteKind::kExpertWeights) EXPECT_LE(difference, 2e-5f);
-  }
-}
-
-void PrintWorst(const std::string& label, const WorstErrors& worst) {
-  std::string line = "parity " + label + " max|d|/max|ref|:";
-  for (const auto& [kind, error] : worst) {
-    char cell[96];
-    std::snprintf(cell, sizeof(cell), " %s %.2g", kind.c_str(), error);
-    line += cell;
-  }
-  std::printf("%s\n", line.c_str());
-}
+using testing::SitesOf;
+using testing::WorstErrors;
 
 class FamilyParityTest : public ::testing::TestWithParam<std::string> {};
 
@@ -148,24 +43,14 @@ TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
   ASSERT_TRUE(weights.has_value()) << weights.error();
   auto expected = SafetensorsFile::Open(dir + "/expected.safetensors");
   ASSERT_TRUE(expected.has_value()) << expected.error();
-  auto z = SafetensorsFile::Open(ZFile(GetParam()));
+  auto z = SafetensorsFile::Open(testing::ZFile(GetParam()));
   ASSERT_TRUE(z.has_value()) << z.error();
   const ModelConfig& config = (*weights)->config();
   const auto comparisons = Comparisons(config);
   const std::vector<Site> sites = SitesOf(comparisons);
 
-  // The padded batch's rows end to end, without their padding.
-  const std::vector<int32_t> padded = ReadInts(**expected, "padbatch.input_ids");
+  const PackedBatch packed = testing::UnpaddedBatch(**expected);
   const std::vector<int32_t> lengths = ReadInts(**expected, "padbatch.lengths");
-  const int64_t width = static_cast<int64_t>(padded.size() / lengths.size());
-  PackedBatch packed;
-  for (size_t row = 0; row < lengths.size(); ++row) {
-    for (int32_t t = 0; t < lengths[row]; ++t) {
-      packed.token_ids.push_back(padded[row * width + t]);
-      packed.positions.push_back(t);
-    }
-    packed.sequence_lengths.push_back(lengths[row]);
-  }
 
   WorstErrors worst;
   for (int shards = 1; shards <= config.heads; ++shards) {
@@ -175,7 +60,7 @@ TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
       auto captures = testing::RunShards(*weights, shards, sites, batch);
       ASSERT_EQ(static_cast<int>(captures.size()), shards);
       for (int rank = 0; rank < shards; ++rank) {
-        ExpectMatchesFixture(captures[rank], comparisons, **expected, **z, name, 0,
+        testing::ExpectMatchesFixture(captures[rank], comparisons, **expected, **z, name, 0,
                              static_cast<int64_t>(batch.token_ids.size()),
                              label + " rank " + std::to_string(rank), worst);
       }
@@ -184,12 +69,12 @@ TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
     ASSERT_EQ(static_cast<int>(captures.size()), shards);
     int64_t first = 0;
     for (size_t row = 0; row < lengths.size(); ++row) {
-      ExpectMatchesFixture(captures[0], comparisons, **expected, **z,
+      testing::ExpectMatchesFixture(captures[0], comparisons, **expected, **z,
                            "padbatch.row" + std::to_string(row), first, lengths[row], label, worst);
       first += lengths[row];
     }
   }
-  PrintWorst(GetParam() + " F32 S=1.." + std::to_string(config.heads), worst);
+  testing::PrintWorst(GetParam() + " F32 S=1.." + std::to_string(config.heads), worst);
 }
 
 // Writes the fixture's weights as `dtype` ("BF16" or "F16") into `half_dir` and their

@@ -68,13 +68,13 @@ float MaxAbsDifference(std::span<const float> a, std::span<const float> b) {
 
 std::vector<std::vector<SiteActivations>> RunShards(
     const std::shared_ptr<const ModelWeights>& weights, int shards, const std::vector<Site>& sites,
-    const PackedBatch& batch) {
+    const PackedBatch& batch, const ShardDeviceMaker& make_device) {
   std::vector<std::unique_ptr<DecoderShard>> models;
   for (int rank = 0; rank < shards; ++rank) {
     auto slice = PlanShard(weights->config(), rank, shards);
     EXPECT_TRUE(slice.has_value()) << slice.error();
     if (!slice) return {};
-    auto model = DecoderShard::Create(weights, *slice, sites);
+    auto model = DecoderShard::Create(weights, *slice, sites, make_device);
     EXPECT_TRUE(model.has_value()) << model.error();
     if (!model) return {};
     models.push_back(std::move(*model));

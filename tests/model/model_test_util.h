@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/model_weights.h"
+#include "model/cpu_shard_device.h"
 #include "model/decoder_forward.h"
 #include "storage/safetensors.h"
 
@@ -36,10 +37,11 @@ float MaxAbs(std::span<const float> values);
 float MaxAbsDifference(std::span<const float> a, std::span<const float> b);
 
 // Runs `batch` through `shards` shards of `weights` (each in its own thread, joined
-// through a ThreadCollectiveGroup) and returns every rank's captures.
+// through a ThreadCollectiveGroup) on the devices `make_device` makes (default: one CPU
+// thread each) and returns every rank's captures.
 std::vector<std::vector<SiteActivations>> RunShards(
     const std::shared_ptr<const ModelWeights>& weights, int shards, const std::vector<Site>& sites,
-    const PackedBatch& batch);
+    const PackedBatch& batch, const ShardDeviceMaker& make_device = CpuShardDevices(1));
 
 // One sequence with positions 0..n-1.
 PackedBatch SingleSequence(std::vector<int32_t> token_ids);

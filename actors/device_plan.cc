@@ -1,0 +1,67 @@
+#include "actors/device_plan.h"
+
+#include <algorithm>
+
+#include "gpu/cuda_shard_device.h"
+#include "model/cpu_shard_device.h"
+#include "actors/extract_options.h"
+
+namespace actex {
+
+ShardDeviceMaker DevicePlan::MakerFor(int shard_on_host, int threads) const {
+  if (!cuda) return CpuShardDevices(threads);
+  return CudaShardDevices({.gpu = gpus[static_cast<size_t>(shard_on_host) % gpus.size()],
+                           .precision = precision,
+                           .host_threads = threads});
+}
+
+std::string DevicePlan::Describe() const {
+  if (!cuda) return std::string("cpu, ") + PrecisionName(precision);
+  std::string list;
+  for (int gpu : gpus) list += (list.empty() ? "" : ",") + std::to_string(gpu);
+  return "cuda (GPU" + std::string(gpus.size() > 1 ? "s " : " ") + list + "), " +
+         PrecisionName(precision);
+}
+
+std::expected<DevicePlan, std::string> PlanDevices(const std::string& device,
+                                                   const std::string& gpus,
+                                                   const std::string& precision) {
+  DevicePlan plan;
+  auto parsed_precision = ParsePrecision(precision);
+  if (!parsed_precision) return std::unexpected("--precision: " + parsed_precision.error());
+  plan.precision = *parsed_precision;
+  if (device == "cpu") {
+    if (!gpus.empty()) return std::unexpected("--gpus " + gpus + ": only with --device cuda");
+    if (plan.precision == Precision::kBf16) {
+      return std::unexpected(
+          "--precision bf16 runs on --device cuda only: BF16 products on the CPU are not "
+          "implemented yet");
+    }
+    return plan;
+  }
+  if (device != "cuda") return std::unexpected("--device " + device + ": use cpu or cuda");
+  plan.cuda = true;
+  auto count = UsableGpuCount();
+  if (!count) return std::unexpected("--device cuda: " + count.error());
+  if (gpus.empty()) {
+    for (int gpu = 0; gpu < *count; ++gpu) plan.gpus.push_back(gpu);
+    return plan;
+  }
+  auto listed = ParseIndexList(gpus, "--gpus");
+  if (!listed) return std::unexpected(listed.error());
+  for (int gpu : *listed) {
+    if (gpu < 0 || gpu >= *count) {
+      return std::unexpected("--gpus " + gpus + ": " + std::to_string(gpu) +
+                             " is not a GPU CUDA sees (" + std::to_string(*count) + ": 0.." +
+                             std::to_string(*count - 1) + ")");
+    }
+    if (std::find(plan.gpus.begin(), plan.gpus.end(), gpu) != plan.gpus.end()) {
+      return std::unexpected("--gpus " + gpus + ": GPU " + std::to_string(gpu) +
+                             " is given twice");
+    }
+    plan.gpus.push_back(gpu);
+  }
+  return plan;
+}
+
+}  // namespace actex

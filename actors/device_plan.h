@@ -1,0 +1,38 @@
+#ifndef ACTEX_ACTORS_DEVICE_PLAN_H_
+#define ACTEX_ACTORS_DEVICE_PLAN_H_
+
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "model/precision.h"
+#include "model/shard_device.h"
+
+namespace actex {
+
+// Where this host's device shards run (--device, --gpus, --precision), checked before
+// any work.
+struct DevicePlan {
+  bool cuda = false;      // --device cuda
+  std::vector<int> gpus;  // --device cuda: the GPUs this host's shards take in turn
+  Precision precision = Precision::kFp32;
+
+  // The device of this host's `shard_on_host`-th shard (0-based), with `threads` host
+  // threads: the CPU's cores, or GPU gpus[shard_on_host % gpus.size()].
+  ShardDeviceMaker MakerFor(int shard_on_host, int threads) const;
+  // "cpu" or "cuda (GPUs 0,1), bf16", for the ready line.
+  std::string Describe() const;
+};
+
+// Resolves --device (cpu | cuda), --gpus ("0,1"; empty: every GPU CUDA sees) and
+// --precision (fp32 | bf16). Refuses, naming the flag and the reason: --device cuda in
+// a build without CUDA or on a machine without a usable GPU, a --gpus index CUDA does
+// not see or given twice, --gpus without --device cuda, and --precision bf16 on the CPU
+// (not implemented there).
+std::expected<DevicePlan, std::string> PlanDevices(const std::string& device,
+                                                   const std::string& gpus,
+                                                   const std::string& precision);
+
+}  // namespace actex
+
+#endif  // ACTEX_ACTORS_DEVICE_PLAN_H_

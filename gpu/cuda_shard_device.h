@@ -1,0 +1,37 @@
+#ifndef ACTEX_GPU_CUDA_SHARD_DEVICE_H_
+#define ACTEX_GPU_CUDA_SHARD_DEVICE_H_
+
+#include <expected>
+#include <string>
+
+#include "model/precision.h"
+#include "model/shard_device.h"
+
+namespace actex {
+
+// Where a shard runs on a GPU.
+struct CudaOptions {
+  int gpu = 0;  // the CUDA device index, as CUDA_VISIBLE_DEVICES leaves them
+  Precision precision = Precision::kFp32;
+  int host_threads = 1;  // the shard's team on the host (SAE encoding), >= 1
+};
+
+// Shards that run on GPU `options.gpu` (gpu/README.md): the weights uploaded once,
+// products by cuBLAS (fp32: float32 math with TF32 off; bf16: bfloat16 inputs, float32
+// accumulation), everything else by the kernels of gpu/kernels in float32, the batch's
+// activations on the GPU, taps copied to pinned host memory on a stream of their own.
+// The maker refuses, before any work, a build without CUDA, a machine without a usable
+// GPU, an index past the GPUs there are, and what the GPU forward does not implement
+// (mixtures of experts, head_dim > 256), each naming why.
+ShardDeviceMaker CudaShardDevices(const CudaOptions& options);
+
+// Whether this actex was built with the CUDA device (CMake found a CUDA toolkit).
+bool CudaBuilt();
+
+// How many GPUs this process can use, or why it can use none (built without CUDA, no
+// driver, no device).
+std::expected<int, std::string> UsableGpuCount();
+
+}  // namespace actex
+
+#endif  // ACTEX_GPU_CUDA_SHARD_DEVICE_H_

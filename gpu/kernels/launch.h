@@ -1,0 +1,23 @@
+#ifndef ACTEX_GPU_KERNELS_LAUNCH_H_
+#define ACTEX_GPU_KERNELS_LAUNCH_H_
+
+// What every kernel file of gpu/kernels shares. These headers are plain C++ over device
+// pointers and a stream, so that host code (C++23) and device code (nvcc) both read them.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace actex::gpu {
+
+// How a weight is stored on the GPU: as in its file (16-bit weights stay 16-bit).
+enum class StoredDtype { kF32, kF16, kBF16 };
+
+// Blocks of `threads` that cover `count` items, one per thread.
+inline unsigned BlocksFor(int64_t count, int threads) {
+  return static_cast<unsigned>((count + threads - 1) / threads);
+}
+
+}  // namespace actex::gpu
+
+#endif  // ACTEX_GPU_KERNELS_LAUNCH_H_

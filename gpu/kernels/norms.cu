@@ -1,0 +1,77 @@
+// RMSNorm and LayerNorm on the GPU (gpu/kernels/norms.h): one warp per row, each lane a
+// stride of the row, the sums in double as the CPU kernels keep them.
+
+#include "gpu/kernels/norms.h"
+
+namespace actex::gpu {
+namespace {
+
+constexpr int kWarpsPerBlock = 8;
+
+__device__ double WarpSum(double value) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    value += __shfl_xor_sync(0xffffffffu, value, offset);
+  }
+  return value;
+}
+
+__global__ void RmsNormKernel(const float* x, int64_t rows, int64_t width, const float* weight,
+                              float eps, float* y) {
+  const int64_t row = int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const float* in = x + row * width;  // [width]
+  float* out = y + row * width;       // [width]
+  double squares = 0.0;
+  for (int64_t i = lane; i < width; i += 32) squares += double{in[i]} * in[i];
+  squares = WarpSum(squares);
+  const float variance = static_cast<float>(squares / static_cast<double>(width));
+  const float inverse_rms = 1.0f / sqrtf(variance + eps);
+  for (int64_t i = lane; i < width; i += 32) {
+    const float normalized = __fmul_rn(in[i], inverse_rms);
+    out[i] = __fmul_rn(weight[i], normalized);
+  }
+}
+
+__global__ void LayerNormKernel(const float* x, int64_t rows, int64_t width, const float* weight,
+                                const float* bias, float eps, float* y) {
+  const int64_t row = int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const float* in = x + row * width;  // [width]
+  float* out = y + row * width;       // [width]
+  double sum = 0.0;
+  for (int64_t i = lane; i < width; i += 32) sum += in[i];
+  const double mean = WarpSum(sum) / static_cast<double>(width);
+  double squares = 0.0;
+  for (int64_t i = lane; i < width; i += 32) {
+    const double centered = in[i] - mean;
+    squares += centered * centered;
+  }
+  squares = WarpSum(squares);
+  const float inverse_std =
+      static_cast<float>(1.0 / sqrt(squares / static_cast<double>(width) + eps));
+  const float mean_f = static_cast<float>(mean);
+  for (int64_t i = lane; i < width; i += 32) {
+    const float normalized = __fmul_rn(__fsub_rn(in[i], mean_f), inverse_std);
+    out[i] = __fadd_rn(__fmul_rn(normalized, weight[i]), bias[i]);
+  }
+}
+
+}  // namespace
+
+void RmsNormRows(const float* x, int64_t rows, int64_t width, const float* weight, float eps,
+                 float* y, cudaStream_t stream) {
+  if (rows <= 0) return;
+  RmsNormKernel<<<BlocksFor(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
+      x, rows, width, weight, eps, y);
+}
+
+void LayerNormRows(const float* x, int64_t rows, int64_t width, const float* weight,
+                   const float* bias, float eps, float* y, cudaStream_t stream) {
+  if (rows <= 0) return;
+  LayerNormKernel<<<BlocksFor(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
+      x, rows, width, weight, bias, eps, y);
+}
+
+}  // namespace actex::gpu

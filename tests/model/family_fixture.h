@@ -1,0 +1,59 @@
+#ifndef ACTEX_TESTS_MODEL_FAMILY_FIXTURE_H_
+#define ACTEX_TESTS_MODEL_FAMILY_FIXTURE_H_
+
+// The reference activations of HF transformers in tests/fixtures (model-families,
+// moe-families, qwen2-tiny): where each family's folder is, which of our sites each
+// fixture tensor equals, and the comparison every forward test makes against them.
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/model_config.h"
+#include "model/packed_batch.h"
+#include "model/sites.h"
+#include "storage/safetensors.h"
+
+namespace actex::testing {
+
+bool IsMixtureOfExperts(const std::string& family);
+// The fixture folder of `family` ("llama", "olmoe", ..., or "qwen2-tiny").
+std::string FamilyDir(const std::string& family);
+// The file holding the fixture's z tensors (README-z.md): z.safetensors next to
+// expected.safetensors, or expected.safetensors itself for the mixtures of experts.
+std::string ZFile(const std::string& family);
+
+// Every site `config` has up to its last layer and the fixture tensor (after "<case>.")
+// it equals (z: in ZFile). The mixture-of-experts fixtures hold no mlp_post (not even
+// of qwen2_moe's dense layer). With `expected` and `z` given, only the sites whose
+// tensors the fixture holds (qwen2-tiny has hidden states and z alone).
+std::vector<std::pair<Site, std::string>> Comparisons(const ModelConfig& config,
+                                                      const SafetensorsFile* expected = nullptr,
+                                                      const SafetensorsFile* z = nullptr);
+std::vector<Site> SitesOf(const std::vector<std::pair<Site, std::string>>& comparisons);
+
+// The single-sequence cases of the fixture ("len1", "len7", ...: each "<case>.input_ids"
+// but the padded batch's).
+std::vector<std::string> SingleSequenceCases(const SafetensorsFile& expected);
+// The fixture's padded batch ("padbatch.input_ids", "padbatch.lengths") packed end to
+// end without its padding, positions from 0 in each row.
+PackedBatch UnpaddedBatch(const SafetensorsFile& expected);
+
+// The worst relative error per site kind over a whole test, printed at its end.
+using WorstErrors = std::map<std::string, float>;
+
+// Checks `captures` (rows [first_row, first_row + rows) of a forward over the sites of
+// `comparisons`) against the fixture's tensors of case `prefix`: max|Δ| <= `bound` ·
+// max|ref| per tensor, expert_ids equal positionally. Records the errors in `worst`.
+void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
+                          const std::vector<std::pair<Site, std::string>>& comparisons,
+                          const SafetensorsFile& expected, const SafetensorsFile& z,
+                          const std::string& prefix, int64_t first_row, int64_t rows,
+                          const std::string& label, WorstErrors& worst, float bound = 2e-5f);
+// Prints "parity <label> max|d|/max|ref|: <kind> <error> ...".
+void PrintWorst(const std::string& label, const WorstErrors& worst);
+
+}  // namespace actex::testing
+
+#endif  // ACTEX_TESTS_MODEL_FAMILY_FIXTURE_H_
