@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "actors/extract_options.h"
 #include "gpu/cuda_shard_device.h"
 #include "model/cpu_shard_device.h"
-#include "actors/extract_options.h"
 
 namespace actex {
 
@@ -56,8 +56,7 @@ std::expected<DevicePlan, std::string> PlanDevices(const std::string& device,
                              std::to_string(*count - 1) + ")");
     }
     if (std::find(plan.gpus.begin(), plan.gpus.end(), gpu) != plan.gpus.end()) {
-      return std::unexpected("--gpus " + gpus + ": GPU " + std::to_string(gpu) +
-                             " is given twice");
+      return std::unexpected("--gpus " + gpus + ": GPU " + std::to_string(gpu) + " is given twice");
     }
     plan.gpus.push_back(gpu);
   }

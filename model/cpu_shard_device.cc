@@ -10,8 +10,8 @@
 
 #include "model/blas_threads.h"
 #include "model/kernels/cpu_isa.h"
-#include "model/kernels/gemm.h"
 #include "model/kernels/gelu.h"
+#include "model/kernels/gemm.h"
 #include "model/kernels/half_float.h"
 #include "model/kernels/layer_norm.h"
 #include "model/kernels/rms_norm.h"
@@ -50,8 +50,7 @@ class CpuShardDevice final : public ShardDevice {
 
   std::string Describe() const override {
     return "cpu (" + std::to_string(team_.size()) + " threads, fp32, " +
-           GemmBackendName(PreferredGemmBackend(ActiveIsa())) + " on " +
-           IsaName(ActiveIsa()) + ")";
+           GemmBackendName(PreferredGemmBackend(ActiveIsa())) + " on " + IsaName(ActiveIsa()) + ")";
   }
   ThreadTeam& team() override { return team_; }
 
@@ -84,8 +83,8 @@ class CpuShardDevice final : public ShardDevice {
                  float* y) override;
   void Linear(const float* x, const WeightSlice& weight, const std::vector<float>& bias,
               float* y) override {
-    actex::Linear(x, weight.in_features(), tokens_, weight, bias.empty() ? nullptr : bias.data(),
-                  y, weight.out_features(), &widen_scratch_, &team_);
+    actex::Linear(x, weight.in_features(), tokens_, weight, bias.empty() ? nullptr : bias.data(), y,
+                  weight.out_features(), &widen_scratch_, &team_);
   }
   void NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) override;
   void Rotate(int layer, float* queries, float* keys) override;
@@ -128,7 +127,7 @@ class CpuShardDevice final : public ShardDevice {
   const ShardWeights& weights_;
   const AttentionHeads heads_;
   ThreadTeam team_;
-  std::vector<RotaryTable> rotary_;  // [global] or [global, local] (Gemma 3)
+  std::vector<RotaryTable> rotary_;            // [global] or [global, local] (Gemma 3)
   std::unique_ptr<MixtureOfExperts> experts_;  // a mixture-of-experts family's MLP, else null
 
   std::array<std::vector<float>, kBufferCount> buffers_;
@@ -207,8 +206,8 @@ void CpuShardDevice::Rotate(int layer, float* queries, float* keys) {
   });
 }
 
-void CpuShardDevice::Attend(int layer, const float* queries, const float* keys,
-                            const float* values, float* context) {
+void CpuShardDevice::Attend(int layer, const float* queries, const float* keys, const float* values,
+                            float* context) {
   const int64_t dim = config_.head_dim;
   const int64_t q_width = heads_.heads * dim;
   const int64_t kv_width = heads_.kv_heads * dim;
@@ -312,8 +311,8 @@ std::expected<void, std::string> CpuShardDevice::NormalizeWholeProjections(
 }  // namespace
 
 ShardDeviceMaker CpuShardDevices(int threads) {
-  return [threads](const ShardSetup& setup)
-             -> std::expected<std::unique_ptr<ShardDevice>, std::string> {
+  return [threads](
+             const ShardSetup& setup) -> std::expected<std::unique_ptr<ShardDevice>, std::string> {
     if (threads < 1) {
       return std::unexpected("a shard needs at least one thread, not " + std::to_string(threads));
     }

@@ -46,7 +46,7 @@ void MixtureOfExperts::Forward(const LayerShardWeights& w, const float* normed, 
     RouteTopK(logits + first * experts_, end - first, experts_, top_k_, renormalize_,
               probabilities + first * experts_, ids + first * top_k_, weights + first * top_k_);
   });
-  GroupByExpert(tokens);
+  GroupByExpert(ids, tokens * top_k_, experts_, &first_row_, &rows_of_);
 
   team.ForRanges(tokens * hidden_, kTeamElementGrain, [&](int64_t first, int64_t end, int) {
     std::fill(shard_sum + first, shard_sum + end, 0.0f);
@@ -59,20 +59,6 @@ void MixtureOfExperts::Forward(const LayerShardWeights& w, const float* normed, 
   if (!w.shared_expert_gate.empty()) {
     AddSharedExpert(w, normed, tokens, shard_sum, widen_scratch, team);
   }
-}
-
-// A counting sort of the (token, slot) pairs by expert: count, prefix-sum into first
-// rows, then place each pair at its expert's next free row.
-void MixtureOfExperts::GroupByExpert(int64_t tokens) {
-  std::fill(first_row_.begin(), first_row_.end(), 0);
-  for (int64_t i = 0; i < tokens * top_k_; ++i) ++first_row_[ids_[i] + 1];
-  for (int e = 0; e < experts_; ++e) first_row_[e + 1] += first_row_[e];
-  int64_t* rows = GrowTo(rows_of_, tokens * top_k_);
-  std::vector<int64_t>& next = first_row_;  // each expert's next free row while filling
-  for (int64_t i = 0; i < tokens * top_k_; ++i) rows[next[ids_[i]]++] = i;
-  // Now next[e] is where expert e + 1 starts: shift back to first rows.
-  for (int e = experts_; e > 0; --e) next[e] = next[e - 1];
-  next[0] = 0;
 }
 
 void MixtureOfExperts::RunExpert(int e, const ExpertShardWeights& expert, const float* normed,

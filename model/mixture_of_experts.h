@@ -41,9 +41,6 @@ class MixtureOfExperts {
   const float* expert_weights() const { return weights_.data(); }  // [tokens, top_k]
 
  private:
-  // Orders the (token, slot) pairs by expert, tokens ascending within each (HF's
-  // torch.where order): rows_of_[first_row_[e], first_row_[e + 1]) are expert e's.
-  void GroupByExpert(int64_t tokens);
   // Adds weight · expert(n) at expert `e`'s tokens into `shard_sum`.
   void RunExpert(int e, const ExpertShardWeights& expert, const float* normed, float* shard_sum,
                  std::vector<float>* widen_scratch, ThreadTeam& team);

@@ -78,7 +78,8 @@ void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
                           const std::vector<std::pair<Site, std::string>>& comparisons,
                           const SafetensorsFile& expected, const SafetensorsFile& z,
                           const std::string& prefix, int64_t first_row, int64_t rows,
-                          const std::string& label, WorstErrors& worst, float bound) {
+                          const std::string& label, WorstErrors& worst, float bound,
+                          bool routing_must_match) {
   ASSERT_EQ(captures.size(), comparisons.size());
   for (size_t i = 0; i < captures.size(); ++i) {
     const SiteActivations& capture = captures[i];
@@ -93,7 +94,9 @@ void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
       for (size_t j = 0; j < ours.size(); ++j) differing += ours[j] != reference[j];
       float& kind_worst = worst[KindName(capture.site) + " (differing)"];
       kind_worst = std::max(kind_worst, static_cast<float>(differing));
-      EXPECT_EQ(differing, 0) << label << " " << prefix << " " << capture.site.HookName();
+      if (routing_must_match) {
+        EXPECT_EQ(differing, 0) << label << " " << prefix << " " << capture.site.HookName();
+      }
       continue;
     }
     const std::vector<float> reference =

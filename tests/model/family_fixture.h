@@ -45,12 +45,14 @@ using WorstErrors = std::map<std::string, float>;
 
 // Checks `captures` (rows [first_row, first_row + rows) of a forward over the sites of
 // `comparisons`) against the fixture's tensors of case `prefix`: max|Δ| <= `bound` ·
-// max|ref| per tensor, expert_ids equal positionally. Records the errors in `worst`.
+// max|ref| per tensor, expert_ids equal positionally (counted, not required, unless
+// `routing_must_match`). Records the errors in `worst`.
 void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
                           const std::vector<std::pair<Site, std::string>>& comparisons,
                           const SafetensorsFile& expected, const SafetensorsFile& z,
                           const std::string& prefix, int64_t first_row, int64_t rows,
-                          const std::string& label, WorstErrors& worst, float bound = 2e-5f);
+                          const std::string& label, WorstErrors& worst, float bound = 2e-5f,
+                          bool routing_must_match = true);
 // Prints "parity <label> max|d|/max|ref|: <kind> <error> ...".
 void PrintWorst(const std::string& label, const WorstErrors& worst);
 
