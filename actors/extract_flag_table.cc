@@ -275,6 +275,13 @@ std::string FlagOfConfigKey(const std::string& key) {
   return "the recorded \"" + key + "\"";
 }
 
+nlohmann::json DefaultRecordOfConfigKey(const std::string& key) {
+  for (const ExtractFlag& flag : ExtractFlagTable()) {
+    if (flag.config_key == key) return flag.record(ExtractOptions{});
+  }
+  return nullptr;
+}
+
 nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan) {
   const ExtractOptions resolved = ResolvedOptions(options, plan);
   nlohmann::json config = {{"model", plan.config.name},
