@@ -126,11 +126,12 @@ int Run(const Flags& flags) {
   }
   cudaDeviceProp properties{};
   cudaGetDeviceProperties(&properties, 0);
-  RandomModelOptions options{.output_dir = flags.folder + "/" + flags.preset,
-                             .preset = flags.preset,
-                             .vocab_size = 4096,
-                             .layers = flags.layers,
-                             .dtype = "bfloat16"};
+  RandomModelOptions options;
+  options.output_dir = flags.folder + "/" + flags.preset;
+  options.preset = flags.preset;
+  options.vocab_size = 4096;
+  options.layers = flags.layers;
+  options.dtype = "bfloat16";
   auto made = MakeRandomModel(options);
   if (!made) {
     std::fprintf(stderr, "bench_gpu_forward: %s\n", made.error().c_str());

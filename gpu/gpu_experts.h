@@ -9,6 +9,8 @@
 #include "gpu/device_memory.h"
 #include "gpu/device_weights.h"
 #include "gpu/shard_streams.h"
+#include "model/expert_routing.h"
+#include "model/kernels/thread_team.h"
 #include "model/model_config.h"
 #include "model/shard_device.h"
 #include "model/shard_plan.h"
@@ -42,18 +44,13 @@ class GpuExperts {
                                              int64_t rows, float* out, ShardStreams& streams,
                                              const DeviceWeights& weights, Precision precision);
 
-  const int64_t hidden_;
-  const int experts_, top_k_;
-  const int first_expert_, end_expert_;
-  const bool renormalize_;
+  const int64_t hidden_, experts_;
   const int64_t widest_columns_;  // the most columns of an expert or the shared expert
-
-  // Host: the routing of the current batch.
-  std::vector<float> logits_, probabilities_, weights_;  // [tokens, experts|experts|top_k]
-  std::vector<int32_t> ids_;                             // [tokens, top_k]
-  std::vector<int64_t> first_row_, rows_of_;             // GroupByExpert's
-  std::vector<int32_t> token_of_row_;                    // [tokens * top_k]
-  std::vector<float> weight_of_row_;                     // [tokens * top_k]
+  ExpertRouting routing_;         // the current batch's, on the host
+  ThreadTeam caller_;             // the routing runs on the calling thread
+  // Each grouped assignment's token and weight, on their way to the GPU.
+  std::vector<int32_t> token_of_row_;  // [tokens * top_k]
+  std::vector<float> weight_of_row_;   // [tokens * top_k]
   // GPU.
   DeviceMemory logits_on_gpu_, token_of_row_on_gpu_, weight_of_row_on_gpu_;
   DeviceMemory gathered_, gate_, up_, out_;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/expert_routing.h"
 #include "model/kernels/thread_team.h"
 #include "model/model_config.h"
 #include "model/shard_plan.h"
@@ -36,9 +37,7 @@ class MixtureOfExperts {
   void Forward(const LayerShardWeights& w, const float* normed, int64_t tokens, float* shard_sum,
                std::vector<float>* widen_scratch, ThreadTeam& team);
 
-  const float* router_logits() const { return logits_.data(); }    // [tokens, experts]
-  const int32_t* expert_ids() const { return ids_.data(); }        // [tokens, top_k]
-  const float* expert_weights() const { return weights_.data(); }  // [tokens, top_k]
+  RoutingOutputs routing() const { return routing_.outputs(); }
 
  private:
   // Adds weight · expert(n) at expert `e`'s tokens into `shard_sum`.
@@ -53,17 +52,10 @@ class MixtureOfExperts {
                  float* out, std::vector<float>* widen_scratch, ThreadTeam& team);
 
   int64_t hidden_;
-  int experts_, top_k_;
-  int first_expert_, end_expert_;  // the experts this shard computes
-  bool renormalize_;
   int64_t expert_columns_, shared_columns_;  // this shard's columns of each
+  ExpertRouting routing_;
 
   // Reused across calls.
-  std::vector<float> logits_, probabilities_;             // [tokens, experts]
-  std::vector<int32_t> ids_;                              // [tokens, top_k]
-  std::vector<float> weights_;                            // [tokens, top_k]
-  std::vector<int64_t> first_row_;                        // [experts + 1]
-  std::vector<int64_t> rows_of_;                          // [tokens * top_k]: token · top_k + slot
   std::vector<float> gathered_, gate_, up_, expert_out_;  // [rows, hidden or columns]
 };
 
