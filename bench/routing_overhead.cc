@@ -9,6 +9,7 @@
 
 #include "model/blas_threads.h"
 #include "model/kernels/linear.h"
+#include "model/kernels/linear_products.h"
 #include "model/kernels/swiglu.h"
 #include "model/kernels/thread_team.h"
 #include "model/mixture_of_experts.h"
@@ -59,8 +60,9 @@ std::expected<RoutingOverhead, std::string> MeasureRoutingOverhead(const std::st
   SetBlasThreads(1);  // the team is the parallelism, as in a forward
   ThreadTeam team(threads);
   MixtureOfExperts block(config, *slice);
+  LinearProducts products(Precision::kFp32);
   auto run_block = [&] {
-    block.Forward(layer, normed.data(), tokens, shard_sum.data(), &widen_scratch, team);
+    block.Forward(layer, normed.data(), tokens, shard_sum.data(), products, team);
   };
   run_block();  // warm-up (page faults, buffers grown), and the routing the products reuse
 

@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -94,6 +95,24 @@ void WidenToFloat(const void* source, WeightDtype dtype, int64_t count, float* d
     uint16_t bits;
     std::memcpy(&bits, bytes + 2 * i, 2);
     destination[i] = dtype == WeightDtype::kBF16 ? BFloat16ToFloat(bits) : Float16ToFloat(bits);
+  }
+}
+
+void RoundToBFloat16(const void* source, WeightDtype dtype, int64_t count, uint16_t* destination) {
+  const auto* bytes = static_cast<const uint8_t*>(source);
+  if (dtype == WeightDtype::kBF16) {
+    std::memcpy(destination, bytes, static_cast<size_t>(count) * sizeof(uint16_t));
+    return;
+  }
+  // Through a float block on the stack: the widening is vectorised, and so is this loop
+  // (FloatToBFloat16 is branch-free integer arithmetic but for its NaN select).
+  constexpr int64_t kBlock = 256;
+  float block[kBlock];
+  const int element_bytes = WeightDtypeBytes(dtype);
+  for (int64_t first = 0; first < count; first += kBlock) {
+    const int64_t n = std::min(kBlock, count - first);
+    WidenToFloat(bytes + first * element_bytes, dtype, n, block);
+    for (int64_t i = 0; i < n; ++i) destination[first + i] = FloatToBFloat16(block[i]);
   }
 }
 

@@ -9,14 +9,6 @@
 namespace actex {
 namespace {
 
-// Sets Y's first `out` columns of every row to the bias, so the sgemm can accumulate
-// into them with beta = 1, as torch's addmm adds the bias.
-void FillWithBias(const float* bias, int64_t tokens, int64_t out, float* y, int64_t ldy) {
-  for (int64_t t = 0; t < tokens; ++t) {
-    std::memcpy(y + t * ldy, bias, static_cast<size_t>(out) * sizeof(float));
-  }
-}
-
 // Y[:, first_out, end_out) of the product (+ its part of the bias), on the calling
 // thread: one sgemm for float32 weights read in place, else one per widened tile in
 // `block` (tile.rows * tile.cols).
@@ -57,11 +49,35 @@ void LinearRows(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& 
   }
 }
 
-// Output features per member's share are a multiple of this, so every sgemm keeps
-// whole register tiles of OpenBLAS's kernel.
-constexpr int64_t kRowAlignment = 32;
-
 }  // namespace
+
+void FillWithBias(const float* bias, int64_t tokens, int64_t out, float* y, int64_t ldy) {
+  for (int64_t t = 0; t < tokens; ++t) {
+    if (bias != nullptr) {
+      std::memcpy(y + t * ldy, bias, static_cast<size_t>(out) * sizeof(float));
+    } else {
+      std::fill(y + t * ldy, y + t * ldy + out, 0.0f);
+    }
+  }
+}
+
+FeatureShares CutOutputFeatures(int64_t out, int members) {
+  constexpr int64_t kRowAlignment = 32;
+  const int64_t even_share = (out + members - 1) / members;
+  FeatureShares shares;
+  shares.size = std::min(out, (even_share + kRowAlignment - 1) / kRowAlignment * kRowAlignment);
+  shares.count = shares.size > 0 ? (out + shares.size - 1) / shares.size : 0;
+  return shares;
+}
+
+void ForEachShare(ThreadTeam* team, int64_t count,
+                  const std::function<void(int64_t index, int member)>& share) {
+  if (team != nullptr && count > 1) {
+    team->Run(count, share);
+  } else {
+    for (int64_t index = 0; index < count; ++index) share(index, 0);
+  }
+}
 
 WeightSlice RowSlice(const WeightView& weight, int64_t first_row, int64_t end_row) {
   return {weight, first_row, end_row, 0, weight.cols};
@@ -94,11 +110,7 @@ void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weig
   const int64_t in = weight.in_features();
   if (tokens <= 0 || out <= 0) return;
   if (in <= 0) {  // an empty product: Y is the bias, or zero
-    if (bias != nullptr) {
-      FillWithBias(bias, tokens, out, y, ldy);
-    } else {
-      for (int64_t t = 0; t < tokens; ++t) std::fill(y + t * ldy, y + t * ldy + out, 0.0f);
-    }
+    FillWithBias(bias, tokens, out, y, ldy);
     return;
   }
   const WeightView& view = weight.weight;
@@ -108,26 +120,18 @@ void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weig
   // Each member takes a contiguous share of the output features (its own widen tile
   // buffer, its own sgemms), so the members never wait for one another.
   const int members = team != nullptr ? team->size() : 1;
-  const int64_t even_share = (out + members - 1) / members;
-  const int64_t share =
-      std::min(out, (even_share + kRowAlignment - 1) / kRowAlignment * kRowAlignment);
-  const int64_t shares = (out + share - 1) / share;
-  const WidenTile tile = WidenTileShape(share, in);
+  const FeatureShares shares = CutOutputFeatures(out, members);
+  const WidenTile tile = WidenTileShape(shares.size, in);
   const int64_t tile_floats = float_in_place ? 0 : tile.rows * tile.cols;
   if (static_cast<int64_t>(widen_buffer->size()) < tile_floats * members) {
     widen_buffer->resize(static_cast<size_t>(tile_floats * members));
   }
   const GemmBackend backend = PreferredGemmBackend(ActiveIsa());
-  auto run_share = [&](int64_t index, int member) {
+  ForEachShare(team, shares.count, [&](int64_t index, int member) {
     float* block = float_in_place ? nullptr : widen_buffer->data() + member * tile_floats;
-    LinearRows(x, ldx, tokens, weight, bias, index * share, std::min(out, (index + 1) * share), y,
-               ldy, tile, backend, block);
-  };
-  if (team != nullptr && shares > 1) {
-    team->Run(shares, run_share);
-  } else {
-    for (int64_t index = 0; index < shares; ++index) run_share(index, 0);
-  }
+    LinearRows(x, ldx, tokens, weight, bias, index * shares.size,
+               std::min(out, (index + 1) * shares.size), y, ldy, tile, backend, block);
+  });
 }
 
 }  // namespace actex

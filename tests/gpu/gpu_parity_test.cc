@@ -51,33 +51,11 @@ class GpuParityTest : public ::testing::TestWithParam<std::string> {
   // them against `reference` (expected.safetensors or HF's bf16 run) within `bound`.
   void CheckAgainst(const SafetensorsFile& reference, const SafetensorsFile& reference_z,
                     Precision precision, int shards, float bound, WorstErrors& worst) {
-    const std::vector<Site> sites = testing::SitesOf(comparisons_);
-    const ShardDeviceMaker gpu = CudaShardDevices({.gpu = 0, .precision = precision});
-    const std::string label = GetParam() + " " + PrecisionName(precision) + " S=" +
-                              std::to_string(shards);
-    for (const std::string& name : testing::SingleSequenceCases(*expected_)) {
-      if (reference.tensors().count(name + ".hidden_states.0") == 0) continue;
-      const PackedBatch batch =
-          testing::SingleSequence(testing::ReadInts(*expected_, name + ".input_ids"));
-      auto captures = testing::RunShards(weights_, shards, sites, batch, gpu);
-      ASSERT_EQ(static_cast<int>(captures.size()), shards) << label;
-      for (int rank = 0; rank < shards; ++rank) {
-        testing::ExpectMatchesFixture(captures[rank], comparisons_, reference, reference_z, name, 0,
-                                      static_cast<int64_t>(batch.token_ids.size()),
-                                      label + " rank " + std::to_string(rank), worst, bound);
-      }
-    }
-    if (reference.tensors().count("padbatch.row0.hidden_states.0") == 0) return;
-    const PackedBatch packed = testing::UnpaddedBatch(*expected_);
-    auto captures = testing::RunShards(weights_, shards, sites, packed, gpu);
-    ASSERT_EQ(static_cast<int>(captures.size()), shards) << label;
-    int64_t first = 0;
-    for (size_t row = 0; row < packed.sequence_lengths.size(); ++row) {
-      testing::ExpectMatchesFixture(captures[0], comparisons_, reference, reference_z,
-                                    "padbatch.row" + std::to_string(row), first,
-                                    packed.sequence_lengths[row], label, worst, bound);
-      first += packed.sequence_lengths[row];
-    }
+    const std::string label =
+        GetParam() + " " + PrecisionName(precision) + " S=" + std::to_string(shards);
+    testing::ExpectEveryCaseMatches(weights_, *expected_, reference, reference_z, comparisons_,
+                                    CudaShardDevices({.gpu = 0, .precision = precision}), shards,
+                                    bound, label, worst);
   }
 
   std::shared_ptr<const ModelWeights> weights_;
@@ -128,8 +106,7 @@ TEST_P(GpuParityTest, AGpuPastTheOnesThereAreIsRefused) {
   auto shard = DecoderShard::Create(weights_, *slice, {{SiteKind::kResidPost, 0}},
                                     CudaShardDevices({.gpu = *gpus}));
   ASSERT_FALSE(shard.has_value());
-  EXPECT_NE(shard.error().find("was asked for, but CUDA sees"), std::string::npos)
-      << shard.error();
+  EXPECT_NE(shard.error().find("was asked for, but CUDA sees"), std::string::npos) << shard.error();
 }
 
 INSTANTIATE_TEST_SUITE_P(ModelFamilies, GpuParityTest,

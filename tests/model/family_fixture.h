@@ -6,12 +6,15 @@
 // fixture tensor equals, and the comparison every forward test makes against them.
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "model/model_config.h"
+#include "model/model_weights.h"
 #include "model/packed_batch.h"
+#include "model/shard_device.h"
 #include "model/sites.h"
 #include "storage/safetensors.h"
 
@@ -50,7 +53,19 @@ void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
                           const std::vector<std::pair<Site, std::string>>& comparisons,
                           const SafetensorsFile& expected, const SafetensorsFile& z,
                           const std::string& prefix, int64_t first_row, int64_t rows,
-                          const std::string& label, WorstErrors& worst, float bound = 2e-5f);
+                          const std::string& label, WorstErrors& worst, float bound = 2e-5f,
+                          float differing_ids = 0.0f);
+// Runs every single-sequence case of `expected` that `reference` holds, and the packed
+// batch where it holds its rows, through `shards` shards of `weights` on the devices
+// `make_device` makes, and checks every rank's captures against `reference` (z tensors:
+// `reference_z`) within `bound` and `differing_ids` (ExpectMatchesFixture).
+void ExpectEveryCaseMatches(const std::shared_ptr<const ModelWeights>& weights,
+                            const SafetensorsFile& expected, const SafetensorsFile& reference,
+                            const SafetensorsFile& reference_z,
+                            const std::vector<std::pair<Site, std::string>>& comparisons,
+                            const ShardDeviceMaker& make_device, int shards, float bound,
+                            const std::string& label, WorstErrors& worst,
+                            float differing_ids = 0.0f);
 // Prints "parity <label> max|d|/max|ref|: <kind> <error> ...".
 void PrintWorst(const std::string& label, const WorstErrors& worst);
 
