@@ -15,6 +15,9 @@
 
 #include "model/blas_threads.h"
 #include "model/kernels/attention.h"
+#include "model/kernels/bf16_gemm.h"
+#include "model/kernels/bf16_linear.h"
+#include "model/kernels/cpu_isa.h"
 #include "model/kernels/gemm.h"
 #include "model/kernels/half_float.h"
 #include "model/kernels/linear.h"
@@ -128,6 +131,55 @@ void BM_Linear(benchmark::State& state) {
   }
   state.counters["FLOPS"] = Rate(2.0 * kTokens * in * out);
   state.SetLabel(DtypeName(dtype));
+}
+
+// The same with bfloat16 products (--precision bf16): X rounded on the team, then one
+// 1-thread oneDNN bf16 matmul per member's share; BF16 weights in place, F32 and F16
+// rounded tile by tile.
+void BM_Bf16Linear(benchmark::State& state) {
+  if (auto supported = Bf16ProductsSupported(); !supported) {
+    state.SkipWithError(supported.error().c_str());
+    return;
+  }
+  const int64_t in = state.range(0), out = state.range(1);
+  const auto dtype = static_cast<WeightDtype>(state.range(2));
+  ThreadTeam team(static_cast<int>(state.range(3)));
+  const std::vector<uint8_t> storage = RandomWeight(out, in, dtype);
+  const WeightView view{storage.data(), dtype, out, in};
+  const std::vector<float> x = RandomFloats(kTokens * in, 1);
+  std::vector<float> y(static_cast<size_t>(kTokens * out));
+  Bf16LinearScratch scratch;
+  for (auto _ : state) {
+    Bf16Linear(x.data(), in, kTokens, RowSlice(view, 0, out), nullptr, y.data(), out, &scratch,
+               &team);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["FLOPS"] = Rate(2.0 * kTokens * in * out);
+  state.SetLabel(DtypeName(dtype));
+}
+
+// What a bf16 matmul primitive costs to make (Bf16Gemm keeps one per shape): a fresh
+// Bf16Gemm's first product of [tokens, in] x [in, out], against the same product again
+// (BM_Bf16GemmCreation/made:0).
+void BM_Bf16GemmCreation(benchmark::State& state) {
+  if (auto supported = Bf16ProductsSupported(); !supported) {
+    state.SkipWithError(supported.error().c_str());
+    return;
+  }
+  const int64_t tokens = state.range(0), in = kHidden, out = kIntermediate;
+  const std::vector<uint16_t> x(static_cast<size_t>(tokens * in), FloatToBFloat16(0.5f));
+  const std::vector<uint16_t> w(static_cast<size_t>(out * in), FloatToBFloat16(0.25f));
+  std::vector<float> y(static_cast<size_t>(tokens * out));
+  Bf16Gemm kept;
+  for (auto _ : state) {
+    if (state.range(1) != 0) {
+      Bf16Gemm fresh;
+      fresh.Multiply(tokens, out, in, x.data(), in, w.data(), in, 0.0f, y.data(), out);
+    } else {
+      kept.Multiply(tokens, out, in, x.data(), in, w.data(), in, 0.0f, y.data(), out);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
 }
 
 // Causal GQA attention over one packed batch of documents of `length` tokens, one
@@ -255,6 +307,22 @@ BENCHMARK(BM_Linear)
     ->ArgsProduct({{14336}, {4096}, {kF32, kBF16}, {2}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Bf16Linear)
+    ->ArgNames({"in", "out", "dtype", "threads"})
+    ->Apply([](auto* b) { ProjectionShapes(b, true); }) -> UseRealTime()
+        -> Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Bf16Linear)
+    ->Name("BM_Bf16Linear7B")
+    ->ArgNames({"in", "out", "dtype", "threads"})
+    ->ArgsProduct({{4096}, {14336}, {kF32, kBF16}, {2}})
+    ->ArgsProduct({{14336}, {4096}, {kF32, kBF16}, {2}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Bf16GemmCreation)
+    ->ArgNames({"tokens", "made"})
+    ->ArgsProduct({{1, 2048}, {0, 1}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CausalAttention)
     ->ArgNames({"length", "threads"})
     ->ArgsProduct({{kDocumentTokens, 2048}, {1, 2}})
