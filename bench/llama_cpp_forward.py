@@ -11,7 +11,8 @@ lm_head costs it next to nothing (BM_Forward computes none). Random weights: spe
 
 Usage: /work/venv-llama/bin/python bench/llama_cpp_forward.py [--dtype bf16|f32] [--threads 2]
            [--layers 4] [--repeats 5] [--gguf PATH]
-Prints a line per layout: tokens/s, the median over --repeats timed runs after one untimed.
+Prints a line per layout: tokens/s, the median and the best of --repeats timed runs after one
+untimed (on a shared machine the best is the least disturbed).
 """
 
 import argparse
@@ -154,7 +155,8 @@ def main():
             layout = "one batch of 8 sequences" if together else "a batch per document"
             print(f"llama.cpp {llama_cpp.__version__} {args.dtype.upper()}, {args.layers} layers "
                   f"of Qwen2.5-0.5B shape, {args.threads} threads, {DOCUMENTS}x{DOCUMENT_TOKENS}"
-                  f"-token documents, {layout}: {median:.1f} tokens/s (median of {len(rates)}: "
+                  f"-token documents, {layout}: {median:.1f} tokens/s (median of {len(rates)}; best "
+                  f"{max(rates):.1f}: "
                   + ", ".join(f"{r:.1f}" for r in rates) + ")", flush=True)
 
 
