@@ -2,7 +2,6 @@
 #define ACTEX_MODEL_KERNELS_LINEAR_H_
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "model/kernels/thread_team.h"
@@ -42,24 +41,6 @@ WeightSlice ColumnSlice(const WeightView& weight, int64_t first_col, int64_t end
 void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
             const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
             ThreadTeam* team = nullptr);
-
-// How Linear cuts `out` output features among a team of `members`: `count` contiguous
-// shares of `size` features (a multiple of 32, so every product keeps whole register
-// tiles of the libraries' kernels; the last share may be shorter).
-struct FeatureShares {
-  int64_t size = 0, count = 0;
-};
-FeatureShares CutOutputFeatures(int64_t out, int members);
-
-// Runs share(index, member) for every index in [0, count): on the team when there is
-// one and more than one share, else on the caller (member 0).
-void ForEachShare(ThreadTeam* team, int64_t count,
-                  const std::function<void(int64_t index, int member)>& share);
-
-// Sets Y's first `out` columns of each of `tokens` rows (row stride `ldy`) to `bias`
-// [out], or to zero when `bias` is null: the start of a product that accumulates onto
-// its bias, as torch's addmm adds it, and the whole of a product over no input features.
-void FillWithBias(const float* bias, int64_t tokens, int64_t out, float* y, int64_t ldy);
 
 // The tile of a 16-bit weight widened at a time: every input feature when there are
 // at most 1024 (the hidden size of small models: one product, one pass over Y),

@@ -10,7 +10,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -112,11 +111,7 @@ TEST_P(GpuParityTest, AGpuPastTheOnesThereAreIsRefused) {
 INSTANTIATE_TEST_SUITE_P(ModelFamilies, GpuParityTest,
                          ::testing::Values("qwen2-tiny", "llama", "mistral", "qwen3", "gemma2",
                                            "gpt2", "gemma3_text"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+                         testing::FamilyTestName);
 
 }  // namespace
 }  // namespace actex

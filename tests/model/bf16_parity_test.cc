@@ -16,8 +16,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include "model/cpu_shard_device.h"
 #include "model/decoder_forward.h"
 #include "model/kernels/cpu_isa.h"
@@ -42,21 +40,17 @@ TEST_P(CpuBf16ParityTest, StaysWithinItsBoundOfHuggingFaceOnOneAndTwoShards) {
   if (auto supported = Bf16ProductsSupported(); !supported) {
     GTEST_SKIP() << supported.error();
   }
-  const std::string dir = testing::FamilyDir(GetParam());
-  auto weights = ModelWeights::Open(dir);
-  ASSERT_TRUE(weights.has_value()) << weights.error();
-  auto expected = SafetensorsFile::Open(dir + "/expected.safetensors");
-  ASSERT_TRUE(expected.has_value()) << expected.error();
-  auto z = SafetensorsFile::Open(testing::ZFile(GetParam()));
-  ASSERT_TRUE(z.has_value()) << z.error();
-  const auto comparisons = testing::Comparisons((*weights)->config(), expected->get(), z->get());
+  auto files = testing::OpenFamilyFiles(GetParam());
+  ASSERT_TRUE(files.has_value()) << files.error();
+  const auto comparisons =
+      testing::Comparisons(files->weights->config(), files->expected.get(), files->z.get());
   const bool moe = testing::IsMixtureOfExperts(GetParam());
   WorstErrors worst;
   for (int shards : {1, 2}) {
     testing::ExpectEveryCaseMatches(
-        *weights, **expected, **expected, **z, comparisons, CpuShardDevices(2, Precision::kBf16),
-        shards, moe ? kMoeBound : kDenseBound, GetParam() + " cpu bf16 S=" + std::to_string(shards),
-        worst, moe ? kMoeDifferingIds : 0.0f);
+        files->weights, *files->expected, *files->expected, *files->z, comparisons,
+        CpuShardDevices(2, Precision::kBf16), shards, moe ? kMoeBound : kDenseBound,
+        GetParam() + " cpu bf16 S=" + std::to_string(shards), worst, moe ? kMoeDifferingIds : 0.0f);
   }
   testing::PrintWorst(GetParam() + " CPU bf16 vs HF fp32 S=1,2", worst);
 }
@@ -84,11 +78,7 @@ INSTANTIATE_TEST_SUITE_P(EveryFamily, CpuBf16ParityTest,
                          ::testing::Values("qwen2-tiny", "llama", "mistral", "qwen3", "gemma2",
                                            "gpt2", "gemma3_text", "mixtral", "qwen2_moe",
                                            "qwen3_moe", "olmoe"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+                         testing::FamilyTestName);
 
 }  // namespace
 }  // namespace actex

@@ -20,6 +20,27 @@ std::string FamilyDir(const std::string& family) {
          (IsMixtureOfExperts(family) ? "/moe-families/" : "/model-families/") + family;
 }
 
+std::expected<FamilyFiles, std::string> OpenFamilyFiles(const std::string& family) {
+  const std::string dir = FamilyDir(family);
+  FamilyFiles files;
+  auto weights = ModelWeights::Open(dir);
+  if (!weights) return std::unexpected(weights.error());
+  files.weights = *weights;
+  for (auto [path, file] : {std::pair{dir + "/expected.safetensors", &files.expected},
+                            std::pair{ZFile(family), &files.z}}) {
+    auto opened = SafetensorsFile::Open(path);
+    if (!opened) return std::unexpected(path + ": " + opened.error());
+    *file = std::move(*opened);
+  }
+  return files;
+}
+
+std::string FamilyTestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
 std::string ZFile(const std::string& family) {
   return FamilyDir(family) +
          (IsMixtureOfExperts(family) ? "/expected.safetensors" : "/z.safetensors");

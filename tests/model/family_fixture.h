@@ -5,6 +5,9 @@
 // moe-families, qwen2-tiny): where each family's folder is, which of our sites each
 // fixture tensor equals, and the comparison every forward test makes against them.
 
+#include <gtest/gtest.h>
+
+#include <expected>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +24,17 @@
 namespace actex::testing {
 
 bool IsMixtureOfExperts(const std::string& family);
+// A fixture's model and reference files.
+struct FamilyFiles {
+  std::shared_ptr<const ModelWeights> weights;
+  std::unique_ptr<SafetensorsFile> expected, z;  // expected.safetensors, ZFile
+};
+// Opens them for `family`; an error names the file.
+std::expected<FamilyFiles, std::string> OpenFamilyFiles(const std::string& family);
+
+// A test's name for a family parameter ("qwen2-tiny" -> "qwen2_tiny").
+std::string FamilyTestName(const ::testing::TestParamInfo<std::string>& info);
+
 // The fixture folder of `family` ("llama", "olmoe", ..., or "qwen2-tiny").
 std::string FamilyDir(const std::string& family);
 // The file holding the fixture's z tensors (README-z.md): z.safetensors next to

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "model/kernels/cpu_isa.h"
 #include "model/kernels/half_float.h"
@@ -28,11 +27,7 @@ void CheckBf16Linear(const TestWeight& weight, const WeightSlice& slice, int64_t
                      bool with_bias) {
   const int64_t in = slice.in_features(), out = slice.out_features();
   const int64_t ldx = in + 3, ldy = out + 2;  // strided rows on both sides
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> x(tokens * ldx), bias(out), y(tokens * ldy, 123.0f);
-  for (float& value : x) value = uniform(rng);
-  for (float& value : bias) value = uniform(rng);
+  auto [x, bias, y] = testing::MakeLinearOperands(tokens, ldx, out, ldy);
   ThreadTeam team(3);
   Bf16LinearScratch scratch;
   Bf16Linear(x.data(), ldx, tokens, slice, with_bias ? bias.data() : nullptr, y.data(), ldy,

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "model/kernels/half_float.h"
 #include "tests/model/kernels/test_weight.h"
@@ -19,11 +18,7 @@ using testing::TestWeight;
 void CheckLinear(const TestWeight& weight, const WeightSlice& slice, bool with_bias) {
   const int64_t tokens = 5, in = slice.in_features(), out = slice.out_features();
   const int64_t ldx = in + 3, ldy = out + 2;  // strided rows on both sides
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> x(tokens * ldx), bias(out), y(tokens * ldy, 123.0f);
-  for (float& value : x) value = uniform(rng);
-  for (float& value : bias) value = uniform(rng);
+  auto [x, bias, y] = testing::MakeLinearOperands(tokens, ldx, out, ldy);
   std::vector<float> scratch;
   Linear(x.data(), ldx, tokens, slice, with_bias ? bias.data() : nullptr, y.data(), ldy, &scratch);
   double worst = 0.0;

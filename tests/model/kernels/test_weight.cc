@@ -32,4 +32,15 @@ TestWeight MakeWeight(int64_t rows, int64_t cols, WeightDtype dtype, size_t byte
   return weight;
 }
 
+LinearOperands MakeLinearOperands(int64_t tokens, int64_t ldx, int64_t out, int64_t ldy) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  LinearOperands operands{.x = std::vector<float>(tokens * ldx),
+                          .bias = std::vector<float>(out),
+                          .y = std::vector<float>(tokens * ldy, 123.0f)};
+  for (float& value : operands.x) value = uniform(rng);
+  for (float& value : operands.bias) value = uniform(rng);
+  return operands;
+}
+
 }  // namespace actex::testing
