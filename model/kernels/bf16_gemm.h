@@ -17,11 +17,12 @@ namespace actex {
 //
 // One object per thread that multiplies: each product runs on the calling thread alone
 // (CallOneDnnOnThisThread, gemm.h). A primitive is made once per shape (m, n, k, the
-// leading dimensions, beta) and kept: making one costs about as much as a small product
-// (bench_kernels BM_Bf16GemmCreation), and a forward repeats a handful of shapes per
-// token count.
+// leading dimensions, beta) and kept: a forward repeats a handful of shapes per token
+// count, and making one costs tens of microseconds even when oneDNN's own primitive
+// cache holds it (bench_kernels BM_Bf16GemmCreation; model/README.md has the figures).
 class Bf16Gemm {
  public:
+  // Makes its own CPU engine and stream.
   Bf16Gemm();
   ~Bf16Gemm();
   Bf16Gemm(const Bf16Gemm&) = delete;
