@@ -28,7 +28,7 @@ struct DeviceShardConfig {
   // being one of `sites`; their latents go to the writer after the sites.
   std::vector<PlannedSae> saes;
   ShardDeviceMaker make_device = CpuShardDevices(1);  // where the shard runs
-  std::string batches_endpoint;  // binds a PULL: TokenBatch* EndOfStream
+  std::string batches_endpoint;                       // binds a PULL: TokenBatch* EndOfStream
   // The replica's collective ring (rank == slice.rank). endpoints[rank] is where this
   // shard's ingress binds: inproc when its predecessor is on this host, else
   // "tcp://ADDRESS:*". With an empty setup_endpoint every endpoint is known up front.

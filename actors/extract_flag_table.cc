@@ -200,14 +200,14 @@ std::vector<ExtractFlag> MakeTable() {
   table.push_back(Number(
       "--blas-threads", "threads per device shard (default: cores / shards)", kRunOnly,
       "blas_threads", [](auto& o) -> auto& { return o.blas_threads; }, 1));
-  table.push_back(Text("--device",
-                       "where device shards run: cpu, or cuda (GPUs; needs a build with CUDA)",
-                       kRunOnly, "device", [](auto& o) -> auto& { return o.device; },
-                       {"cpu", "cuda"}));
-  table.push_back(Text("--gpus",
-                       "--device cuda: the GPUs this host's shards take in turn, e.g. 0,1 or "
-                       "0-3 (default: every GPU CUDA sees)",
-                       kRunOnly, "gpus", [](auto& o) -> auto& { return o.gpus; }));
+  table.push_back(
+      Text("--device", "where device shards run: cpu, or cuda (GPUs; needs a build with CUDA)",
+           kRunOnly, "device", [](auto& o) -> auto& { return o.device; }, {"cpu", "cuda"}));
+  table.push_back(Text(
+      "--gpus",
+      "--device cuda: the GPUs this host's shards take in turn, e.g. 0,1 or "
+      "0-3 (default: every GPU CUDA sees)",
+      kRunOnly, "gpus", [](auto& o) -> auto& { return o.gpus; }));
   table.push_back(Text("--precision",
                        "matrix products: fp32 (float32, as HF's float32 model) or bf16 "
                        "(bfloat16 inputs, float32 accumulation; --device cuda, or a CPU with "
@@ -274,6 +274,13 @@ std::string FlagOfConfigKey(const std::string& key) {
     if (flag.config_key == key) return flag.name;
   }
   return "the recorded \"" + key + "\"";
+}
+
+nlohmann::json DefaultRecordOfConfigKey(const std::string& key) {
+  for (const ExtractFlag& flag : ExtractFlagTable()) {
+    if (flag.config_key == key) return flag.record(ExtractOptions{});
+  }
+  return nullptr;
 }
 
 nlohmann::json ExtractOptionsToJson(const ExtractOptions& options, const ExtractPlan& plan) {

@@ -23,6 +23,10 @@ std::string ConfigValueText(const nlohmann::json& value);
 // "bos_token_id", which --bos resolves to, -> "--bos").
 std::string FlagOfConfigKey(const std::string& key);
 
+// What metadata.json's config records for `key` when its flag is not given: what a run
+// made before the flag existed meant (null for a key no flag records).
+nlohmann::json DefaultRecordOfConfigKey(const std::string& key);
+
 // The flags that give `options` back (the shard count as --shards-per-host), for
 // the nodes `actex simulate` starts; flags at their defaults are left out.
 std::vector<std::string> ExtractOptionsToArgs(const ExtractOptions& options);

@@ -76,7 +76,7 @@ std::expected<void, std::string> AddSaeSites(const ExtractOptions& options,
 }  // namespace
 
 std::expected<std::vector<int>, std::string> ParseIndexList(const std::string& text,
-                                                          const std::string& flag) {
+                                                            const std::string& flag) {
   std::vector<int> indices;
   size_t start = 0;
   while (start <= text.size()) {

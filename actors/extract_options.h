@@ -121,7 +121,7 @@ int DefaultBlasThreads(int shards_on_this_host);
 
 // Parses "20,21,22,23" or "20-23" or a mix ("0,4-6"); errors name `flag`.
 std::expected<std::vector<int>, std::string> ParseIndexList(const std::string& text,
-                                                          const std::string& flag);
+                                                            const std::string& flag);
 // ParseIndexList of --layers.
 std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text);
 

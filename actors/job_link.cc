@@ -12,6 +12,7 @@
 #include "coordination/coordinator_client.h"
 #include "coordination/job_coordinator.h"
 #include "transport/interrupted.h"
+#include "transport/numeric_endpoint.h"
 #include "transport/wire.h"
 
 namespace actex {
@@ -140,8 +141,8 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
   // once it took the job over.
   for (const auto& at : {std::optional(*coordinator), state.standby}) {
     if (!at) continue;
-    RetryInterrupted(
-        [&] { state.monitor.connect("tcp://" + at->host + ":" + std::to_string(at->port + 2)); });
+    const std::string events = "tcp://" + at->host + ":" + std::to_string(at->port + 2);
+    RetryInterrupted([&] { state.monitor.connect(NumericEndpoint(events)); });
   }
   auto started =
       StartJobCoordinator(context, CoordinatorSettings(options, mesh, *coordinator, state.standby),

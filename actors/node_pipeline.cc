@@ -130,7 +130,8 @@ std::expected<void, std::string> PipelineStart::AddDeviceShards() {
     shard.slice = *slice;
     shard.sites = resources_.plan.sites;
     shard.saes = resources_.plan.saes;
-    shard.make_device = resources_.plan.devices.MakerFor(local_index++, resources_.plan.blas_threads);
+    shard.make_device =
+        resources_.plan.devices.MakerFor(local_index++, resources_.plan.blas_threads);
     shard.batches_endpoint = BatchesEndpoint(local.global_shard);
     shard.ring = ring;
     shard.activations_endpoint = kActivationsEndpoint;

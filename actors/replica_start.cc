@@ -45,7 +45,10 @@ std::expected<void, std::string> CheckSameRun(const std::string& dir, const nloh
   for (const auto& [key, value] : now.items()) {
     if (mesh_may_change && (key == "num_hosts" || key == "mesh" || key == "shards")) continue;
     if (IsInputKey(key) || (key == "model" && same_model_files)) continue;
-    const nlohmann::json before = earlier.contains(key) ? earlier[key] : nlohmann::json();
+    // A key the earlier run did not record (its version had no such flag) had the
+    // flag's default then (--precision: fp32).
+    const nlohmann::json before =
+        earlier.contains(key) ? earlier[key] : DefaultRecordOfConfigKey(key);
     if (before == value) continue;
     return std::unexpected(FlagOfConfigKey(key) + ": " + dir + " was written with " +
                            before.dump() + ", this run asks for " + value.dump() +

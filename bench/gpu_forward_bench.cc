@@ -54,9 +54,14 @@ double FlopsPerToken(const ModelConfig& config, int layers) {
 double CublasRate(const ModelConfig& config, int64_t tokens, Precision precision, int repeats) {
   const int64_t hidden = config.hidden, q_width = int64_t{config.heads} * config.head_dim;
   const int64_t kv_width = int64_t{config.kv_heads} * config.head_dim;
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {  // {out, in}
-      {q_width, hidden}, {kv_width, hidden}, {kv_width, hidden}, {hidden, q_width},
-      {config.intermediate, hidden}, {config.intermediate, hidden}, {hidden, config.intermediate}};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {// {out, in}
+                                                           {q_width, hidden},
+                                                           {kv_width, hidden},
+                                                           {kv_width, hidden},
+                                                           {hidden, q_width},
+                                                           {config.intermediate, hidden},
+                                                           {config.intermediate, hidden},
+                                                           {hidden, config.intermediate}};
   const size_t element = precision == Precision::kBf16 ? 2 : 4;
   const int64_t widest = std::max<int64_t>(config.intermediate, std::max(hidden, q_width));
   void *x = nullptr, *w = nullptr, *y = nullptr;
@@ -76,13 +81,12 @@ double CublasRate(const ModelConfig& config, int64_t tokens, Precision precision
   for (const auto& [out, in] : shapes) {
     auto product = [&] {
       if (precision == Precision::kBf16) {
-        cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, out, tokens, in, &one, w, CUDA_R_16BF, in,
-                     x, CUDA_R_16BF, in, &zero, y, CUDA_R_32F, out, CUBLAS_COMPUTE_32F,
+        cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, out, tokens, in, &one, w, CUDA_R_16BF, in, x,
+                     CUDA_R_16BF, in, &zero, y, CUDA_R_32F, out, CUBLAS_COMPUTE_32F,
                      CUBLAS_GEMM_DEFAULT);
       } else {
-        cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, out, tokens, in, &one,
-                    static_cast<float*>(w), in, static_cast<float*>(x), in, &zero,
-                    static_cast<float*>(y), out);
+        cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, out, tokens, in, &one, static_cast<float*>(w),
+                    in, static_cast<float*>(x), in, &zero, static_cast<float*>(y), out);
       }
     };
     product();  // warm-up: cuBLAS picks and loads its kernel
@@ -122,11 +126,12 @@ int Run(const Flags& flags) {
   }
   cudaDeviceProp properties{};
   cudaGetDeviceProperties(&properties, 0);
-  RandomModelOptions options{.output_dir = flags.folder + "/" + flags.preset,
-                             .preset = flags.preset,
-                             .vocab_size = 4096,
-                             .layers = flags.layers,
-                             .dtype = "bfloat16"};
+  RandomModelOptions options;
+  options.output_dir = flags.folder + "/" + flags.preset;
+  options.preset = flags.preset;
+  options.vocab_size = 4096;
+  options.layers = flags.layers;
+  options.dtype = "bfloat16";
   auto made = MakeRandomModel(options);
   if (!made) {
     std::fprintf(stderr, "bench_gpu_forward: %s\n", made.error().c_str());
@@ -138,11 +143,12 @@ int Run(const Flags& flags) {
     return 1;
   }
   const ModelConfig& config = (*weights)->config();
-  std::printf("GPU %s (%d multiprocessors), %s shapes, %d layers, BF16 weights, %d-token documents\n",
-              properties.name, properties.multiProcessorCount, flags.preset.c_str(), config.layers,
-              kDocumentTokens);
-  std::printf("%-9s %12s %12s %10s %12s %8s\n", "precision", "batch tokens", "tokens/s",
-              "TFLOP/s", "cuBLAS TF/s", "x cuBLAS");
+  std::printf(
+      "GPU %s (%d multiprocessors), %s shapes, %d layers, BF16 weights, %d-token documents\n",
+      properties.name, properties.multiProcessorCount, flags.preset.c_str(), config.layers,
+      kDocumentTokens);
+  std::printf("%-9s %12s %12s %10s %12s %8s\n", "precision", "batch tokens", "tokens/s", "TFLOP/s",
+              "cuBLAS TF/s", "x cuBLAS");
   for (const std::string& name : flags.precisions) {
     auto precision = ParsePrecision(name);
     if (!precision) {

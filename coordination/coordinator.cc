@@ -17,6 +17,7 @@
 #include "coordination/monitor_relay.h"
 #include "transport/connection_watch.h"
 #include "transport/interrupted.h"
+#include "transport/numeric_endpoint.h"
 #include "transport/wire.h"
 
 namespace actex {
@@ -120,7 +121,7 @@ std::expected<void, std::string> Coordinator::LinkStandby() {
         return std::unexpected("the link to the standby: " + secured.error());
       }
     }
-    RetryInterrupted([&] { standby_link_.connect(endpoint); });
+    RetryInterrupted([&] { standby_link_.connect(NumericEndpoint(endpoint)); });
   } catch (const zmq::error_t& e) {
     return std::unexpected(
         fmt::format("cannot connect to the standby coordinator at {}: {}", endpoint, e.what()));

@@ -9,6 +9,7 @@
 #include "coordination/coordinator_client.h"
 #include "coordination/rendezvous.h"
 #include "transport/interrupted.h"
+#include "transport/numeric_endpoint.h"
 
 namespace actex {
 namespace {
@@ -44,7 +45,7 @@ std::expected<zmq::socket_t, std::string> CoordinatorClient::Connect(
             fmt::format("cannot connect to the coordinator at {}: {}", endpoint, secured.error()));
       }
     }
-    RetryInterrupted([&] { socket.connect(endpoint); });
+    RetryInterrupted([&] { socket.connect(NumericEndpoint(endpoint)); });
   } catch (const zmq::error_t& e) {
     return std::unexpected(
         fmt::format("cannot connect to the coordinator at {}: {}", endpoint, e.what()));

@@ -16,6 +16,7 @@
 #include "gpu/cuda_status.h"
 #include "gpu/device_memory.h"
 #include "gpu/device_weights.h"
+#include "gpu/gpu_experts.h"
 #include "gpu/kernels/attention.h"
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/norms.h"
@@ -48,8 +49,8 @@ struct TapSlot {
 
 class CudaShardDevice final : public ShardDevice {
  public:
-  CudaShardDevice(const ShardSetup& setup, const CudaOptions& options,
-                  gpu::ShardStreams streams, gpu::DeviceWeights weights)
+  CudaShardDevice(const ShardSetup& setup, const CudaOptions& options, gpu::ShardStreams streams,
+                  gpu::DeviceWeights weights)
       : config_(setup.config),
         options_(options),
         streams_(std::move(streams)),
@@ -63,9 +64,13 @@ class CudaShardDevice final : public ShardDevice {
                .head_dim = setup.heads.head_dim,
                .multiplier = setup.heads.scale_multiplier,
                .softcap = setup.heads.softcap},
+        slice_(setup.slice),
         widest_input_(std::max<int64_t>(
             {config_.hidden, int64_t{shape_.heads} * config_.head_dim,
-             int64_t{setup.slice.end_intermediate} - setup.slice.first_intermediate})) {
+             int64_t{setup.slice.end_intermediate} - setup.slice.first_intermediate,
+             int64_t{setup.slice.end_expert_column} - setup.slice.first_expert_column,
+             int64_t{setup.slice.end_shared_column} - setup.slice.first_shared_column})) {
+    if (config_.moe.experts > 0) experts_ = std::make_unique<gpu::GpuExperts>(config_, slice_);
     if (config_.rotary) {
       rotary_.emplace_back(RopeInverseFrequencies(config_.head_dim, config_.rope));
       if (config_.local_rope) {
@@ -97,11 +102,11 @@ class CudaShardDevice final : public ShardDevice {
                  float* y) override {
     if (error_.failed()) return;
     if (config_.norm == NormKind::kLayerNorm) {
-      gpu::LayerNormRows(x, tokens_, config_.hidden, weights_.Vector(weight),
-                         weights_.Vector(bias), config_.rms_norm_eps, y, stream());
+      gpu::LayerNormRows(x, tokens_, config_.hidden, weights_.Vector(weight), weights_.Vector(bias),
+                         config_.rms_norm_eps, y, stream());
     } else {
-      gpu::RmsNormRows(x, tokens_, config_.hidden, weights_.Vector(weight), config_.rms_norm_eps,
-                       y, stream());
+      gpu::RmsNormRows(x, tokens_, config_.hidden, weights_.Vector(weight), config_.rms_norm_eps, y,
+                       stream());
     }
   }
   void Linear(const float* x, const WeightSlice& weight, const std::vector<float>& bias,
@@ -141,11 +146,10 @@ class CudaShardDevice final : public ShardDevice {
   }
   void Activate(float* x, const float* up, int64_t count) override {
     if (error_.failed()) return;
-    const gpu::Activation activation = config_.mlp == MlpKind::kGatedSilu
-                                           ? gpu::Activation::kSiluTimesUp
-                                       : config_.mlp == MlpKind::kGatedGeluTanh
-                                           ? gpu::Activation::kGeluTanhTimesUp
-                                           : gpu::Activation::kGeluTanh;
+    const gpu::Activation activation =
+        config_.mlp == MlpKind::kGatedSilu       ? gpu::Activation::kSiluTimesUp
+        : config_.mlp == MlpKind::kGatedGeluTanh ? gpu::Activation::kGeluTanhTimesUp
+                                                 : gpu::Activation::kGeluTanh;
     gpu::Activate(activation, x, up, count, stream());
   }
   void AddBias(float* rows, const std::vector<float>& bias) override {
@@ -163,13 +167,15 @@ class CudaShardDevice final : public ShardDevice {
                                 std::vector<float>* staging) override;
   void Tap(const float* data, int64_t count, float* host_target) override;
 
-  std::expected<void, std::string> NormalizeWholeProjections(int, const LayerShardWeights&, float*,
-                                                             float*, Collective&) override {
-    return std::unexpected("OLMoE's whole-projection q/k norm does not run on the GPU");
-  }
-  std::expected<RoutingOutputs, std::string> SparseMlp(const LayerShardWeights&, const float*,
-                                                       float*) override {
-    return std::unexpected("mixtures of experts do not run on the GPU");
+  std::expected<void, std::string> NormalizeWholeProjections(int layer, const LayerShardWeights& w,
+                                                             float* queries, float* keys,
+                                                             Collective& collective) override;
+  std::expected<RoutingOutputs, std::string> SparseMlp(const LayerShardWeights& w,
+                                                       const float* normed,
+                                                       float* shard_sum) override {
+    auto held = error_.Take();
+    if (!held) return std::unexpected(held.error());
+    return experts_->Forward(w, normed, tokens_, shard_sum, streams_, weights_, options_.precision);
   }
 
  private:
@@ -182,13 +188,16 @@ class CudaShardDevice final : public ShardDevice {
   gpu::DeviceWeights weights_;
   ThreadTeam team_;
   const gpu::AttentionShape shape_;
-  const int64_t widest_input_;  // the most input features of any product
-  std::vector<DeviceRotary> rotary_;  // [global] or [global, local] (Gemma 3)
+  const ShardSlice slice_;
+  const int64_t widest_input_;                // the most input features of any product
+  std::unique_ptr<gpu::GpuExperts> experts_;  // a mixture-of-experts family's MLP, else null
+  std::vector<DeviceRotary> rotary_;          // [global] or [global, local] (Gemma 3)
 
   std::array<DeviceMemory, kBufferCount> buffers_;
   DeviceMemory ids_, positions_, sequence_start_;  // [tokens] int32 each
   std::vector<int32_t> host_batch_;                // [3, tokens]: the three, on their way
   DeviceMemory reduce_staging_{DeviceMemory::Kind::kPinnedHost};
+  DeviceMemory square_sums_;  // [tokens, 2]: OLMoE's q and k norms
   std::vector<TapSlot> taps_;
   size_t taps_in_flight_ = 0;
   gpu::StickyError error_;
@@ -213,15 +222,15 @@ std::expected<void, std::string> CudaShardDevice::BeginBatch(const PackedBatch& 
   for (DeviceMemory* memory : {&ids_, &positions_, &sequence_start_}) {
     auto reserved = memory->Reserve(tokens * sizeof(int32_t));
     if (!reserved) return reserved;
-    auto copied = CudaOk(cudaMemcpyAsync(memory->data(), host_batch_.data() + index++ * tokens,
-                                         tokens * sizeof(int32_t), cudaMemcpyHostToDevice,
-                                         stream()),
-                         "copying the batch to the GPU");
+    auto copied =
+        CudaOk(cudaMemcpyAsync(memory->data(), host_batch_.data() + index++ * tokens,
+                               tokens * sizeof(int32_t), cudaMemcpyHostToDevice, stream()),
+               "copying the batch to the GPU");
     if (!copied) return copied;
   }
   auto rotary = UploadRotary(max_position);
   if (!rotary) return rotary;
-  return streams_.ReserveProductScratch(tokens_ * widest_input_, weights_.largest_matrix(),
+  return streams_.ReserveProductScratch(tokens_ * widest_input_, weights_.largest_widened(),
                                         options_.precision);
 }
 
@@ -281,9 +290,38 @@ std::expected<void, std::string> CudaShardDevice::AllReduceSum(float* data, int6
   if (!home) return home;
   auto reduced = collective.AllReduceSum({reduce_staging_.as<float>(), static_cast<size_t>(count)});
   if (!reduced) return reduced;
-  return CudaOk(cudaMemcpyAsync(data, reduce_staging_.data(), bytes, cudaMemcpyHostToDevice,
-                                stream()),
-                "copying an all-reduced sum to the GPU");
+  return CudaOk(
+      cudaMemcpyAsync(data, reduce_staging_.data(), bytes, cudaMemcpyHostToDevice, stream()),
+      "copying an all-reduced sum to the GPU");
+}
+
+std::expected<void, std::string> CudaShardDevice::NormalizeWholeProjections(
+    int layer, const LayerShardWeights& w, float* queries, float* keys, Collective& collective) {
+  const int64_t dim = config_.head_dim;
+  const int64_t q_width = int64_t{shape_.heads} * dim, kv_width = int64_t{shape_.kv_heads} * dim;
+  // Key/value head g is counted by the shard holding query head g * group, the first
+  // that reads it: columns [counted_first, counted_end) of this shard's keys.
+  const int group = shape_.group;
+  const int64_t counted_first =
+      ((slice_.first_head + group - 1) / group - slice_.first_kv_head) * dim;
+  const int64_t counted_end = ((slice_.end_head + group - 1) / group - slice_.first_kv_head) * dim;
+  if (!error_.Keep(square_sums_.Reserve(static_cast<size_t>(2 * tokens_) * sizeof(float)))) {
+    return error_.Take();
+  }
+  float* sums = square_sums_.as<float>();  // [tokens, 2]
+  gpu::SumSquaresOfRows(queries, q_width, keys, kv_width, counted_first, counted_end, tokens_, sums,
+                        stream());
+  auto reduced = AllReduceSum(sums, 2 * tokens_, collective);
+  if (!reduced) {
+    return std::unexpected("all-reduce of q_norm/k_norm of layer " + std::to_string(layer) + ": " +
+                           reduced.error());
+  }
+  const float eps = config_.rms_norm_eps;
+  gpu::ScaleRowsByRms(queries, q_width, sums, 0, static_cast<float>(config_.heads * dim), eps,
+                      weights_.Vector(w.q_norm), tokens_, stream());
+  gpu::ScaleRowsByRms(keys, kv_width, sums, 1, static_cast<float>(config_.kv_heads * dim), eps,
+                      weights_.Vector(w.k_norm), tokens_, stream());
+  return {};
 }
 
 std::span<const float> CudaShardDevice::ToHost(const float* data, int64_t count,
@@ -308,17 +346,13 @@ std::expected<int, std::string> UsableGpuCount() {
 }
 
 ShardDeviceMaker CudaShardDevices(const CudaOptions& options) {
-  return [options](const ShardSetup& setup)
-             -> std::expected<std::unique_ptr<ShardDevice>, std::string> {
+  return [options](
+             const ShardSetup& setup) -> std::expected<std::unique_ptr<ShardDevice>, std::string> {
     if (options.host_threads < 1) {
       return std::unexpected("a shard needs at least one host thread, not " +
                              std::to_string(options.host_threads));
     }
     const ModelConfig& config = setup.config;
-    if (config.moe.experts > 0) {
-      return std::unexpected(config.name + " is a mixture of experts, which the GPU forward " +
-                             "does not run yet: use --device cpu");
-    }
     if (config.head_dim > gpu::kMaxHeadDim || config.head_dim % 2 != 0) {
       return std::unexpected(config.name + "'s head_dim " + std::to_string(config.head_dim) +
                              " is not an even number up to " + std::to_string(gpu::kMaxHeadDim) +
@@ -327,9 +361,9 @@ ShardDeviceMaker CudaShardDevices(const CudaOptions& options) {
     auto count = UsableGpuCount();
     if (!count) return std::unexpected(count.error());
     if (options.gpu < 0 || options.gpu >= *count) {
-      return std::unexpected("GPU " + std::to_string(options.gpu) + " was asked for, but CUDA sees " +
-                             std::to_string(*count) + " (indices 0.." + std::to_string(*count - 1) +
-                             ")");
+      return std::unexpected("GPU " + std::to_string(options.gpu) +
+                             " was asked for, but CUDA sees " + std::to_string(*count) +
+                             " (indices 0.." + std::to_string(*count - 1) + ")");
     }
     auto streams = gpu::ShardStreams::Open(options.gpu);
     if (!streams) return std::unexpected(streams.error());

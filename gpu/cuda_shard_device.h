@@ -21,8 +21,8 @@ struct CudaOptions {
 // accumulation), everything else by the kernels of gpu/kernels in float32, the batch's
 // activations on the GPU, taps copied to pinned host memory on a stream of their own.
 // The maker refuses, before any work, a build without CUDA, a machine without a usable
-// GPU, an index past the GPUs there are, and what the GPU forward does not implement
-// (mixtures of experts, head_dim > 256), each naming why.
+// GPU, an index past the GPUs there are, and a head_dim the attention kernel does not
+// take (odd, or over 256), each naming why.
 ShardDeviceMaker CudaShardDevices(const CudaOptions& options);
 
 // Whether this actex was built with the CUDA device (CMake found a CUDA toolkit).

@@ -23,9 +23,8 @@ StoredDtype StoredDtypeOf(WeightDtype dtype) {
 }  // namespace
 
 std::expected<DeviceWeights, std::string> DeviceWeights::Upload(const ShardWeights& weights,
-                                                                 int last_layer,
-                                                                 Precision precision,
-                                                                 cudaStream_t stream) {
+                                                                int last_layer, Precision precision,
+                                                                cudaStream_t stream) {
   DeviceWeights result;
   auto embed = result.AddTable(weights.embed);
   if (!embed) return std::unexpected(embed.error());
@@ -37,10 +36,13 @@ std::expected<DeviceWeights, std::string> DeviceWeights::Upload(const ShardWeigh
   }
   for (int layer = 0; layer <= last_layer; ++layer) {
     std::expected<void, std::string> status;
+    const LayerShardWeights& tensors = weights.layers[layer];
     ForEachTensor(
-        weights.layers[layer],
+        tensors,
         [&](const WeightSlice& matrix) {
-          if (status) status = result.AddMatrix(matrix, precision, stream);
+          // A router stays as stored: its product is float32 (gpu/gpu_experts.h).
+          const Precision kept = &matrix == &tensors.router ? Precision::kFp32 : precision;
+          if (status) status = result.AddMatrix(matrix, kept, stream);
         },
         [&](const std::vector<float>& vector) {
           if (status) status = result.AddVector(vector);
@@ -93,10 +95,10 @@ std::expected<void, std::string> DeviceWeights::AddMatrix(const WeightSlice& wei
   }
   const auto* source = static_cast<const uint8_t*>(weight.weight.data) +
                        (weight.first_row * weight.weight.cols + weight.first_col) * file_bytes;
-  auto copied = CudaOk(cudaMemcpy2DAsync(target, in * file_bytes, source,
-                                         weight.weight.cols * file_bytes, in * file_bytes, out,
-                                         cudaMemcpyHostToDevice, stream),
-                       "copying a " + what + " to the GPU");
+  auto copied =
+      CudaOk(cudaMemcpy2DAsync(target, in * file_bytes, source, weight.weight.cols * file_bytes,
+                               in * file_bytes, out, cudaMemcpyHostToDevice, stream),
+             "copying a " + what + " to the GPU");
   if (!copied) return copied;
   if (round) {
     WidenToFloat(target, file_dtype, out * in, staging_.as<float>(), stream);
@@ -106,7 +108,9 @@ std::expected<void, std::string> DeviceWeights::AddMatrix(const WeightSlice& wei
     if (!rounded) return rounded;
   }
   tensors_[&weight] = {.data = memory.data(), .dtype = stored, .rows = out, .cols = in};
-  largest_matrix_ = std::max(largest_matrix_, out * in);
+  if (precision == Precision::kFp32 && stored != StoredDtype::kF32) {
+    largest_widened_ = std::max(largest_widened_, out * in);
+  }
   bytes_ += static_cast<int64_t>(memory.bytes());
   return {};
 }
@@ -130,8 +134,7 @@ std::expected<void, std::string> DeviceWeights::AddVector(const std::vector<floa
 
 std::expected<DeviceTensor, std::string> DeviceWeights::AddTable(const WeightView& table) {
   DeviceMemory& memory = memory_.emplace_back();
-  const size_t bytes =
-      static_cast<size_t>(table.rows * table.cols * WeightDtypeBytes(table.dtype));
+  const size_t bytes = static_cast<size_t>(table.rows * table.cols * WeightDtypeBytes(table.dtype));
   auto reserved = memory.Reserve(bytes);
   if (!reserved) return std::unexpected("the embedding table: " + reserved.error());
   auto copied = CudaOk(cudaMemcpy(memory.data(), table.data, bytes, cudaMemcpyHostToDevice),

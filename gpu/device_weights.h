@@ -43,8 +43,9 @@ class DeviceWeights {
   const float* Vector(const std::vector<float>& vector) const;
   const DeviceTensor& embed() const { return embed_; }
   const DeviceTensor& position_embed() const { return position_embed_; }  // data null: none
-  // The largest matrix, in values (for a widening scratch).
-  int64_t largest_matrix() const { return largest_matrix_; }
+  // The largest 16-bit matrix that float32 products read, in values (the size of their
+  // widening scratch; 0 when none).
+  int64_t largest_widened() const { return largest_widened_; }
   int64_t bytes() const { return bytes_; }
 
  private:
@@ -57,7 +58,7 @@ class DeviceWeights {
   std::unordered_map<const void*, DeviceTensor> tensors_;
   DeviceTensor embed_, position_embed_;
   DeviceMemory staging_;  // a matrix on its way to bfloat16: [out, in] float32
-  int64_t largest_matrix_ = 0;
+  int64_t largest_widened_ = 0;
   int64_t bytes_ = 0;
 };
 

@@ -58,13 +58,13 @@ std::string ShardStreams::Describe(Precision precision) const {
   const bool known = cudaGetDeviceProperties(&properties, gpu_) == cudaSuccess;
   int version = 0;
   (void)cublasGetVersion(cublas_, &version);
-  const std::string library = "cuBLAS " + std::to_string(version / 10000) + "." +
-                              std::to_string(version % 10000 / 100);
+  const std::string library =
+      "cuBLAS " + std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100);
   const std::string products = precision == Precision::kBf16
                                    ? "bf16 products, fp32 accumulation, by " + library
                                    : "fp32 products by " + library + " (TF32 off)";
-  return "cuda:" + std::to_string(gpu_) + " " + (known ? properties.name : "(unnamed GPU)") +
-         ", " + products;
+  return "cuda:" + std::to_string(gpu_) + " " + (known ? properties.name : "(unnamed GPU)") + ", " +
+         products;
 }
 
 std::expected<void, std::string> ShardStreams::MakeCurrent() const {
@@ -72,12 +72,14 @@ std::expected<void, std::string> ShardStreams::MakeCurrent() const {
 }
 
 std::expected<void, std::string> ShardStreams::ReserveProductScratch(int64_t activation_values,
-                                                                     int64_t matrix_values,
+                                                                     int64_t widened_values,
                                                                      Precision precision) {
   if (precision == Precision::kBf16) {
-    return narrow_inputs_.Reserve(static_cast<size_t>(activation_values) * sizeof(uint16_t));
+    auto narrow = narrow_inputs_.Reserve(static_cast<size_t>(activation_values) * sizeof(uint16_t));
+    if (!narrow) return narrow;
   }
-  return wide_weight_.Reserve(static_cast<size_t>(matrix_values) * sizeof(float));
+  if (widened_values == 0) return {};
+  return wide_weight_.Reserve(static_cast<size_t>(widened_values) * sizeof(float));
 }
 
 std::expected<void, std::string> ShardStreams::Product(const float* x, int64_t tokens,
@@ -87,13 +89,14 @@ std::expected<void, std::string> ShardStreams::Product(const float* x, int64_t t
   const int rows = static_cast<int>(tokens);
   const float one = 1.0f, zero = 0.0f;
   // Row-major y = x·Wᵀ is column-major yᵀ = W·xᵀ, W being [in, out] column-major: op T.
-  if (precision == Precision::kBf16) {
+  // A matrix kept as stored (a router) is multiplied in float32 whatever `precision`.
+  if (precision == Precision::kBf16 && weight.dtype == StoredDtype::kBF16) {
     RoundToBFloat16(x, tokens * in, narrow_inputs_.as<uint16_t>(), compute_);
-    return CublasOk(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one,
-                                 weight.data, CUDA_R_16BF, in, narrow_inputs_.data(), CUDA_R_16BF,
-                                 in, &zero, y, CUDA_R_32F, out, CUBLAS_COMPUTE_32F,
-                                 CUBLAS_GEMM_DEFAULT),
-                    "a bf16 product of " + std::to_string(out) + "x" + std::to_string(in));
+    return CublasOk(
+        cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, weight.data,
+                     CUDA_R_16BF, in, narrow_inputs_.data(), CUDA_R_16BF, in, &zero, y, CUDA_R_32F,
+                     out, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "a bf16 product of " + std::to_string(out) + "x" + std::to_string(in));
   }
   const float* w = static_cast<const float*>(weight.data);
   if (weight.dtype != StoredDtype::kF32) {
@@ -101,8 +104,8 @@ std::expected<void, std::string> ShardStreams::Product(const float* x, int64_t t
                  compute_);
     w = wide_weight_.as<float>();
   }
-  return CublasOk(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, w, in, x,
-                              in, &zero, y, out),
+  return CublasOk(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, w, in, x, in,
+                              &zero, y, out),
                   "an fp32 product of " + std::to_string(out) + "x" + std::to_string(in));
 }
 
@@ -124,8 +127,8 @@ std::expected<void, std::string> ShardStreams::ToHostNow(const void* source, voi
   auto copied = CudaOk(cudaMemcpyAsync(home, source, bytes, cudaMemcpyDeviceToHost, compute_),
                        "copying activations to the host");
   if (!copied) return copied;
-  return CudaOk(cudaStreamSynchronize(compute_), "running the forward on GPU " +
-                                                     std::to_string(gpu_));
+  return CudaOk(cudaStreamSynchronize(compute_),
+                "running the forward on GPU " + std::to_string(gpu_));
 }
 
 std::expected<void, std::string> ShardStreams::Finish() {

@@ -33,10 +33,11 @@ class ShardStreams {
   std::expected<void, std::string> MakeCurrent() const;
   cudaStream_t compute() const { return compute_; }
 
-  // Scratch for products of up to `activation_values` input values and matrices of up
-  // to `matrix_values`: bf16 inputs, or float32 widenings of 16-bit weights.
+  // Scratch for products of up to `activation_values` input values (their bf16
+  // rounding, for bf16 products) and float32 products of 16-bit matrices of up to
+  // `widened_values` (their widening; 0: none).
   std::expected<void, std::string> ReserveProductScratch(int64_t activation_values,
-                                                         int64_t matrix_values,
+                                                         int64_t widened_values,
                                                          Precision precision);
   // y[tokens, out] = x[tokens, in] · weightᵀ, queued on the compute stream: float32
   // (16-bit weights widened first; TF32 off) or bfloat16 inputs with float32 accumulation.

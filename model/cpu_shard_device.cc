@@ -122,9 +122,7 @@ class CpuShardDevice final : public ShardDevice {
                                                        const float* normed,
                                                        float* shard_sum) override {
     experts_->Forward(w, normed, tokens_, shard_sum, products_, team_);
-    return RoutingOutputs{.router_logits = experts_->router_logits(),
-                          .expert_ids = experts_->expert_ids(),
-                          .expert_weights = experts_->expert_weights()};
+    return experts_->routing();
   }
 
  private:

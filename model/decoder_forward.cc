@@ -145,9 +145,9 @@ std::expected<void, std::string> DecoderShardState::Run(Collective& collective) 
 
     // Self-attention on input_layernorm(resid) (GPT-2: ln_1).
     d.Normalize(resid_stream, w.input_norm, w.input_norm_bias, normed_stream);  // [tokens, hidden]
-    d.Linear(normed_stream, w.q, w.q_bias, queries);                            // [tokens, heads*dim]
-    d.Linear(normed_stream, w.k, w.k_bias, keys);    // [tokens, kv_heads*dim]
-    d.Linear(normed_stream, w.v, w.v_bias, values);  // [tokens, kv_heads*dim]
+    d.Linear(normed_stream, w.q, w.q_bias, queries);  // [tokens, heads*dim]
+    d.Linear(normed_stream, w.k, w.k_bias, keys);     // [tokens, kv_heads*dim]
+    d.Linear(normed_stream, w.v, w.v_bias, values);   // [tokens, kv_heads*dim]
     if (config.qk_norm_whole_projection) {  // OLMoE: RMSNorm over all heads, before rotary
       auto normalized = d.NormalizeWholeProjections(layer, w, queries, keys, collective);
       if (!normalized) return normalized;
@@ -156,7 +156,7 @@ std::expected<void, std::string> DecoderShardState::Run(Collective& collective) 
     }
     if (config.rotary) d.Rotate(layer, queries, keys);  // all but GPT-2
     d.Attend(layer, queries, keys, values, attention);  // [tokens, heads*dim]
-    if (Wants(SiteKind::kZ, layer)) {  // this shard's heads; the others' gathered
+    if (Wants(SiteKind::kZ, layer)) {                   // this shard's heads; the others' gathered
       auto tapped = TapGatheredColumns(SiteKind::kZ, layer, attention, collective);
       if (!tapped) return tapped;
     }

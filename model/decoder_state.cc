@@ -72,7 +72,7 @@ std::expected<void, std::string> DecoderShardState::AddToResidual(const Sublayer
 float* DecoderShardState::MlpHidden(const LayerShardWeights& w, const float* normed_stream,
                                     float* gate_act, float* up_act) {
   const int64_t count = tokens * (slice.end_intermediate - slice.first_intermediate);
-  if (config.mlp == MlpKind::kGeluTanh) {  // GPT-2: gelu_new(c_fc(n))
+  if (config.mlp == MlpKind::kGeluTanh) {                    // GPT-2: gelu_new(c_fc(n))
     device->Linear(normed_stream, w.up, w.up_bias, up_act);  // [tokens, columns]
     device->Activate(up_act, nullptr, count);                // [tokens, columns]
     return up_act;
@@ -84,8 +84,7 @@ float* DecoderShardState::MlpHidden(const LayerShardWeights& w, const float* nor
   return gate_act;
 }
 
-std::expected<void, std::string> DecoderShardState::SparseMlp(int layer,
-                                                              const LayerShardWeights& w,
+std::expected<void, std::string> DecoderShardState::SparseMlp(int layer, const LayerShardWeights& w,
                                                               const float* normed_stream,
                                                               float* shard_sum) {
   auto routing = device->SparseMlp(w, normed_stream, shard_sum);  // [tokens, hidden]

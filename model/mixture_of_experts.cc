@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "model/kernels/routing.h"
 #include "model/kernels/swiglu.h"
 
 namespace actex {
@@ -24,34 +23,25 @@ T* GrowTo(std::vector<T>& buffer, int64_t size) {
 
 MixtureOfExperts::MixtureOfExperts(const ModelConfig& config, const ShardSlice& slice)
     : hidden_(config.hidden),
-      experts_(config.moe.experts),
-      top_k_(config.moe.top_k),
-      first_expert_(slice.first_expert),
-      end_expert_(slice.end_expert),
-      renormalize_(config.moe.renormalize),
       expert_columns_(slice.end_expert_column - slice.first_expert_column),
       shared_columns_(slice.end_shared_column - slice.first_shared_column),
-      first_row_(static_cast<size_t>(config.moe.experts + 1)) {}
+      routing_(config, slice) {}
 
 void MixtureOfExperts::Forward(const LayerShardWeights& w, const float* normed, int64_t tokens,
                                float* shard_sum, LinearProducts& products, ThreadTeam& team) {
-  float* logits = GrowTo(logits_, tokens * experts_);  // [tokens, experts]
-  products.Linear(normed, hidden_, tokens, w.router, nullptr, logits, experts_);
-  float* probabilities = GrowTo(probabilities_, tokens * experts_);  // [tokens, experts]
-  int32_t* ids = GrowTo(ids_, tokens * top_k_);                      // [tokens, top_k]
-  float* weights = GrowTo(weights_, tokens * top_k_);                // [tokens, top_k]
-  team.ForRanges(tokens, kTeamRowGrain, [&](int64_t first, int64_t end, int) {
-    RouteTopK(logits + first * experts_, end - first, experts_, top_k_, renormalize_,
-              probabilities + first * experts_, ids + first * top_k_, weights + first * top_k_);
-  });
-  GroupByExpert(tokens);
+  const int64_t experts = w.router.out_features();
+  // In float32 whatever the precision, as on the GPU: which experts a token goes to is a
+  // discrete choice that bf16 logits would move.
+  products.Float32Linear(normed, hidden_, tokens, w.router, nullptr, routing_.LogitsFor(tokens),
+                         experts);  // [tokens, experts]
+  routing_.Route(tokens, team);
 
   team.ForRanges(tokens * hidden_, kTeamElementGrain, [&](int64_t first, int64_t end, int) {
     std::fill(shard_sum + first, shard_sum + end, 0.0f);
   });  // [tokens, hidden]
   // HF's order: expert by expert, each adding into the tokens it serves (the other
   // shards' experts come in with the all-reduce).
-  for (int e = first_expert_; e < end_expert_; ++e) {
+  for (int e = routing_.first_expert(); e < routing_.end_expert(); ++e) {
     RunExpert(e, w.experts[e], normed, shard_sum, products, team);
   }
   if (!w.shared_expert_gate.empty()) {
@@ -59,29 +49,17 @@ void MixtureOfExperts::Forward(const LayerShardWeights& w, const float* normed, 
   }
 }
 
-// A counting sort of the (token, slot) pairs by expert: count, prefix-sum into first
-// rows, then place each pair at its expert's next free row.
-void MixtureOfExperts::GroupByExpert(int64_t tokens) {
-  std::fill(first_row_.begin(), first_row_.end(), 0);
-  for (int64_t i = 0; i < tokens * top_k_; ++i) ++first_row_[ids_[i] + 1];
-  for (int e = 0; e < experts_; ++e) first_row_[e + 1] += first_row_[e];
-  int64_t* rows = GrowTo(rows_of_, tokens * top_k_);
-  std::vector<int64_t>& next = first_row_;  // each expert's next free row while filling
-  for (int64_t i = 0; i < tokens * top_k_; ++i) rows[next[ids_[i]]++] = i;
-  // Now next[e] is where expert e + 1 starts: shift back to first rows.
-  for (int e = experts_; e > 0; --e) next[e] = next[e - 1];
-  next[0] = 0;
-}
-
 void MixtureOfExperts::RunExpert(int e, const ExpertShardWeights& expert, const float* normed,
                                  float* shard_sum, LinearProducts& products, ThreadTeam& team) {
-  const int64_t first = first_row_[e], count = first_row_[e + 1] - first;
+  const int64_t first = routing_.first_assignment(e);
+  const int64_t count = routing_.first_assignment(e + 1) - first;
   if (count == 0 || expert_columns_ == 0) return;
-  const int64_t* routed = rows_of_.data() + first;       // [count]: token · top_k + slot
+  const int64_t* routed = routing_.assignments() + first;  // [count]: token · top_k + slot
+  const int top_k = routing_.top_k();
   float* gathered = GrowTo(gathered_, count * hidden_);  // [count, hidden]
   team.ForRanges(count, kTeamRowGrain, [&](int64_t begin, int64_t end, int) {
     for (int64_t r = begin; r < end; ++r) {
-      std::memcpy(gathered + r * hidden_, normed + (routed[r] / top_k_) * hidden_,
+      std::memcpy(gathered + r * hidden_, normed + (routed[r] / top_k) * hidden_,
                   static_cast<size_t>(hidden_) * sizeof(float));
     }
   });
@@ -90,9 +68,9 @@ void MixtureOfExperts::RunExpert(int e, const ExpertShardWeights& expert, const 
   // Each token appears once per expert, so rows can be added in parallel.
   team.ForRanges(count, kTeamRowGrain, [&](int64_t begin, int64_t end, int) {
     for (int64_t r = begin; r < end; ++r) {
-      const float weight = weights_[routed[r]];
-      float* target = shard_sum + (routed[r] / top_k_) * hidden_;  // [hidden]
-      const float* row = out + r * hidden_;                        // [hidden]
+      const float weight = routing_.weight(routed[r]);
+      float* target = shard_sum + (routed[r] / top_k) * hidden_;  // [hidden]
+      const float* row = out + r * hidden_;                       // [hidden]
       for (int64_t i = 0; i < hidden_; ++i) target[i] += row[i] * weight;
     }
   });

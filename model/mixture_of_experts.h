@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/expert_routing.h"
 #include "model/kernels/linear_products.h"
 #include "model/kernels/thread_team.h"
 #include "model/model_config.h"
@@ -31,21 +32,16 @@ class MixtureOfExperts {
 
   // Routes the `tokens` rows of `normed` ([tokens, hidden], the MLP's normed input, the
   // same on every shard) and writes this shard's partial sum of the block's output into
-  // `shard_sum` ([tokens, hidden]). The router runs as one product on the calling
-  // thread, whatever the team, so every shard computes the same logits to the bit and
-  // routes every token alike. Every product (the router's included) is made by
-  // `products`, at its precision. The routing stays readable below until the next call.
+  // `shard_sum` ([tokens, hidden]). The router runs as one float32 product on the
+  // calling thread, whatever the team and the precision, so every shard computes the
+  // same logits to the bit and routes every token alike; the experts' products are made
+  // by `products`, at its precision. The routing stays readable below until the next call.
   void Forward(const LayerShardWeights& w, const float* normed, int64_t tokens, float* shard_sum,
                LinearProducts& products, ThreadTeam& team);
 
-  const float* router_logits() const { return logits_.data(); }    // [tokens, experts]
-  const int32_t* expert_ids() const { return ids_.data(); }        // [tokens, top_k]
-  const float* expert_weights() const { return weights_.data(); }  // [tokens, top_k]
+  RoutingOutputs routing() const { return routing_.outputs(); }
 
  private:
-  // Orders the (token, slot) pairs by expert, tokens ascending within each (HF's
-  // torch.where order): rows_of_[first_row_[e], first_row_[e + 1]) are expert e's.
-  void GroupByExpert(int64_t tokens);
   // Adds weight · expert(n) at expert `e`'s tokens into `shard_sum`.
   void RunExpert(int e, const ExpertShardWeights& expert, const float* normed, float* shard_sum,
                  LinearProducts& products, ThreadTeam& team);
@@ -58,17 +54,10 @@ class MixtureOfExperts {
                  float* out, LinearProducts& products, ThreadTeam& team);
 
   int64_t hidden_;
-  int experts_, top_k_;
-  int first_expert_, end_expert_;  // the experts this shard computes
-  bool renormalize_;
   int64_t expert_columns_, shared_columns_;  // this shard's columns of each
+  ExpertRouting routing_;
 
   // Reused across calls.
-  std::vector<float> logits_, probabilities_;             // [tokens, experts]
-  std::vector<int32_t> ids_;                              // [tokens, top_k]
-  std::vector<float> weights_;                            // [tokens, top_k]
-  std::vector<int64_t> first_row_;                        // [experts + 1]
-  std::vector<int64_t> rows_of_;                          // [tokens * top_k]: token · top_k + slot
   std::vector<float> gathered_, gate_, up_, expert_out_;  // [rows, hidden or columns]
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/collective.h"
+#include "model/expert_routing.h"
 #include "model/kernels/attention.h"
 #include "model/kernels/linear.h"
 #include "model/kernels/thread_team.h"
@@ -27,13 +28,6 @@ struct ShardSetup {
   const ShardWeights& weights;  // layers [0, last_layer]
   const AttentionHeads& heads;  // this shard's query and key/value heads
   int last_layer = -1;          // the deepest layer the forward runs
-};
-
-// A mixture-of-experts layer's routing, in host memory: what its sites capture.
-struct RoutingOutputs {
-  const float* router_logits;   // [tokens, experts]
-  const int32_t* expert_ids;    // [tokens, top_k]
-  const float* expert_weights;  // [tokens, top_k]
 };
 
 // Where one shard's forward runs: the CPU's cores (model/cpu_shard_device.h) or a GPU

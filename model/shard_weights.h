@@ -28,15 +28,15 @@ struct LayerShardWeights {
   std::vector<float> input_norm, input_norm_bias;  // [hidden]
   WeightSlice q, k, v;  // rows of this shard's heads: [heads*dim, hidden]
   std::vector<float> q_bias, k_bias, v_bias;
-  std::vector<float> q_norm, k_norm;  // [head_dim], applied per head
-  WeightSlice o;                      // columns of this shard's heads: [hidden, heads*dim]
-  std::vector<float> o_bias;          // [hidden]: added once, after the all-reduce
-  std::vector<float> post_attention_norm;             // [hidden], sandwich (Gemma)
+  std::vector<float> q_norm, k_norm;       // [head_dim], applied per head
+  WeightSlice o;                           // columns of this shard's heads: [hidden, heads*dim]
+  std::vector<float> o_bias;               // [hidden]: added once, after the all-reduce
+  std::vector<float> post_attention_norm;  // [hidden], sandwich (Gemma)
   std::vector<float> pre_mlp_norm, pre_mlp_norm_bias;  // [hidden]
-  std::vector<float> post_mlp_norm;                   // [hidden], sandwich (Gemma)
+  std::vector<float> post_mlp_norm;                    // [hidden], sandwich (Gemma)
   WeightSlice gate, up;  // rows of this shard's columns: [columns, hidden]
   std::vector<float> gate_bias, up_bias;
-  WeightSlice down;             // columns of this shard's columns: [hidden, columns]
+  WeightSlice down;              // columns of this shard's columns: [hidden, columns]
   std::vector<float> down_bias;  // [hidden]: added once, after the all-reduce
   // A mixture-of-experts layer (ModelConfig::IsSparse) instead of gate/up/down:
   WeightSlice router;                       // [experts, hidden], every shard all of it
@@ -46,11 +46,11 @@ struct LayerShardWeights {
 };
 
 struct ShardWeights {
-  WeightView embed;           // [vocab, hidden], every shard holds all of it
-  WeightView position_embed;  // [max_positions, hidden] (GPT-2), else empty
-  std::vector<LayerShardWeights> layers;  // layers [0, last_layer]
+  WeightView embed;                                // [vocab, hidden], every shard holds all of it
+  WeightView position_embed;                       // [max_positions, hidden] (GPT-2), else empty
+  std::vector<LayerShardWeights> layers;           // layers [0, last_layer]
   std::vector<float> final_norm, final_norm_bias;  // [hidden]
-  std::vector<std::vector<uint8_t>> transposed;   // what Conv1D slices point into
+  std::vector<std::vector<uint8_t>> transposed;    // what Conv1D slices point into
 };
 
 // The weights shard `slice` needs for layers [0, last_layer] (-1: none), as

@@ -11,6 +11,7 @@
 
 #include "transport/connection_watch.h"
 #include "transport/interrupted.h"
+#include "transport/numeric_endpoint.h"
 #include "transport/ring_inbox.h"
 #include "transport/schema.h"
 #include "transport/wire.h"
@@ -216,7 +217,7 @@ std::expected<void, std::string> RingLinks::ConnectToNext(const std::string& end
                                            state.next_rank(), secured.error()));
       }
     }
-    RetryInterrupted([&] { state.to_next.connect(endpoint); });
+    RetryInterrupted([&] { state.to_next.connect(NumericEndpoint(endpoint)); });
   } catch (const zmq::error_t& e) {
     return std::unexpected(fmt::format("{}: cannot connect to rank {} at '{}': {}", state.Who(),
                                        state.next_rank(), endpoint, e.what()));

@@ -10,13 +10,8 @@ namespace actex::gpu {
 namespace {
 
 constexpr int kThreads = 256;
-// Grids stop growing here; the kernels stride over the rest.
-constexpr int64_t kMaxBlocks = 65536;
 
-unsigned GridFor(int64_t count) {
-  return static_cast<unsigned>(count / kThreads + 1 < kMaxBlocks ? count / kThreads + 1
-                                                                 : kMaxBlocks);
-}
+unsigned GridFor(int64_t count) { return GridStrideBlocks(count, kThreads); }
 
 __device__ int64_t FirstIndex() { return int64_t{blockIdx.x} * blockDim.x + threadIdx.x; }
 __device__ int64_t Stride() { return int64_t{gridDim.x} * blockDim.x; }

@@ -17,13 +17,11 @@ void EmbedRows(const void* table, const void* position_table, StoredDtype dtype,
 // HF's rotate_half rotary embedding in place on `heads` heads of `head_dim` in each row
 // of `rows` [tokens, ld]; `cos`/`sin` are [positions, head_dim / 2].
 void RotateRows(float* rows, int64_t tokens, int64_t ld, int heads, int head_dim,
-                const int32_t* positions, const float* cos, const float* sin,
-                cudaStream_t stream);
+                const int32_t* positions, const float* cos, const float* sin, cudaStream_t stream);
 
 // The MLP activations over `count` values, in place on `x`.
 enum class Activation { kSiluTimesUp, kGeluTanhTimesUp, kGeluTanh };
-void Activate(Activation activation, float* x, const float* up, int64_t count,
-              cudaStream_t stream);
+void Activate(Activation activation, float* x, const float* up, int64_t count, cudaStream_t stream);
 
 // rows [tokens, width] += bias [width].
 void AddBiasRows(float* rows, int64_t tokens, int64_t width, const float* bias,

@@ -18,6 +18,13 @@ inline unsigned BlocksFor(int64_t count, int threads) {
   return static_cast<unsigned>((count + threads - 1) / threads);
 }
 
+// Blocks of `threads` for a grid-stride loop over `count` items: one item per thread up
+// to 65536 blocks; past that the loop strides over the rest.
+inline unsigned GridStrideBlocks(int64_t count, int threads) {
+  const int64_t blocks = count / threads + 1;
+  return static_cast<unsigned>(blocks < 65536 ? blocks : 65536);
+}
+
 }  // namespace actex::gpu
 
 #endif  // ACTEX_GPU_KERNELS_LAUNCH_H_

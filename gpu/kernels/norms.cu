@@ -58,7 +58,54 @@ __global__ void LayerNormKernel(const float* x, int64_t rows, int64_t width, con
   }
 }
 
+__global__ void SumSquaresKernel(const float* queries, int64_t q_width, const float* keys,
+                                 int64_t kv_width, int64_t counted_first, int64_t counted_end,
+                                 int64_t tokens, float* sums) {
+  const int64_t t = int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (t >= tokens) return;
+  double q_squares = 0.0, k_squares = 0.0;
+  for (int64_t i = lane; i < q_width; i += 32) {
+    q_squares += double{queries[t * q_width + i]} * queries[t * q_width + i];
+  }
+  for (int64_t i = counted_first + lane; i < counted_end; i += 32) {
+    k_squares += double{keys[t * kv_width + i]} * keys[t * kv_width + i];
+  }
+  q_squares = WarpSum(q_squares);
+  k_squares = WarpSum(k_squares);
+  if (lane == 0) {
+    sums[2 * t] = static_cast<float>(q_squares);
+    sums[2 * t + 1] = static_cast<float>(k_squares);
+  }
+}
+
+__global__ void ScaleByRmsKernel(float* rows, int64_t width, const float* sums, int which,
+                                 float count, float eps, const float* weight, int64_t tokens) {
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < tokens * width;
+       i += stride) {
+    const int64_t t = i / width;
+    const float inverse_rms = 1.0f / sqrtf(sums[2 * t + which] / count + eps);
+    rows[i] = __fmul_rn(weight[i % width], __fmul_rn(rows[i], inverse_rms));
+  }
+}
+
 }  // namespace
+
+void SumSquaresOfRows(const float* queries, int64_t q_width, const float* keys, int64_t kv_width,
+                      int64_t counted_first, int64_t counted_end, int64_t tokens, float* sums,
+                      cudaStream_t stream) {
+  if (tokens <= 0) return;
+  SumSquaresKernel<<<BlocksFor(tokens, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
+      queries, q_width, keys, kv_width, counted_first, counted_end, tokens, sums);
+}
+
+void ScaleRowsByRms(float* rows, int64_t width, const float* sums, int which, float count,
+                    float eps, const float* weight, int64_t tokens, cudaStream_t stream) {
+  if (tokens <= 0) return;
+  ScaleByRmsKernel<<<GridStrideBlocks(tokens * width, 256), 256, 0, stream>>>(
+      rows, width, sums, which, count, eps, weight, tokens);
+}
 
 void RmsNormRows(const float* x, int64_t rows, int64_t width, const float* weight, float eps,
                  float* y, cudaStream_t stream) {

@@ -27,6 +27,10 @@ class LinearProducts {
   // Linear's (`bias` may be null; without a team the caller's thread does it all).
   void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
               const float* bias, float* y, int64_t ldy, ThreadTeam* team = nullptr);
+  // The same in float32 whatever the precision: a mixture of experts' router, whose
+  // logits choose experts (a discrete choice bf16 would move; the GPU does the same).
+  void Float32Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
+                     const float* bias, float* y, int64_t ldy, ThreadTeam* team = nullptr);
 
  private:
   const Precision precision_;

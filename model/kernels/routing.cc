@@ -40,4 +40,17 @@ void RouteTopK(const float* logits, int64_t tokens, int experts, int top_k, bool
   }
 }
 
+void GroupByExpert(const int32_t* ids, int64_t assignments, int experts,
+                   std::vector<int64_t>* first_row, std::vector<int64_t>* rows) {
+  first_row->assign(static_cast<size_t>(experts) + 1, 0);
+  rows->resize(static_cast<size_t>(assignments));
+  std::vector<int64_t>& next = *first_row;  // counts, then each expert's next free row
+  for (int64_t i = 0; i < assignments; ++i) ++next[ids[i] + 1];
+  for (int e = 0; e < experts; ++e) next[e + 1] += next[e];
+  for (int64_t i = 0; i < assignments; ++i) (*rows)[next[ids[i]]++] = i;
+  // Now next[e] is where expert e + 1 starts: shift back to first rows.
+  for (int e = experts; e > 0; --e) next[e] = next[e - 1];
+  next[0] = 0;
+}
+
 }  // namespace actex

@@ -2,6 +2,7 @@
 #define ACTEX_MODEL_KERNELS_ROUTING_H_
 
 #include <cstdint>
+#include <vector>
 
 namespace actex {
 
@@ -14,6 +15,13 @@ namespace actex {
 // 1 <= top_k <= experts.
 void RouteTopK(const float* logits, int64_t tokens, int experts, int top_k, bool renormalize,
                float* probabilities, int32_t* ids, float* weights);
+
+// The (token, slot) assignments of `ids` ([assignments] = [tokens, top_k] flattened)
+// grouped by expert, each expert's in token order (torch.where's order), by a counting
+// sort: `rows` [assignments] lists token · top_k + slot, expert e's at
+// rows[first_row[e], first_row[e + 1]) (`first_row` [experts + 1]). Both are resized.
+void GroupByExpert(const int32_t* ids, int64_t assignments, int experts,
+                   std::vector<int64_t>* first_row, std::vector<int64_t>* rows);
 
 }  // namespace actex
 

@@ -1,11 +1,12 @@
-// --device / --precision on the CPU: bf16 accepted where the CPU can run bfloat16
-// products (AVX512_BF16, not ACTEX_ISA=avx2), refused naming why elsewhere, and carried
-// to the shards' devices.
+// --device, --gpus and --precision: what each host's shards run on, and what is refused
+// before any work (the GPU ones are checked for real where a GPU is usable; bf16 on the
+// CPU where it has AVX512_BF16, its refusal elsewhere).
 
 #include "actors/device_plan.h"
 
 #include <gtest/gtest.h>
 
+#include "gpu/cuda_shard_device.h"
 #include "model/decoder_forward.h"
 #include "model/kernels/cpu_isa.h"
 #include "model/model_weights.h"
@@ -14,14 +15,15 @@
 namespace actex {
 namespace {
 
-TEST(PlanDevices, Fp32OnTheCpuIsTheDefault) {
+TEST(DevicePlan, TheDefaultIsTheCpuInFloat32) {
   auto plan = PlanDevices("cpu", "", "fp32");
   ASSERT_TRUE(plan.has_value()) << plan.error();
+  EXPECT_FALSE(plan->cuda);
   EXPECT_EQ(plan->precision, Precision::kFp32);
   EXPECT_EQ(plan->Describe(), "cpu, fp32");
 }
 
-TEST(PlanDevices, Bf16OnTheCpuIsAcceptedWhereSupportedElseRefusedNamingWhy) {
+TEST(DevicePlan, Bf16OnTheCpuIsAcceptedWhereSupportedElseRefusedNamingWhy) {
   auto plan = PlanDevices("cpu", "", "bf16");
   if (auto supported = Bf16ProductsSupported(); !supported) {
     ASSERT_FALSE(plan.has_value());
@@ -33,7 +35,7 @@ TEST(PlanDevices, Bf16OnTheCpuIsAcceptedWhereSupportedElseRefusedNamingWhy) {
   EXPECT_EQ(plan->Describe(), "cpu, bf16 products by oneDNN on avx512_bf16");
 }
 
-TEST(PlanDevices, TheCpuMakerCarriesThePrecisionToTheShard) {
+TEST(DevicePlan, TheCpuMakerCarriesThePrecisionToTheShard) {
   auto weights = ModelWeights::Open(ACTEX_FIXTURES_DIR "/qwen2-tiny");
   ASSERT_TRUE(weights.has_value()) << weights.error();
   auto slice = PlanShard((*weights)->config(), 0, 1);
@@ -48,6 +50,47 @@ TEST(PlanDevices, TheCpuMakerCarriesThePrecisionToTheShard) {
               std::string::npos)
         << (*shard)->device_description();
   }
+}
+
+TEST(DevicePlan, AnUnknownDeviceOrPrecisionIsRefusedNamingTheFlag) {
+  auto device = PlanDevices("tpu", "", "fp32");
+  ASSERT_FALSE(device.has_value());
+  EXPECT_NE(device.error().find("--device tpu"), std::string::npos) << device.error();
+  auto precision = PlanDevices("cpu", "", "fp8");
+  ASSERT_FALSE(precision.has_value());
+  EXPECT_NE(precision.error().find("--precision"), std::string::npos) << precision.error();
+}
+
+TEST(DevicePlan, GpusWithoutCudaAreRefused) {
+  auto plan = PlanDevices("cpu", "0,1", "fp32");
+  ASSERT_FALSE(plan.has_value());
+  EXPECT_NE(plan.error().find("--gpus 0,1: only with --device cuda"), std::string::npos)
+      << plan.error();
+}
+
+TEST(DevicePlan, CudaWithoutAUsableGpuIsRefusedSayingWhy) {
+  if (UsableGpuCount().has_value()) GTEST_SKIP() << "this machine has a usable GPU";
+  auto plan = PlanDevices("cuda", "", "fp32");
+  ASSERT_FALSE(plan.has_value());
+  EXPECT_EQ(plan.error().rfind("--device cuda: ", 0), 0u) << plan.error();
+  EXPECT_NE(plan.error().find(CudaBuilt() ? "no usable GPU" : "built without CUDA"),
+            std::string::npos)
+      << plan.error();
+}
+
+TEST(DevicePlan, GpusAreTakenInTurnAndEachIndexIsChecked) {
+  auto gpus = UsableGpuCount();
+  if (!gpus) GTEST_SKIP() << gpus.error();
+  auto all = PlanDevices("cuda", "", "bf16");
+  ASSERT_TRUE(all.has_value()) << all.error();
+  EXPECT_EQ(static_cast<int>(all->gpus.size()), *gpus);
+  EXPECT_EQ(all->precision, Precision::kBf16);
+  auto past = PlanDevices("cuda", std::to_string(*gpus), "fp32");
+  ASSERT_FALSE(past.has_value());
+  EXPECT_NE(past.error().find("is not a GPU CUDA sees"), std::string::npos) << past.error();
+  auto twice = PlanDevices("cuda", "0,0", "fp32");
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_NE(twice.error().find("given twice"), std::string::npos) << twice.error();
 }
 
 }  // namespace

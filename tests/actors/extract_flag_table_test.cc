@@ -41,6 +41,9 @@ ExtractOptions EveryFlagSet(const std::string& model_dir) {
   options.chunk_docs = 16;
   options.overwrite = true;
   options.blas_threads = 3;
+  options.device = "cuda";
+  options.gpus = "0,1";
+  options.precision = "bf16";
   options.drain_timeout_seconds = 5;
   options.max_reject_fraction = 0.25;
   options.upload = {"cp {path} /r/{name}", true, 2, 0.5, 60};

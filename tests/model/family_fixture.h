@@ -32,7 +32,8 @@ struct FamilyFiles {
 // Opens them for `family`; an error names the file.
 std::expected<FamilyFiles, std::string> OpenFamilyFiles(const std::string& family);
 
-// A test's name for a family parameter ("qwen2-tiny" -> "qwen2_tiny").
+// A test's name for a family or preset parameter: "_" for what is not a letter or digit
+// ("qwen2-tiny" -> "qwen2_tiny", "qwen2.5-0.5b" -> "qwen2_5_0_5b").
 std::string FamilyTestName(const ::testing::TestParamInfo<std::string>& info);
 
 // The fixture folder of `family` ("llama", "olmoe", ..., or "qwen2-tiny").
@@ -68,18 +69,19 @@ void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
                           const SafetensorsFile& expected, const SafetensorsFile& z,
                           const std::string& prefix, int64_t first_row, int64_t rows,
                           const std::string& label, WorstErrors& worst, float bound = 2e-5f,
-                          float differing_ids = 0.0f);
+                          bool routing_must_match = true);
 // Runs every single-sequence case of `expected` that `reference` holds, and the packed
 // batch where it holds its rows, through `shards` shards of `weights` on the devices
 // `make_device` makes, and checks every rank's captures against `reference` (z tensors:
-// `reference_z`) within `bound` and `differing_ids` (ExpectMatchesFixture).
+// `reference_z`) within `bound`, the routing too if `routing_must_match`
+// (ExpectMatchesFixture).
 void ExpectEveryCaseMatches(const std::shared_ptr<const ModelWeights>& weights,
                             const SafetensorsFile& expected, const SafetensorsFile& reference,
                             const SafetensorsFile& reference_z,
                             const std::vector<std::pair<Site, std::string>>& comparisons,
                             const ShardDeviceMaker& make_device, int shards, float bound,
                             const std::string& label, WorstErrors& worst,
-                            float differing_ids = 0.0f);
+                            bool routing_must_match = true);
 // Prints "parity <label> max|d|/max|ref|: <kind> <error> ...".
 void PrintWorst(const std::string& label, const WorstErrors& worst);
 

@@ -61,8 +61,8 @@ TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
       ASSERT_EQ(static_cast<int>(captures.size()), shards);
       for (int rank = 0; rank < shards; ++rank) {
         testing::ExpectMatchesFixture(captures[rank], comparisons, **expected, **z, name, 0,
-                             static_cast<int64_t>(batch.token_ids.size()),
-                             label + " rank " + std::to_string(rank), worst);
+                                      static_cast<int64_t>(batch.token_ids.size()),
+                                      label + " rank " + std::to_string(rank), worst);
       }
     }
     auto captures = testing::RunShards(*weights, shards, sites, packed);
@@ -70,7 +70,8 @@ TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
     int64_t first = 0;
     for (size_t row = 0; row < lengths.size(); ++row) {
       testing::ExpectMatchesFixture(captures[0], comparisons, **expected, **z,
-                           "padbatch.row" + std::to_string(row), first, lengths[row], label, worst);
+                                    "padbatch.row" + std::to_string(row), first, lengths[row],
+                                    label, worst);
       first += lengths[row];
     }
   }

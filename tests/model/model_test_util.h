@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "model/model_weights.h"
 #include "model/cpu_shard_device.h"
 #include "model/decoder_forward.h"
+#include "model/model_weights.h"
 #include "storage/safetensors.h"
 
 namespace actex::testing {

@@ -13,6 +13,7 @@
 #include "model/model_weights.h"
 #include "model/sites.h"
 #include "storage/safetensors.h"
+#include "tests/model/family_fixture.h"
 #include "tests/model/model_test_util.h"
 
 namespace actex {
@@ -100,20 +101,10 @@ TEST_P(ParityTest, PackedBatchMatchesHuggingFacePaddedBatch) {
   ASSERT_TRUE(expected.has_value()) << expected.error();
   auto z = SafetensorsFile::Open(dir + "/z.safetensors");
   ASSERT_TRUE(z.has_value()) << z.error();
-  const std::vector<int32_t> padded = ReadInts(**expected, "padbatch.input_ids");  // [3, 40]
   const std::vector<int32_t> lengths = ReadInts(**expected, "padbatch.lengths");
   ASSERT_EQ(lengths, (std::vector<int32_t>{5, 17, 40}));
-  const int64_t width = static_cast<int64_t>(padded.size() / lengths.size());
-
   // The three rows end to end, without their padding.
-  PackedBatch batch;
-  for (size_t row = 0; row < lengths.size(); ++row) {
-    for (int32_t t = 0; t < lengths[row]; ++t) {
-      batch.token_ids.push_back(padded[row * width + t]);
-      batch.positions.push_back(t);
-    }
-    batch.sequence_lengths.push_back(lengths[row]);
-  }
+  const PackedBatch batch = testing::UnpaddedBatch(**expected);
   auto captures = testing::RunShards(*weights, shards, ComparedSites(), batch);
   ASSERT_EQ(static_cast<int>(captures.size()), shards);
   const std::string label = (*weights)->config().torch_dtype + " S=" + std::to_string(shards);
