@@ -15,6 +15,11 @@ bool IsMixtureOfExperts(const std::string& family) {
   return family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe" || family == "olmoe";
 }
 
+std::vector<std::string> EveryFamily() {
+  return {"qwen2-tiny",  "llama",   "mistral",   "qwen3",     "gemma2", "gpt2",
+          "gemma3_text", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe"};
+}
+
 std::string FamilyDir(const std::string& family) {
   if (family == "qwen2-tiny") return TinyFixtureDir();
   return std::string(ACTEX_FIXTURES_DIR) +

@@ -24,6 +24,8 @@
 namespace actex::testing {
 
 bool IsMixtureOfExperts(const std::string& family);
+// Every family fixture: qwen2-tiny, the dense model-families, the moe-families.
+std::vector<std::string> EveryFamily();
 // A fixture's model and reference files.
 struct FamilyFiles {
   std::shared_ptr<const ModelWeights> weights;
