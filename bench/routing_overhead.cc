@@ -67,7 +67,8 @@ std::expected<RoutingOverhead, std::string> MeasureRoutingOverhead(const std::st
   run_block();  // warm-up (page faults, buffers grown), and the routing the products reuse
 
   std::vector<int64_t> rows_of_expert(static_cast<size_t>(config.moe.experts));
-  for (int64_t i = 0; i < tokens * config.moe.top_k; ++i) ++rows_of_expert[block.expert_ids()[i]];
+  for (int64_t i = 0; i < tokens * config.moe.top_k; ++i)
+    ++rows_of_expert[block.routing().expert_ids[i]];
   const int64_t most_rows = *std::ranges::max_element(rows_of_expert);
   std::vector<float> gate(static_cast<size_t>(most_rows * columns));  // [rows, columns]
   std::vector<float> up(gate.size());                                 // [rows, columns]
