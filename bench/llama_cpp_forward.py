@@ -9,8 +9,12 @@ its own sequence of one 2048-token batch (BM_Forward's batch), and again as one 
 per document (llama.cpp's usual prompt processing), the key/value cache cleared between batches. llama.cpp computes the logits of each sequence's last token only, so the
 lm_head costs it next to nothing (BM_Forward computes none). Random weights: speed only.
 
-Usage: /work/venv-llama/bin/python bench/llama_cpp_forward.py [--dtype bf16|f32] [--threads 2]
-           [--layers 4] [--repeats 5] [--gguf PATH]
+Needs a Python with llama-cpp-python and gguf, e.g. a venv made by
+  CMAKE_ARGS="-DGGML_NATIVE=ON" pip install llama-cpp-python gguf
+(it builds llama.cpp from source: ~25 minutes on two busy cores).
+
+Usage: python bench/llama_cpp_forward.py [--dtype bf16|f32] [--threads 2] [--layers 4]
+           [--repeats 5] [--gguf PATH]
 Prints a line per layout: tokens/s, the median and the best of --repeats timed runs after one
 untimed (on a shared machine the best is the least disturbed).
 """
