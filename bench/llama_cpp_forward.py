@@ -6,8 +6,9 @@ MLP 4864, q/k/v biases, tied embeddings; vocabulary 4096 and --layers layers, as
 BM_Forward) in BF16 or F32, and times llama.cpp (the llama-cpp-python wheel, built from source
 with GGML_NATIVE=ON, so its AVX512_BF16 dot products are in) on eight 256-token documents, each
 its own sequence of one 2048-token batch (BM_Forward's batch), and again as one 256-token batch
-per document (llama.cpp's usual prompt processing), the key/value cache cleared between batches. llama.cpp computes the logits of each sequence's last token only, so the
-lm_head costs it next to nothing (BM_Forward computes none). Random weights: speed only.
+per document (llama.cpp's usual prompt processing), the key/value cache cleared between
+batches. llama.cpp computes the logits of each sequence's last token only, so the lm_head costs
+it next to nothing (BM_Forward computes none). Random weights: speed only.
 
 Needs a Python with llama-cpp-python and gguf, e.g. a venv made by
   CMAKE_ARGS="-DGGML_NATIVE=ON" pip install llama-cpp-python gguf
