@@ -5,18 +5,22 @@
 #include "actors/extract_options.h"
 #include "gpu/cuda_shard_device.h"
 #include "model/cpu_shard_device.h"
+#include "model/kernels/cpu_isa.h"
 
 namespace actex {
 
 ShardDeviceMaker DevicePlan::MakerFor(int shard_on_host, int threads) const {
-  if (!cuda) return CpuShardDevices(threads);
+  if (!cuda) return CpuShardDevices(threads, precision);
   return CudaShardDevices({.gpu = gpus[static_cast<size_t>(shard_on_host) % gpus.size()],
                            .precision = precision,
                            .host_threads = threads});
 }
 
 std::string DevicePlan::Describe() const {
-  if (!cuda) return std::string("cpu, ") + PrecisionName(precision);
+  if (!cuda) {
+    return precision == Precision::kBf16 ? "cpu, bf16 products by oneDNN on avx512_bf16"
+                                         : "cpu, fp32";
+  }
   std::string list;
   for (int gpu : gpus) list += (list.empty() ? "" : ",") + std::to_string(gpu);
   return "cuda (GPU" + std::string(gpus.size() > 1 ? "s " : " ") + list + "), " +
@@ -33,9 +37,9 @@ std::expected<DevicePlan, std::string> PlanDevices(const std::string& device,
   if (device == "cpu") {
     if (!gpus.empty()) return std::unexpected("--gpus " + gpus + ": only with --device cuda");
     if (plan.precision == Precision::kBf16) {
-      return std::unexpected(
-          "--precision bf16 runs on --device cuda only: BF16 products on the CPU are not "
-          "implemented yet");
+      if (auto bf16 = Bf16ProductsSupported(); !bf16) {
+        return std::unexpected("--precision bf16 with --device cpu: " + bf16.error());
+      }
     }
     return plan;
   }

@@ -20,15 +20,16 @@ struct DevicePlan {
   // The device of this host's `shard_on_host`-th shard (0-based), with `threads` host
   // threads: the CPU's cores, or GPU gpus[shard_on_host % gpus.size()].
   ShardDeviceMaker MakerFor(int shard_on_host, int threads) const;
-  // "cpu" or "cuda (GPUs 0,1), bf16", for the ready line.
+  // "cpu, fp32", "cpu, bf16 products by oneDNN on avx512_bf16" or "cuda (GPUs 0,1),
+  // bf16", for the ready line.
   std::string Describe() const;
 };
 
 // Resolves --device (cpu | cuda), --gpus ("0,1"; empty: every GPU CUDA sees) and
 // --precision (fp32 | bf16). Refuses, naming the flag and the reason: --device cuda in
 // a build without CUDA or on a machine without a usable GPU, a --gpus index CUDA does
-// not see or given twice, --gpus without --device cuda, and --precision bf16 on the CPU
-// (not implemented there).
+// not see or given twice, --gpus without --device cuda, and --precision bf16 on a CPU
+// without AVX512_BF16 or under ACTEX_ISA=avx2 (Bf16ProductsSupported, model/kernels/cpu_isa.h).
 std::expected<DevicePlan, std::string> PlanDevices(const std::string& device,
                                                    const std::string& gpus,
                                                    const std::string& precision);

@@ -210,7 +210,8 @@ std::vector<ExtractFlag> MakeTable() {
       kRunOnly, "gpus", [](auto& o) -> auto& { return o.gpus; }));
   table.push_back(Text("--precision",
                        "matrix products: fp32 (float32, as HF's float32 model) or bf16 "
-                       "(bfloat16 inputs, float32 accumulation; --device cuda)",
+                       "(bfloat16 inputs, float32 accumulation; --device cuda, or a CPU with "
+                       "AVX512_BF16)",
                        kShared, "precision", [](auto& o) -> auto& { return o.precision; },
                        {"fp32", "bf16"}));
   table.push_back(Number(

@@ -62,6 +62,7 @@ struct Flags {
   int sgemm_repeats = 5;
   bool with_7b = false;
   int docs_7b = 8;
+  std::string precision = "fp32";  // every variant's --precision
   // make-model presets of other families, each extracted like shards1 (its last 4 layers)
   std::vector<std::string> families;
 };
@@ -115,6 +116,7 @@ int Run(const Flags& flags) {
   context.log_dir = (cache / "logs").string();
   context.batch_tokens = flags.batch_tokens;
   context.document_tokens = kDocumentTokens;
+  context.precision = flags.precision;
   std::vector<VariantResult> results;
   // Runs one variant on `model_dir` and measures sgemm after it, so its ratio uses the
   // measurements on either side.
@@ -237,9 +239,12 @@ int Run(const Flags& flags) {
       "after %d, median of %d repeat(s)\n",
       model_dir.c_str(), static_cast<long long>(kDocumentTokens), flags.batch_tokens,
       flags.measured_batches, flags.warmup_batches, flags.repeats);
-  std::printf("CPU %s; kernels %s (widest on this CPU: %s), products by %s\n",
+  std::printf("CPU %s; kernels %s (widest on this CPU: %s), products by %s; the runs' "
+              "--precision %s%s\n",
               CpuModelName().c_str(), IsaName(isa), IsaName(DetectedIsa()),
-              GemmBackendName(machine.backend()));
+              GemmBackendName(machine.backend()), flags.precision.c_str(),
+              flags.precision == "bf16" ? " (bf16 products by oneDNN; the sgemm columns stay fp32)"
+                                        : "");
   machine.Print();
   std::printf("\n");
   PrintResultTable(results);
@@ -300,6 +305,11 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--docs-7b", flags.docs_7b, "documents of the 7B runs (and 7B-sized families)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--precision", flags.precision,
+                 "--precision of every run: fp32, or bf16 (bfloat16 products, where the CPU has "
+                 "AVX512_BF16)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (flags.batch_tokens % 256 != 0) {

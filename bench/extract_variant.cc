@@ -71,7 +71,8 @@ std::vector<std::string> CommandLine(const VariantContext& context, const Extrac
                "--batch-tokens", std::to_string(context.batch_tokens), "--max-seq-len",
                std::to_string(context.document_tokens), "--max-docs", std::to_string(docs),
                // A chunk of one batch: replicas lease them one batch at a time.
-               "--chunk-docs", std::to_string(context.batch_tokens / context.document_tokens)});
+               "--chunk-docs", std::to_string(context.batch_tokens / context.document_tokens),
+               "--precision", context.precision});
   if (!variant.sae_dir.empty()) {
     args.insert(args.end(), {"--sae", SaeSite(variant) + "=" + variant.sae_dir, "--sae-top-k",
                              std::to_string(kSaeTopK)});

@@ -64,6 +64,7 @@ struct VariantContext {
   std::string log_dir;   // one log per run, kept
   int batch_tokens = 2048;
   int document_tokens = 256;
+  std::string precision = "fp32";  // --precision of every run: fp32 or bf16
 };
 
 struct VariantResult {

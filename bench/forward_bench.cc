@@ -1,8 +1,9 @@
 // The whole forward pass of one shard, in process (BM_FamilyForward: the same for each
 // family preset, 2 layers): a random Qwen2.5-0.5B-shaped model cut to 4 layers (vocabulary 4096, so
 // the file stays small), one 2048-token batch of eight 256-token documents, resid_post of the last
-// layer captured. FLOPS counts the projections (2 per weight) and causal attention as
-// bench/README.md defines them, so the figure compares directly with BM_Sgemm at the same threads.
+// layer captured; BM_Forward runs it with fp32 and with bf16 products (--precision). FLOPS counts
+// the projections (2 per weight) and causal attention as bench/README.md defines them, so the
+// figure compares directly with BM_Sgemm at the same threads.
 
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
@@ -16,7 +17,10 @@
 #include <vector>
 
 #include "model/collective.h"
+#include "model/cpu_shard_device.h"
 #include "model/decoder_forward.h"
+#include "model/kernels/cpu_isa.h"
+#include "model/precision.h"
 #include "model/random_model.h"
 #include "model/shard_plan.h"
 
@@ -101,13 +105,16 @@ const RandomModelFolder& FamilyModel(const std::string& preset) {
   return *folder;
 }
 
-void RunForward(benchmark::State& state, const RandomModelFolder& model, int threads, int layers);
+void RunForward(benchmark::State& state, const RandomModelFolder& model, int threads, int layers,
+                Precision precision = Precision::kFp32);
 
+// bf16: the weights' dtype; precision: 0 fp32 products, 1 bf16 products (--precision).
 void BM_Forward(benchmark::State& state) {
   const std::string dtype = state.range(0) == 0 ? "float32" : "bfloat16";
   const int threads = static_cast<int>(state.range(1));
-  RunForward(state, ModelFor(dtype), threads, kLayers);
-  state.SetLabel(dtype);
+  const Precision precision = state.range(2) == 0 ? Precision::kFp32 : Precision::kBf16;
+  RunForward(state, ModelFor(dtype), threads, kLayers, precision);
+  state.SetLabel(dtype + " weights, " + PrecisionName(precision) + " products, " + CpuModelName());
 }
 
 void BM_FamilyForward(benchmark::State& state) {
@@ -116,7 +123,8 @@ void BM_FamilyForward(benchmark::State& state) {
   state.SetLabel(preset);
 }
 
-void RunForward(benchmark::State& state, const RandomModelFolder& model, int threads, int layers) {
+void RunForward(benchmark::State& state, const RandomModelFolder& model, int threads, int layers,
+                Precision precision) {
   if (!model.weights()) {
     state.SkipWithError(model.error().c_str());
     return;
@@ -124,8 +132,8 @@ void RunForward(benchmark::State& state, const RandomModelFolder& model, int thr
   const ModelConfig& config = model.weights()->config();
   auto slice = PlanShard(config, 0, 1);
   // The shard's own team is its parallelism; Forward keeps OpenBLAS at one thread.
-  auto shard =
-      DecoderShard::Create(model.weights(), *slice, {{SiteKind::kResidPost, layers - 1}}, threads);
+  auto shard = DecoderShard::Create(model.weights(), *slice, {{SiteKind::kResidPost, layers - 1}},
+                                    CpuShardDevices(threads, precision));
   if (!shard) {
     state.SkipWithError(shard.error().c_str());
     return;
@@ -169,8 +177,8 @@ void RunForward(benchmark::State& state, const RandomModelFolder& model, int thr
 }
 
 BENCHMARK(BM_Forward)
-    ->ArgNames({"bf16", "threads"})
-    ->ArgsProduct({{1, 0}, {1, 2}})
+    ->ArgNames({"bf16", "threads", "precision"})
+    ->ArgsProduct({{1, 0}, {1, 2}, {0, 1}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

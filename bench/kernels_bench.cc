@@ -15,13 +15,17 @@
 
 #include "model/blas_threads.h"
 #include "model/kernels/attention.h"
+#include "model/kernels/bf16_gemm.h"
+#include "model/kernels/cpu_isa.h"
 #include "model/kernels/gemm.h"
 #include "model/kernels/half_float.h"
 #include "model/kernels/linear.h"
+#include "model/kernels/linear_products.h"
 #include "model/kernels/rms_norm.h"
 #include "model/kernels/rotary.h"
 #include "model/kernels/swiglu.h"
 #include "model/kernels/thread_team.h"
+#include "model/precision.h"
 
 namespace actex {
 namespace {
@@ -113,21 +117,57 @@ void BM_GemmHalvesOnTwoThreads(benchmark::State& state) {
 
 // The gemm wrapper on F32 (in place), BF16 and F16 (widened tile by tile) weights, as
 // the forward pass calls it: a ThreadTeam of `threads`, each member a 1-thread sgemm.
+// precision 1: bfloat16 products (--precision bf16, LinearProducts): X rounded on the
+// team, one 1-thread oneDNN bf16 matmul per member's share, BF16 weights in place, F32
+// and F16 rounded tile by tile.
 void BM_Linear(benchmark::State& state) {
   const int64_t in = state.range(0), out = state.range(1);
   const auto dtype = static_cast<WeightDtype>(state.range(2));
   ThreadTeam team(static_cast<int>(state.range(3)));
+  const Precision precision = state.range(4) == 0 ? Precision::kFp32 : Precision::kBf16;
+  if (precision == Precision::kBf16) {
+    if (auto supported = Bf16ProductsSupported(); !supported) {
+      state.SkipWithError(supported.error().c_str());
+      return;
+    }
+  }
   SetBlasThreads(1);
   const std::vector<uint8_t> storage = RandomWeight(out, in, dtype);
   const WeightView view{storage.data(), dtype, out, in};
   const std::vector<float> x = RandomFloats(kTokens * in, 1);
-  std::vector<float> y(static_cast<size_t>(kTokens * out)), scratch;
+  std::vector<float> y(static_cast<size_t>(kTokens * out));
+  LinearProducts products(precision);
   for (auto _ : state) {
-    Linear(x.data(), in, kTokens, RowSlice(view, 0, out), nullptr, y.data(), out, &scratch, &team);
+    products.Linear(x.data(), in, kTokens, RowSlice(view, 0, out), nullptr, y.data(), out, &team);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["FLOPS"] = Rate(2.0 * kTokens * in * out);
-  state.SetLabel(DtypeName(dtype));
+  state.SetLabel(std::string(DtypeName(dtype)) + " weights, " + PrecisionName(precision) +
+                 " products");
+}
+
+// What a bf16 matmul primitive costs to make (Bf16Gemm keeps one per shape): a fresh
+// Bf16Gemm's first product of [tokens, in] x [in, out], against the same product again
+// (BM_Bf16GemmCreation/made:0).
+void BM_Bf16GemmCreation(benchmark::State& state) {
+  if (auto supported = Bf16ProductsSupported(); !supported) {
+    state.SkipWithError(supported.error().c_str());
+    return;
+  }
+  const int64_t tokens = state.range(0), in = kHidden, out = kIntermediate;
+  const std::vector<uint16_t> x(static_cast<size_t>(tokens * in), FloatToBFloat16(0.5f));
+  const std::vector<uint16_t> w(static_cast<size_t>(out * in), FloatToBFloat16(0.25f));
+  std::vector<float> y(static_cast<size_t>(tokens * out));
+  Bf16Gemm kept;
+  for (auto _ : state) {
+    if (state.range(1) != 0) {
+      Bf16Gemm fresh;
+      fresh.Multiply(tokens, out, in, x.data(), in, w.data(), in, 0.0f, y.data(), out);
+    } else {
+      kept.Multiply(tokens, out, in, x.data(), in, w.data(), in, 0.0f, y.data(), out);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
 }
 
 // Causal GQA attention over one packed batch of documents of `length` tokens, one
@@ -227,7 +267,9 @@ void ProjectionShapes(benchmark::internal::Benchmark* benchmark, bool with_dtype
         benchmark->Args({in, out, threads});
         continue;
       }
-      for (int64_t dtype : {kF32, kBF16, kF16}) benchmark->Args({in, out, dtype, threads});
+      for (int64_t dtype : {kF32, kBF16, kF16}) {
+        for (int64_t precision : {0, 1}) benchmark->Args({in, out, dtype, threads, precision});
+      }
     }
   }
 }
@@ -243,18 +285,23 @@ BENCHMARK(BM_GemmHalvesOnTwoThreads)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Linear)
-    ->ArgNames({"in", "out", "dtype", "threads"})
+    ->ArgNames({"in", "out", "dtype", "threads", "precision"})
     ->Apply([](auto* b) { ProjectionShapes(b, true); }) -> UseRealTime()
         -> Unit(benchmark::kMillisecond);
 // A 7B model's MLP (Mistral 7B, Llama 3.1 8B: hidden 4096, intermediate 14336), where
 // 16-bit weights are widened in 512-column tiles, against float32 read in place.
 BENCHMARK(BM_Linear)
     ->Name("BM_Linear7B")
-    ->ArgNames({"in", "out", "dtype", "threads"})
-    ->ArgsProduct({{4096}, {14336}, {kF32, kBF16}, {2}})
-    ->ArgsProduct({{14336}, {4096}, {kF32, kBF16}, {2}})
+    ->ArgNames({"in", "out", "dtype", "threads", "precision"})
+    ->ArgsProduct({{4096}, {14336}, {kF32, kBF16}, {2}, {0, 1}})
+    ->ArgsProduct({{14336}, {4096}, {kF32, kBF16}, {2}, {0, 1}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Bf16GemmCreation)
+    ->ArgNames({"tokens", "made"})
+    ->ArgsProduct({{1, 2048}, {0, 1}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CausalAttention)
     ->ArgNames({"length", "threads"})
     ->ArgsProduct({{kDocumentTokens, 2048}, {1, 2}})

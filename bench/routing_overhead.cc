@@ -9,6 +9,7 @@
 
 #include "model/blas_threads.h"
 #include "model/kernels/linear.h"
+#include "model/kernels/linear_products.h"
 #include "model/kernels/swiglu.h"
 #include "model/kernels/thread_team.h"
 #include "model/mixture_of_experts.h"
@@ -59,13 +60,15 @@ std::expected<RoutingOverhead, std::string> MeasureRoutingOverhead(const std::st
   SetBlasThreads(1);  // the team is the parallelism, as in a forward
   ThreadTeam team(threads);
   MixtureOfExperts block(config, *slice);
+  LinearProducts products(Precision::kFp32);
   auto run_block = [&] {
-    block.Forward(layer, normed.data(), tokens, shard_sum.data(), &widen_scratch, team);
+    block.Forward(layer, normed.data(), tokens, shard_sum.data(), products, team);
   };
   run_block();  // warm-up (page faults, buffers grown), and the routing the products reuse
 
   std::vector<int64_t> rows_of_expert(static_cast<size_t>(config.moe.experts));
-  for (int64_t i = 0; i < tokens * config.moe.top_k; ++i) ++rows_of_expert[block.expert_ids()[i]];
+  for (int64_t i = 0; i < tokens * config.moe.top_k; ++i)
+    ++rows_of_expert[block.routing().expert_ids[i]];
   const int64_t most_rows = *std::ranges::max_element(rows_of_expert);
   std::vector<float> gate(static_cast<size_t>(most_rows * columns));  // [rows, columns]
   std::vector<float> up(gate.size());                                 // [rows, columns]

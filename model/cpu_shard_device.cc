@@ -14,6 +14,7 @@
 #include "model/kernels/gemm.h"
 #include "model/kernels/half_float.h"
 #include "model/kernels/layer_norm.h"
+#include "model/kernels/linear_products.h"
 #include "model/kernels/rms_norm.h"
 #include "model/kernels/rope_frequencies.h"
 #include "model/kernels/rotary.h"
@@ -32,12 +33,13 @@ void AddInPlace(float* target, const float* addend, int64_t count) {
 
 class CpuShardDevice final : public ShardDevice {
  public:
-  CpuShardDevice(const ShardSetup& setup, int threads)
+  CpuShardDevice(const ShardSetup& setup, int threads, Precision precision)
       : config_(setup.config),
         slice_(setup.slice),
         weights_(setup.weights),
         heads_(setup.heads),
         team_(threads),
+        products_(precision),
         attention_scratch_(static_cast<size_t>(team_.size())) {
     if (config_.rotary) {
       rotary_.emplace_back(RopeInverseFrequencies(config_.head_dim, config_.rope));
@@ -49,8 +51,12 @@ class CpuShardDevice final : public ShardDevice {
   }
 
   std::string Describe() const override {
-    return "cpu (" + std::to_string(team_.size()) + " threads, fp32, " +
-           GemmBackendName(PreferredGemmBackend(ActiveIsa())) + " on " + IsaName(ActiveIsa()) + ")";
+    const std::string threads = "cpu (" + std::to_string(team_.size()) + " threads, ";
+    if (products_.precision() == Precision::kBf16) {
+      return threads + "bf16 products by oneDNN on avx512_bf16)";
+    }
+    return threads + "fp32, " + GemmBackendName(PreferredGemmBackend(ActiveIsa())) + " on " +
+           IsaName(ActiveIsa()) + ")";
   }
   ThreadTeam& team() override { return team_; }
 
@@ -83,8 +89,8 @@ class CpuShardDevice final : public ShardDevice {
                  float* y) override;
   void Linear(const float* x, const WeightSlice& weight, const std::vector<float>& bias,
               float* y) override {
-    actex::Linear(x, weight.in_features(), tokens_, weight, bias.empty() ? nullptr : bias.data(), y,
-                  weight.out_features(), &widen_scratch_, &team_);
+    products_.Linear(x, weight.in_features(), tokens_, weight, bias.empty() ? nullptr : bias.data(),
+                     y, weight.out_features(), &team_);
   }
   void NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) override;
   void Rotate(int layer, float* queries, float* keys) override;
@@ -115,7 +121,7 @@ class CpuShardDevice final : public ShardDevice {
   std::expected<RoutingOutputs, std::string> SparseMlp(const LayerShardWeights& w,
                                                        const float* normed,
                                                        float* shard_sum) override {
-    experts_->Forward(w, normed, tokens_, shard_sum, &widen_scratch_, team_);
+    experts_->Forward(w, normed, tokens_, shard_sum, products_, team_);
     return experts_->routing();
   }
 
@@ -125,12 +131,12 @@ class CpuShardDevice final : public ShardDevice {
   const ShardWeights& weights_;
   const AttentionHeads heads_;
   ThreadTeam team_;
+  LinearProducts products_;                    // every product of the shard, at its precision
   std::vector<RotaryTable> rotary_;            // [global] or [global, local] (Gemma 3)
   std::unique_ptr<MixtureOfExperts> experts_;  // a mixture-of-experts family's MLP, else null
 
   std::array<std::vector<float>, kBufferCount> buffers_;
-  std::vector<float> square_sums_;  // [tokens, 2]: OLMoE's q and k norms
-  std::vector<float> widen_scratch_;
+  std::vector<float> square_sums_;                     // [tokens, 2]: OLMoE's q and k norms
   std::vector<std::vector<float>> attention_scratch_;  // one per team member
 
   // Set between BeginBatch and EndBatch.
@@ -308,14 +314,19 @@ std::expected<void, std::string> CpuShardDevice::NormalizeWholeProjections(
 
 }  // namespace
 
-ShardDeviceMaker CpuShardDevices(int threads) {
-  return [threads](
+ShardDeviceMaker CpuShardDevices(int threads, Precision precision) {
+  return [threads, precision](
              const ShardSetup& setup) -> std::expected<std::unique_ptr<ShardDevice>, std::string> {
     if (threads < 1) {
       return std::unexpected("a shard needs at least one thread, not " + std::to_string(threads));
     }
     if (auto isa = CheckIsaOverride(); !isa) return std::unexpected(isa.error());
-    return std::make_unique<CpuShardDevice>(setup, threads);
+    if (precision == Precision::kBf16) {
+      if (auto bf16 = Bf16ProductsSupported(); !bf16) {
+        return std::unexpected("--precision bf16 on the CPU: " + bf16.error());
+      }
+    }
+    return std::make_unique<CpuShardDevice>(setup, threads, precision);
   };
 }
 

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "model/kernels/linear.h"
 #include "model/kernels/swiglu.h"
 
 namespace actex {
@@ -29,11 +28,12 @@ MixtureOfExperts::MixtureOfExperts(const ModelConfig& config, const ShardSlice& 
       routing_(config, slice) {}
 
 void MixtureOfExperts::Forward(const LayerShardWeights& w, const float* normed, int64_t tokens,
-                               float* shard_sum, std::vector<float>* widen_scratch,
-                               ThreadTeam& team) {
+                               float* shard_sum, LinearProducts& products, ThreadTeam& team) {
   const int64_t experts = w.router.out_features();
-  Linear(normed, hidden_, tokens, w.router, nullptr, routing_.LogitsFor(tokens), experts,
-         widen_scratch);  // [tokens, experts]
+  // In float32 whatever the precision, as on the GPU: which experts a token goes to is a
+  // discrete choice that bf16 logits would move.
+  products.Float32Linear(normed, hidden_, tokens, w.router, nullptr, routing_.LogitsFor(tokens),
+                         experts);  // [tokens, experts]
   routing_.Route(tokens, team);
 
   team.ForRanges(tokens * hidden_, kTeamElementGrain, [&](int64_t first, int64_t end, int) {
@@ -42,16 +42,15 @@ void MixtureOfExperts::Forward(const LayerShardWeights& w, const float* normed, 
   // HF's order: expert by expert, each adding into the tokens it serves (the other
   // shards' experts come in with the all-reduce).
   for (int e = routing_.first_expert(); e < routing_.end_expert(); ++e) {
-    RunExpert(e, w.experts[e], normed, shard_sum, widen_scratch, team);
+    RunExpert(e, w.experts[e], normed, shard_sum, products, team);
   }
   if (!w.shared_expert_gate.empty()) {
-    AddSharedExpert(w, normed, tokens, shard_sum, widen_scratch, team);
+    AddSharedExpert(w, normed, tokens, shard_sum, products, team);
   }
 }
 
 void MixtureOfExperts::RunExpert(int e, const ExpertShardWeights& expert, const float* normed,
-                                 float* shard_sum, std::vector<float>* widen_scratch,
-                                 ThreadTeam& team) {
+                                 float* shard_sum, LinearProducts& products, ThreadTeam& team) {
   const int64_t first = routing_.first_assignment(e);
   const int64_t count = routing_.first_assignment(e + 1) - first;
   if (count == 0 || expert_columns_ == 0) return;
@@ -65,7 +64,7 @@ void MixtureOfExperts::RunExpert(int e, const ExpertShardWeights& expert, const 
     }
   });
   float* out = GrowTo(expert_out_, count * hidden_);  // [count, hidden]
-  ExpertMlp(expert, expert_columns_, gathered, count, out, widen_scratch, team);
+  ExpertMlp(expert, expert_columns_, gathered, count, out, products, team);
   // Each token appears once per expert, so rows can be added in parallel.
   team.ForRanges(count, kTeamRowGrain, [&](int64_t begin, int64_t end, int) {
     for (int64_t r = begin; r < end; ++r) {
@@ -78,10 +77,10 @@ void MixtureOfExperts::RunExpert(int e, const ExpertShardWeights& expert, const 
 }
 
 void MixtureOfExperts::AddSharedExpert(const LayerShardWeights& w, const float* normed,
-                                       int64_t tokens, float* shard_sum,
-                                       std::vector<float>* widen_scratch, ThreadTeam& team) {
+                                       int64_t tokens, float* shard_sum, LinearProducts& products,
+                                       ThreadTeam& team) {
   float* out = GrowTo(expert_out_, tokens * hidden_);  // [tokens, hidden]
-  ExpertMlp(w.shared_expert, shared_columns_, normed, tokens, out, widen_scratch, team);
+  ExpertMlp(w.shared_expert, shared_columns_, normed, tokens, out, products, team);
   const float* gate = w.shared_expert_gate.data();  // [hidden]
   team.ForRanges(tokens, kTeamRowGrain, [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) {
@@ -97,16 +96,16 @@ void MixtureOfExperts::AddSharedExpert(const LayerShardWeights& w, const float* 
 }
 
 void MixtureOfExperts::ExpertMlp(const ExpertShardWeights& expert, int64_t columns, const float* x,
-                                 int64_t rows, float* out, std::vector<float>* widen_scratch,
+                                 int64_t rows, float* out, LinearProducts& products,
                                  ThreadTeam& team) {
   float* gate = GrowTo(gate_, rows * columns);  // [rows, columns]
   float* up = GrowTo(up_, rows * columns);      // [rows, columns]
-  Linear(x, hidden_, rows, expert.gate, nullptr, gate, columns, widen_scratch, &team);
-  Linear(x, hidden_, rows, expert.up, nullptr, up, columns, widen_scratch, &team);
+  products.Linear(x, hidden_, rows, expert.gate, nullptr, gate, columns, &team);
+  products.Linear(x, hidden_, rows, expert.up, nullptr, up, columns, &team);
   team.ForRanges(rows * columns, kTeamElementGrain, [&](int64_t first, int64_t end, int) {
     SwiGlu(gate + first, up + first, end - first, gate + first);
   });  // [rows, columns]
-  Linear(gate, columns, rows, expert.down, nullptr, out, hidden_, widen_scratch, &team);
+  products.Linear(gate, columns, rows, expert.down, nullptr, out, hidden_, &team);
 }
 
 }  // namespace actex

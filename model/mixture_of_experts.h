@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/expert_routing.h"
+#include "model/kernels/linear_products.h"
 #include "model/kernels/thread_team.h"
 #include "model/model_config.h"
 #include "model/shard_plan.h"
@@ -31,25 +32,26 @@ class MixtureOfExperts {
 
   // Routes the `tokens` rows of `normed` ([tokens, hidden], the MLP's normed input, the
   // same on every shard) and writes this shard's partial sum of the block's output into
-  // `shard_sum` ([tokens, hidden]). The router runs as one product on the calling
-  // thread, whatever the team, so every shard computes the same logits to the bit and
-  // routes every token alike. The routing stays readable below until the next call.
+  // `shard_sum` ([tokens, hidden]). The router runs as one float32 product on the
+  // calling thread, whatever the team and the precision, so every shard computes the
+  // same logits to the bit and routes every token alike; the experts' products are made
+  // by `products`, at its precision. The routing stays readable below until the next call.
   void Forward(const LayerShardWeights& w, const float* normed, int64_t tokens, float* shard_sum,
-               std::vector<float>* widen_scratch, ThreadTeam& team);
+               LinearProducts& products, ThreadTeam& team);
 
   RoutingOutputs routing() const { return routing_.outputs(); }
 
  private:
   // Adds weight · expert(n) at expert `e`'s tokens into `shard_sum`.
   void RunExpert(int e, const ExpertShardWeights& expert, const float* normed, float* shard_sum,
-                 std::vector<float>* widen_scratch, ThreadTeam& team);
+                 LinearProducts& products, ThreadTeam& team);
   // qwen2_moe: adds sigmoid(n · gate) · shared_expert(n) at every token into `shard_sum`.
   void AddSharedExpert(const LayerShardWeights& w, const float* normed, int64_t tokens,
-                       float* shard_sum, std::vector<float>* widen_scratch, ThreadTeam& team);
+                       float* shard_sum, LinearProducts& products, ThreadTeam& team);
   // down(silu(gate(x)) · up(x)) of this shard's `columns` over `rows` rows of `x`
   // ([rows, hidden]) into `out` ([rows, hidden], a partial sum).
   void ExpertMlp(const ExpertShardWeights& expert, int64_t columns, const float* x, int64_t rows,
-                 float* out, std::vector<float>* widen_scratch, ThreadTeam& team);
+                 float* out, LinearProducts& products, ThreadTeam& team);
 
   int64_t hidden_;
   int64_t expert_columns_, shared_columns_;  // this shard's columns of each

@@ -45,6 +45,21 @@ VectorIsa ActiveIsa() {
 
 std::expected<VectorIsa, std::string> CheckIsaOverride() { return IsaFromEnvironment(); }
 
+std::expected<void, std::string> Bf16ProductsSupported() {
+  // __builtin_cpu_supports also checks that the OS saves the ZMM registers (XCR0).
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    return std::unexpected("this CPU (" + CpuModelName() +
+                           ") lacks AVX512_BF16, which bf16 products on the CPU need; use "
+                           "--precision fp32 (or --device cuda)");
+  }
+  if (ActiveIsa() != VectorIsa::kAvx512) {
+    return std::unexpected(
+        "ACTEX_ISA=avx2 keeps this process to AVX2 instructions, which have no bf16 dot "
+        "product; unset ACTEX_ISA for --precision bf16");
+  }
+  return {};
+}
+
 std::string CpuModelName() {
   unsigned int regs[12] = {};
   if (__get_cpuid_max(0x80000000u, nullptr) < 0x80000004u) return "unknown CPU";

@@ -32,6 +32,13 @@ VectorIsa ActiveIsa();
 // typo is refused before any work.
 std::expected<VectorIsa, std::string> CheckIsaOverride();
 
+// Whether this process may run bfloat16 products (--precision bf16 on the CPU): the
+// CPU has AVX512_BF16 (VDPBF16PS: two bf16 products per float32 lane per instruction;
+// every AMX CPU has it too) and ActiveIsa() is kAvx512. Otherwise an error naming why:
+// the CPU lacks it, or ACTEX_ISA=avx2 keeps this process to AVX2 instructions, which
+// have no bf16 dot product (oneDNN could only emulate one).
+std::expected<void, std::string> Bf16ProductsSupported();
+
 // "AMD EPYC 9B45" etc.: the CPU's brand string, for benchmark reports.
 std::string CpuModelName();
 

@@ -2,6 +2,7 @@
 #define ACTEX_MODEL_KERNELS_GEMM_H_
 
 #include <cstdint>
+#include <functional>
 
 #include "model/kernels/cpu_isa.h"
 
@@ -30,6 +31,17 @@ GemmBackend PreferredGemmBackend(VectorIsa isa);
 // The result is deterministic for a given backend, ISA and shape.
 void GemmOnThisThread(GemmBackend backend, int64_t m, int64_t n, int64_t k, const float* x,
                       int64_t ldx, const float* w, int64_t ldw, float beta, float* y, int64_t ldy);
+
+// Runs `call` (one oneDNN call, returning its dnnl_status_t) on the calling thread only,
+// with signals held until it returns, and aborts naming `what` if it fails. One thread:
+// oneDNN parallelises a call over omp_get_max_threads(), an OpenMP setting each calling
+// thread holds for itself, so it is set to one and a team's shares never start OpenMP
+// workers that would fight the team for cores. Signals wait: a handler running on this
+// thread in the middle of a oneDNN kernel corrupts the heap (seen under a storm of no-op
+// handlers in tests/actors/signal_storm_test.cc). oneDNN fails only on arguments no
+// caller passes or when it cannot allocate, and no team task can return an error.
+void CallOneDnnOnThisThread(const std::function<int()>& call, const char* what, int64_t m,
+                            int64_t n, int64_t k);
 
 }  // namespace actex
 

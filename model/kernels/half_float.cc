@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -68,6 +69,28 @@ ACTEX_TARGET_AVX512 int64_t WidenSixteensAvx512(const uint8_t* bytes, WeightDtyp
   return i;
 }
 
+// Rounds whole groups of sixteen float32 values (`bytes`, any alignment) to bfloat16
+// with AVX-512 and returns how many it rounded (the caller does the rest): lane for lane
+// FloatToBFloat16's arithmetic, so the same bits (unlike VCVTNEPS2BF16, which flushes
+// subnormals to zero).
+ACTEX_TARGET_AVX512 int64_t RoundSixteensAvx512(const uint8_t* bytes, int64_t count,
+                                                uint16_t* destination) {
+  const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff);
+  const __m512i magnitude_mask = _mm512_set1_epi32(0x7fffffff);
+  const __m512i infinity = _mm512_set1_epi32(0x7f800000), quiet = _mm512_set1_epi32(0x40);
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    const __m512i bits = _mm512_loadu_si512(bytes + 4 * i);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), one);
+    const __m512i rounded =
+        _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(half, lsb)), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, magnitude_mask), infinity);
+    const __m512i result = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(bits, 16), quiet);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination + i), _mm512_cvtepi32_epi16(result));
+  }
+  return i;
+}
+
 }  // namespace
 
 void WidenToFloat(const void* source, WeightDtype dtype, int64_t count, float* destination) {
@@ -94,6 +117,32 @@ void WidenToFloat(const void* source, WeightDtype dtype, int64_t count, float* d
     uint16_t bits;
     std::memcpy(&bits, bytes + 2 * i, 2);
     destination[i] = dtype == WeightDtype::kBF16 ? BFloat16ToFloat(bits) : Float16ToFloat(bits);
+  }
+}
+
+void RoundToBFloat16(const void* source, WeightDtype dtype, int64_t count, uint16_t* destination) {
+  const auto* bytes = static_cast<const uint8_t*>(source);
+  if (dtype == WeightDtype::kBF16) {
+    std::memcpy(destination, bytes, static_cast<size_t>(count) * sizeof(uint16_t));
+    return;
+  }
+  if (dtype == WeightDtype::kF32) {
+    int64_t i = 0;
+    if (ActiveIsa() == VectorIsa::kAvx512) i = RoundSixteensAvx512(bytes, count, destination);
+    for (; i < count; ++i) {
+      float value;
+      std::memcpy(&value, bytes + 4 * i, 4);
+      destination[i] = FloatToBFloat16(value);
+    }
+    return;
+  }
+  // F16: widened exactly through a float block on the stack, then rounded.
+  constexpr int64_t kBlock = 256;
+  float block[kBlock];
+  for (int64_t first = 0; first < count; first += kBlock) {
+    const int64_t n = std::min(kBlock, count - first);
+    WidenToFloat(bytes + 2 * first, dtype, n, block);
+    RoundToBFloat16(block, WeightDtype::kF32, n, destination + first);
   }
 }
 

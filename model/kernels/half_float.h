@@ -21,6 +21,11 @@ uint16_t FloatToFloat16(float value);
 // alignment) to float32 in `destination`.
 void WidenToFloat(const void* source, WeightDtype dtype, int64_t count, float* destination);
 
+// Rounds `count` consecutive elements of `dtype` starting at `source` (any alignment)
+// to bfloat16 in `destination`, as torch's .to(torch.bfloat16): BF16 is copied, F32
+// rounded to nearest even (FloatToBFloat16), F16 widened exactly and then rounded.
+void RoundToBFloat16(const void* source, WeightDtype dtype, int64_t count, uint16_t* destination);
+
 // Bytes per element of `dtype`.
 int WeightDtypeBytes(WeightDtype dtype);
 

@@ -1,67 +1,12 @@
 #include "model/kernels/linear.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "model/kernels/gemm.h"
 #include "model/kernels/half_float.h"
+#include "model/kernels/linear_shares.h"
 
 namespace actex {
-namespace {
-
-// Sets Y's first `out` columns of every row to the bias, so the sgemm can accumulate
-// into them with beta = 1, as torch's addmm adds the bias.
-void FillWithBias(const float* bias, int64_t tokens, int64_t out, float* y, int64_t ldy) {
-  for (int64_t t = 0; t < tokens; ++t) {
-    std::memcpy(y + t * ldy, bias, static_cast<size_t>(out) * sizeof(float));
-  }
-}
-
-// Y[:, first_out, end_out) of the product (+ its part of the bias), on the calling
-// thread: one sgemm for float32 weights read in place, else one per widened tile in
-// `block` (tile.rows * tile.cols).
-void LinearRows(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
-                const float* bias, int64_t first_out, int64_t end_out, float* y, int64_t ldy,
-                const WidenTile& tile, GemmBackend backend, float* block) {
-  const int64_t in = weight.in_features();
-  if (bias != nullptr) {
-    FillWithBias(bias + first_out, tokens, end_out - first_out, y + first_out, ldy);
-  }
-  const float beta = bias != nullptr ? 1.0f : 0.0f;  // without a bias Y is overwritten
-  const WeightView& view = weight.weight;
-  const int element_bytes = WeightDtypeBytes(view.dtype);
-  const auto* base = static_cast<const uint8_t*>(view.data);
-  auto element = [&](int64_t row, int64_t col) {
-    return base + (row * view.cols + col) * element_bytes;
-  };
-  if (block == nullptr) {
-    // W's slice is read in place: ldb is the full row length even for a column range.
-    GemmOnThisThread(
-        backend, tokens, end_out - first_out, in, x, ldx,
-        reinterpret_cast<const float*>(element(weight.first_row + first_out, weight.first_col)),
-        view.cols, beta, y + first_out, ldy);
-    return;
-  }
-  for (int64_t first_row = first_out; first_row < end_out; first_row += tile.rows) {
-    const int64_t rows = std::min(tile.rows, end_out - first_row);
-    for (int64_t first_col = 0; first_col < in; first_col += tile.cols) {
-      const int64_t cols = std::min(tile.cols, in - first_col);
-      for (int64_t r = 0; r < rows; ++r) {
-        WidenToFloat(element(weight.first_row + first_row + r, weight.first_col + first_col),
-                     view.dtype, cols, block + r * cols);
-      }
-      // The first K tile overwrites (or adds to the bias), the others accumulate.
-      GemmOnThisThread(backend, tokens, rows, cols, x + first_col, ldx, block, cols,
-                       first_col == 0 ? beta : 1.0f, y + first_row, ldy);
-    }
-  }
-}
-
-// Output features per member's share are a multiple of this, so every sgemm keeps
-// whole register tiles of OpenBLAS's kernel.
-constexpr int64_t kRowAlignment = 32;
-
-}  // namespace
 
 WeightSlice RowSlice(const WeightView& weight, int64_t first_row, int64_t end_row) {
   return {weight, first_row, end_row, 0, weight.cols};
@@ -90,44 +35,16 @@ WidenTile WidenTileShape(int64_t out_features, int64_t in_features) {
 void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
             const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
             ThreadTeam* team) {
-  const int64_t out = weight.out_features();
-  const int64_t in = weight.in_features();
-  if (tokens <= 0 || out <= 0) return;
-  if (in <= 0) {  // an empty product: Y is the bias, or zero
-    if (bias != nullptr) {
-      FillWithBias(bias, tokens, out, y, ldy);
-    } else {
-      for (int64_t t = 0; t < tokens; ++t) std::fill(y + t * ldy, y + t * ldy + out, 0.0f);
-    }
-    return;
-  }
   const WeightView& view = weight.weight;
-  const bool float_in_place = view.dtype == WeightDtype::kF32 &&
-                              reinterpret_cast<uintptr_t>(view.data) % alignof(float) == 0;
-
-  // Each member takes a contiguous share of the output features (its own widen tile
-  // buffer, its own sgemms), so the members never wait for one another.
-  const int members = team != nullptr ? team->size() : 1;
-  const int64_t even_share = (out + members - 1) / members;
-  const int64_t share =
-      std::min(out, (even_share + kRowAlignment - 1) / kRowAlignment * kRowAlignment);
-  const int64_t shares = (out + share - 1) / share;
-  const WidenTile tile = WidenTileShape(share, in);
-  const int64_t tile_floats = float_in_place ? 0 : tile.rows * tile.cols;
-  if (static_cast<int64_t>(widen_buffer->size()) < tile_floats * members) {
-    widen_buffer->resize(static_cast<size_t>(tile_floats * members));
-  }
+  const bool in_place = view.dtype == WeightDtype::kF32 &&
+                        reinterpret_cast<uintptr_t>(view.data) % alignof(float) == 0;
   const GemmBackend backend = PreferredGemmBackend(ActiveIsa());
-  auto run_share = [&](int64_t index, int member) {
-    float* block = float_in_place ? nullptr : widen_buffer->data() + member * tile_floats;
-    LinearRows(x, ldx, tokens, weight, bias, index * share, std::min(out, (index + 1) * share), y,
-               ldy, tile, backend, block);
-  };
-  if (team != nullptr && shares > 1) {
-    team->Run(shares, run_share);
-  } else {
-    for (int64_t index = 0; index < shares; ++index) run_share(index, 0);
-  }
+  MultiplyInShares(weight, bias, tokens, y, ldy, in_place, widen_buffer, team, WidenToFloat,
+                   [&](int, int64_t first_row, int64_t rows, int64_t first_col, int64_t cols,
+                       const float* w, int64_t ldw, float beta) {
+                     GemmOnThisThread(backend, tokens, rows, cols, x + first_col, ldx, w, ldw, beta,
+                                      y + first_row, ldy);
+                   });
 }
 
 }  // namespace actex

@@ -1,11 +1,16 @@
 // --device, --gpus and --precision: what each host's shards run on, and what is refused
-// before any work (the GPU ones are checked for real where a GPU is usable).
+// before any work (the GPU ones are checked for real where a GPU is usable; bf16 on the
+// CPU where it has AVX512_BF16, its refusal elsewhere).
 
 #include "actors/device_plan.h"
 
 #include <gtest/gtest.h>
 
 #include "gpu/cuda_shard_device.h"
+#include "model/decoder_forward.h"
+#include "model/kernels/cpu_isa.h"
+#include "model/model_weights.h"
+#include "model/shard_plan.h"
 
 namespace actex {
 namespace {
@@ -16,6 +21,35 @@ TEST(DevicePlan, TheDefaultIsTheCpuInFloat32) {
   EXPECT_FALSE(plan->cuda);
   EXPECT_EQ(plan->precision, Precision::kFp32);
   EXPECT_EQ(plan->Describe(), "cpu, fp32");
+}
+
+TEST(DevicePlan, Bf16OnTheCpuIsAcceptedWhereSupportedElseRefusedNamingWhy) {
+  auto plan = PlanDevices("cpu", "", "bf16");
+  if (auto supported = Bf16ProductsSupported(); !supported) {
+    ASSERT_FALSE(plan.has_value());
+    EXPECT_EQ(plan.error(), "--precision bf16 with --device cpu: " + supported.error());
+    return;
+  }
+  ASSERT_TRUE(plan.has_value()) << plan.error();
+  EXPECT_EQ(plan->precision, Precision::kBf16);
+  EXPECT_EQ(plan->Describe(), "cpu, bf16 products by oneDNN on avx512_bf16");
+}
+
+TEST(DevicePlan, TheCpuMakerCarriesThePrecisionToTheShard) {
+  auto weights = ModelWeights::Open(ACTEX_FIXTURES_DIR "/qwen2-tiny");
+  ASSERT_TRUE(weights.has_value()) << weights.error();
+  auto slice = PlanShard((*weights)->config(), 0, 1);
+  ASSERT_TRUE(slice.has_value()) << slice.error();
+  for (const std::string precision : {"fp32", "bf16"}) {
+    auto plan = PlanDevices("cpu", "", precision);
+    if (!plan) continue;  // bf16 where unsupported: the refusal is tested above
+    auto shard =
+        DecoderShard::Create(*weights, *slice, {{SiteKind::kResidPost, 0}}, plan->MakerFor(0, 2));
+    ASSERT_TRUE(shard.has_value()) << shard.error();
+    EXPECT_NE((*shard)->device_description().find(precision == "bf16" ? "bf16 products" : "fp32"),
+              std::string::npos)
+        << (*shard)->device_description();
+  }
 }
 
 TEST(DevicePlan, AnUnknownDeviceOrPrecisionIsRefusedNamingTheFlag) {

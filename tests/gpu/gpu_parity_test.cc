@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -58,35 +57,12 @@ class GpuParityTest : public ::testing::TestWithParam<std::string> {
   // token whose experts were near a tie (the count is printed).
   void CheckAgainst(const SafetensorsFile& reference, const SafetensorsFile& reference_z,
                     Precision precision, int shards, float bound, WorstErrors& worst) {
-    const bool routing_must_match = precision == Precision::kFp32;
-    const std::vector<Site> sites = testing::SitesOf(comparisons_);
-    const ShardDeviceMaker gpu = CudaShardDevices({.gpu = 0, .precision = precision});
     const std::string label =
         GetParam() + " " + PrecisionName(precision) + " S=" + std::to_string(shards);
-    for (const std::string& name : testing::SingleSequenceCases(*expected_)) {
-      if (reference.tensors().count(name + ".hidden_states.0") == 0) continue;
-      const PackedBatch batch =
-          testing::SingleSequence(testing::ReadInts(*expected_, name + ".input_ids"));
-      auto captures = testing::RunShards(weights_, shards, sites, batch, gpu);
-      ASSERT_EQ(static_cast<int>(captures.size()), shards) << label;
-      for (int rank = 0; rank < shards; ++rank) {
-        testing::ExpectMatchesFixture(captures[rank], comparisons_, reference, reference_z, name, 0,
-                                      static_cast<int64_t>(batch.token_ids.size()),
-                                      label + " rank " + std::to_string(rank), worst, bound,
-                                      routing_must_match);
-      }
-    }
-    if (reference.tensors().count("padbatch.row0.hidden_states.0") == 0) return;
-    const PackedBatch packed = testing::UnpaddedBatch(*expected_);
-    auto captures = testing::RunShards(weights_, shards, sites, packed, gpu);
-    ASSERT_EQ(static_cast<int>(captures.size()), shards) << label;
-    int64_t first = 0;
-    for (size_t row = 0; row < packed.sequence_lengths.size(); ++row) {
-      testing::ExpectMatchesFixture(
-          captures[0], comparisons_, reference, reference_z, "padbatch.row" + std::to_string(row),
-          first, packed.sequence_lengths[row], label, worst, bound, routing_must_match);
-      first += packed.sequence_lengths[row];
-    }
+    testing::ExpectEveryCaseMatches(weights_, *expected_, reference, reference_z, comparisons_,
+                                    CudaShardDevices({.gpu = 0, .precision = precision}), shards,
+                                    bound, label, worst,
+                                    /*routing_must_match=*/precision == Precision::kFp32);
   }
 
   std::shared_ptr<const ModelWeights> weights_;
@@ -202,23 +178,10 @@ TEST_P(GpuMatchesCpu, OnRealWidthsAndLongPackedSequences) {
 
 INSTANTIATE_TEST_SUITE_P(Presets, GpuMatchesCpu,
                          ::testing::Values("qwen2.5-0.5b", "gemma-2-2b", "gpt2"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           std::replace_if(
-                               name.begin(), name.end(), [](char c) { return !std::isalnum(c); },
-                               '_');
-                           return name;
-                         });
+                         testing::FamilyTestName);
 
-INSTANTIATE_TEST_SUITE_P(ModelFamilies, GpuParityTest,
-                         ::testing::Values("qwen2-tiny", "llama", "mistral", "qwen3", "gemma2",
-                                           "gpt2", "gemma3_text", "mixtral", "qwen2_moe",
-                                           "qwen3_moe", "olmoe"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(ModelFamilies, GpuParityTest, ::testing::ValuesIn(testing::EveryFamily()),
+                         testing::FamilyTestName);
 
 }  // namespace
 }  // namespace actex

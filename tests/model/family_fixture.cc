@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <span>
 
@@ -14,10 +15,37 @@ bool IsMixtureOfExperts(const std::string& family) {
   return family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe" || family == "olmoe";
 }
 
+std::vector<std::string> EveryFamily() {
+  return {"qwen2-tiny",  "llama",   "mistral",   "qwen3",     "gemma2", "gpt2",
+          "gemma3_text", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe"};
+}
+
 std::string FamilyDir(const std::string& family) {
   if (family == "qwen2-tiny") return TinyFixtureDir();
   return std::string(ACTEX_FIXTURES_DIR) +
          (IsMixtureOfExperts(family) ? "/moe-families/" : "/model-families/") + family;
+}
+
+std::expected<FamilyFiles, std::string> OpenFamilyFiles(const std::string& family) {
+  const std::string dir = FamilyDir(family);
+  FamilyFiles files;
+  auto weights = ModelWeights::Open(dir);
+  if (!weights) return std::unexpected(weights.error());
+  files.weights = *weights;
+  for (auto [path, file] : {std::pair{dir + "/expected.safetensors", &files.expected},
+                            std::pair{ZFile(family), &files.z}}) {
+    auto opened = SafetensorsFile::Open(path);
+    if (!opened) return std::unexpected(path + ": " + opened.error());
+    *file = std::move(*opened);
+  }
+  return files;
+}
+
+std::string FamilyTestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+  return name;
 }
 
 std::string ZFile(const std::string& family) {
@@ -114,6 +142,38 @@ void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
     if (capture.site.kind == SiteKind::kExpertWeights) {
       EXPECT_LE(difference, bound);
     }
+  }
+}
+
+void ExpectEveryCaseMatches(const std::shared_ptr<const ModelWeights>& weights,
+                            const SafetensorsFile& expected, const SafetensorsFile& reference,
+                            const SafetensorsFile& reference_z,
+                            const std::vector<std::pair<Site, std::string>>& comparisons,
+                            const ShardDeviceMaker& make_device, int shards, float bound,
+                            const std::string& label, WorstErrors& worst, bool routing_must_match) {
+  const std::vector<Site> sites = SitesOf(comparisons);
+  for (const std::string& name : SingleSequenceCases(expected)) {
+    if (reference.tensors().count(name + ".hidden_states.0") == 0) continue;
+    const PackedBatch batch = SingleSequence(ReadInts(expected, name + ".input_ids"));
+    auto captures = RunShards(weights, shards, sites, batch, make_device);
+    ASSERT_EQ(static_cast<int>(captures.size()), shards) << label;
+    for (int rank = 0; rank < shards; ++rank) {
+      ExpectMatchesFixture(captures[rank], comparisons, reference, reference_z, name, 0,
+                           static_cast<int64_t>(batch.token_ids.size()),
+                           label + " rank " + std::to_string(rank), worst, bound,
+                           routing_must_match);
+    }
+  }
+  if (reference.tensors().count("padbatch.row0.hidden_states.0") == 0) return;
+  const PackedBatch packed = UnpaddedBatch(expected);
+  auto captures = RunShards(weights, shards, sites, packed, make_device);
+  ASSERT_EQ(static_cast<int>(captures.size()), shards) << label;
+  int64_t first = 0;
+  for (size_t row = 0; row < packed.sequence_lengths.size(); ++row) {
+    ExpectMatchesFixture(captures[0], comparisons, reference, reference_z,
+                         "padbatch.row" + std::to_string(row), first, packed.sequence_lengths[row],
+                         label, worst, bound, routing_must_match);
+    first += packed.sequence_lengths[row];
   }
 }
 

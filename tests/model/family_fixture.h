@@ -5,19 +5,39 @@
 // moe-families, qwen2-tiny): where each family's folder is, which of our sites each
 // fixture tensor equals, and the comparison every forward test makes against them.
 
+#include <gtest/gtest.h>
+
+#include <expected>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "model/model_config.h"
+#include "model/model_weights.h"
 #include "model/packed_batch.h"
+#include "model/shard_device.h"
 #include "model/sites.h"
 #include "storage/safetensors.h"
 
 namespace actex::testing {
 
 bool IsMixtureOfExperts(const std::string& family);
+// Every family fixture: qwen2-tiny, the dense model-families, the moe-families.
+std::vector<std::string> EveryFamily();
+// A fixture's model and reference files.
+struct FamilyFiles {
+  std::shared_ptr<const ModelWeights> weights;
+  std::unique_ptr<SafetensorsFile> expected, z;  // expected.safetensors, ZFile
+};
+// Opens them for `family`; an error names the file.
+std::expected<FamilyFiles, std::string> OpenFamilyFiles(const std::string& family);
+
+// A test's name for a family or preset parameter: "_" for what is not a letter or digit
+// ("qwen2-tiny" -> "qwen2_tiny", "qwen2.5-0.5b" -> "qwen2_5_0_5b").
+std::string FamilyTestName(const ::testing::TestParamInfo<std::string>& info);
+
 // The fixture folder of `family` ("llama", "olmoe", ..., or "qwen2-tiny").
 std::string FamilyDir(const std::string& family);
 // The file holding the fixture's z tensors (README-z.md): z.safetensors next to
@@ -45,14 +65,25 @@ using WorstErrors = std::map<std::string, float>;
 
 // Checks `captures` (rows [first_row, first_row + rows) of a forward over the sites of
 // `comparisons`) against the fixture's tensors of case `prefix`: max|Δ| <= `bound` ·
-// max|ref| per tensor, expert_ids equal positionally (counted, not required, unless
-// `routing_must_match`). Records the errors in `worst`.
+// max|ref| per tensor, expert_ids equal positionally. Records the errors in `worst`.
 void ExpectMatchesFixture(const std::vector<SiteActivations>& captures,
                           const std::vector<std::pair<Site, std::string>>& comparisons,
                           const SafetensorsFile& expected, const SafetensorsFile& z,
                           const std::string& prefix, int64_t first_row, int64_t rows,
                           const std::string& label, WorstErrors& worst, float bound = 2e-5f,
                           bool routing_must_match = true);
+// Runs every single-sequence case of `expected` that `reference` holds, and the packed
+// batch where it holds its rows, through `shards` shards of `weights` on the devices
+// `make_device` makes, and checks every rank's captures against `reference` (z tensors:
+// `reference_z`) within `bound`, the routing too if `routing_must_match`
+// (ExpectMatchesFixture).
+void ExpectEveryCaseMatches(const std::shared_ptr<const ModelWeights>& weights,
+                            const SafetensorsFile& expected, const SafetensorsFile& reference,
+                            const SafetensorsFile& reference_z,
+                            const std::vector<std::pair<Site, std::string>>& comparisons,
+                            const ShardDeviceMaker& make_device, int shards, float bound,
+                            const std::string& label, WorstErrors& worst,
+                            bool routing_must_match = true);
 // Prints "parity <label> max|d|/max|ref|: <kind> <error> ...".
 void PrintWorst(const std::string& label, const WorstErrors& worst);
 

@@ -125,5 +125,48 @@ TEST(HalfFloat, WidenToFloatHandlesEveryDtypeAtAnyAlignment) {
   EXPECT_EQ(out[1], -7.25f);
 }
 
+TEST(HalfFloat, RoundingToBFloat16MatchesScalarForEveryDtypeLengthAndAlignment) {
+  // Ties both ways, subnormals (kept, not flushed), infinities, NaN, the largest finite
+  // values (which round to infinity), and random bits.
+  std::vector<float> floats = {1.0f,
+                               std::bit_cast<float>(0x3f808000u),  // tie, rounds down to even
+                               std::bit_cast<float>(0x3f818000u),  // tie, rounds up to even
+                               std::bit_cast<float>(0x00000001u),  // smallest subnormal
+                               std::bit_cast<float>(0x807fffffu),
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN(),
+                               std::bit_cast<float>(0x7f800001u),  // signalling NaN
+                               std::numeric_limits<float>::max(),
+                               -0.0f};
+  uint32_t seed = 5;
+  while (floats.size() < 40) {
+    seed = seed * 1664525u + 1013904223u;
+    floats.push_back(std::bit_cast<float>(seed));
+  }
+  std::vector<uint8_t> bytes(4 * floats.size() + 1);
+  std::memcpy(bytes.data() + 1, floats.data(), 4 * floats.size());  // misaligned
+  for (int64_t count = 0; count <= 40; ++count) {
+    std::vector<uint16_t> out(count + 1, 0xbeef);
+    RoundToBFloat16(bytes.data() + 1, WeightDtype::kF32, count, out.data());
+    for (int64_t i = 0; i < count; ++i) {
+      const uint16_t scalar = FloatToBFloat16(floats[i]);
+      if (std::isnan(floats[i])) {
+        EXPECT_TRUE(std::isnan(BFloat16ToFloat(out[i]))) << count << " " << i;
+      } else {
+        EXPECT_EQ(out[i], scalar) << count << " " << i << " " << floats[i];
+      }
+    }
+    EXPECT_EQ(out[count], 0xbeef) << "wrote past the end at length " << count;
+  }
+  // F16 through its exact widening; BF16 copied as it is.
+  const uint16_t halves[3] = {0x3c01, 0x0001, 0xfc00};  // 1 + 2^-10, 2^-24, -infinity
+  uint16_t rounded[3];
+  RoundToBFloat16(halves, WeightDtype::kF16, 3, rounded);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(rounded[i], FloatToBFloat16(Float16ToFloat(halves[i])));
+  RoundToBFloat16(halves, WeightDtype::kBF16, 3, rounded);
+  EXPECT_EQ(std::memcmp(rounded, halves, sizeof(halves)), 0);
+}
+
 }  // namespace
 }  // namespace actex

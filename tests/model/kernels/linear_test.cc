@@ -4,54 +4,21 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "model/kernels/half_float.h"
+#include "tests/model/kernels/test_weight.h"
 
 namespace actex {
 namespace {
 
-// A random [rows, cols] weight stored in `dtype`, and its exact float32 values.
-struct TestWeight {
-  std::vector<uint8_t> storage;
-  std::vector<float> values;
-  WeightView view;
-};
-
-TestWeight MakeWeight(int64_t rows, int64_t cols, WeightDtype dtype, size_t byte_offset,
-                      uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  TestWeight weight;
-  const int bytes = WeightDtypeBytes(dtype);
-  weight.storage.resize(byte_offset + rows * cols * bytes);
-  weight.values.resize(rows * cols);
-  for (int64_t i = 0; i < rows * cols; ++i) {
-    const float value = uniform(rng);
-    uint8_t* out = weight.storage.data() + byte_offset + i * bytes;
-    if (dtype == WeightDtype::kF32) {
-      weight.values[i] = value;
-      std::memcpy(out, &value, 4);
-    } else {
-      const uint16_t half =
-          dtype == WeightDtype::kBF16 ? FloatToBFloat16(value) : FloatToFloat16(value);
-      weight.values[i] = dtype == WeightDtype::kBF16 ? BFloat16ToFloat(half) : Float16ToFloat(half);
-      std::memcpy(out, &half, 2);
-    }
-  }
-  weight.view = {weight.storage.data() + byte_offset, dtype, rows, cols};
-  return weight;
-}
+using testing::MakeWeight;
+using testing::TestWeight;
 
 // Y = X · W[slice]ᵀ + bias in double, against Linear.
 void CheckLinear(const TestWeight& weight, const WeightSlice& slice, bool with_bias) {
   const int64_t tokens = 5, in = slice.in_features(), out = slice.out_features();
   const int64_t ldx = in + 3, ldy = out + 2;  // strided rows on both sides
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> x(tokens * ldx), bias(out), y(tokens * ldy, 123.0f);
-  for (float& value : x) value = uniform(rng);
-  for (float& value : bias) value = uniform(rng);
+  auto [x, bias, y] = testing::MakeLinearOperands(tokens, ldx, out, ldy);
   std::vector<float> scratch;
   Linear(x.data(), ldx, tokens, slice, with_bias ? bias.data() : nullptr, y.data(), ldy, &scratch);
   double worst = 0.0;
@@ -73,8 +40,8 @@ TEST(Linear, WidensWholeRowsUpTo1024ColumnsElse512AndFourMebibytesInEvenTiles) {
   EXPECT_EQ(WidenTileShape(4864, 896).cols, 896);
   // 1170 rows fit in 4 MiB: five tiles, evened out to 992 rows (the last 896).
   EXPECT_EQ(WidenTileShape(4864, 896).rows, 992);
-  EXPECT_EQ(WidenTileShape(2432, 896).rows, 832);    // not 1170 + 1170 + 92
-  EXPECT_EQ(WidenTileShape(1536, 768).rows, 768);    // GPT-2's MLP share: 2 x 768
+  EXPECT_EQ(WidenTileShape(2432, 896).rows, 832);  // not 1170 + 1170 + 92
+  EXPECT_EQ(WidenTileShape(1536, 768).rows, 768);  // GPT-2's MLP share: 2 x 768
   EXPECT_LE(WidenTileShape(2432, 896).rows * 896 * 4, (4 << 20) + 32 * 896 * 4);
   EXPECT_EQ(WidenTileShape(100, 896).rows, 100);
   EXPECT_EQ(WidenTileShape(64, 40).cols, 40);

@@ -1,0 +1,37 @@
+#ifndef ACTEX_MODEL_KERNELS_BF16_LINEAR_H_
+#define ACTEX_MODEL_KERNELS_BF16_LINEAR_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "model/kernels/bf16_gemm.h"
+#include "model/kernels/linear.h"
+#include "model/kernels/thread_team.h"
+
+namespace actex {
+
+// What Bf16Linear reuses from call to call: grown as needed, never shrunk.
+struct Bf16LinearScratch {
+  std::vector<uint16_t> rounded_x;               // [tokens, in]: X in bfloat16
+  std::vector<uint16_t> rounded_tiles;           // one weight tile per team member
+  std::vector<std::unique_ptr<Bf16Gemm>> gemms;  // one per team member
+};
+
+// Y[tokens, out] = X[tokens, in] · Wᵀ (+ bias[out]) with bfloat16 products and float32
+// accumulation, as a bfloat16 model's nn.Linear: X is rounded to bfloat16 once (on the
+// team, which then waits for all of it), then each member multiplies its share of the
+// output features (CutOutputFeatures, as Linear) with one-thread bf16 matmuls
+// (Bf16Gemm). BF16 weights are read in place (half the bytes of float32); F32 and F16
+// weights are rounded to bfloat16 tile by tile (WidenTileShape, as Linear widens them)
+// into the member's part of `scratch`. The bias is added in float32. `x` has row stride
+// `ldx` >= in, `y` row stride `ldy` >= out; `bias` may be null. Y must not overlap X.
+// Callers check Bf16ProductsSupported() (cpu_isa.h) first. Results depend on the team's
+// size in the last bits (how the products are cut), never on timing.
+void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
+                const float* bias, float* y, int64_t ldy, Bf16LinearScratch* scratch,
+                ThreadTeam* team = nullptr);
+
+}  // namespace actex
+
+#endif  // ACTEX_MODEL_KERNELS_BF16_LINEAR_H_

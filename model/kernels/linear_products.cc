@@ -1,0 +1,20 @@
+#include "model/kernels/linear_products.h"
+
+namespace actex {
+
+void LinearProducts::Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
+                            const float* bias, float* y, int64_t ldy, ThreadTeam* team) {
+  if (precision_ == Precision::kBf16) {
+    Bf16Linear(x, ldx, tokens, weight, bias, y, ldy, &bf16_scratch_, team);
+  } else {
+    Float32Linear(x, ldx, tokens, weight, bias, y, ldy, team);
+  }
+}
+
+void LinearProducts::Float32Linear(const float* x, int64_t ldx, int64_t tokens,
+                                   const WeightSlice& weight, const float* bias, float* y,
+                                   int64_t ldy, ThreadTeam* team) {
+  actex::Linear(x, ldx, tokens, weight, bias, y, ldy, &widen_scratch_, team);
+}
+
+}  // namespace actex

@@ -1,0 +1,105 @@
+#ifndef ACTEX_MODEL_KERNELS_LINEAR_SHARES_H_
+#define ACTEX_MODEL_KERNELS_LINEAR_SHARES_H_
+
+// How one Linear call is cut (linear.h): into a share of output features per team
+// member, and a 16-bit weight into tiles. Linear (float32 products) and Bf16Linear
+// (bfloat16 products) cut alike through MultiplyInShares.
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "model/kernels/half_float.h"
+#include "model/kernels/linear.h"
+#include "model/kernels/thread_team.h"
+
+namespace actex {
+
+// `out` output features among a team of `members`: `count` contiguous shares of `size`
+// features (a multiple of 32, so every product keeps whole register tiles of the
+// libraries' kernels; the last share may be shorter).
+struct FeatureShares {
+  int64_t size = 0, count = 0;
+};
+FeatureShares CutOutputFeatures(int64_t out, int members);
+
+// Runs share(index, member) for every index in [0, count): on the team when there is
+// one and more than one share, else on the caller (member 0).
+void ForEachShare(ThreadTeam* team, int64_t count,
+                  const std::function<void(int64_t index, int member)>& share);
+
+// Sets Y's first `out` columns of each of `tokens` rows (row stride `ldy`) to `bias`
+// [out], or to zero when `bias` is null: the start of a product that accumulates onto
+// its bias, as torch's addmm adds it, and the whole of a product over no input features.
+void FillWithBias(const float* bias, int64_t tokens, int64_t out, float* y, int64_t ldy);
+
+// Y[tokens, out] (+)= X · W[slice]ᵀ (+ bias) cut into shares, for the element type
+// `Element` a library multiplies (float, or bfloat16 bits): each share fills its part
+// of the bias first (then accumulates onto it), and multiplies either W's slice read in
+// place (`in_place`: one product) or W converted tile by tile (WidenTileShape) by
+// `convert` into the member's part of `tiles` (one product per tile; the first of a
+// row tile overwrites or adds to the bias, the others accumulate). The callables:
+//   convert(const void* source, WeightDtype dtype, int64_t count, Element* destination)
+//   multiply(int member, int64_t first_row, int64_t rows, int64_t first_col, int64_t cols,
+//            const Element* w, int64_t ldw, float beta): Y[:, first_row, +rows) =
+//            X[:, first_col, +cols) · wᵀ + beta · Y there, on the calling thread.
+template <typename Element, typename Convert, typename Multiply>
+void MultiplyInShares(const WeightSlice& weight, const float* bias, int64_t tokens, float* y,
+                      int64_t ldy, bool in_place, std::vector<Element>* tiles, ThreadTeam* team,
+                      Convert convert, Multiply multiply) {
+  const int64_t out = weight.out_features(), in = weight.in_features();
+  if (tokens <= 0 || out <= 0) return;
+  if (in <= 0) {  // an empty product: Y is the bias, or zero
+    FillWithBias(bias, tokens, out, y, ldy);
+    return;
+  }
+  // Each member takes a contiguous share of the output features (its own tile buffer,
+  // its own products), so the members never wait for one another.
+  const int members = team != nullptr ? team->size() : 1;
+  const FeatureShares shares = CutOutputFeatures(out, members);
+  const WidenTile tile = WidenTileShape(shares.size, in);
+  const int64_t tile_elements = in_place ? 0 : tile.rows * tile.cols;
+  if (static_cast<int64_t>(tiles->size()) < tile_elements * members) {
+    tiles->resize(static_cast<size_t>(tile_elements * members));
+  }
+  const WeightView& view = weight.weight;
+  const int element_bytes = WeightDtypeBytes(view.dtype);
+  const auto* base = static_cast<const uint8_t*>(view.data);
+  auto element = [&](int64_t row, int64_t col) {
+    return base + (row * view.cols + col) * element_bytes;
+  };
+  const float beta = bias != nullptr ? 1.0f : 0.0f;  // without a bias Y is overwritten
+  ForEachShare(team, shares.count, [&](int64_t index, int member) {
+    const int64_t first_out = index * shares.size;
+    const int64_t end_out = std::min(out, first_out + shares.size);
+    if (bias != nullptr) {
+      FillWithBias(bias + first_out, tokens, end_out - first_out, y + first_out, ldy);
+    }
+    if (in_place) {
+      // W's slice is read in place: its leading dimension is the full row length.
+      multiply(
+          member, first_out, end_out - first_out, 0, in,
+          reinterpret_cast<const Element*>(element(weight.first_row + first_out, weight.first_col)),
+          view.cols, beta);
+      return;
+    }
+    Element* block = tiles->data() + member * tile_elements;  // [tile.rows, tile.cols]
+    for (int64_t first_row = first_out; first_row < end_out; first_row += tile.rows) {
+      const int64_t rows = std::min(tile.rows, end_out - first_row);
+      for (int64_t first_col = 0; first_col < in; first_col += tile.cols) {
+        const int64_t cols = std::min(tile.cols, in - first_col);
+        for (int64_t r = 0; r < rows; ++r) {
+          convert(element(weight.first_row + first_row + r, weight.first_col + first_col),
+                  view.dtype, cols, block + r * cols);
+        }
+        multiply(member, first_row, rows, first_col, cols, block, cols,
+                 first_col == 0 ? beta : 1.0f);
+      }
+    }
+  });
+}
+
+}  // namespace actex
+
+#endif  // ACTEX_MODEL_KERNELS_LINEAR_SHARES_H_
