@@ -4,14 +4,14 @@
 // threads each, single sequences and the packed batch, within bounds measured and
 // documented in model/README.md (Numerics), which gives HF's own bfloat16 model's error
 // beside ours per family:
-// - dense families: max|Δ| <= kDenseBound · max|ref| per tensor (ours at most 6.0e-2,
+// - dense families: max|Δ| <= kBf16DenseBound · max|ref| per tensor (ours at most 6.0e-2,
 //   gemma2's softcapped z; HF's own bf16 reaches 1.1e-1 there);
 // - mixtures of experts: the router runs in float32 (as on the GPU), but bf16 hidden
 //   states still move a token whose experts were near a tie to other experts (counted
 //   and printed; HF's own bf16 model moves up to 14 % of a layer's ids), and a moved
 //   token changes every tensor after it. So what comes before the first routing (layer
-//   0's attention and its router logits) is held to kDenseBound, and everything to
-//   kMoeBound (ours up to 8.0e-1, qwen3_moe; HF's own bf16 5.6e-1).
+//   0's attention and its router logits) is held to kBf16DenseBound, and everything to
+//   kBf16MoeBound (ours up to 8.0e-1, qwen3_moe; HF's own bf16 5.6e-1).
 // Where the CPU lacks AVX512_BF16 (or ACTEX_ISA=avx2: ctest runs this a second time so)
 // the cases skip, naming why, and the shard's refusal is checked instead.
 
@@ -30,25 +30,6 @@ namespace {
 
 using testing::WorstErrors;
 
-// bf16 products against HF's float32 forward, per tensor, relative to its max|ref|.
-constexpr float kDenseBound = 7.5e-2f;
-constexpr float kMoeBound = 1.0f;
-
-// The comparisons of what a mixture of experts computes before its first routing.
-std::vector<std::pair<Site, std::string>> BeforeTheFirstRouting(
-    const std::vector<std::pair<Site, std::string>>& comparisons) {
-  std::vector<std::pair<Site, std::string>> before;
-  for (const auto& comparison : comparisons) {
-    const Site& site = comparison.first;
-    const bool first_layer_attention =
-        site.layer == 0 && (site.kind == SiteKind::kResidPre || site.kind == SiteKind::kZ ||
-                            site.kind == SiteKind::kAttnOut || site.kind == SiteKind::kResidMid ||
-                            site.kind == SiteKind::kRouterLogits);
-    if (site.kind == SiteKind::kEmbed || first_layer_attention) before.push_back(comparison);
-  }
-  return before;
-}
-
 class CpuBf16ParityTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CpuBf16ParityTest, StaysWithinItsBoundOfHuggingFaceOnOneAndTwoShards) {
@@ -59,22 +40,16 @@ TEST_P(CpuBf16ParityTest, StaysWithinItsBoundOfHuggingFaceOnOneAndTwoShards) {
   ASSERT_TRUE(files.has_value()) << files.error();
   const auto comparisons =
       testing::Comparisons(files->weights->config(), files->expected.get(), files->z.get());
-  const bool moe = testing::IsMixtureOfExperts(GetParam());
   WorstErrors worst, before_routing;
   for (int shards : {1, 2}) {
-    const std::string label = GetParam() + " cpu bf16 S=" + std::to_string(shards);
-    testing::ExpectEveryCaseMatches(files->weights, *files->expected, *files->expected, *files->z,
+    testing::ExpectBf16WithinBounds(GetParam(), files->weights, *files->expected, *files->z,
                                     comparisons, CpuShardDevices(2, Precision::kBf16), shards,
-                                    moe ? kMoeBound : kDenseBound, label, worst,
-                                    /*routing_must_match=*/false);
-    if (moe) {
-      testing::ExpectEveryCaseMatches(files->weights, *files->expected, *files->expected, *files->z,
-                                      BeforeTheFirstRouting(comparisons),
-                                      CpuShardDevices(2, Precision::kBf16), shards, kDenseBound,
-                                      label + " before routing", before_routing);
-    }
+                                    GetParam() + " cpu bf16 S=" + std::to_string(shards), worst,
+                                    before_routing);
   }
-  if (moe) testing::PrintWorst(GetParam() + " CPU bf16 before routing", before_routing);
+  if (testing::IsMixtureOfExperts(GetParam())) {
+    testing::PrintWorst(GetParam() + " CPU bf16 before routing", before_routing);
+  }
   testing::PrintWorst(GetParam() + " CPU bf16 vs HF fp32 S=1,2", worst);
 }
 

@@ -10,6 +10,24 @@
 #include "tests/model/model_test_util.h"
 
 namespace actex::testing {
+namespace {
+
+// The comparisons of what a mixture of experts computes before its first routing.
+std::vector<std::pair<Site, std::string>> BeforeTheFirstRouting(
+    const std::vector<std::pair<Site, std::string>>& comparisons) {
+  std::vector<std::pair<Site, std::string>> before;
+  for (const auto& comparison : comparisons) {
+    const Site& site = comparison.first;
+    const bool first_layer_attention =
+        site.layer == 0 && (site.kind == SiteKind::kResidPre || site.kind == SiteKind::kZ ||
+                            site.kind == SiteKind::kAttnOut || site.kind == SiteKind::kResidMid ||
+                            site.kind == SiteKind::kRouterLogits);
+    if (site.kind == SiteKind::kEmbed || first_layer_attention) before.push_back(comparison);
+  }
+  return before;
+}
+
+}  // namespace
 
 bool IsMixtureOfExperts(const std::string& family) {
   return family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe" || family == "olmoe";
@@ -210,6 +228,23 @@ PackedBatch UnpaddedBatch(const SafetensorsFile& expected) {
     packed.sequence_lengths.push_back(lengths[row]);
   }
   return packed;
+}
+
+void ExpectBf16WithinBounds(const std::string& family,
+                            const std::shared_ptr<const ModelWeights>& weights,
+                            const SafetensorsFile& expected, const SafetensorsFile& z,
+                            const std::vector<std::pair<Site, std::string>>& comparisons,
+                            const ShardDeviceMaker& make_device, int shards,
+                            const std::string& label, WorstErrors& worst,
+                            WorstErrors& before_routing) {
+  const bool moe = IsMixtureOfExperts(family);
+  ExpectEveryCaseMatches(weights, expected, expected, z, comparisons, make_device, shards,
+                         moe ? kBf16MoeBound : kBf16DenseBound, label, worst,
+                         /*routing_must_match=*/false);
+  if (!moe) return;
+  ExpectEveryCaseMatches(weights, expected, expected, z, BeforeTheFirstRouting(comparisons),
+                         make_device, shards, kBf16DenseBound, label + " before routing",
+                         before_routing);
 }
 
 }  // namespace actex::testing

@@ -84,6 +84,22 @@ void ExpectEveryCaseMatches(const std::shared_ptr<const ModelWeights>& weights,
                             const ShardDeviceMaker& make_device, int shards, float bound,
                             const std::string& label, WorstErrors& worst,
                             bool routing_must_match = true);
+// --precision bf16 (bfloat16 products, float32 accumulation, on either device) against
+// HF's float32 numbers, per tensor relative to its max|ref| (model/README.md, Numerics):
+// a dense family within kBf16DenseBound; a mixture of experts within kBf16MoeBound (a
+// token whose experts were near a tie may move to others, and everything after it
+// differs), and what it computes before its first routing within kBf16DenseBound.
+inline constexpr float kBf16DenseBound = 7.5e-2f;
+inline constexpr float kBf16MoeBound = 1.0f;
+// Checks every case of `family` on `shards` shards of `make_device` (a bf16 device) so;
+// the errors go to `worst` and, for a mixture of experts, `before_routing`.
+void ExpectBf16WithinBounds(const std::string& family,
+                            const std::shared_ptr<const ModelWeights>& weights,
+                            const SafetensorsFile& expected, const SafetensorsFile& z,
+                            const std::vector<std::pair<Site, std::string>>& comparisons,
+                            const ShardDeviceMaker& make_device, int shards,
+                            const std::string& label, WorstErrors& worst,
+                            WorstErrors& before_routing);
 // Prints "parity <label> max|d|/max|ref|: <kind> <error> ...".
 void PrintWorst(const std::string& label, const WorstErrors& worst);
 
