@@ -35,17 +35,11 @@ class GpuParityTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     auto gpus = UsableGpuCount();
     if (!gpus) GTEST_SKIP() << gpus.error();
-    const std::string dir = testing::FamilyDir(GetParam());
-    auto weights = ModelWeights::Open(dir);
-    ASSERT_TRUE(weights.has_value()) << weights.error();
-    weights_ = *weights;
-    auto expected = SafetensorsFile::Open(dir + "/expected.safetensors");
-    ASSERT_TRUE(expected.has_value()) << expected.error();
-    expected_ = std::move(*expected);
-    auto z = SafetensorsFile::Open(testing::ZFile(GetParam()));
-    ASSERT_TRUE(z.has_value()) << z.error();
-    z_ = std::move(*z);
-    comparisons_ = testing::Comparisons(weights_->config(), expected_.get(), z_.get());
+    auto files = testing::OpenFamilyFiles(GetParam());
+    ASSERT_TRUE(files.has_value()) << files.error();
+    files_ = std::move(*files);
+    comparisons_ =
+        testing::Comparisons(files_.weights->config(), files_.expected.get(), files_.z.get());
   }
 
   // Runs every case of the fixture on `shards` shards of GPU 0 in `precision` and checks
@@ -56,27 +50,27 @@ class GpuParityTest : public ::testing::TestWithParam<std::string> {
                     Precision precision, int shards, float bound, WorstErrors& worst) {
     const std::string label =
         GetParam() + " " + PrecisionName(precision) + " S=" + std::to_string(shards);
-    testing::ExpectEveryCaseMatches(weights_, *expected_, reference, reference_z, comparisons_,
-                                    CudaShardDevices({.gpu = 0, .precision = precision}), shards,
-                                    bound, label, worst,
-                                    /*routing_must_match=*/precision == Precision::kFp32);
+    testing::ExpectEveryCaseMatches(
+        files_.weights, *files_.expected, reference, reference_z, comparisons_,
+        CudaShardDevices({.gpu = 0, .precision = precision}), shards, bound, label, worst,
+        /*routing_must_match=*/precision == Precision::kFp32);
   }
 
-  std::shared_ptr<const ModelWeights> weights_;
-  std::unique_ptr<SafetensorsFile> expected_, z_;
+  testing::FamilyFiles files_;
   std::vector<std::pair<Site, std::string>> comparisons_;
 };
 
 TEST_P(GpuParityTest, Fp32MatchesHuggingFaceAtEverySiteOnOneAndTwoShards) {
   WorstErrors worst;
-  for (int shards : {1, 2}) CheckAgainst(*expected_, *z_, Precision::kFp32, shards, 2e-5f, worst);
+  for (int shards : {1, 2})
+    CheckAgainst(*files_.expected, *files_.z, Precision::kFp32, shards, 2e-5f, worst);
   testing::PrintWorst(GetParam() + " GPU fp32 S=1,2", worst);
 }
 
 TEST_P(GpuParityTest, Bf16StaysWithinItsBoundOfHuggingFace) {
   WorstErrors worst, before_routing;
   for (int shards : {1, 2}) {
-    testing::ExpectBf16WithinBounds(GetParam(), weights_, *expected_, *z_, comparisons_,
+    testing::ExpectBf16WithinBounds(GetParam(), files_, comparisons_,
                                     CudaShardDevices({.gpu = 0, .precision = Precision::kBf16}),
                                     shards, GetParam() + " gpu bf16 S=" + std::to_string(shards),
                                     worst, before_routing);
@@ -93,14 +87,14 @@ TEST_P(GpuParityTest, Bf16StaysWithinItsBoundOfHuggingFace) {
   // HF's own bf16 run against its fp32 one, and ours against HF's bf16: printed, bounded
   // only loosely (two bf16 roundings of different steps may differ by both errors).
   WorstErrors theirs, ours;
-  for (const std::string& name : testing::SingleSequenceCases(*expected_)) {
+  for (const std::string& name : testing::SingleSequenceCases(*files_.expected)) {
     if ((*hf_bf16)->tensors().count(name + ".hidden_states.0") == 0) continue;
-    const std::vector<int32_t> ids = testing::ReadInts(*expected_, name + ".input_ids");
+    const std::vector<int32_t> ids = testing::ReadInts(*files_.expected, name + ".input_ids");
     std::vector<SiteActivations> hf_as_captures;
     for (const auto& [site, tensor] : comparisons_) {
       SiteActivations capture;
       capture.site = site;
-      capture.width = site.Width(weights_->config());
+      capture.width = site.Width(files_.weights->config());
       if (site.IsInteger()) {
         capture.integers = testing::ReadInts(**hf_bf16, name + "." + tensor);
       } else {
@@ -108,8 +102,8 @@ TEST_P(GpuParityTest, Bf16StaysWithinItsBoundOfHuggingFace) {
       }
       hf_as_captures.push_back(std::move(capture));
     }
-    testing::ExpectMatchesFixture(hf_as_captures, comparisons_, *expected_, *z_, name, 0,
-                                  static_cast<int64_t>(ids.size()), "HF bf16", theirs, 1.0f,
+    testing::ExpectMatchesFixture(hf_as_captures, comparisons_, *files_.expected, *files_.z, name,
+                                  0, static_cast<int64_t>(ids.size()), "HF bf16", theirs, 1.0f,
                                   /*routing_must_match=*/false);
   }
   const float loose = testing::IsMixtureOfExperts(GetParam()) ? testing::kBf16MoeBound
@@ -121,8 +115,8 @@ TEST_P(GpuParityTest, Bf16StaysWithinItsBoundOfHuggingFace) {
 
 TEST_P(GpuParityTest, AGpuPastTheOnesThereAreIsRefused) {
   auto gpus = UsableGpuCount();
-  auto slice = PlanShard(weights_->config(), 0, 1);
-  auto shard = DecoderShard::Create(weights_, *slice, {{SiteKind::kResidPost, 0}},
+  auto slice = PlanShard(files_.weights->config(), 0, 1);
+  auto shard = DecoderShard::Create(files_.weights, *slice, {{SiteKind::kResidPost, 0}},
                                     CudaShardDevices({.gpu = *gpus}));
   ASSERT_FALSE(shard.has_value());
   EXPECT_NE(shard.error().find("was asked for, but CUDA sees"), std::string::npos) << shard.error();

@@ -42,10 +42,9 @@ TEST_P(CpuBf16ParityTest, StaysWithinItsBoundOfHuggingFaceOnOneAndTwoShards) {
       testing::Comparisons(files->weights->config(), files->expected.get(), files->z.get());
   WorstErrors worst, before_routing;
   for (int shards : {1, 2}) {
-    testing::ExpectBf16WithinBounds(GetParam(), files->weights, *files->expected, *files->z,
-                                    comparisons, CpuShardDevices(2, Precision::kBf16), shards,
-                                    GetParam() + " cpu bf16 S=" + std::to_string(shards), worst,
-                                    before_routing);
+    testing::ExpectBf16WithinBounds(
+        GetParam(), *files, comparisons, CpuShardDevices(2, Precision::kBf16), shards,
+        GetParam() + " cpu bf16 S=" + std::to_string(shards), worst, before_routing);
   }
   if (testing::IsMixtureOfExperts(GetParam())) {
     testing::PrintWorst(GetParam() + " CPU bf16 before routing", before_routing);

@@ -230,21 +230,19 @@ PackedBatch UnpaddedBatch(const SafetensorsFile& expected) {
   return packed;
 }
 
-void ExpectBf16WithinBounds(const std::string& family,
-                            const std::shared_ptr<const ModelWeights>& weights,
-                            const SafetensorsFile& expected, const SafetensorsFile& z,
+void ExpectBf16WithinBounds(const std::string& family, const FamilyFiles& files,
                             const std::vector<std::pair<Site, std::string>>& comparisons,
                             const ShardDeviceMaker& make_device, int shards,
                             const std::string& label, WorstErrors& worst,
                             WorstErrors& before_routing) {
   const bool moe = IsMixtureOfExperts(family);
-  ExpectEveryCaseMatches(weights, expected, expected, z, comparisons, make_device, shards,
-                         moe ? kBf16MoeBound : kBf16DenseBound, label, worst,
+  ExpectEveryCaseMatches(files.weights, *files.expected, *files.expected, *files.z, comparisons,
+                         make_device, shards, moe ? kBf16MoeBound : kBf16DenseBound, label, worst,
                          /*routing_must_match=*/false);
   if (!moe) return;
-  ExpectEveryCaseMatches(weights, expected, expected, z, BeforeTheFirstRouting(comparisons),
-                         make_device, shards, kBf16DenseBound, label + " before routing",
-                         before_routing);
+  ExpectEveryCaseMatches(files.weights, *files.expected, *files.expected, *files.z,
+                         BeforeTheFirstRouting(comparisons), make_device, shards, kBf16DenseBound,
+                         label + " before routing", before_routing);
 }
 
 }  // namespace actex::testing

@@ -93,9 +93,7 @@ inline constexpr float kBf16DenseBound = 7.5e-2f;
 inline constexpr float kBf16MoeBound = 1.0f;
 // Checks every case of `family` on `shards` shards of `make_device` (a bf16 device) so;
 // the errors go to `worst` and, for a mixture of experts, `before_routing`.
-void ExpectBf16WithinBounds(const std::string& family,
-                            const std::shared_ptr<const ModelWeights>& weights,
-                            const SafetensorsFile& expected, const SafetensorsFile& z,
+void ExpectBf16WithinBounds(const std::string& family, const FamilyFiles& files,
                             const std::vector<std::pair<Site, std::string>>& comparisons,
                             const ShardDeviceMaker& make_device, int shards,
                             const std::string& label, WorstErrors& worst,
