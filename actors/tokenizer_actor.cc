@@ -88,13 +88,14 @@ class TokenizerStage {
     }
   }
 
-  // `first` and the documents queued behind it, encoded together and packed in order;
-  // the first message after them that is not a document is kept in read_ahead_.
+  // `first` (a document, or a message the loader never sends: an error) and the
+  // documents queued behind it, encoded together and packed in order; the first message
+  // after them that is not a document is kept in read_ahead_.
   Step HandleQueued(zmq::socket_t& documents, ReceivedMessage first) {
     std::vector<DocumentMessage> queued;
     const size_t most = kDocumentsPerThread * static_cast<size_t>(encoder_.threads());
     std::optional<ReceivedMessage> next = std::move(first);
-    while (next && next->type == MessageType::kDocument) {
+    do {
       auto document = next->As<DocumentMessage>();
       if (!document) return ActorHalt::Failed("from the loader: " + document.error());
       queued.push_back(std::move(*document));
@@ -103,7 +104,7 @@ class TokenizerStage {
       auto more = Receive(documents, std::chrono::milliseconds(0));
       if (!more) return ActorHalt::Failed(more.error().message);
       next = std::move(*more);
-    }
+    } while (next && next->type == MessageType::kDocument);
     read_ahead_ = std::move(next);
     const std::vector<EncodedDocument> encoded = encoder_.Encode(queued);
     for (size_t i = 0; i < queued.size(); ++i) {

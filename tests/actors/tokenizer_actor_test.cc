@@ -332,6 +332,25 @@ TEST_F(TokenizerActorTest, SeveralTokenizerThreadsSendWhatOneThreadInOrderSends)
   EXPECT_TRUE(actor_->Join());
 }
 
+// A message the loader never sends, first or behind documents, ends the actor with an
+// error naming it (rather than being taken for a document or read again forever).
+class UnexpectedMessageTest : public TokenizerActorTest,
+                              public ::testing::WithParamInterface<bool> {};
+
+TEST_P(UnexpectedMessageTest, FailsTheActorNamingItsType) {
+  TokenizerActorConfig config;
+  config.packing = {.max_seq_len = 8, .batch_tokens = 8};
+  Start(std::move(config), 1);
+  if (GetParam()) SendDocument(Pretokenized(0, {1, 2}));
+  ASSERT_TRUE(Send(documents_, RejectMessage{1, "corpus.jsonl", 2, "odd"}));
+  auto joined = actor_->Join();
+  ASSERT_FALSE(joined);
+  EXPECT_NE(joined.error().find("from the loader: expected message type"), std::string::npos)
+      << joined.error();
+}
+
+INSTANTIATE_TEST_SUITE_P(FirstOrBehindDocuments, UnexpectedMessageTest, ::testing::Bool());
+
 TEST_F(TokenizerActorTest, TextWithoutATokenizerFailsNamingTheModelFolder) {
   TokenizerActorConfig config;
   config.model_dir = "/models/no-tokenizer";
