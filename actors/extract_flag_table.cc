@@ -200,6 +200,11 @@ std::vector<ExtractFlag> MakeTable() {
   table.push_back(Number(
       "--blas-threads", "threads per device shard (default: cores / shards)", kRunOnly,
       "blas_threads", [](auto& o) -> auto& { return o.blas_threads; }, 1));
+  table.push_back(Number(
+      "--tokenizer-threads",
+      "threads tokenizing each replica's text documents, each with its own tokenizer "
+      "(default 1; a GPU replica wants several)",
+      kRunOnly, "tokenizer_threads", [](auto& o) -> auto& { return o.tokenizer_threads; }, 1));
   table.push_back(
       Text("--device", "where device shards run: cpu, or cuda (GPUs; needs a build with CUDA)",
            kRunOnly, "device", [](auto& o) -> auto& { return o.device; }, {"cpu", "cuda"}));

@@ -53,6 +53,9 @@ struct ExtractOptions {
   std::string bos = "auto";
   int64_t max_docs = -1;
   int blas_threads = 0;  // per device shard; 0: the machine's cores divided by shards
+  // Threads tokenizing each local replica's text documents, each with its own tokenizer
+  // (a GPU shard consumes text faster than one thread tokenizes it: bench/README.md).
+  int tokenizer_threads = 1;
   // Where device shards run (actors/device_plan.h): "cpu" or "cuda"; the GPUs as given
   // ("0,1"; empty: all visible); how products are computed ("fp32" or "bf16").
   std::string device = "cpu";

@@ -1,5 +1,6 @@
 #include "actors/node_pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -153,11 +154,13 @@ std::expected<void, std::string> PipelineStart::ConnectRings() {
 
 std::expected<void, std::string> PipelineStart::AddTokenizers() {
   for (int replica : share_.layout.replicas()) {
-    std::unique_ptr<Tokenizer> tokenizer;
+    std::vector<std::unique_ptr<Tokenizer>> tokenizers;
     if (HasTokenizer(extract_.model_dir)) {
-      auto loaded = LoadTokenizer(extract_.model_dir);
-      if (!loaded) return std::unexpected(loaded.error());
-      tokenizer = std::move(*loaded);
+      for (int thread = 0; thread < std::max(1, extract_.tokenizer_threads); ++thread) {
+        auto loaded = LoadTokenizer(extract_.model_dir);
+        if (!loaded) return std::unexpected(loaded.error());
+        tokenizers.push_back(std::move(*loaded));
+      }
     }
     std::vector<std::string> shard_endpoints;
     for (const LocalShard& local : share_.layout.shards()) {
@@ -167,7 +170,7 @@ std::expected<void, std::string> PipelineStart::AddTokenizers() {
     auto started = links_.supervisor.Add(
         StartTokenizerActor(links_.context,
                             TokenizerActorConfig{
-                                .tokenizer = std::move(tokenizer),
+                                .tokenizers = std::move(tokenizers),
                                 .model_dir = extract_.model_dir,
                                 .vocab_size = resources_.config.vocab_size,
                                 .bos_token_id = resources_.plan.bos_token_id,

@@ -1,6 +1,11 @@
 #include "actors/tokenizer_actor.h"
 
+#include <chrono>
+#include <optional>
+#include <utility>
+
 #include "actors/actor_io.h"
+#include "actors/document_encoder.h"
 #include "transport/interrupted.h"
 #include "transport/schema.h"
 
@@ -11,11 +16,21 @@ namespace {
 // packed; more would only hold memory.
 constexpr int kBatchQueue = 2;
 constexpr int kDocumentQueue = 256;
+// Documents encoded together per tokenizing thread, at most: enough to keep every
+// thread busy, few enough that the shards never wait long for the first batch.
+constexpr size_t kDocumentsPerThread = 16;
 
 class TokenizerStage {
  public:
   TokenizerStage(ActorContext& actor, TokenizerActorConfig& config)
-      : actor_(actor), config_(config), packer_(config.packing) {}
+      : actor_(actor),
+        config_(config),
+        packer_(config.packing),
+        encoder_(std::move(config.tokenizers),
+                 DocumentEncoderOptions{.model_dir = config.model_dir,
+                                        .vocab_size = config.vocab_size,
+                                        .bos_token_id = config.bos_token_id,
+                                        .bos_on_pretokenized = config.bos_on_pretokenized}) {}
 
   std::expected<void, std::string> Run() {
     zmq::socket_t documents =
@@ -38,17 +53,21 @@ class TokenizerStage {
 
   Step Tokenize(zmq::socket_t& documents) {
     while (true) {
-      // A drain is heard only here, between documents: a batch is always sent to
-      // every shard of the replica, or to none.
-      auto ready = WaitForAnyUnlessStopped(actor_, {&documents}, /*wake_on_drain=*/!draining_);
-      if (!ready && ready.error().kind == ActorHalt::Kind::kDrainRequested) {
-        if (!in_chunk_) return Drain(documents);
-        draining_ = true;
-        continue;
+      std::optional<ReceivedMessage> message = std::exchange(read_ahead_, std::nullopt);
+      if (!message) {
+        // A drain is heard only here, between documents: a batch is always sent to
+        // every shard of the replica, or to none.
+        auto ready = WaitForAnyUnlessStopped(actor_, {&documents}, /*wake_on_drain=*/!draining_);
+        if (!ready && ready.error().kind == ActorHalt::Kind::kDrainRequested) {
+          if (!in_chunk_) return Drain(documents);
+          draining_ = true;
+          continue;
+        }
+        if (!ready) return std::unexpected(ready.error());
+        auto received = Receive(documents);
+        if (!received) return ActorHalt::Failed(received.error().message);
+        message = std::move(*received);
       }
-      if (!ready) return std::unexpected(ready.error());
-      auto message = Receive(documents);
-      if (!message) return ActorHalt::Failed(message.error().message);
       if (message->type == MessageType::kEndOfStream) {
         auto end = message->As<EndOfStreamMessage>();
         if (!end) return ActorHalt::Failed("from the loader: " + end.error());
@@ -64,40 +83,41 @@ class TokenizerStage {
         if (draining_) return Drain(documents);
         continue;
       }
-      auto document = message->As<DocumentMessage>();
-      if (!document) return ActorHalt::Failed("from the loader: " + document.error());
       in_chunk_ = true;
-      if (auto handled = Handle(*document); !handled) return handled;
+      if (auto handled = HandleQueued(documents, std::move(*message)); !handled) return handled;
     }
   }
 
-  Step Handle(DocumentMessage& document) {
-    std::vector<int32_t> tokens;
-    if (config_.bos_token_id >= 0 && (!document.pretokenized || config_.bos_on_pretokenized)) {
-      tokens.push_back(config_.bos_token_id);
+  // `first` (a document, or a message the loader never sends: an error) and the
+  // documents queued behind it, encoded together and packed in order; the first message
+  // after them that is not a document is kept in read_ahead_.
+  Step HandleQueued(zmq::socket_t& documents, ReceivedMessage first) {
+    std::vector<DocumentMessage> queued;
+    const size_t most = kDocumentsPerThread * static_cast<size_t>(encoder_.threads());
+    std::optional<ReceivedMessage> next = std::move(first);
+    do {
+      auto document = next->As<DocumentMessage>();
+      if (!document) return ActorHalt::Failed("from the loader: " + document.error());
+      queued.push_back(std::move(*document));
+      next.reset();
+      if (queued.size() >= most) break;
+      auto more = Receive(documents, std::chrono::milliseconds(0));
+      if (!more) return ActorHalt::Failed(more.error().message);
+      next = std::move(*more);
+    } while (next && next->type == MessageType::kDocument);
+    read_ahead_ = std::move(next);
+    const std::vector<EncodedDocument> encoded = encoder_.Encode(queued);
+    for (size_t i = 0; i < queued.size(); ++i) {
+      if (auto handled = Handle(queued[i], encoded[i]); !handled) return handled;
     }
-    if (document.pretokenized) {
-      tokens.insert(tokens.end(), document.input_ids.begin(), document.input_ids.end());
-    } else if (!config_.tokenizer) {
-      return ActorHalt::Failed(document.file + " line " + std::to_string(document.line) +
-                               " has text, but " + config_.model_dir +
-                               " has no tokenizer.json or tokenizer.model; add one or give "
-                               "pre-tokenized \"input_ids\"");
-    } else {
-      auto encoded = config_.tokenizer->Encode(document.text);
-      if (!encoded) return Reject(document, "cannot tokenize: " + encoded.error());
-      tokens.insert(tokens.end(), encoded->begin(), encoded->end());
-    }
-    if (tokens.empty()) return Reject(document, "no tokens");
-    for (int32_t id : tokens) {
-      if (id < 0 || id >= config_.vocab_size) {
-        return Reject(document, "token id " + std::to_string(id) +
-                                    " is outside the model's vocabulary of " +
-                                    std::to_string(config_.vocab_size));
-      }
-    }
+    return {};
+  }
+
+  Step Handle(const DocumentMessage& document, const EncodedDocument& encoded) {
+    if (!encoded.failure.empty()) return ActorHalt::Failed(encoded.failure);
+    if (!encoded.reject.empty()) return Reject(document, encoded.reject);
     ++documents_sent_;
-    for (TokenBatchMessage& batch : packer_.Add(document.doc_id, tokens)) {
+    for (TokenBatchMessage& batch : packer_.Add(document.doc_id, encoded.tokens)) {
       if (auto sent = Broadcast(batch); !sent) return sent;
     }
     return {};
@@ -161,6 +181,9 @@ class TokenizerStage {
   ActorContext& actor_;
   TokenizerActorConfig& config_;
   SequencePacker packer_;
+  DocumentEncoder encoder_;
+  // A message read behind the documents encoded last, handled next.
+  std::optional<ReceivedMessage> read_ahead_;
   std::vector<zmq::socket_t> shards_;
   zmq::socket_t rejects_;
   int64_t documents_sent_ = 0;

@@ -15,8 +15,10 @@
 namespace actex {
 
 struct TokenizerActorConfig {
-  std::unique_ptr<Tokenizer> tokenizer;  // null when the model folder has none
-  std::string model_dir;                 // for the error when text arrives without one
+  // One per tokenizing thread (--tokenizer-threads), loaded from the same file; empty
+  // when the model folder has none.
+  std::vector<std::unique_ptr<Tokenizer>> tokenizers;
+  std::string model_dir;  // for the error when text arrives without one
   int vocab_size = 0;
   int32_t bos_token_id = -1;         // prepended to text documents when >= 0
   bool bos_on_pretokenized = false;  // and to pre-tokenized ones
@@ -30,8 +32,9 @@ struct TokenizerActorConfig {
 
 // Tokenizes documents and packs them into batches, sending every batch to every
 // device shard of the replica (each shard computes its slice of the same batch).
-// Runs ahead of the model, bounded by the shards' queues. A chunk's end flushes its
-// last batch and goes on to the shards. A drain request ends the streams after the
+// Runs ahead of the model, bounded by the shards' queues. The documents queued at
+// once are encoded together, on one thread per tokenizer, and packed in their order. A chunk's end
+// flushes its last batch and goes on to the shards. A drain request ends the streams after the
 // chunk in progress (at once between chunks), marked drained.
 std::expected<std::unique_ptr<Actor>, std::string> StartTokenizerActor(zmq::context_t& context,
                                                                        TokenizerActorConfig config);

@@ -5,6 +5,7 @@
 #include <expected>
 #include <string>
 
+#include "bench/bench_corpora.h"
 #include "model/kernels/gemm.h"
 #include "model/model_config.h"
 
@@ -18,18 +19,6 @@ std::expected<ModelConfig, std::string> EnsureRandomModel(const std::string& act
                                                           const std::string& dir,
                                                           const std::string& tokenizer_file,
                                                           const std::string& log_path);
-
-// `documents` lines of {"input_ids": [...]} with `tokens_per_document` ids drawn
-// uniformly from [0, vocab) by a fixed generator.
-std::expected<void, std::string> WritePretokenizedCorpus(const std::string& path, int64_t documents,
-                                                         int tokens_per_document, int vocab);
-
-// `documents` lines of {"text": ...}, each a few hundred English-like words (far more
-// than 256 tokens with any byte-level BPE), from a fixed generator.
-std::expected<void, std::string> WriteTextCorpus(const std::string& path, int64_t documents);
-// The same documents as WriteTextCorpus's, as a FineWeb-Edu-shaped Parquet file: snappy,
-// row groups of 1000 rows, the text column after five other string columns.
-std::expected<void, std::string> WriteTextParquet(const std::string& path, int64_t documents);
 
 // FLOPs per token of the forward pass over `layers_computed` layers for documents of
 // `document_tokens` tokens (see bench/README.md): the q, k, v, o, gate, up and down

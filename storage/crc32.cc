@@ -19,6 +19,10 @@ uint32_t Crc32Update(uint32_t crc, const void* data, size_t size) {
   return crc;
 }
 
+uint32_t Crc32Combine(uint32_t crc_a, uint32_t crc_b, int64_t length_b) {
+  return static_cast<uint32_t>(::crc32_combine(crc_a, crc_b, static_cast<z_off_t>(length_b)));
+}
+
 std::string FormatCrc32(uint32_t crc) {
   char text[9];
   std::snprintf(text, sizeof(text), "%08x", crc);

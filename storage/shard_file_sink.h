@@ -24,6 +24,16 @@ class ShardFileSink {
 
   std::expected<void, std::string> Write(const void* data, size_t size);
 
+  // Appends the first `bytes` bytes of the file `from` (named `from_path` in messages)
+  // by copy_file_range(2): the kernel moves them without this process reading them back
+  // (a shared-extent clone where the file system can). `crc` is their CRC-32, kept by
+  // the caller as it wrote them, so crc32() stays that of every byte in the file.
+  // Returns false, having written nothing, when this sink cannot: a gzip stream, a
+  // test's write budget that would run out (the buffered Write is what reaches it), or
+  // a file system that does not copy between files; the caller then uses Write.
+  std::expected<bool, std::string> CopyFileIn(int from, const std::string& from_path, int64_t bytes,
+                                              uint32_t crc);
+
   // Ends the gzip stream (if any), fsyncs and closes the file. Call once.
   std::expected<void, std::string> Finish();
 

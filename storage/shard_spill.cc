@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <vector>
 
+#include "storage/crc32.h"
 #include "storage/host_folder_files.h"
 
 namespace actex {
@@ -33,6 +35,7 @@ std::expected<void, std::string> ShardSpill::Append(size_t tensor, const void* d
   if (auto written = WriteAll(file.fd.get(), data, bytes, file.path, budget_); !written) {
     return written;
   }
+  file.crc = Crc32Update(file.crc, data, bytes);  // while the bytes are in the cache
   file.bytes += static_cast<int64_t>(bytes);
   bytes_ += static_cast<int64_t>(bytes);
   return {};
@@ -54,14 +57,28 @@ std::expected<void, std::string> ShardSpill::CutBackTo(const std::vector<int64_t
     }
     bytes_ -= file.bytes - mark[i];
     file.bytes = mark[i];
+    // The CRC of what is left, read back: a cut is rare (a run ending inside a chunk).
+    std::vector<uint8_t> piece(std::min<int64_t>(file.bytes, int64_t{1} << 20));
+    file.crc = 0;
+    for (int64_t offset = 0; offset < file.bytes;) {
+      const size_t size =
+          static_cast<size_t>(std::min<int64_t>(file.bytes - offset, std::ssize(piece)));
+      if (auto read = PreadAll(file.fd.get(), piece.data(), size, offset, file.path); !read) {
+        return read;
+      }
+      file.crc = Crc32Update(file.crc, piece.data(), size);
+      offset += static_cast<int64_t>(size);
+    }
   }
   return {};
 }
 
 std::expected<void, std::string> ShardSpill::CopyTo(ShardFileSink& sink,
                                                     std::span<uint8_t> scratch) const {
-  // A buffered copy rather than copy_file_range: the sink's CRC needs every byte anyway.
   for (const File& file : files_) {
+    auto copied = sink.CopyFileIn(file.fd.get(), file.path, file.bytes, file.crc);
+    if (!copied) return std::unexpected(copied.error());
+    if (*copied) continue;
     for (int64_t offset = 0; offset < file.bytes;) {
       const size_t piece = static_cast<size_t>(
           std::min<int64_t>(file.bytes - offset, static_cast<int64_t>(scratch.size())));

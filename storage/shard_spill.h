@@ -36,7 +36,9 @@ class ShardSpill {
   // Drops every byte appended after `mark` was taken.
   std::expected<void, std::string> CutBackTo(const std::vector<int64_t>& mark);
 
-  // Writes every tensor's bytes, tensor by tensor, to `sink` through `scratch`.
+  // Writes every tensor's bytes, tensor by tensor, to `sink`: copied by the kernel
+  // where the sink can (ShardFileSink::CopyFileIn, with the CRC kept as they were
+  // appended), otherwise read back through `scratch`.
   std::expected<void, std::string> CopyTo(ShardFileSink& sink, std::span<uint8_t> scratch) const;
 
  private:
@@ -44,6 +46,7 @@ class ShardSpill {
     std::string path;  // for messages: the name it had before it was unlinked
     ScopedFd fd;
     int64_t bytes = 0;
+    uint32_t crc = 0;  // CRC-32 of the file's bytes, kept as they are appended
   };
   std::vector<File> files_;
   int64_t bytes_ = 0;

@@ -1,7 +1,9 @@
 #include "storage/shard_writer.h"
 
 #include <filesystem>
+#include <future>
 #include <set>
+#include <system_error>
 #include <utility>
 
 #include "storage/float_convert.h"
@@ -23,6 +25,11 @@ float OverflowMagnitude(OutputDtype dtype) {
   }
   return SiteStatistics::kNoOverflow;
 }
+
+// Values of a document (over its sites) from which its statistics run on a thread of
+// their own: a 256-token document of one 896-wide site takes about 0.7 ms of statistics,
+// a thread about 20 µs to start.
+constexpr size_t kStatisticsThreadValues = 65536;
 
 }  // namespace
 
@@ -154,15 +161,32 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
     state.chunks_seen.insert(chunk);
   }
   const size_t sites = document.sites.size();
+  // The statistics, on a thread of their own beside the rounding and spilling when the
+  // document is large enough to pay for it: the same rows added in the same order, so
+  // the same sums to the bit. Integer sites have none: their entry stays empty.
+  const auto add_statistics = [&state, &document, tokens] {
+    for (size_t i = 0; i < document.sites.size(); ++i) {
+      if (state.options.sites[i].integer) continue;
+      state.chunk_statistics[i].AddRows(document.sites[i].values.data(),
+                                        static_cast<int64_t>(tokens),
+                                        OverflowMagnitude(state.options.dtype));
+    }
+  };
+  size_t values = 0;
+  for (const SiteRows& rows : document.sites) values += rows.size();
+  std::future<void> statistics;
+  if (values >= kStatisticsThreadValues) {
+    try {
+      statistics = std::async(std::launch::async, add_statistics);
+    } catch (const std::system_error&) {  // no thread to be had: here, then
+    }
+  }
+  if (!statistics.valid()) add_statistics();
   for (size_t i = 0; i < sites; ++i) {
     // A statistics-only site's spill stays empty and its shards have no tensor of it.
-    if (!state.options.sites[i].statistics_only) {
-      if (auto spilled = state.SpillRows(document, i); !spilled) return state.Fail(spilled.error());
-    }
-    // Integer sites have no statistics: their entry stays empty and is never listed.
-    if (state.options.sites[i].integer) continue;
-    state.chunk_statistics[i].AddRows(document.sites[i].values.data(), static_cast<int64_t>(tokens),
-                                      OverflowMagnitude(state.options.dtype));
+    if (state.options.sites[i].statistics_only) continue;
+    // On a failure the future's destructor waits for the statistics' thread.
+    if (auto spilled = state.SpillRows(document, i); !spilled) return state.Fail(spilled.error());
   }
   const std::vector<int64_t> doc_ids(tokens, document.doc_id);
   const std::pair<const void*, size_t> id_bytes[] = {
@@ -175,6 +199,7 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
       return state.Fail(spilled.error());
     }
   }
+  if (statistics.valid()) statistics.get();
   state.last_doc_id = document.doc_id;
   ++state.shard_docs;
   state.shard_tokens += static_cast<int64_t>(tokens);

@@ -41,6 +41,7 @@ ExtractOptions EveryFlagSet(const std::string& model_dir) {
   options.chunk_docs = 16;
   options.overwrite = true;
   options.blas_threads = 3;
+  options.tokenizer_threads = 4;
   options.device = "cuda";
   options.gpus = "0,1";
   options.precision = "bf16";

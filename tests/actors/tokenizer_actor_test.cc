@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "actors/sequence_packer.h"
 #include "model/tokenizer/tokenizer_folder.h"
 #include "transport/wire.h"
 
@@ -230,7 +231,7 @@ TEST_F(TokenizerActorTest, TextIsTokenizedAsTheTokenizerDoesAfterTheBos) {
   ASSERT_TRUE(expected) << expected.error();
 
   TokenizerActorConfig config;
-  config.tokenizer = std::move(*tokenizer);
+  config.tokenizers.push_back(std::move(*tokenizer));
   config.vocab_size = 3259;
   config.bos_token_id = 3256;
   config.packing = {.max_seq_len = 64, .batch_tokens = 64};
@@ -249,6 +250,106 @@ TEST_F(TokenizerActorTest, TextIsTokenizedAsTheTokenizerDoesAfterTheBos) {
   EXPECT_EQ(batches[0].token_ids, want);
   EXPECT_TRUE(actor_->Join());
 }
+
+// Text of a few to a few hundred words, so that documents take the threads unequal times.
+std::string TextOfDocument(int64_t doc_id) {
+  static const char* kWords[] = {"the", "energy",   "of",  "students",    "photosynthesis",
+                                 "was", "research", "and", "temperature", "42",
+                                 "in",  "community"};
+  std::string text = "Document " + std::to_string(doc_id) + ":";
+  for (int64_t w = 0; w < 3 + (doc_id * 37) % 300; ++w) text += std::string(" ") + kWords[w % 12];
+  return text;
+}
+
+// Several tokenizing threads: every shard gets exactly the batches, chunk ends and
+// rejects one thread in document order gives (each document once, in order).
+TEST_F(TokenizerActorTest, SeveralTokenizerThreadsSendWhatOneThreadInOrderSends) {
+  const std::string dir = std::string(ACTEX_FIXTURES_DIR) + "/tokenizers/bpe-qwen2-style";
+  auto reference = LoadTokenizer(dir);
+  ASSERT_TRUE(reference) << reference.error();
+  TokenizerActorConfig config;
+  for (int thread = 0; thread < 4; ++thread) {
+    auto loaded = LoadTokenizer(dir);
+    ASSERT_TRUE(loaded) << loaded.error();
+    config.tokenizers.push_back(std::move(*loaded));
+  }
+  config.vocab_size = 3259;
+  config.bos_token_id = 3256;
+  const PackerOptions packing = {.max_seq_len = 96, .batch_tokens = 256};
+  config.packing = packing;
+  Start(std::move(config), 2);
+
+  constexpr int64_t kDocuments = 300, kChunkDocs = 25;
+  SequencePacker packer(packing);
+  std::vector<TokenBatchMessage> want;
+  std::vector<size_t> want_chunk_ends;
+  std::vector<int64_t> want_rejected;
+  for (int64_t doc_id = 0; doc_id < kDocuments; ++doc_id) {
+    if (doc_id % 7 == 3) {  // an id beyond the vocabulary: rejected in its place
+      SendDocument(Pretokenized(doc_id, {5, 3259}));
+      want_rejected.push_back(doc_id);
+    } else {
+      DocumentMessage text;
+      text.doc_id = doc_id;
+      text.text = TextOfDocument(doc_id);
+      SendDocument(text);
+      auto ids = (*reference)->Encode(text.text);
+      ASSERT_TRUE(ids) << ids.error();
+      std::vector<int32_t> tokens = {3256};
+      tokens.insert(tokens.end(), ids->begin(), ids->end());
+      for (TokenBatchMessage& batch : packer.Add(doc_id, tokens)) want.push_back(std::move(batch));
+    }
+    if ((doc_id + 1) % kChunkDocs == 0) {
+      SendChunkEnd(doc_id / kChunkDocs, kChunkDocs);
+      if (auto batch = packer.Flush()) want.push_back(std::move(*batch));
+      want_chunk_ends.push_back(want.size());
+    }
+  }
+  SendEnd();
+  for (int shard = 0; shard < 2; ++shard) {
+    std::vector<size_t> chunk_ends;
+    auto [batches, end] = DrainShard(shard, &chunk_ends);
+    ASSERT_EQ(batches.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(batches[i].batch_id, want[i].batch_id);
+      EXPECT_EQ(batches[i].token_ids, want[i].token_ids) << "batch " << i;
+      EXPECT_EQ(Lengths(batches[i]), Lengths(want[i])) << "batch " << i;
+      for (size_t q = 0; q < want[i].sequences.size(); ++q) {
+        EXPECT_EQ(batches[i].sequences[q].doc_id, want[i].sequences[q].doc_id);
+      }
+    }
+    EXPECT_EQ(chunk_ends, want_chunk_ends);
+    EXPECT_EQ(end.documents, kDocuments - static_cast<int64_t>(want_rejected.size()));
+  }
+  std::vector<int64_t> rejected;
+  while (true) {
+    auto message = Receive(rejects_, kPatience);
+    ASSERT_TRUE(message && *message);
+    if ((*message)->type == MessageType::kEndOfStream) break;
+    rejected.push_back((*message)->As<RejectMessage>()->doc_id);
+  }
+  EXPECT_EQ(rejected, want_rejected);
+  EXPECT_TRUE(actor_->Join());
+}
+
+// A message the loader never sends, first or behind documents, ends the actor with an
+// error naming it (rather than being taken for a document or read again forever).
+class UnexpectedMessageTest : public TokenizerActorTest,
+                              public ::testing::WithParamInterface<bool> {};
+
+TEST_P(UnexpectedMessageTest, FailsTheActorNamingItsType) {
+  TokenizerActorConfig config;
+  config.packing = {.max_seq_len = 8, .batch_tokens = 8};
+  Start(std::move(config), 1);
+  if (GetParam()) SendDocument(Pretokenized(0, {1, 2}));
+  ASSERT_TRUE(Send(documents_, RejectMessage{1, "corpus.jsonl", 2, "odd"}));
+  auto joined = actor_->Join();
+  ASSERT_FALSE(joined);
+  EXPECT_NE(joined.error().find("from the loader: expected message type"), std::string::npos)
+      << joined.error();
+}
+
+INSTANTIATE_TEST_SUITE_P(FirstOrBehindDocuments, UnexpectedMessageTest, ::testing::Bool());
 
 TEST_F(TokenizerActorTest, TextWithoutATokenizerFailsNamingTheModelFolder) {
   TokenizerActorConfig config;

@@ -147,5 +147,29 @@ TEST(ConvertRows, ConvertsEveryValue) {
   }
 }
 
+// The row converter (vector code) rounds every pattern as the one-value converter does:
+// ties, overflow to infinity, subnormals, both infinities and NaNs with any payload, so
+// an output's bytes are those of earlier versions.
+TEST(ConvertRows, Bfloat16RowsAreTheOneValueConverterToTheBit) {
+  std::vector<uint32_t> patterns = InterestingFloats();
+  for (uint32_t special :
+       {0x7F800000u, 0xFF800000u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F7F8000u, 0x7F7F7FFFu, 0x7FC00000u,
+        0xFFC00001u, 0x7F800001u, 0xFFFFFFFFu, 0x80000000u, 0x00008000u, 0x00018000u}) {
+    patterns.push_back(special);
+  }
+  std::vector<float> values(patterns.size());
+  for (size_t i = 0; i < patterns.size(); ++i) values[i] = std::bit_cast<float>(patterns[i]);
+  std::vector<uint16_t> rows(values.size());
+  ConvertToBfloat16(values, rows.data());
+  size_t differing = 0;
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    if (rows[i] != Bf16(patterns[i]) && ++differing <= 5) {
+      ADD_FAILURE() << std::hex << patterns[i] << ": rows " << rows[i] << ", one value "
+                    << Bf16(patterns[i]);
+    }
+  }
+  EXPECT_EQ(differing, 0u);
+}
+
 }  // namespace
 }  // namespace actex

@@ -1,0 +1,354 @@
+// The CPU side of an extraction, one stage at a time, in process: corpus reading,
+// tokenization (on 1..--threads threads, the tokenizer actor's DocumentEncoder), the
+// sequence packer and the writer's work for one 896-wide bfloat16 site (assembling
+// documents, statistics, rounding, spill, shard file with its CRC, metadata.json), to
+// tmpfs and to the disk, next to what the disk itself takes. Every figure in tokens/s,
+// to hold against a GPU forward's rate (bench/README.md).
+//
+//   build/bench/bench_pipeline_stages [--threads N] [--docs N] [--writer-tokens N]
+//       [--shm-dir DIR] [--disk-dir DIR]
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "actors/document_assembler.h"
+#include "actors/document_encoder.h"
+#include "actors/sequence_packer.h"
+#include "bench/bench_corpora.h"
+#include "bench/cpu_model.h"
+#include "model/tokenizer/tokenizer_folder.h"
+#include "storage/corpus_reader.h"
+#include "storage/crc32.h"
+#include "storage/file_io.h"
+#include "storage/float_convert.h"
+#include "storage/shard_writer.h"
+#include "storage/site_statistics.h"
+
+namespace actex {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "bench_pipeline_stages: %s\n", message.c_str());
+  std::exit(1);
+}
+
+// Every document of `path` as the loader reads it.
+std::vector<DocumentMessage> ReadAll(const std::string& path, double* seconds, int64_t* bytes) {
+  const auto start = Clock::now();
+  auto reader = CorpusReader::Open({.inputs = {path}});
+  if (!reader) Die(reader.error());
+  std::vector<DocumentMessage> documents;
+  *bytes = 0;
+  while (true) {
+    auto record = (*reader)->Next();
+    if (!record) Die(record.error());
+    if (!*record) break;
+    DocumentMessage& document = documents.emplace_back();
+    document.doc_id = (*record)->doc_id;
+    document.text = std::move((*record)->text);
+    *bytes += static_cast<int64_t>(document.text.size());
+  }
+  *seconds = SecondsSince(start);
+  return documents;
+}
+
+void ReportReading(const std::string& format, const std::string& path, int kept_tokens) {
+  double seconds = 0;
+  int64_t bytes = 0;
+  const auto documents = ReadAll(path, &seconds, &bytes);
+  const double docs_per_second = documents.size() / seconds;
+  std::printf(
+      "  read %-7s 1 thread : %9.0f documents/s  %7.1f MB/s of text  = %10.0f tokens/s at "
+      "%d tokens a document\n",
+      format.c_str(), docs_per_second, bytes / seconds / 1e6, docs_per_second * kept_tokens,
+      kept_tokens);
+}
+
+// Documents of `words` words drawn Zipf-like from 30000 made-up words (syllables, some
+// capitalised, with punctuation and numbers): far more distinct pieces than the
+// English-like corpus's 75 words, so the tokenizer's piece cache misses as it does on
+// real text.
+std::vector<DocumentMessage> VariedDocuments(int count, int words) {
+  static const char* kSyllables[] = {"ka",  "tor", "en",  "mi",  "sul", "ra",  "ve", "lon",
+                                     "qui", "dra", "po",  "ist", "an",  "bre", "ch", "ou",
+                                     "zy",  "th",  "ing", "ex",  "um",  "gli", "sp", "ear"};
+  constexpr int kSyllableCount = sizeof(kSyllables) / sizeof(kSyllables[0]);
+  std::mt19937_64 random(11);
+  std::vector<std::string> vocabulary(30000);
+  for (std::string& word : vocabulary) {
+    const int syllables = 1 + static_cast<int>(random() % 4);
+    for (int s = 0; s < syllables; ++s) word += kSyllables[random() % kSyllableCount];
+  }
+  std::vector<double> weights(vocabulary.size());
+  for (size_t rank = 0; rank < weights.size(); ++rank) weights[rank] = 1.0 / (rank + 1.0);
+  std::discrete_distribution<size_t> zipf(weights.begin(), weights.end());
+  std::vector<DocumentMessage> documents(count);
+  for (int doc = 0; doc < count; ++doc) {
+    std::string& text = documents[doc].text;
+    documents[doc].doc_id = doc;
+    for (int w = 0; w < words; ++w) {
+      std::string word = vocabulary[zipf(random)];
+      if (random() % 12 == 0) word[0] = static_cast<char>(word[0] - 'a' + 'A');
+      if (random() % 40 == 0) word = std::to_string(random() % 100000);
+      text += word;
+      text += random() % 10 == 0 ? ". " : random() % 9 == 0 ? ", " : " ";
+    }
+  }
+  return documents;
+}
+
+// The tokenizer actor's encoding on `threads` threads, in its windows of 16 documents a
+// thread; returns tokens produced per second and sets the documents per second.
+double TokenizeRate(const std::string& tokenizer_dir, int vocab,
+                    const std::vector<DocumentMessage>& documents, int threads,
+                    double* docs_per_second) {
+  std::vector<std::unique_ptr<Tokenizer>> tokenizers;
+  for (int t = 0; t < threads; ++t) {
+    auto loaded = LoadTokenizer(tokenizer_dir);
+    if (!loaded) Die(loaded.error());
+    tokenizers.push_back(std::move(*loaded));
+  }
+  DocumentEncoder encoder(std::move(tokenizers), {.vocab_size = vocab});
+  const size_t window = 16 * static_cast<size_t>(threads);
+  int64_t tokens = 0;
+  const auto start = Clock::now();
+  for (size_t begin = 0; begin < documents.size(); begin += window) {
+    const std::span<const DocumentMessage> part(documents.data() + begin,
+                                                std::min(window, documents.size() - begin));
+    for (const EncodedDocument& encoded : encoder.Encode(part)) {
+      if (!encoded.reject.empty()) Die("tokenizer rejected a document: " + encoded.reject);
+      tokens += static_cast<int64_t>(encoded.tokens.size());
+    }
+  }
+  const double seconds = SecondsSince(start);
+  *docs_per_second = documents.size() / seconds;
+  return tokens / seconds;
+}
+
+// The packer (and the batch's msgpack encoding, as the actor sends it) over `documents`
+// documents of `document_tokens` ids.
+double PackRate(int documents, int document_tokens, int64_t batch_tokens, int max_seq_len) {
+  std::vector<int32_t> ids(document_tokens);
+  for (int i = 0; i < document_tokens; ++i) ids[i] = (i * 7919) % 151936;
+  SequencePacker packer({.max_seq_len = max_seq_len, .batch_tokens = batch_tokens});
+  int64_t tokens = 0, bytes = 0;
+  const auto start = Clock::now();
+  for (int doc = 0; doc < documents; ++doc) {
+    for (TokenBatchMessage& batch : packer.Add(doc, ids)) {
+      msgpack::sbuffer body;
+      msgpack::pack(body, batch);
+      bytes += static_cast<int64_t>(body.size());
+      tokens += static_cast<int64_t>(batch.token_ids.size());
+    }
+  }
+  if (bytes == 0) Die("the packer sent no batch");
+  return tokens / SecondsSince(start);
+}
+
+constexpr int kWidth = 896;  // Qwen2.5-0.5B's hidden size: one resid site
+
+// Rows of plausible residual values, [tokens, kWidth].
+std::vector<float> Activations(int64_t tokens) {
+  std::vector<float> values(static_cast<size_t>(tokens) * kWidth);
+  std::mt19937 random(7);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (float& value : values) value = normal(random);
+  return values;
+}
+
+// The writer's per-batch work alone, in tokens/s: rounding to bfloat16, statistics,
+// CRC-32 of the rounded bytes.
+void ReportWriterParts(const std::vector<float>& batch, int64_t tokens) {
+  std::vector<uint16_t> rounded(batch.size());
+  auto time = [&](auto&& work) {
+    const auto start = Clock::now();
+    int rounds = 0;
+    while (SecondsSince(start) < 0.5 || rounds < 3) {
+      work();
+      ++rounds;
+    }
+    return tokens * rounds / SecondsSince(start);
+  };
+  const double rounding = time([&] { ConvertToBfloat16(batch, rounded.data()); });
+  // How the writer rounded before 2026-11-28: one value at a time, with a branch.
+  const double rounding_one_by_one = time([&] {
+    for (size_t i = 0; i < batch.size(); ++i) rounded[i] = FloatToBfloat16Bits(batch[i]);
+  });
+  const double statistics = time([&] {
+    SiteStatistics statistics(kWidth);
+    statistics.AddRows(batch.data(), tokens, kBfloat16OverflowMagnitude);
+  });
+  uint32_t crc = 0;
+  const double crc_rate =
+      time([&] { crc = Crc32Update(crc, rounded.data(), rounded.size() * sizeof(uint16_t)); });
+  std::printf(
+      "  writer parts, 1 thread: f32->bf16 %.2fM tokens/s (one value at a time: %.2fM), "
+      "statistics %.2fM tokens/s, crc32 %.2fM tokens/s (%.0f MB/s)\n",
+      rounding / 1e6, rounding_one_by_one / 1e6, statistics / 1e6, crc_rate / 1e6,
+      crc_rate * kWidth * sizeof(uint16_t) / 1e6);
+}
+
+// The writer actor's work from the batches' float32 frames to listed shard files: the
+// DocumentAssembler, ShardWriter::Add and EndChunk (64-document chunks), Finish. Returns
+// tokens/s; the folder is removed afterwards.
+double WriteRate(const std::string& dir, const std::vector<float>& batch_values,
+                 int64_t batch_tokens, int64_t total_tokens, int document_tokens) {
+  std::filesystem::remove_all(dir);
+  auto chunks = ChunkRule::Of(64);
+  if (!chunks) Die(chunks.error());
+  auto writer =
+      ShardWriter::Open({.dir = dir,
+                         .shard_bytes = int64_t{256} << 20,
+                         .dtype = OutputDtype::kBF16,
+                         .sites = {{.name = "blocks.20.hook_resid_post", .width = kWidth}},
+                         .chunks = *chunks});
+  if (!writer) Die(writer.error());
+  DocumentAssembler assembler({{.name = "blocks.20.hook_resid_post", .width = kWidth}});
+  auto sink = [&](const DocumentActivations& document) { return (*writer)->Add(document); };
+  const std::vector<SiteRows> sites = {SiteRows(std::span<const float>(batch_values))};
+  int64_t doc_id = 0, written = 0;
+  const auto start = Clock::now();
+  while (written < total_tokens) {
+    ActivationBatchMessage batch;
+    for (int64_t row = 0; row + document_tokens <= batch_tokens; row += document_tokens) {
+      batch.sequences.push_back({.doc_id = doc_id++,
+                                 .doc_offset = 0,
+                                 .length = document_tokens,
+                                 .last_of_document = true});
+    }
+    batch.token_ids.assign(batch.sequences.size() * document_tokens, 17);
+    const int64_t tokens = static_cast<int64_t>(batch.token_ids.size());
+    const std::vector<SiteRows> rows = {sites[0].values.first(tokens * kWidth)};
+    if (auto added = assembler.AddBatch(batch, rows, sink); !added) Die(added.error());
+    written += tokens;
+    if (doc_id % 64 == 0) {
+      if (auto ended = (*writer)->EndChunk(doc_id / 64 - 1, 64, ""); !ended) Die(ended.error());
+    }
+  }
+  if (doc_id % 64 != 0) {
+    if (auto ended = (*writer)->EndChunk(doc_id / 64, doc_id % 64, ""); !ended) Die(ended.error());
+  }
+  if (auto finished = (*writer)->Finish(true); !finished) Die(finished.error());
+  const double rate = written / SecondsSince(start);
+  std::filesystem::remove_all(dir);
+  return rate;
+}
+
+// What the folder's file system takes: `bytes` written in 8 MiB writes and fsynced.
+double DiskMegabytesPerSecond(const std::string& dir, int64_t bytes) {
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/disk-rate.tmp";
+  std::vector<char> block(8 << 20, 'x');
+  const auto start = Clock::now();
+  {
+    FILE* file = std::fopen(path.c_str(), "wb");
+    if (file == nullptr) Die("cannot write " + path);
+    for (int64_t done = 0; done < bytes; done += static_cast<int64_t>(block.size())) {
+      std::fwrite(block.data(), 1, block.size(), file);
+    }
+    std::fflush(file);
+    fsync(fileno(file));
+    std::fclose(file);
+  }
+  const double rate = bytes / SecondsSince(start) / 1e6;
+  std::filesystem::remove(path);
+  return rate;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"the CPU side's stages of an extraction, each alone, in tokens/s"};
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int docs = 2000, max_seq_len = 256, repeats = 3;
+  int64_t writer_tokens = 131072, batch_tokens = 8192;
+  std::string work = "/tmp/actex-stages", shm_dir = "/dev/shm/actex-stages-writer",
+              disk_dir = "/tmp/actex-stages/writer";
+  app.add_option("--threads", threads, "tokenizer threads up to (1, 2, 4, ... N)")
+      ->capture_default_str();
+  app.add_option("--docs", docs, "text documents (~960 tokens each)")->capture_default_str();
+  app.add_option("--max-seq-len", max_seq_len, "tokens a document keeps")->capture_default_str();
+  app.add_option("--batch-tokens", batch_tokens, "tokens a batch")->capture_default_str();
+  app.add_option("--writer-tokens", writer_tokens, "tokens the writer writes per target")
+      ->capture_default_str();
+  app.add_option("--repeats", repeats, "runs of each tokenizer and writer figure (the best shown)")
+      ->capture_default_str();
+  app.add_option("--dir", work, "the corpora's folder")->capture_default_str();
+  app.add_option("--shm-dir", shm_dir, "the writer's tmpfs folder")->capture_default_str();
+  app.add_option("--disk-dir", disk_dir, "the writer's disk folder")->capture_default_str();
+  std::string tokenizer_dir =
+      std::string(ACTEX_SOURCE_DIR) + "/tests/fixtures/tokenizers/bpe-qwen2-style";
+  app.add_option("--tokenizer", tokenizer_dir, "a folder with a Qwen2-style tokenizer.json")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  std::printf("CPU: %s, %u hardware threads\n", CpuModelName().c_str(),
+              std::thread::hardware_concurrency());
+  std::filesystem::create_directories(work);
+  const std::string jsonl = work + "/text.jsonl", parquet = work + "/text.parquet";
+  if (auto written = WriteTextCorpus(jsonl, docs); !written) Die(written.error());
+  if (auto written = WriteTextParquet(parquet, docs); !written) Die(written.error());
+
+  std::printf("corpus: %d English-like documents of ~960 tokens, %d kept\n", docs, max_seq_len);
+  ReportReading("jsonl", jsonl, max_seq_len);
+  ReportReading("parquet", parquet, max_seq_len);
+
+  double read_seconds = 0;
+  int64_t read_bytes = 0;
+  const auto documents = ReadAll(jsonl, &read_seconds, &read_bytes);
+  const auto varied = VariedDocuments(docs, 600);
+  for (const auto& [corpus, texts] :
+       {std::pair{"english-like", &documents}, std::pair{"varied", &varied}}) {
+    for (int t = 1; t <= threads; t = t < threads && t * 2 > threads ? threads : t * 2) {
+      double docs_per_second = 0, rate = 0;
+      for (int r = 0; r < repeats; ++r) {
+        double docs_this_run = 0;
+        const double this_run = TokenizeRate(tokenizer_dir, 151936, *texts, t, &docs_this_run);
+        if (this_run > rate) std::tie(rate, docs_per_second) = std::pair{this_run, docs_this_run};
+      }
+      std::printf(
+          "  tokenize %-12s %2d thread(s): %10.0f tokens/s produced, %8.0f documents/s = "
+          "%10.0f tokens/s at %d tokens a document\n",
+          corpus, t, rate, docs_per_second, docs_per_second * max_seq_len, max_seq_len);
+    }
+  }
+  std::printf(
+      "  pack + msgpack 1 thread: %10.0f tokens/s (documents of %d tokens, batches of "
+      "%lld)\n",
+      PackRate(20000, max_seq_len, batch_tokens, max_seq_len), max_seq_len,
+      static_cast<long long>(batch_tokens));
+
+  const std::vector<float> batch = Activations(batch_tokens);
+  ReportWriterParts(batch, batch_tokens);
+  const double bytes_per_token = kWidth * sizeof(uint16_t);
+  for (const auto& [where, dir] : {std::pair{"tmpfs", shm_dir}, std::pair{"disk", disk_dir}}) {
+    double rate = 0, disk = 0;
+    for (int r = 0; r < repeats; ++r) {
+      rate = std::max(rate, WriteRate(dir, batch, batch_tokens, writer_tokens, max_seq_len));
+      disk = std::max(disk, DiskMegabytesPerSecond(dir, writer_tokens * bytes_per_token));
+    }
+    std::filesystem::remove_all(dir);
+    std::printf(
+        "  writer to %-5s 1 thread: %10.0f tokens/s (%.0f MB/s of bf16); the folder "
+        "takes %.0f MB/s = %.0f tokens/s written once (%s)\n",
+        where, rate, rate * bytes_per_token / 1e6, disk, disk * 1e6 / bytes_per_token, dir.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace actex
+
+int main(int argc, char** argv) { return actex::Main(argc, argv); }
