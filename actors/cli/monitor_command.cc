@@ -180,13 +180,14 @@ class Monitor {
 
 int Monitor::Run() {
   zmq::socket_t socket(context_, zmq::socket_type::sub);
+  // Watched before it connects, or a connection made at once (loopback) goes unseen.
+  // Destroyed before the socket, as it must be.
+  auto watch = ConnectionWatch::Create(context_, socket);
+  if (!watch) spdlog::warn("{}; silence will not be explained", watch.error());
   if (auto connected = Connect(socket); !connected) {
     spdlog::error("{}", connected.error());
     return kExitCannotConnect;
   }
-  // Destroyed before the socket, as it must be.
-  auto watch = ConnectionWatch::Create(context_, socket);
-  if (!watch) spdlog::warn("{}; silence will not be explained", watch.error());
   last_event_ = Clock::now();
   Clock::time_point next_draw = Clock::now();
   while (!LeaveRequested().load()) {
