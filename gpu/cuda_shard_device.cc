@@ -299,17 +299,12 @@ std::expected<void, std::string> CudaShardDevice::NormalizeWholeProjections(
     int layer, const LayerShardWeights& w, float* queries, float* keys, Collective& collective) {
   const int64_t dim = config_.head_dim;
   const int64_t q_width = int64_t{shape_.heads} * dim, kv_width = int64_t{shape_.kv_heads} * dim;
-  // Key/value head g is counted by the shard holding query head g * group, the first
-  // that reads it: columns [counted_first, counted_end) of this shard's keys.
-  const int group = shape_.group;
-  const int64_t counted_first =
-      ((slice_.first_head + group - 1) / group - slice_.first_kv_head) * dim;
-  const int64_t counted_end = ((slice_.end_head + group - 1) / group - slice_.first_kv_head) * dim;
+  const KeyColumns counted = CountedKeyColumns(config_, slice_);
   if (!error_.Keep(square_sums_.Reserve(static_cast<size_t>(2 * tokens_) * sizeof(float)))) {
     return error_.Take();
   }
   float* sums = square_sums_.as<float>();  // [tokens, 2]
-  gpu::SumSquaresOfRows(queries, q_width, keys, kv_width, counted_first, counted_end, tokens_, sums,
+  gpu::SumSquaresOfRows(queries, q_width, keys, kv_width, counted.first, counted.end, tokens_, sums,
                         stream());
   auto reduced = AllReduceSum(sums, 2 * tokens_, collective);
   if (!reduced) {

@@ -265,13 +265,7 @@ std::expected<void, std::string> CpuShardDevice::NormalizeWholeProjections(
   const int64_t dim = config_.head_dim;
   const int64_t q_width = heads_.heads * dim;
   const int64_t kv_width = heads_.kv_heads * dim;
-  // Key/value head g is counted by the shard holding query head g * group, the first
-  // that reads it: columns [counted_first, counted_end) of this shard's keys.
-  const int group = heads_.group;
-  const int first_counted = (slice_.first_head + group - 1) / group;
-  const int end_counted = (slice_.end_head + group - 1) / group;
-  const int64_t counted_first = (first_counted - slice_.first_kv_head) * dim;
-  const int64_t counted_end = (end_counted - slice_.first_kv_head) * dim;
+  const KeyColumns counted = CountedKeyColumns(config_, slice_);
   if (static_cast<int64_t>(square_sums_.size()) < 2 * tokens_) {
     square_sums_.resize(static_cast<size_t>(2 * tokens_));
   }
@@ -284,7 +278,7 @@ std::expected<void, std::string> CpuShardDevice::NormalizeWholeProjections(
   team_.ForRanges(tokens_, kRowGrain, [&](int64_t first, int64_t end, int) {
     for (int64_t t = first; t < end; ++t) {
       sums[2 * t] = sum_of_squares(queries + t * q_width, 0, q_width);
-      sums[2 * t + 1] = sum_of_squares(keys + t * kv_width, counted_first, counted_end);
+      sums[2 * t + 1] = sum_of_squares(keys + t * kv_width, counted.first, counted.end);
     }
   });
   auto reduced = collective.AllReduceSum({sums, static_cast<size_t>(2 * tokens_)});

@@ -60,4 +60,12 @@ std::expected<ShardSlice, std::string> PlanShard(const ModelConfig& config, int 
   return slice;
 }
 
+KeyColumns CountedKeyColumns(const ModelConfig& config, const ShardSlice& slice) {
+  const int group = config.heads / config.kv_heads;
+  const int first_counted = (slice.first_head + group - 1) / group;
+  const int end_counted = (slice.end_head + group - 1) / group;
+  return {.first = int64_t{first_counted - slice.first_kv_head} * config.head_dim,
+          .end = int64_t{end_counted - slice.first_kv_head} * config.head_dim};
+}
+
 }  // namespace actex

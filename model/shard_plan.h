@@ -1,6 +1,7 @@
 #ifndef ACTEX_MODEL_SHARD_PLAN_H_
 #define ACTEX_MODEL_SHARD_PLAN_H_
 
+#include <cstdint>
 #include <expected>
 #include <string>
 
@@ -32,6 +33,15 @@ struct ShardSlice {
 // The slice of shard `rank` of `shards`. Refuses shards > heads with a message that
 // names --shards.
 std::expected<ShardSlice, std::string> PlanShard(const ModelConfig& config, int rank, int shards);
+
+// The columns [first, end) of `slice`'s keys ([tokens, kv_heads·head_dim]) whose key/value
+// heads this shard counts in a sum over the whole k projection (OLMoE's k_norm): head g
+// is counted by the shard holding query head g · group, the first that reads it, so a
+// head several shards hold is counted once.
+struct KeyColumns {
+  int64_t first = 0, end = 0;
+};
+KeyColumns CountedKeyColumns(const ModelConfig& config, const ShardSlice& slice);
 
 }  // namespace actex
 
