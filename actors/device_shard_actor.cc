@@ -6,6 +6,7 @@
 
 #include "actors/actor_io.h"
 #include "actors/ring_collective.h"
+#include "actors/shard_timeline.h"
 #include "model/decoder_forward.h"
 #include "sae/sae_encoder.h"
 #include "storage/latent_sites.h"
@@ -116,16 +117,19 @@ void AppendLatents(std::vector<SaeLatents> latents, const std::vector<Site>& sit
 }
 
 // Computes every batch until the tokenizer's EndOfStream; rank 0 hands on the
-// activations, each ChunkEnd and the EndOfStream, in the order they came.
+// activations, each ChunkEnd and the EndOfStream, in the order they came. `timeline`
+// records where the time went.
 std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard& shard,
                                               RingCollective& collective, zmq::socket_t& batches,
                                               zmq::socket_t* writer,
                                               const std::vector<Site>& shard_sites,
-                                              std::vector<std::unique_ptr<SaeAtSite>>& encoders) {
+                                              std::vector<std::unique_ptr<SaeAtSite>>& encoders,
+                                              ShardTimeline& timeline) {
   std::vector<SiteActivations> captures;
   while (true) {
     auto message = ReceiveUnlessStopped(actor, batches);
     if (!message) return std::unexpected(message.error());
+    timeline.MarkReceived();
     if (message->type == MessageType::kEndOfStream) {
       if (writer == nullptr) return {};
       auto end = message->As<EndOfStreamMessage>();
@@ -146,6 +150,7 @@ std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard&
     if (!forward) {
       return ActorHalt::Failed("batch " + std::to_string(batch->batch_id) + ": " + forward.error());
     }
+    timeline.MarkForwardDone(static_cast<int64_t>(packed.token_ids.size()));
     if (writer == nullptr) continue;
 
     ActivationBatchMessage activations;
@@ -166,6 +171,7 @@ std::expected<void, ActorHalt> ComputeBatches(ActorContext& actor, DecoderShard&
     if (auto sent = SendUnlessStopped(actor, *writer, activations, std::move(frames)); !sent) {
       return sent;
     }
+    timeline.MarkHandedOn();
   }
 }
 
@@ -189,9 +195,15 @@ std::expected<void, std::string> RunDeviceShard(ActorContext& actor,
   std::vector<std::unique_ptr<SaeAtSite>> encoders;
   if (config.slice.rank == 0) encoders = MakeEncoders(config);
   actor.SignalReady();
-  return EndActor(ComputeBatches(actor, **shard, collective, batches,
-                                 config.slice.rank == 0 ? &writer : nullptr, config.sites,
-                                 encoders));
+  ShardTimeline timeline;
+  auto computed =
+      ComputeBatches(actor, **shard, collective, batches,
+                     config.slice.rank == 0 ? &writer : nullptr, config.sites, encoders, timeline);
+  if (timeline.batches() > 0) {
+    spdlog::info("device shard {} of replica {}: {}", config.slice.rank, config.ring.ring,
+                 timeline.Describe());
+  }
+  return EndActor(std::move(computed));
 }
 
 }  // namespace

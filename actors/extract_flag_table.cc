@@ -203,7 +203,8 @@ std::vector<ExtractFlag> MakeTable() {
   table.push_back(Number(
       "--tokenizer-threads",
       "threads tokenizing each replica's text documents, each with its own tokenizer "
-      "(default 1; a GPU replica wants several)",
+      "(default: 1 on the CPU; with --device cuda a quarter of the cores per local "
+      "replica, 1 to 4)",
       kRunOnly, "tokenizer_threads", [](auto& o) -> auto& { return o.tokenizer_threads; }, 1));
   table.push_back(
       Text("--device", "where device shards run: cpu, or cuda (GPUs; needs a build with CUDA)",

@@ -190,12 +190,20 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
   auto devices = PlanDevices(options.device, options.gpus, options.precision);
   if (!devices) return std::unexpected(devices.error());
   plan.devices = std::move(*devices);
+  plan.tokenizer_threads = options.tokenizer_threads > 0 ? options.tokenizer_threads
+                                                         : DefaultTokenizerThreads(plan.devices, 1);
   return plan;
 }
 
 int DefaultBlasThreads(int shards_on_this_host) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return std::max(1, cores / std::max(1, shards_on_this_host));
+}
+
+int DefaultTokenizerThreads(const DevicePlan& devices, int replicas_on_this_host) {
+  if (!devices.cuda) return 1;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::clamp(cores / (4 * std::max(1, replicas_on_this_host)), 1, 4);
 }
 
 ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan& plan) {

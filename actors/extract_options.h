@@ -54,8 +54,9 @@ struct ExtractOptions {
   int64_t max_docs = -1;
   int blas_threads = 0;  // per device shard; 0: the machine's cores divided by shards
   // Threads tokenizing each local replica's text documents, each with its own tokenizer
-  // (a GPU shard consumes text faster than one thread tokenizes it: bench/README.md).
-  int tokenizer_threads = 1;
+  // (a GPU shard consumes text faster than one thread tokenizes it: bench/README.md);
+  // 0: DefaultTokenizerThreads.
+  int tokenizer_threads = 0;
   // Where device shards run (actors/device_plan.h): "cpu" or "cuda"; the GPUs as given
   // ("0,1"; empty: all visible); how products are computed ("fp32" or "bf16").
   std::string device = "cpu";
@@ -94,6 +95,7 @@ struct ExtractPlan {
   OutputDtype dtype = OutputDtype::kF32;
   std::string dtype_name;  // as written in metadata: "bfloat16", "float16", "float32"
   int blas_threads = 1;
+  int tokenizer_threads = 1;  // per local replica
   DevicePlan devices;
   int32_t bos_token_id = -1;         // >= 0: put before documents (see --bos)
   bool bos_on_pretokenized = false;  // --bos yes: before pre-tokenized documents too
@@ -121,6 +123,11 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
 // Threads per device shard when --blas-threads is not given: the machine's cores
 // shared by the shards this host runs, at least one.
 int DefaultBlasThreads(int shards_on_this_host);
+// Tokenizer threads per replica when --tokenizer-threads is not given. On the CPU one:
+// the forward wants every core and runs far below one thread's tokenizing rate. With
+// --device cuda the cores are free and a GPU forward outruns one thread on long or
+// slow-to-tokenize documents: a quarter of the cores per local replica, 1 to 4.
+int DefaultTokenizerThreads(const DevicePlan& devices, int replicas_on_this_host);
 
 // Parses "20,21,22,23" or "20-23" or a mix ("0,4-6"); errors name `flag`.
 std::expected<std::vector<int>, std::string> ParseIndexList(const std::string& text,

@@ -154,11 +154,13 @@ void NodeRun::ReportReady(Clock::time_point load_start, const HostLayout& layout
   summary_.load_seconds = SecondsSince(load_start);
   spdlog::info(
       "host {} of {}: model {} ({} layers, {} heads) ready in {:.2f} s; mesh {}, {} "
-      "device shard(s) here on {}, {} thread(s) each, {} kernels, CPU products by {}; sites {}",
+      "device shard(s) here on {}, {} thread(s) each, {} kernels, CPU products by {}; {} "
+      "tokenizer thread(s) per replica; sites {}",
       options_.host_id, options_.num_hosts, resources_.config.name, resources_.config.layers,
       resources_.config.heads, summary_.load_seconds, resources_.mesh.Describe(),
       layout.shards().size(), plan.devices.Describe(), plan.blas_threads, IsaName(ActiveIsa()),
-      GemmBackendName(PreferredGemmBackend(ActiveIsa())), SiteList(plan.sites));
+      GemmBackendName(PreferredGemmBackend(ActiveIsa())), plan.tokenizer_threads,
+      SiteList(plan.sites));
   if (!plan.max_seq_len_note.empty()) spdlog::info("{}", plan.max_seq_len_note);
 }
 

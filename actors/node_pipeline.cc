@@ -156,7 +156,7 @@ std::expected<void, std::string> PipelineStart::AddTokenizers() {
   for (int replica : share_.layout.replicas()) {
     std::vector<std::unique_ptr<Tokenizer>> tokenizers;
     if (HasTokenizer(extract_.model_dir)) {
-      for (int thread = 0; thread < std::max(1, extract_.tokenizer_threads); ++thread) {
+      for (int thread = 0; thread < resources_.plan.tokenizer_threads; ++thread) {
         auto loaded = LoadTokenizer(extract_.model_dir);
         if (!loaded) return std::unexpected(loaded.error());
         tokenizers.push_back(std::move(*loaded));

@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+
+#include "actors/extract_options.h"
 #include "gpu/cuda_shard_device.h"
 #include "model/decoder_forward.h"
 #include "model/kernels/cpu_isa.h"
@@ -91,6 +95,19 @@ TEST(DevicePlan, GpusAreTakenInTurnAndEachIndexIsChecked) {
   auto twice = PlanDevices("cuda", "0,0", "fp32");
   ASSERT_FALSE(twice.has_value());
   EXPECT_NE(twice.error().find("given twice"), std::string::npos) << twice.error();
+}
+
+TEST(DevicePlan, TokenizerThreadsAreOneOnTheCpuAndSeveralPerGpuReplicaAtMostFour) {
+  DevicePlan cpu;
+  EXPECT_EQ(DefaultTokenizerThreads(cpu, 1), 1);
+  DevicePlan cuda;
+  cuda.cuda = true;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int one_replica = DefaultTokenizerThreads(cuda, 1);
+  EXPECT_EQ(one_replica, std::clamp(cores / 4, 1, 4));
+  // More replicas on the host share its cores: never more threads each, never none.
+  EXPECT_LE(DefaultTokenizerThreads(cuda, 8), one_replica);
+  EXPECT_EQ(DefaultTokenizerThreads(cuda, 1000), 1);
 }
 
 }  // namespace
