@@ -8,6 +8,9 @@
 // The cuBLAS figure is the same FLOPs of one layer's seven products at the same token
 // count, each timed alone (cudaEvent) in the precision's own call (fp32: cublasSgemm,
 // TF32 off; bf16: cublasGemmEx, BF16 inputs, FP32 accumulation), over their summed time.
+// With --actex, each precision also runs end to end through the real pipeline
+// (bench/gpu_pipeline_run.h) at --e2e-batch-tokens: tokens/s against the same run's
+// cuBLAS rate, the forward's share of the shard's time and where the rest went.
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu_pipeline_run.h"
 #include "gpu/cuda_shard_device.h"
 #include "model/collective.h"
 #include "model/decoder_forward.h"
@@ -38,12 +42,16 @@ struct Flags {
   std::vector<std::string> precisions = {"fp32", "bf16"};
   int iterations = 5;
   std::string folder = "/dev/shm/actex-gpu-bench";
+  std::string actex;  // end to end too when given
+  int documents = 8192;
+  int64_t e2e_batch_tokens = 16384;
 };
 
 // FLOPs per token of the layers computed, as bench/README.md counts them.
 double FlopsPerToken(const ModelConfig& config, int layers) {
-  const double hidden = config.hidden, q_width = double{config.heads} * config.head_dim;
-  const double kv_width = double{config.kv_heads} * config.head_dim;
+  const double hidden = config.hidden,
+               q_width = static_cast<double>(config.heads) * config.head_dim;
+  const double kv_width = static_cast<double>(config.kv_heads) * config.head_dim;
   const double projections =
       2 * (hidden * (2 * q_width + 2 * kv_width) + 3 * hidden * config.intermediate);
   const double attention = 4 * q_width * (kDocumentTokens + 1) / 2.0;
@@ -51,7 +59,7 @@ double FlopsPerToken(const ModelConfig& config, int layers) {
 }
 
 // cuBLAS's FLOP/s over one layer's seven products at `tokens` rows.
-double CublasRate(const ModelConfig& config, int64_t tokens, Precision precision, int repeats) {
+double CublasRate(const ModelConfig& config, int64_t tokens, Precision precision, int repeats = 5) {
   const int64_t hidden = config.hidden, q_width = int64_t{config.heads} * config.head_dim;
   const int64_t kv_width = int64_t{config.kv_heads} * config.head_dim;
   const std::vector<std::pair<int64_t, int64_t>> shapes = {// {out, in}
@@ -106,6 +114,35 @@ double CublasRate(const ModelConfig& config, int64_t tokens, Precision precision
   cudaFree(w);
   cudaFree(y);
   return flops / seconds;
+}
+
+// The real pipeline at `precision` on the model in `model_dir`, printed as a line.
+bool PrintEndToEnd(const Flags& flags, const std::string& model_dir, const ModelConfig& config,
+                   const std::string& name, Precision precision) {
+  auto figures = RunGpuPipeline({.actex = flags.actex,
+                                 .model_dir = model_dir,
+                                 .folder = flags.folder + "/e2e",
+                                 .documents = flags.documents,
+                                 .document_tokens = kDocumentTokens,
+                                 .vocabulary = config.vocab_size,
+                                 .last_layer = config.layers - 1,
+                                 .precision = name,
+                                 .batch_tokens = flags.e2e_batch_tokens});
+  if (!figures) {
+    std::fprintf(stderr, "bench_gpu_forward: end to end: %s\n", figures.error().c_str());
+    return false;
+  }
+  const double rate = figures->tokens_per_second * FlopsPerToken(config, config.layers);
+  const double cublas = CublasRate(config, flags.e2e_batch_tokens, precision);
+  std::printf(
+      "end to end %s, %lld-token batches, %d documents: %.0f tokens/s, %.1f TFLOP/s, %.2f x "
+      "cuBLAS (%.1f TF/s); the forward %.0f %% of the shard's time (%.0f tokens/s alone in "
+      "the pipeline), waiting for batches %.2f s, handing on %.2f s\n",
+      name.c_str(), static_cast<long long>(flags.e2e_batch_tokens), flags.documents,
+      figures->tokens_per_second, rate / 1e12, rate / cublas, cublas / 1e12,
+      100 * figures->forward_share, figures->forward_tokens_per_second, figures->waiting_seconds,
+      figures->handing_on_seconds);
+  return true;
 }
 
 PackedBatch Documents(int64_t tokens, int32_t vocabulary) {
@@ -184,8 +221,13 @@ int Run(const Flags& flags) {
                   static_cast<long long>(tokens), tokens_per_second, rate / 1e12, cublas / 1e12,
                   rate / cublas);
     }
+    shard->reset();  // its GPU memory, before the pipeline's own shard takes the GPU
+    if (!flags.actex.empty() &&
+        !PrintEndToEnd(flags, options.output_dir, config, name, *precision)) {
+      return 1;
+    }
   }
-  std::filesystem::remove_all(options.output_dir);
+  std::filesystem::remove_all(flags.folder);
   return 0;
 }
 
@@ -205,6 +247,13 @@ int main(int argc, char** argv) {
   app.add_option("--iterations", flags.iterations, "timed forwards per batch size")
       ->capture_default_str();
   app.add_option("--folder", flags.folder, "where the random model is written (tmpfs is best)")
+      ->capture_default_str();
+  app.add_option("--actex", flags.actex,
+                 "the actex executable: also run each precision end to end through the real "
+                 "pipeline (default: the forward alone)");
+  app.add_option("--documents", flags.documents, "end to end: 256-token documents")
+      ->capture_default_str();
+  app.add_option("--e2e-batch-tokens", flags.e2e_batch_tokens, "end to end: --batch-tokens")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   return actex::Run(flags);

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (the device tool), from the repository root, with what
 # scripts/gpu/prepare.sh packed carried in build/gpu-carry: the gpu tests, the forward
-# benchmark against cuBLAS, HF transformers' own bf16 references and throughput, and an
-# end-to-end `actex extract --device cuda`. Every step's output lands in $OUT (the
+# benchmark against cuBLAS alone and end to end through `actex extract --device cuda`,
+# HF transformers' own bf16 references and throughput. Every step's output lands in $OUT (the
 # device tool brings it back); the figures are printed. Under 8 minutes on an H100.
 #
-# Usage: scripts/gpu/check.sh [STEP...]   steps: tests bench e2e hf (default: all)
+# Usage: scripts/gpu/check.sh [STEP...]   steps: tests bench hf (default: all)
 set -uo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -13,7 +13,7 @@ root=$PWD
 out=${OUT:-/tmp/actex-gpu-out}
 mkdir -p "$out"
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(tests bench e2e hf)
+[[ ${#steps[@]} -eq 0 ]] && steps=(tests bench hf)
 wants() { [[ " ${steps[*]} " == *" $1 "* ]]; }
 # One step, limited in time, its output in $out/NAME.log; its summary lines printed.
 step() {
@@ -41,38 +41,15 @@ if wants tests; then
     "^parity|FAILED|PASSED|SKIPPED|Failure|max\|d\|" gpu_parity_test
 fi
 if wants bench; then
-  step bench_0.5b 120 "GPU|precision|fp32|bf16|error" bench_gpu_forward \
-    --preset qwen2.5-0.5b --batch-tokens 4096 16384 65536 --iterations 5
-  step bench_7b 120 "GPU|precision|fp32|bf16|error" bench_gpu_forward \
-    --preset qwen2.5-7b --layers 4 --batch-tokens 4096 16384 32768 --iterations 3
-fi
-if wants e2e; then
-  # Pre-tokenized 256-token documents through the whole pipeline (loader, packer,
-  # forward, writer), the output on tmpfs so the disk does not decide.
-  work=/dev/shm/actex-e2e
-  rm -rf "$work" && mkdir -p "$work"
-  python3 - "$work/corpus.jsonl" <<'EOF'
-import json, random, sys
-random.seed(1)
-with open(sys.argv[1], "w") as f:
-    for _ in range(4096):
-        f.write(json.dumps({"input_ids": [random.randrange(151936) for _ in range(256)]}) + "\n")
-EOF
-  step make_model 120 "error" actex make-model --preset qwen2.5-0.5b --dtype bfloat16 \
-    --out "$work/model"
-  for precision in fp32 bf16; do
-    rm -rf "$work/out"
-    start=$(date +%s.%N)
-    step "e2e_$precision" 150 "ready|device shard|tokens|error|Error" actex extract \
-      --model "$work/model" --data "$work/corpus.jsonl" --layers 23 --sites resid_post \
-      --out "$work/out" --device cuda --precision "$precision" --dtype bfloat16 \
-      --batch-tokens 16384 --blas-threads 8 --bos no
-    end=$(date +%s.%N)
-    python3 -c "import sys; s=float(sys.argv[2])-float(sys.argv[1]); \
-print(f'e2e {sys.argv[3]}: 1048576 tokens in {s:.1f} s wall = {1048576/s:.0f} tokens/s')" \
-      "$start" "$end" "$precision"
-  done
-  rm -rf "$work"
+  # The forward alone against cuBLAS, then (--actex) end to end through the real
+  # pipeline: pre-tokenized 256-token documents, loader, packer, forward, writer of one
+  # bf16 resid_post site, the output on tmpfs so the disk does not decide.
+  step bench_0.5b 240 "GPU|precision|fp32|bf16|end to end|error" bench_gpu_forward \
+    --preset qwen2.5-0.5b --batch-tokens 4096 16384 65536 --iterations 5 \
+    --actex "$(command -v actex)" --documents 4096 --e2e-batch-tokens 16384
+  step bench_7b 200 "GPU|precision|fp32|bf16|end to end|error" bench_gpu_forward \
+    --preset qwen2.5-7b --layers 4 --batch-tokens 4096 16384 32768 --iterations 3 \
+    --actex "$(command -v actex)" --documents 1024 --e2e-batch-tokens 16384
 fi
 if wants hf; then
   step hf_0.5b 100 "tokens/s|best|GPU|Error" python3 bench/hf_throughput.py \
