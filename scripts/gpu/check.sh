@@ -37,8 +37,30 @@ export PYTHONUNBUFFERED=1
 if wants tests; then
   step hf_reference 120 "wrote|Error|error" python3 scripts/gpu/hf_reference.py \
     --fixtures tests/fixtures --out /tmp/hf-bf16 --dtype bfloat16 --device cuda
-  ACTEX_HF_BF16_DIR=/tmp/hf-bf16 step gpu_parity_test 180 \
-    "^parity|FAILED|PASSED|SKIPPED|Failure|max\|d\|" gpu_parity_test
+  # Each case in its own process, so that a crash or a hang in one family hides no
+  # other; the first failing case again under compute-sanitizer, which names the kernel
+  # and the address of a bad access.
+  export ACTEX_HF_BF16_DIR=/tmp/hf-bf16
+  start=$SECONDS
+  failed=()
+  : >"$out/gpu_parity_test.log"
+  for case in $(gpu_parity_test --gtest_list_tests |
+    awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}'); do
+    timeout 90 gpu_parity_test --gtest_filter="$case" >"$out/case.log" 2>&1
+    status=$?
+    cat "$out/case.log" >>"$out/gpu_parity_test.log"
+    verdict=$(grep -oE "PASSED|SKIPPED|FAILED" "$out/case.log" | head -1)
+    echo "$case: exit $status ${verdict:-no verdict}"
+    grep -E "^parity|Failure|max\|d\|" "$out/case.log" | head -8
+    [[ $status -ne 0 ]] && failed+=("$case")
+  done
+  rm -f "$out/case.log"
+  echo "== gpu_parity_test: ${#failed[@]} case(s) failed in $((SECONDS - start)) s"
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  if [[ ${#failed[@]} -gt 0 && -x $sanitizer ]]; then
+    step sanitizer 150 "=========|Failure|FAILED|PASSED" "$sanitizer" --tool memcheck \
+      gpu_parity_test --gtest_filter="${failed[0]}"
+  fi
 fi
 if wants bench; then
   # The forward alone against cuBLAS, then (--actex) end to end through the real
