@@ -245,8 +245,12 @@ std::expected<void, std::string> CudaShardDevice::UploadRotary(int32_t max_posit
                                   std::pair{&rotary.sin, rotary.table.sin(0)}}) {
       auto reserved = memory->Reserve(bytes);
       if (!reserved) return reserved;
-      auto copied = CudaOk(cudaMemcpy(memory->data(), values, bytes, cudaMemcpyHostToDevice),
-                           "copying the rotary table to the GPU");
+      // On the compute stream, which Rotate's kernels wait for: a cudaMemcpy would go on
+      // the legacy stream, which the non-blocking compute stream does not wait for, and
+      // from pageable memory it may return before the table has landed.
+      auto copied =
+          CudaOk(cudaMemcpyAsync(memory->data(), values, bytes, cudaMemcpyHostToDevice, stream()),
+                 "copying the rotary table to the GPU");
       if (!copied) return copied;
     }
     rotary.uploaded = positions;

@@ -26,11 +26,11 @@ std::expected<DeviceWeights, std::string> DeviceWeights::Upload(const ShardWeigh
                                                                 int last_layer, Precision precision,
                                                                 cudaStream_t stream) {
   DeviceWeights result;
-  auto embed = result.AddTable(weights.embed);
+  auto embed = result.AddTable(weights.embed, stream);
   if (!embed) return std::unexpected(embed.error());
   result.embed_ = *embed;
   if (weights.position_embed.data != nullptr) {
-    auto position_embed = result.AddTable(weights.position_embed);
+    auto position_embed = result.AddTable(weights.position_embed, stream);
     if (!position_embed) return std::unexpected(position_embed.error());
     result.position_embed_ = *position_embed;
   }
@@ -45,14 +45,14 @@ std::expected<DeviceWeights, std::string> DeviceWeights::Upload(const ShardWeigh
           if (status) status = result.AddMatrix(matrix, kept, stream);
         },
         [&](const std::vector<float>& vector) {
-          if (status) status = result.AddVector(vector);
+          if (status) status = result.AddVector(vector, stream);
         });
     if (!status) {
       return std::unexpected("uploading layer " + std::to_string(layer) + ": " + status.error());
     }
   }
   for (const std::vector<float>* vector : {&weights.final_norm, &weights.final_norm_bias}) {
-    auto added = result.AddVector(*vector);
+    auto added = result.AddVector(*vector, stream);
     if (!added) return std::unexpected(added.error());
   }
   auto done = CudaOk(cudaStreamSynchronize(stream), "uploading the weights");
@@ -115,14 +115,16 @@ std::expected<void, std::string> DeviceWeights::AddMatrix(const WeightSlice& wei
   return {};
 }
 
-std::expected<void, std::string> DeviceWeights::AddVector(const std::vector<float>& vector) {
+std::expected<void, std::string> DeviceWeights::AddVector(const std::vector<float>& vector,
+                                                          cudaStream_t stream) {
   if (vector.empty()) return {};
   DeviceMemory& memory = memory_.emplace_back();
   const size_t bytes = vector.size() * sizeof(float);
   auto reserved = memory.Reserve(bytes);
   if (!reserved) return reserved;
-  auto copied = CudaOk(cudaMemcpy(memory.data(), vector.data(), bytes, cudaMemcpyHostToDevice),
-                       "copying a vector to the GPU");
+  auto copied =
+      CudaOk(cudaMemcpyAsync(memory.data(), vector.data(), bytes, cudaMemcpyHostToDevice, stream),
+             "copying a vector to the GPU");
   if (!copied) return copied;
   tensors_[&vector] = {.data = memory.data(),
                        .dtype = StoredDtype::kF32,
@@ -132,13 +134,15 @@ std::expected<void, std::string> DeviceWeights::AddVector(const std::vector<floa
   return {};
 }
 
-std::expected<DeviceTensor, std::string> DeviceWeights::AddTable(const WeightView& table) {
+std::expected<DeviceTensor, std::string> DeviceWeights::AddTable(const WeightView& table,
+                                                                 cudaStream_t stream) {
   DeviceMemory& memory = memory_.emplace_back();
   const size_t bytes = static_cast<size_t>(table.rows * table.cols * WeightDtypeBytes(table.dtype));
   auto reserved = memory.Reserve(bytes);
   if (!reserved) return std::unexpected("the embedding table: " + reserved.error());
-  auto copied = CudaOk(cudaMemcpy(memory.data(), table.data, bytes, cudaMemcpyHostToDevice),
-                       "copying the embedding table to the GPU");
+  auto copied =
+      CudaOk(cudaMemcpyAsync(memory.data(), table.data, bytes, cudaMemcpyHostToDevice, stream),
+             "copying the embedding table to the GPU");
   if (!copied) return std::unexpected(copied.error());
   bytes_ += static_cast<int64_t>(bytes);
   return DeviceTensor{.data = memory.data(),

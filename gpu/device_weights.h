@@ -51,8 +51,12 @@ class DeviceWeights {
  private:
   std::expected<void, std::string> AddMatrix(const WeightSlice& weight, Precision precision,
                                              cudaStream_t stream);
-  std::expected<void, std::string> AddVector(const std::vector<float>& vector);
-  std::expected<DeviceTensor, std::string> AddTable(const WeightView& table);
+  // Every copy goes on `stream` (the shard's non-blocking compute stream): a plain
+  // cudaMemcpy from pageable memory may return before its DMA lands, and it runs on the
+  // legacy stream, which the compute stream does not wait for, so the forward's first
+  // kernels could read a vector or table still on its way.
+  std::expected<void, std::string> AddVector(const std::vector<float>& vector, cudaStream_t stream);
+  std::expected<DeviceTensor, std::string> AddTable(const WeightView& table, cudaStream_t stream);
 
   std::vector<DeviceMemory> memory_;
   std::unordered_map<const void*, DeviceTensor> tensors_;
