@@ -79,6 +79,11 @@ class CudaShardDevice final : public ShardDevice {
     }
   }
 
+  // The members free their GPU memory on the calling thread's current device, before
+  // streams_ (the last to go) selects its GPU: select it first, as the thread that
+  // destroys a shard may be another than the one that made it, with another GPU current.
+  ~CudaShardDevice() override { (void)streams_.MakeCurrent(); }
+
   std::string Describe() const override { return streams_.Describe(options_.precision); }
   ThreadTeam& team() override { return team_; }
 
