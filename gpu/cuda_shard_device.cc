@@ -293,6 +293,13 @@ std::expected<void, std::string> CudaShardDevice::AllReduceSum(float* data, int6
   auto held = error_.Take();
   if (!held) return held;
   const size_t bytes = static_cast<size_t>(count) * sizeof(float);
+  if (bytes > reduce_staging_.bytes()) {
+    // The last all-reduce's copy up (queued, not waited for) may still read the staging
+    // that growing it frees: OLMoE's q/k sums (2·tokens) come before the first
+    // [tokens, hidden] sum of a batch.
+    auto idle = streams_.Finish();
+    if (!idle) return idle;
+  }
   auto reserved = reduce_staging_.Reserve(bytes);
   if (!reserved) return reserved;
   auto home = streams_.ToHostNow(data, reduce_staging_.data(), bytes);
