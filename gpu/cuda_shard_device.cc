@@ -313,6 +313,8 @@ std::expected<void, std::string> CudaShardDevice::AllReduceSum(float* data, int6
 
 std::expected<void, std::string> CudaShardDevice::NormalizeWholeProjections(
     int layer, const LayerShardWeights& w, float* queries, float* keys, Collective& collective) {
+  // A held error may be a buffer that was never allocated: no kernel on it.
+  if (error_.failed()) return error_.Take();
   const int64_t dim = config_.head_dim;
   const int64_t q_width = int64_t{shape_.heads} * dim, kv_width = int64_t{shape_.kv_heads} * dim;
   const KeyColumns counted = CountedKeyColumns(config_, slice_);
