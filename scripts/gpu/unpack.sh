@@ -4,7 +4,9 @@
 #
 # Usage: eval "$(scripts/gpu/unpack.sh TARBALL DIR)"
 # CUDA's libraries (libcudart, libcublas) are not in the tarball; the first folder found of
-# $CUDA_HOME/lib64, /usr/local/cuda/lib64 and the loader cache that holds libcublas is used.
+# $CUDA_HOME/lib64, /usr/local/cuda/{lib64,lib,targets/x86_64-linux/lib}, python3's
+# site-packages/nvidia/*/lib (torch's wheels) and the loader cache that holds the libcublas
+# soname the binaries need is used.
 set -euo pipefail
 
 readonly usage="usage: eval \"\$($0 TARBALL DIR)\""
@@ -23,18 +25,28 @@ else  # python3's tarfile reads xz without the xz program
 fi
 dir=$(cd "$dir" && pwd)
 
+# The soname the binaries ask for (CUDA 13's): a CUDA 12 libcublas.so.12 beside it would
+# not load them.
+cublas=$(objdump -p "$dir"/bin/* 2>/dev/null | awk '/NEEDED +libcublas\.so/ {print $2; exit}' || true)
+cublas=${cublas:-libcublas.so.13}
+# Where CUDA's toolkit or torch's wheels (nvidia/cu13/lib, nvidia/cublas/lib) keep it.
+candidates=("${CUDA_HOME:-/nonexistent}/lib64" /usr/local/cuda/lib64 /usr/local/cuda/lib
+  /usr/local/cuda/targets/x86_64-linux/lib)
+for site in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+  candidates+=("$site"/nvidia/*/lib)
+done
 cuda_lib=""
-for candidate in "${CUDA_HOME:-/nonexistent}/lib64" /usr/local/cuda/lib64; do
-  if compgen -G "$candidate/libcublas.so*" >/dev/null; then
+for candidate in "${candidates[@]}"; do
+  if [[ -e $candidate/$cublas ]]; then
     cuda_lib=$candidate
     break
   fi
 done
 if [[ -z $cuda_lib ]]; then
-  found=$(ldconfig -p 2>/dev/null | awk '/libcublas\.so/ {print $NF; exit}')
+  found=$(ldconfig -p 2>/dev/null | awk -v name="$cublas" '$1 == name {print $NF; exit}')
   [[ -n $found ]] && cuda_lib=$(dirname "$found")
 fi
-[[ -z $cuda_lib ]] && echo "$0: no libcublas found; CUDA binaries will not load" >&2
+[[ -z $cuda_lib ]] && echo "$0: no $cublas found; CUDA binaries will not load" >&2
 
 echo "export PATH='$dir/bin':\"\$PATH\""
 echo "export LD_LIBRARY_PATH='$dir/lib${cuda_lib:+:$cuda_lib}'\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
