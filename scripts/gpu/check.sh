@@ -31,6 +31,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
 # The test binaries read the fixtures where they were built (/work/main/tests/fixtures).
 if [[ ! -e /work/main ]]; then mkdir -p /work && ln -s "$root" /work/main; fi
+[[ -d /work/main/tests/fixtures/qwen2-tiny ]] ||
+  echo "no /work/main/tests/fixtures/qwen2-tiny: every parity case will fail to open its fixture"
 eval "$(scripts/gpu/unpack.sh build/gpu-carry/actex-gpu.tar.xz /tmp/actex)"
 export PYTHONUNBUFFERED=1
 # A library the machine lacks (CUDA's are not carried: libcublas.so.13 must be there)
