@@ -51,7 +51,7 @@ if wants tests; then
   # Only where HF's references were written (torch or transformers may fail there).
   compgen -G "/tmp/hf-bf16/*.safetensors" >/dev/null && export ACTEX_HF_BF16_DIR=/tmp/hf-bf16
   start=$SECONDS
-  failed=()
+  failed=() skipped=()
   : >"$out/gpu_parity_test.log"
   cases=$(gpu_parity_test --gtest_list_tests | awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}')
   # No case listed is a binary that did not start (a library missing), not a pass.
@@ -65,9 +65,12 @@ if wants tests; then
     # A skip's reason (no usable GPU: CUDA's words, e.g. a driver older than CUDA 13).
     grep -E "^parity|Failure|max\|d\||Skipped|no usable GPU" "$out/case.log" | head -8
     [[ $status -ne 0 ]] && failed+=("$case")
+    [[ $verdict == SKIPPED ]] && skipped+=("$case")
   done
   rm -f "$out/case.log"
-  echo "== gpu_parity_test: ${#failed[@]} case(s) failed in $((SECONDS - start)) s"
+  # On this machine a skip is no pass: CUDA could not use its GPU (the reasons are above).
+  echo "== gpu_parity_test: ${#failed[@]} case(s) failed, ${#skipped[@]} skipped," \
+    "in $((SECONDS - start)) s"
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   if [[ ${#failed[@]} -gt 0 && -n $cases && -x $sanitizer ]]; then
     step sanitizer 150 "=========|Failure|FAILED|PASSED" "$sanitizer" --tool memcheck \
