@@ -213,6 +213,9 @@ std::expected<void, std::string> CudaShardDevice::BeginBatch(const PackedBatch& 
                                                              int32_t max_position) {
   auto current = streams_.MakeCurrent();
   if (!current) return current;
+  // EndBatch reads the thread's last CUDA error as its batch's launch error: drop one a
+  // failed BeginBatch (not followed by EndBatch) left, which was reported then.
+  (void)cudaGetLastError();
   tokens_ = static_cast<int64_t>(batch.token_ids.size());
   const size_t tokens = batch.token_ids.size();
   host_batch_.resize(3 * tokens);
