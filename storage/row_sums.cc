@@ -12,9 +12,9 @@ constexpr int kLanes = 8;
 constexpr float kLargestFloat = std::numeric_limits<float>::max();
 // Rows that go through the dimensions together, so that each group of eight sums is
 // loaded and stored once for all of them (and still added to in row order): as many as
-// keep their accumulators in registers (AVX2 has 16, AVX-512 32). Measured: 2 and 4
-// (AVX2 4: 15 % slower at width 896; AVX-512 4 against 2: the same at 896, 23 % faster
-// at 3584, whose sums outgrow the L1 cache).
+// keep their accumulators in registers (AVX2 has 16, AVX-512 32). Measured on an AMD
+// EPYC: AVX2 with 4 rows is 15 % slower at width 896 than with 2; AVX-512 with 4 is as
+// fast as with 2 at 896 and 16-70 % faster at 3584, whose sums outgrow the L1 cache.
 constexpr int kBlockRowsAvx2 = 2;
 constexpr int kBlockRowsAvx512 = 4;
 
