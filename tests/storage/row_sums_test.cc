@@ -120,7 +120,8 @@ TEST(SumRows, EveryIsaGivesTheStraightforwardLoopsBits) {
         for (int awkward_in_64 : {0, 8}) {
           const float limit = kLimits[l];
           SCOPED_TRACE(std::string(IsaName(isa)) + ", width " + std::to_string(width) + ", limit " +
-                       std::to_string(limit));
+                       std::to_string(limit) + ", awkward " + std::to_string(awkward_in_64) +
+                       " in 64");
           // An odd count: blocks of rows and a row alone; twice, so sums carry over.
           const int64_t count = 13;
           const std::vector<float> rows = Rows(2 * count, width, width * 3 + l, awkward_in_64);
