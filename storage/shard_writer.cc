@@ -27,8 +27,10 @@ float OverflowMagnitude(OutputDtype dtype) {
 }
 
 // Values of a document (over its sites) from which its statistics run on a thread of
-// their own: a 256-token document of one 896-wide site takes about 0.7 ms of statistics,
-// a thread about 20 µs to start.
+// their own: a 256-token document of one 896-wide site takes 30-40 µs of statistics
+// (AVX-512; 0.2-0.7 ms before they were vectorized), a thread about 20 µs to start. On
+// a loaded 2-core machine the thread now costs more than it saves (bench/README.md,
+// 2026-11-28); on a host with idle cores it still hides the statistics.
 constexpr size_t kStatisticsThreadValues = 65536;
 
 }  // namespace

@@ -1,12 +1,15 @@
 #include "storage/site_statistics.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <tuple>
 #include <utility>
 
+#include "base/vector_isa.h"
 #include "storage/json_field.h"
+#include "storage/row_sums.h"
 
 namespace actex {
 
@@ -23,78 +26,23 @@ SiteStatistics::SiteStatistics(int width, double threshold)
       sum_(static_cast<size_t>(width), 0.0),
       sum_squares_(static_cast<size_t>(width), 0.0) {}
 
-namespace {
-
-constexpr int kLanes = 8;
-
-// Values of `row` with |value| >= `limit` or NaN, counted in kLanes independent
-// partial counts so that the loop vectorizes (NaN fails every comparison).
-int64_t CountNotBelow(const float* row, int width, float limit) {
-  int32_t partial[kLanes] = {};
-  int d = 0;
-  for (; d + kLanes <= width; d += kLanes) {
-    for (int k = 0; k < kLanes; ++k) partial[k] += !(std::fabs(row[d + k]) < limit);
-  }
-  for (; d < width; ++d) partial[0] += !(std::fabs(row[d]) < limit);
-  int64_t count = 0;
-  for (int k = 0; k < kLanes; ++k) count += partial[k];
-  return count;
-}
-
-// Adds `row` to the per-dimension sums; returns its squared norm and max |value|.
-// kSkipNonFinite: NaN and infinity count as 0 (only rows that hold one pay for it).
-template <bool kSkipNonFinite>
-std::pair<double, float> AddRow(const float* row, int width, double* sum, double* sum_squares) {
-  // The row's squared norm and max |value| in kLanes independent partial results, so
-  // that the loop vectorizes instead of waiting on one running sum.
-  double partial[kLanes] = {};
-  float partial_max[kLanes] = {};
-  auto add = [&](int d, int lane) {
-    float raw = row[d];
-    if constexpr (kSkipNonFinite) {
-      raw = std::fabs(raw) <= std::numeric_limits<float>::max() ? raw : 0.0f;
-    }
-    const double value = raw;
-    sum[d] += value;
-    sum_squares[d] += value * value;
-    partial[lane] += value * value;
-    const float magnitude = std::fabs(raw);
-    partial_max[lane] = magnitude > partial_max[lane] ? magnitude : partial_max[lane];
-  };
-  int d = 0;
-  for (; d + kLanes <= width; d += kLanes) {
-    for (int k = 0; k < kLanes; ++k) add(d + k, k);
-  }
-  for (; d < width; ++d) add(d, 0);
-  double squared_norm = 0;
-  float max_abs = 0;
-  for (int k = 0; k < kLanes; ++k) {
-    squared_norm += partial[k];
-    max_abs = std::max(max_abs, partial_max[k]);
-  }
-  return {squared_norm, max_abs};
-}
-
-}  // namespace
-
 void SiteStatistics::AddRows(const float* rows, int64_t count, float overflow_magnitude) {
-  constexpr float kInfinity = std::numeric_limits<float>::infinity();
-  for (int64_t r = 0; r < count; ++r) {
-    const float* row = rows + r * width_;
-    // Not finite as stored; of those, not finite in float32 (the same for float32 output).
-    const int64_t non_finite = CountNotBelow(row, width_, overflow_magnitude);
-    const int64_t non_finite_float = non_finite == 0 || overflow_magnitude == kInfinity
-                                         ? non_finite
-                                         : CountNotBelow(row, width_, kInfinity);
-    const auto [squared_norm, max_abs] =
-        non_finite_float == 0 ? AddRow<false>(row, width_, sum_.data(), sum_squares_.data())
-                              : AddRow<true>(row, width_, sum_.data(), sum_squares_.data());
-    sum_norms_ += std::sqrt(squared_norm);
-    sum_squared_norms_ += squared_norm;
-    max_abs_ = std::max(max_abs_, static_cast<double>(max_abs));
-    rows_over_ += max_abs > threshold_;
-    non_finite_values_ += non_finite;
-    non_finite_rows_ += non_finite > 0;
+  // Rows a block: their figures wait on the stack for the row-ordered sums below.
+  constexpr int64_t kBlockRows = 256;
+  std::array<RowFigures, kBlockRows> figures;
+  for (int64_t first = 0; first < count; first += kBlockRows) {
+    const int64_t block = std::min(kBlockRows, count - first);
+    SumRows(ActiveIsa(), rows + first * width_, block, width_, overflow_magnitude, sum_.data(),
+            sum_squares_.data(), figures.data());
+    for (int64_t r = 0; r < block; ++r) {
+      const auto [squared_norm, max_abs, not_finite] = figures[r];
+      sum_norms_ += std::sqrt(squared_norm);
+      sum_squared_norms_ += squared_norm;
+      max_abs_ = std::max(max_abs_, static_cast<double>(max_abs));
+      rows_over_ += max_abs > threshold_;
+      non_finite_values_ += not_finite;
+      non_finite_rows_ += not_finite > 0;
+    }
   }
   count_ += count;
 }

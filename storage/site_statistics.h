@@ -29,7 +29,9 @@ class SiteStatistics {
 
   // `count` rows of `width` floats each, back to back. A value with |value| >=
   // `overflow_magnitude` (the smallest that rounds to infinity in the output dtype;
-  // kNoOverflow for float32) or NaN counts as not finite as stored.
+  // kNoOverflow for float32) or NaN counts as not finite as stored. Vector code
+  // (row_sums.h) whose sums have the same bits on every ISA, however the rows are split
+  // into calls, and as before it was vectorized.
   void AddRows(const float* rows, int64_t count, float overflow_magnitude = kNoOverflow);
   // Adds another set of rows' statistics (same width and threshold).
   void Merge(const SiteStatistics& other);
