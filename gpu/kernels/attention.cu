@@ -17,7 +17,6 @@ namespace {
 constexpr int kWarpsPerBlock = 8;
 constexpr int kThreads = kWarpsPerBlock * 32;
 constexpr int kTileKeys = 32;  // a lane per key
-constexpr int kDimsPerLane = kMaxHeadDim / 32;
 
 __device__ float WarpMax(float value) {
   for (int offset = 16; offset > 0; offset >>= 1) {
@@ -47,6 +46,9 @@ __host__ __device__ int SharedFloats(int dim) {
   return kTileKeys * (dim + 1) + kTileKeys * dim + kWarpsPerBlock * (dim + kTileKeys);
 }
 
+// kDimsPerLane: the context dims a lane owns (head_dim / 32 rounded up), as a constant so
+// that they stay in registers; a kernel per bound keeps small heads' registers few.
+template <int kDimsPerLane>
 __global__ void AttentionKernel(const float* queries, const float* keys, const float* values,
                                 const int32_t* sequence_start, int64_t tokens, AttentionShape shape,
                                 float* context) {
@@ -137,11 +139,20 @@ void CausalAttention(const float* queries, const float* keys, const float* value
                      float* context, cudaStream_t stream) {
   if (tokens <= 0 || shape.heads <= 0) return;
   const int shared_bytes = SharedFloats(shape.head_dim) * static_cast<int>(sizeof(float));
-  // Past 48 KB (head_dim 256: ~75 KB) a kernel must ask for its dynamic shared memory.
-  cudaFuncSetAttribute(AttentionKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
   const dim3 grid(BlocksFor(tokens, kWarpsPerBlock), static_cast<unsigned>(shape.heads));
-  AttentionKernel<<<grid, kThreads, shared_bytes, stream>>>(queries, keys, values, sequence_start,
-                                                            tokens, shape, context);
+  auto launch = [&](auto kernel) {
+    // Past 48 KB (head_dim 256: ~75 KB) a kernel must ask for its dynamic shared memory.
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+    kernel<<<grid, kThreads, shared_bytes, stream>>>(queries, keys, values, sequence_start, tokens,
+                                                     shape, context);
+  };
+  if (shape.head_dim <= 64) {
+    launch(AttentionKernel<2>);
+  } else if (shape.head_dim <= 128) {
+    launch(AttentionKernel<4>);
+  } else {
+    launch(AttentionKernel<kMaxHeadDim / 32>);
+  }
 }
 
 }  // namespace actex::gpu
