@@ -5,7 +5,7 @@
 # HF transformers' own bf16 references and throughput. Every step's output lands in $OUT (the
 # device tool brings it back); the figures are printed. Under 8 minutes on an H100.
 #
-# Usage: scripts/gpu/check.sh [STEP...]   steps: tests bench hf (default: all)
+# Usage: scripts/gpu/check.sh [STEP...]   steps: tests bench cpu hf (default: all)
 set -uo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -13,7 +13,7 @@ root=$PWD
 out=${OUT:-/tmp/actex-gpu-out}
 mkdir -p "$out"
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(tests bench hf)
+[[ ${#steps[@]} -eq 0 ]] && steps=(tests bench cpu hf)
 wants() { [[ " ${steps[*]} " == *" $1 "* ]]; }
 # One step, limited in time, its output in $out/NAME.log; its summary lines printed.
 step() {
@@ -87,6 +87,17 @@ if wants bench; then
   step bench_7b 200 "GPU|precision|fp32|bf16|end to end|error" bench_gpu_forward \
     --preset qwen2.5-7b --layers 4 --batch-tokens 4096 16384 32768 --iterations 3 \
     --actex "$(command -v actex)" --documents 1024 --e2e-batch-tokens 16384
+fi
+if wants cpu; then
+  # The CPU side's ceilings on this machine's cores, beside the GPU's rate above: reading,
+  # tokenizing on 1..16 threads, packing, the writer of one bf16 site to tmpfs and disk.
+  if command -v bench_pipeline_stages >/dev/null; then
+    mkdir -p /tmp/actex-stages-disk
+    step cpu_stages 240 "tokens/s|CPU|threads|error" bench_pipeline_stages --threads "$(nproc)" \
+      --docs 8000 --writer-tokens 262144 --disk-dir /tmp/actex-stages-disk
+  else
+    echo "== cpu_stages: bench_pipeline_stages was not packed (prepare.sh BINARY list)"
+  fi
 fi
 if wants hf; then
   step hf_0.5b 100 "tokens/s|best|GPU|Error" python3 bench/hf_throughput.py \
