@@ -87,10 +87,15 @@ class CpuShardDevice final : public ShardDevice {
   void Embed(float* resid_stream, float* scratch) override;
   void Normalize(const float* x, const std::vector<float>& weight, const std::vector<float>& bias,
                  float* y) override;
-  void Linear(const float* x, const WeightSlice& weight, const std::vector<float>& bias,
-              float* y) override {
-    products_.Linear(x, weight.in_features(), tokens_, weight, bias.empty() ? nullptr : bias.data(),
-                     y, weight.out_features(), &team_);
+  void Linear(const float* x, std::initializer_list<Product> products) override {
+    std::vector<LinearTarget> targets;
+    targets.reserve(products.size());
+    for (const Product& product : products) {
+      targets.push_back({&product.weight, product.bias.empty() ? nullptr : product.bias.data(),
+                         product.y, product.weight.out_features()});
+    }
+    if (targets.empty()) return;
+    products_.Linear(x, products.begin()->weight.in_features(), tokens_, targets, &team_);
   }
   void NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) override;
   void Rotate(int layer, float* queries, float* keys) override;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -71,9 +72,17 @@ class ShardDevice {
   // (config.norm); `x` may be `y`.
   virtual void Normalize(const float* x, const std::vector<float>& weight,
                          const std::vector<float>& bias, float* y) = 0;
-  // y[tokens, out] = x[tokens, in] · weightᵀ (+ bias[out]); in and out are the slice's.
-  virtual void Linear(const float* x, const WeightSlice& weight, const std::vector<float>& bias,
-                      float* y) = 0;
+  // One product of a Linear step: y[tokens, out] = x[tokens, in] · weightᵀ (+ bias[out]);
+  // in and out are the slice's.
+  struct Product {
+    const WeightSlice& weight;
+    const std::vector<float>& bias;  // empty: none
+    float* y;                        // [tokens, out]
+  };
+  // Every product of one x (q, k and v of the same normed rows; gate and up; or a single
+  // one), in any order: a device may share the work of x between them (the CPU rounds x
+  // to bfloat16 once and runs all their shares as one job of its team).
+  virtual void Linear(const float* x, std::initializer_list<Product> products) = 0;
   // Qwen3's and Gemma 3's RMSNorm over each head's dim (w.q_norm, w.k_norm), in place on
   // `queries` [tokens, heads*dim] and `keys` [tokens, kv_heads*dim].
   virtual void NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) = 0;
