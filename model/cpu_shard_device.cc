@@ -4,6 +4,7 @@
 
 #include "model/cpu_shard_device.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -64,6 +65,7 @@ class CpuShardDevice final : public ShardDevice {
                                               int32_t max_position) override {
     batch_ = &batch;
     tokens_ = static_cast<int64_t>(batch.token_ids.size());
+    rounded_input_ = nullptr;
     sequence_starts_.clear();
     for (int64_t start = 0; int32_t length : batch.sequence_lengths) {
       sequence_starts_.push_back(start);
@@ -95,7 +97,11 @@ class CpuShardDevice final : public ShardDevice {
                          product.y, product.weight.out_features()});
     }
     if (targets.empty()) return;
-    products_.Linear(x, products.begin()->weight.in_features(), tokens_, targets, &team_);
+    // Activate has rounded x for this product when x is what it just wrote.
+    const bool x_rounded = x == rounded_input_;
+    rounded_input_ = nullptr;
+    products_.Linear(x, products.begin()->weight.in_features(), tokens_, targets, &team_,
+                     x_rounded);
   }
   void NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) override;
   void Rotate(int layer, float* queries, float* keys) override;
@@ -148,6 +154,9 @@ class CpuShardDevice final : public ShardDevice {
   const PackedBatch* batch_ = nullptr;
   int64_t tokens_ = 0;
   std::vector<int64_t> sequence_starts_;  // the first token of every sequence
+  // bf16: the activation whose rounding to bfloat16 Activate left for the next Linear
+  // (products_.RoundedInput); null once any Linear has run.
+  const float* rounded_input_ = nullptr;
 };
 
 void CpuShardDevice::Embed(float* resid_stream, float* scratch) {
@@ -242,19 +251,29 @@ void CpuShardDevice::Attend(int layer, const float* queries, const float* keys, 
 }
 
 void CpuShardDevice::Activate(float* x, const float* up, int64_t count) {
+  // In bf16 the down product's X is rounded here, each block while it is still in the
+  // cache, rather than by a pass of the product's own over [tokens, columns].
+  uint16_t* rounded = products_.RoundedInput(count);  // [tokens, columns]; null in fp32
+  constexpr int64_t kBlock = 4096;                    // 16 KiB of float32: L1-sized
   team_.ForRanges(count, kElementGrain, [&](int64_t first, int64_t end, int) {
-    switch (config_.mlp) {
-      case MlpKind::kGeluTanh:
-        GeluTanh(x + first, end - first, x + first);
-        break;
-      case MlpKind::kGatedSilu:
-        SwiGlu(x + first, up + first, end - first, x + first);
-        break;
-      case MlpKind::kGatedGeluTanh:
-        GeGlu(x + first, up + first, end - first, x + first);
-        break;
+    for (int64_t block = first; block < end; block += kBlock) {
+      const int64_t length = std::min(kBlock, end - block);
+      switch (config_.mlp) {
+        case MlpKind::kGeluTanh:
+          GeluTanh(x + block, length, x + block);
+          break;
+        case MlpKind::kGatedSilu:
+          SwiGlu(x + block, up + block, length, x + block);
+          break;
+        case MlpKind::kGatedGeluTanh:
+          GeGlu(x + block, up + block, length, x + block);
+          break;
+      }
+      if (rounded != nullptr)
+        RoundToBFloat16(x + block, WeightDtype::kF32, length, rounded + block);
     }
   });
+  rounded_input_ = rounded != nullptr ? x : nullptr;
 }
 
 void CpuShardDevice::AddBias(float* rows, const std::vector<float>& bias) {

@@ -15,17 +15,14 @@ void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& 
 }
 
 void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
-                Bf16LinearScratch* scratch, ThreadTeam* team) {
+                Bf16LinearScratch* scratch, ThreadTeam* team, bool x_rounded) {
   if (targets.empty()) return;
   const int64_t in = targets.front().weight->in_features();
   const int members = team != nullptr ? team->size() : 1;
   while (static_cast<int>(scratch->gemms.size()) < members) {
     scratch->gemms.push_back(std::make_unique<Bf16Gemm>());
   }
-  if (static_cast<int64_t>(scratch->rounded_x.size()) < tokens * in) {
-    scratch->rounded_x.resize(static_cast<size_t>(std::max<int64_t>(tokens * in, 0)));
-  }
-  uint16_t* rounded_x = scratch->rounded_x.data();  // [tokens, in]
+  uint16_t* rounded_x = RoundedInput(scratch, tokens * in);  // [tokens, in]
   auto round_rows = [&](int64_t first, int64_t end, int) {
     for (int64_t t = first; t < end; ++t) {
       RoundToBFloat16(x + t * ldx, WeightDtype::kF32, in, rounded_x + t * in);
@@ -33,7 +30,9 @@ void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const Lin
   };
   // Every share reads all of X: the team rounds it first, and ForRanges returns only
   // once every row is done.
-  if (team != nullptr) {
+  if (x_rounded) {
+    // The caller's rounding is already there.
+  } else if (team != nullptr) {
     team->ForRanges(tokens, kTeamRowGrain, round_rows);
   } else {
     round_rows(0, tokens, 0);
@@ -46,6 +45,13 @@ void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const Lin
             tokens, rows, cols, rounded_x + first_col, in, w, ldw, beta, target.y + first_row,
             target.ldy);
       });
+}
+
+uint16_t* RoundedInput(Bf16LinearScratch* scratch, int64_t count) {
+  if (static_cast<int64_t>(scratch->rounded_x.size()) < count) {
+    scratch->rounded_x.resize(static_cast<size_t>(std::max<int64_t>(count, 0)));
+  }
+  return scratch->rounded_x.data();
 }
 
 }  // namespace actex

@@ -9,12 +9,17 @@ void LinearProducts::Linear(const float* x, int64_t ldx, int64_t tokens, const W
 }
 
 void LinearProducts::Linear(const float* x, int64_t ldx, int64_t tokens,
-                            std::span<const LinearTarget> targets, ThreadTeam* team) {
+                            std::span<const LinearTarget> targets, ThreadTeam* team,
+                            bool x_rounded) {
   if (precision_ == Precision::kBf16) {
-    Bf16Linear(x, ldx, tokens, targets, &bf16_scratch_, team);
+    Bf16Linear(x, ldx, tokens, targets, &bf16_scratch_, team, x_rounded);
   } else {
     actex::Linear(x, ldx, tokens, targets, &widen_scratch_, team);
   }
+}
+
+uint16_t* LinearProducts::RoundedInput(int64_t count) {
+  return precision_ == Precision::kBf16 ? actex::RoundedInput(&bf16_scratch_, count) : nullptr;
 }
 
 void LinearProducts::Float32Linear(const float* x, int64_t ldx, int64_t tokens,
