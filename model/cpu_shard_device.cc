@@ -97,7 +97,7 @@ class CpuShardDevice final : public ShardDevice {
                          product.y, product.weight.out_features()});
     }
     if (targets.empty()) return;
-    // Activate has rounded x for this product when x is what it just wrote.
+    // Normalize or Activate has rounded x for these products when x is what it wrote.
     const bool x_rounded = x == rounded_input_;
     rounded_input_ = nullptr;
     products_.Linear(x, products.begin()->weight.in_features(), tokens_, targets, &team_,
@@ -132,6 +132,7 @@ class CpuShardDevice final : public ShardDevice {
   std::expected<RoutingOutputs, std::string> SparseMlp(const LayerShardWeights& w,
                                                        const float* normed,
                                                        float* shard_sum) override {
+    rounded_input_ = nullptr;  // the experts' products round into the same buffer
     experts_->Forward(w, normed, tokens_, shard_sum, products_, team_);
     return experts_->routing();
   }
@@ -154,8 +155,9 @@ class CpuShardDevice final : public ShardDevice {
   const PackedBatch* batch_ = nullptr;
   int64_t tokens_ = 0;
   std::vector<int64_t> sequence_starts_;  // the first token of every sequence
-  // bf16: the activation whose rounding to bfloat16 Activate left for the next Linear
-  // (products_.RoundedInput); null once any Linear has run.
+  // bf16: the rows whose rounding to bfloat16 Normalize or Activate left for the next
+  // Linear (products_.RoundedInput), as they wrote them; null once any product has run.
+  // The loop writes nothing into those rows between the two steps.
   const float* rounded_input_ = nullptr;
 };
 
@@ -186,6 +188,9 @@ void CpuShardDevice::Normalize(const float* x, const std::vector<float>& weight,
                                const std::vector<float>& bias, float* y) {
   const int64_t hidden = config_.hidden;
   const float eps = config_.rms_norm_eps;
+  // In bf16 the products of y (q/k/v, gate/up) take it rounded here, while the rows are
+  // still in the cache.
+  uint16_t* rounded = products_.RoundedInput(tokens_ * hidden);  // [tokens, hidden]; or null
   team_.ForRanges(tokens_, kRowGrain, [&](int64_t first, int64_t end, int) {
     if (config_.norm == NormKind::kLayerNorm) {
       LayerNorm(x + first * hidden, end - first, hidden, weight.data(), bias.data(), eps,
@@ -193,7 +198,12 @@ void CpuShardDevice::Normalize(const float* x, const std::vector<float>& weight,
     } else {
       RmsNorm(x + first * hidden, end - first, hidden, weight.data(), eps, y + first * hidden);
     }
+    if (rounded != nullptr) {
+      RoundToBFloat16(y + first * hidden, WeightDtype::kF32, (end - first) * hidden,
+                      rounded + first * hidden);
+    }
   });
+  rounded_input_ = rounded != nullptr ? y : nullptr;
 }
 
 void CpuShardDevice::NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) {
