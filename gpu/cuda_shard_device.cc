@@ -149,7 +149,7 @@ class CudaShardDevice final : public ShardDevice {
     gpu::CausalAttention(queries, keys, values, sequence_start_.as<int32_t>(), tokens_, shape,
                          context, stream());
   }
-  void Activate(float* x, const float* up, int64_t count) override {
+  void Activate(float* x, const float* up, int64_t count, bool) override {
     if (error_.failed()) return;
     const gpu::Activation activation =
         config_.mlp == MlpKind::kGatedSilu       ? gpu::Activation::kSiluTimesUp

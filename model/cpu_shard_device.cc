@@ -41,7 +41,8 @@ class CpuShardDevice final : public ShardDevice {
         heads_(setup.heads),
         team_(threads),
         products_(precision),
-        attention_scratch_(static_cast<size_t>(team_.size())) {
+        attention_scratch_(static_cast<size_t>(team_.size())),
+        activation_blocks_(static_cast<size_t>(team_.size())) {
     if (config_.rotary) {
       rotary_.emplace_back(RopeInverseFrequencies(config_.head_dim, config_.rope));
       if (config_.local_rope) {
@@ -107,7 +108,7 @@ class CpuShardDevice final : public ShardDevice {
   void Rotate(int layer, float* queries, float* keys) override;
   void Attend(int layer, const float* queries, const float* keys, const float* values,
               float* context) override;
-  void Activate(float* x, const float* up, int64_t count) override;
+  void Activate(float* x, const float* up, int64_t count, bool tapped) override;
   void AddBias(float* rows, const std::vector<float>& bias) override;
   void Accumulate(float* target, const float* addend) override {
     team_.ForRanges(tokens_ * config_.hidden, kElementGrain, [&](int64_t first, int64_t end, int) {
@@ -150,6 +151,7 @@ class CpuShardDevice final : public ShardDevice {
   std::array<std::vector<float>, kBufferCount> buffers_;
   std::vector<float> square_sums_;                     // [tokens, 2]: OLMoE's q and k norms
   std::vector<std::vector<float>> attention_scratch_;  // one per team member
+  std::vector<std::vector<float>> activation_blocks_;  // one per team member (Activate)
 
   // Set between BeginBatch and EndBatch.
   const PackedBatch* batch_ = nullptr;
@@ -260,27 +262,33 @@ void CpuShardDevice::Attend(int layer, const float* queries, const float* keys, 
   });
 }
 
-void CpuShardDevice::Activate(float* x, const float* up, int64_t count) {
+void CpuShardDevice::Activate(float* x, const float* up, int64_t count, bool tapped) {
   // In bf16 the down product's X is rounded here, each block while it is still in the
-  // cache, rather than by a pass of the product's own over [tokens, columns].
+  // cache, rather than by a pass of the product's own over [tokens, columns]; untapped,
+  // the float32 block goes only to the member's L1-sized scratch, so x is not written
+  // (nor written back to memory) at all.
   uint16_t* rounded = products_.RoundedInput(count);  // [tokens, columns]; null in fp32
   constexpr int64_t kBlock = 4096;                    // 16 KiB of float32: L1-sized
-  team_.ForRanges(count, kElementGrain, [&](int64_t first, int64_t end, int) {
+  const bool float32_kept = rounded == nullptr || tapped;
+  if (!float32_kept) {
+    for (std::vector<float>& scratch : activation_blocks_) scratch.resize(kBlock);
+  }
+  team_.ForRanges(count, kElementGrain, [&](int64_t first, int64_t end, int member) {
     for (int64_t block = first; block < end; block += kBlock) {
       const int64_t length = std::min(kBlock, end - block);
+      float* out = float32_kept ? x + block : activation_blocks_[member].data();  // [length]
       switch (config_.mlp) {
         case MlpKind::kGeluTanh:
-          GeluTanh(x + block, length, x + block);
+          GeluTanh(x + block, length, out);
           break;
         case MlpKind::kGatedSilu:
-          SwiGlu(x + block, up + block, length, x + block);
+          SwiGlu(x + block, up + block, length, out);
           break;
         case MlpKind::kGatedGeluTanh:
-          GeGlu(x + block, up + block, length, x + block);
+          GeGlu(x + block, up + block, length, out);
           break;
       }
-      if (rounded != nullptr)
-        RoundToBFloat16(x + block, WeightDtype::kF32, length, rounded + block);
+      if (rounded != nullptr) RoundToBFloat16(out, WeightDtype::kF32, length, rounded + block);
     }
   });
   rounded_input_ = rounded != nullptr ? x : nullptr;

@@ -172,8 +172,10 @@ std::expected<void, std::string> DecoderShardState::Run(Collective& collective) 
       auto routed = SparseMlp(layer, w, normed_stream, shard_sum);  // [tokens, hidden]
       if (!routed) return routed;
     } else {
-      float* mlp_hidden = MlpHidden(w, normed_stream, gate_act, up_act);  // [tokens, columns]
-      if (Wants(SiteKind::kMlpPost, layer)) {
+      const bool tapped = Wants(SiteKind::kMlpPost, layer);
+      float* mlp_hidden =
+          MlpHidden(w, normed_stream, gate_act, up_act, tapped);  // [tokens, columns]
+      if (tapped) {
         auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, mlp_hidden, collective);
         if (!tapped) return tapped;
       }

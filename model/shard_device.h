@@ -94,8 +94,10 @@ class ShardDevice {
   virtual void Attend(int layer, const float* queries, const float* keys, const float* values,
                       float* context) = 0;
   // The MLP's activation over `count` values, in place on `x` (config.mlp): silu(x)·up,
-  // gelu_tanh(x)·up, or GPT-2's gelu_tanh(x) (`up` null).
-  virtual void Activate(float* x, const float* up, int64_t count) = 0;
+  // gelu_tanh(x)·up, or GPT-2's gelu_tanh(x) (`up` null). Unless `tapped` (a Tap of x
+  // follows), only the next Linear reads x, and a device may hand it the activation in
+  // its own form alone (the CPU's bf16: rounded to bfloat16), leaving x as it was.
+  virtual void Activate(float* x, const float* up, int64_t count, bool tapped) = 0;
   // rows [tokens, hidden] += bias [hidden] (none when empty); target += addend over
   // [tokens, hidden].
   virtual void AddBias(float* rows, const std::vector<float>& bias) = 0;
