@@ -172,10 +172,10 @@ std::expected<void, std::string> DecoderShardState::Run(Collective& collective) 
       auto routed = SparseMlp(layer, w, normed_stream, shard_sum);  // [tokens, hidden]
       if (!routed) return routed;
     } else {
-      const bool tapped = Wants(SiteKind::kMlpPost, layer);
+      const bool mlp_post_tapped = Wants(SiteKind::kMlpPost, layer);
       float* mlp_hidden =
-          MlpHidden(w, normed_stream, gate_act, up_act, tapped);  // [tokens, columns]
-      if (tapped) {
+          MlpHidden(w, normed_stream, gate_act, up_act, mlp_post_tapped);  // [tokens, columns]
+      if (mlp_post_tapped) {
         auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, mlp_hidden, collective);
         if (!tapped) return tapped;
       }
