@@ -114,12 +114,17 @@ class CudaShardDevice final : public ShardDevice {
                        stream());
     }
   }
-  void Linear(const float* x, const WeightSlice& weight, const std::vector<float>& bias,
-              float* y) override {
-    if (error_.failed()) return;
-    error_.Keep(streams_.Product(x, tokens_, weights_.Matrix(weight), y, options_.precision));
-    if (!bias.empty()) {
-      gpu::AddBiasRows(y, tokens_, weight.out_features(), weights_.Vector(bias), stream());
+  void Linear(const float* x, std::initializer_list<Product> products) override {
+    bool x_rounded = false;  // x is rounded to bfloat16 once for all the products
+    for (const Product& product : products) {
+      if (error_.failed()) return;
+      const gpu::DeviceTensor& matrix = weights_.Matrix(product.weight);
+      error_.Keep(streams_.Product(x, tokens_, matrix, product.y, options_.precision, x_rounded));
+      x_rounded = x_rounded || gpu::ShardStreams::RoundsInput(matrix, options_.precision);
+      if (!product.bias.empty()) {
+        gpu::AddBiasRows(product.y, tokens_, product.weight.out_features(),
+                         weights_.Vector(product.bias), stream());
+      }
     }
   }
   void NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) override {
@@ -149,7 +154,7 @@ class CudaShardDevice final : public ShardDevice {
     gpu::CausalAttention(queries, keys, values, sequence_start_.as<int32_t>(), tokens_, shape,
                          context, stream());
   }
-  void Activate(float* x, const float* up, int64_t count) override {
+  void Activate(float* x, const float* up, int64_t count, bool) override {
     if (error_.failed()) return;
     const gpu::Activation activation =
         config_.mlp == MlpKind::kGatedSilu       ? gpu::Activation::kSiluTimesUp

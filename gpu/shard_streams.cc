@@ -82,16 +82,20 @@ std::expected<void, std::string> ShardStreams::ReserveProductScratch(int64_t act
   return wide_weight_.Reserve(static_cast<size_t>(widened_values) * sizeof(float));
 }
 
+bool ShardStreams::RoundsInput(const DeviceTensor& weight, Precision precision) {
+  return precision == Precision::kBf16 && weight.dtype == StoredDtype::kBF16;
+}
+
 std::expected<void, std::string> ShardStreams::Product(const float* x, int64_t tokens,
                                                        const DeviceTensor& weight, float* y,
-                                                       Precision precision) {
+                                                       Precision precision, bool input_rounded) {
   const int out = static_cast<int>(weight.rows), in = static_cast<int>(weight.cols);
   const int rows = static_cast<int>(tokens);
   const float one = 1.0f, zero = 0.0f;
   // Row-major y = x·Wᵀ is column-major yᵀ = W·xᵀ, W being [in, out] column-major: op T.
   // A matrix kept as stored (a router) is multiplied in float32 whatever `precision`.
-  if (precision == Precision::kBf16 && weight.dtype == StoredDtype::kBF16) {
-    RoundToBFloat16(x, tokens * in, narrow_inputs_.as<uint16_t>(), compute_);
+  if (RoundsInput(weight, precision)) {
+    if (!input_rounded) RoundToBFloat16(x, tokens * in, narrow_inputs_.as<uint16_t>(), compute_);
     return CublasOk(
         cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, weight.data,
                      CUDA_R_16BF, in, narrow_inputs_.data(), CUDA_R_16BF, in, &zero, y, CUDA_R_32F,

@@ -39,11 +39,16 @@ class ShardStreams {
   std::expected<void, std::string> ReserveProductScratch(int64_t activation_values,
                                                          int64_t widened_values,
                                                          Precision precision);
+  // Whether Product of `weight` at `precision` multiplies x rounded to bfloat16 (into
+  // the product scratch) rather than x itself.
+  static bool RoundsInput(const DeviceTensor& weight, Precision precision);
   // y[tokens, out] = x[tokens, in] · weightᵀ, queued on the compute stream: float32
   // (16-bit weights widened first; TF32 off) or bfloat16 inputs with float32 accumulation.
+  // `input_rounded`: the scratch still holds this x rounded by an earlier Product (of
+  // the same step, RoundsInput true), which is reused instead of rounding x again.
   std::expected<void, std::string> Product(const float* x, int64_t tokens,
                                            const DeviceTensor& weight, float* y,
-                                           Precision precision);
+                                           Precision precision, bool input_rounded = false);
   // Copies `bytes` of `source` into `on_gpu` on the compute stream, then from there into
   // pinned `home` on the copy stream: the compute stream goes on at once.
   std::expected<void, std::string> CopyHome(const void* source, void* on_gpu, void* home,

@@ -4,6 +4,7 @@
 
 #include "model/cpu_shard_device.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -40,7 +41,8 @@ class CpuShardDevice final : public ShardDevice {
         heads_(setup.heads),
         team_(threads),
         products_(precision),
-        attention_scratch_(static_cast<size_t>(team_.size())) {
+        attention_scratch_(static_cast<size_t>(team_.size())),
+        activation_blocks_(static_cast<size_t>(team_.size())) {
     if (config_.rotary) {
       rotary_.emplace_back(RopeInverseFrequencies(config_.head_dim, config_.rope));
       if (config_.local_rope) {
@@ -64,6 +66,7 @@ class CpuShardDevice final : public ShardDevice {
                                               int32_t max_position) override {
     batch_ = &batch;
     tokens_ = static_cast<int64_t>(batch.token_ids.size());
+    rounded_input_ = nullptr;
     sequence_starts_.clear();
     for (int64_t start = 0; int32_t length : batch.sequence_lengths) {
       sequence_starts_.push_back(start);
@@ -87,16 +90,25 @@ class CpuShardDevice final : public ShardDevice {
   void Embed(float* resid_stream, float* scratch) override;
   void Normalize(const float* x, const std::vector<float>& weight, const std::vector<float>& bias,
                  float* y) override;
-  void Linear(const float* x, const WeightSlice& weight, const std::vector<float>& bias,
-              float* y) override {
-    products_.Linear(x, weight.in_features(), tokens_, weight, bias.empty() ? nullptr : bias.data(),
-                     y, weight.out_features(), &team_);
+  void Linear(const float* x, std::initializer_list<Product> products) override {
+    std::vector<LinearTarget> targets;
+    targets.reserve(products.size());
+    for (const Product& product : products) {
+      targets.push_back({&product.weight, product.bias.empty() ? nullptr : product.bias.data(),
+                         product.y, product.weight.out_features()});
+    }
+    if (targets.empty()) return;
+    // Normalize or Activate has rounded x for these products when x is what it wrote.
+    const bool x_rounded = x == rounded_input_;
+    rounded_input_ = nullptr;
+    products_.Linear(x, products.begin()->weight.in_features(), tokens_, targets, &team_,
+                     x_rounded);
   }
   void NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) override;
   void Rotate(int layer, float* queries, float* keys) override;
   void Attend(int layer, const float* queries, const float* keys, const float* values,
               float* context) override;
-  void Activate(float* x, const float* up, int64_t count) override;
+  void Activate(float* x, const float* up, int64_t count, bool tapped) override;
   void AddBias(float* rows, const std::vector<float>& bias) override;
   void Accumulate(float* target, const float* addend) override {
     team_.ForRanges(tokens_ * config_.hidden, kElementGrain, [&](int64_t first, int64_t end, int) {
@@ -121,6 +133,7 @@ class CpuShardDevice final : public ShardDevice {
   std::expected<RoutingOutputs, std::string> SparseMlp(const LayerShardWeights& w,
                                                        const float* normed,
                                                        float* shard_sum) override {
+    rounded_input_ = nullptr;  // the experts' products round into the same buffer
     experts_->Forward(w, normed, tokens_, shard_sum, products_, team_);
     return experts_->routing();
   }
@@ -138,11 +151,16 @@ class CpuShardDevice final : public ShardDevice {
   std::array<std::vector<float>, kBufferCount> buffers_;
   std::vector<float> square_sums_;                     // [tokens, 2]: OLMoE's q and k norms
   std::vector<std::vector<float>> attention_scratch_;  // one per team member
+  std::vector<std::vector<float>> activation_blocks_;  // one per team member (Activate)
 
   // Set between BeginBatch and EndBatch.
   const PackedBatch* batch_ = nullptr;
   int64_t tokens_ = 0;
   std::vector<int64_t> sequence_starts_;  // the first token of every sequence
+  // bf16: the rows whose rounding to bfloat16 Normalize or Activate left for the next
+  // Linear (products_.RoundedInput), as they wrote them; null once any product has run.
+  // The loop writes nothing into those rows between the two steps.
+  const float* rounded_input_ = nullptr;
 };
 
 void CpuShardDevice::Embed(float* resid_stream, float* scratch) {
@@ -172,6 +190,9 @@ void CpuShardDevice::Normalize(const float* x, const std::vector<float>& weight,
                                const std::vector<float>& bias, float* y) {
   const int64_t hidden = config_.hidden;
   const float eps = config_.rms_norm_eps;
+  // In bf16 the products of y (q/k/v, gate/up) take it rounded here, while the rows are
+  // still in the cache.
+  uint16_t* rounded = products_.RoundedInput(tokens_ * hidden);  // [tokens, hidden]; or null
   team_.ForRanges(tokens_, kRowGrain, [&](int64_t first, int64_t end, int) {
     if (config_.norm == NormKind::kLayerNorm) {
       LayerNorm(x + first * hidden, end - first, hidden, weight.data(), bias.data(), eps,
@@ -179,7 +200,12 @@ void CpuShardDevice::Normalize(const float* x, const std::vector<float>& weight,
     } else {
       RmsNorm(x + first * hidden, end - first, hidden, weight.data(), eps, y + first * hidden);
     }
+    if (rounded != nullptr) {
+      RoundToBFloat16(y + first * hidden, WeightDtype::kF32, (end - first) * hidden,
+                      rounded + first * hidden);
+    }
   });
+  rounded_input_ = rounded != nullptr ? y : nullptr;
 }
 
 void CpuShardDevice::NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) {
@@ -236,20 +262,36 @@ void CpuShardDevice::Attend(int layer, const float* queries, const float* keys, 
   });
 }
 
-void CpuShardDevice::Activate(float* x, const float* up, int64_t count) {
-  team_.ForRanges(count, kElementGrain, [&](int64_t first, int64_t end, int) {
-    switch (config_.mlp) {
-      case MlpKind::kGeluTanh:
-        GeluTanh(x + first, end - first, x + first);
-        break;
-      case MlpKind::kGatedSilu:
-        SwiGlu(x + first, up + first, end - first, x + first);
-        break;
-      case MlpKind::kGatedGeluTanh:
-        GeGlu(x + first, up + first, end - first, x + first);
-        break;
+void CpuShardDevice::Activate(float* x, const float* up, int64_t count, bool tapped) {
+  // In bf16 the down product's X is rounded here, each block while it is still in the
+  // cache, rather than by a pass of the product's own over [tokens, columns]; untapped,
+  // the float32 block goes only to the member's L1-sized scratch, so x is not written
+  // (nor written back to memory) at all.
+  uint16_t* rounded = products_.RoundedInput(count);  // [tokens, columns]; null in fp32
+  constexpr int64_t kBlock = 4096;                    // 16 KiB of float32: L1-sized
+  const bool float32_kept = rounded == nullptr || tapped;
+  if (!float32_kept) {
+    for (std::vector<float>& scratch : activation_blocks_) scratch.resize(kBlock);
+  }
+  team_.ForRanges(count, kElementGrain, [&](int64_t first, int64_t end, int member) {
+    for (int64_t block = first; block < end; block += kBlock) {
+      const int64_t length = std::min(kBlock, end - block);
+      float* out = float32_kept ? x + block : activation_blocks_[member].data();  // [length]
+      switch (config_.mlp) {
+        case MlpKind::kGeluTanh:
+          GeluTanh(x + block, length, out);
+          break;
+        case MlpKind::kGatedSilu:
+          SwiGlu(x + block, up + block, length, out);
+          break;
+        case MlpKind::kGatedGeluTanh:
+          GeGlu(x + block, up + block, length, out);
+          break;
+      }
+      if (rounded != nullptr) RoundToBFloat16(out, WeightDtype::kF32, length, rounded + block);
     }
   });
+  rounded_input_ = rounded != nullptr ? x : nullptr;
 }
 
 void CpuShardDevice::AddBias(float* rows, const std::vector<float>& bias) {

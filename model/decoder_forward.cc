@@ -145,9 +145,9 @@ std::expected<void, std::string> DecoderShardState::Run(Collective& collective) 
 
     // Self-attention on input_layernorm(resid) (GPT-2: ln_1).
     d.Normalize(resid_stream, w.input_norm, w.input_norm_bias, normed_stream);  // [tokens, hidden]
-    d.Linear(normed_stream, w.q, w.q_bias, queries);  // [tokens, heads*dim]
-    d.Linear(normed_stream, w.k, w.k_bias, keys);     // [tokens, kv_heads*dim]
-    d.Linear(normed_stream, w.v, w.v_bias, values);   // [tokens, kv_heads*dim]
+    d.Linear(normed_stream, {{w.q, w.q_bias, queries},   // [tokens, heads*dim]
+                             {w.k, w.k_bias, keys},      // [tokens, kv_heads*dim]
+                             {w.v, w.v_bias, values}});  // [tokens, kv_heads*dim]
     if (config.qk_norm_whole_projection) {  // OLMoE: RMSNorm over all heads, before rotary
       auto normalized = d.NormalizeWholeProjections(layer, w, queries, keys, collective);
       if (!normalized) return normalized;
@@ -161,7 +161,7 @@ std::expected<void, std::string> DecoderShardState::Run(Collective& collective) 
       if (!tapped) return tapped;
     }
     // o_proj over this shard's heads is a partial sum; the all-reduce completes it.
-    d.Linear(attention, w.o, {}, shard_sum);  // [tokens, hidden]
+    d.Linear(attention, {{w.o, {}, shard_sum}});  // [tokens, hidden]
     auto attended = AddToResidual(kAttentionEnd, w, layer, shard_sum, resid_stream, collective);
     if (!attended) return attended;
 
@@ -172,12 +172,14 @@ std::expected<void, std::string> DecoderShardState::Run(Collective& collective) 
       auto routed = SparseMlp(layer, w, normed_stream, shard_sum);  // [tokens, hidden]
       if (!routed) return routed;
     } else {
-      float* mlp_hidden = MlpHidden(w, normed_stream, gate_act, up_act);  // [tokens, columns]
-      if (Wants(SiteKind::kMlpPost, layer)) {
+      const bool mlp_post_tapped = Wants(SiteKind::kMlpPost, layer);
+      float* mlp_hidden =
+          MlpHidden(w, normed_stream, gate_act, up_act, mlp_post_tapped);  // [tokens, columns]
+      if (mlp_post_tapped) {
         auto tapped = TapGatheredColumns(SiteKind::kMlpPost, layer, mlp_hidden, collective);
         if (!tapped) return tapped;
       }
-      d.Linear(mlp_hidden, w.down, {}, shard_sum);  // [tokens, hidden]
+      d.Linear(mlp_hidden, {{w.down, {}, shard_sum}});  // [tokens, hidden]
     }
     auto added = AddToResidual(kMlpEnd, w, layer, shard_sum, resid_stream, collective);
     if (!added) return added;

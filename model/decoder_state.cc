@@ -70,17 +70,17 @@ std::expected<void, std::string> DecoderShardState::AddToResidual(const Sublayer
 }
 
 float* DecoderShardState::MlpHidden(const LayerShardWeights& w, const float* normed_stream,
-                                    float* gate_act, float* up_act) {
+                                    float* gate_act, float* up_act, bool tapped) {
   const int64_t count = tokens * (slice.end_intermediate - slice.first_intermediate);
-  if (config.mlp == MlpKind::kGeluTanh) {                    // GPT-2: gelu_new(c_fc(n))
-    device->Linear(normed_stream, w.up, w.up_bias, up_act);  // [tokens, columns]
-    device->Activate(up_act, nullptr, count);                // [tokens, columns]
+  if (config.mlp == MlpKind::kGeluTanh) {                        // GPT-2: gelu_new(c_fc(n))
+    device->Linear(normed_stream, {{w.up, w.up_bias, up_act}});  // [tokens, columns]
+    device->Activate(up_act, nullptr, count, tapped);            // [tokens, columns]
     return up_act;
   }
   // act(gate(n)) * up(n): silu (SwiGLU) or gelu_tanh (Gemma's GeGLU)
-  device->Linear(normed_stream, w.gate, w.gate_bias, gate_act);  // [tokens, columns]
-  device->Linear(normed_stream, w.up, w.up_bias, up_act);        // [tokens, columns]
-  device->Activate(gate_act, up_act, count);                     // [tokens, columns]
+  device->Linear(normed_stream, {{w.gate, w.gate_bias, gate_act},  // [tokens, columns]
+                                 {w.up, w.up_bias, up_act}});      // [tokens, columns]
+  device->Activate(gate_act, up_act, count, tapped);               // [tokens, columns]
   return gate_act;
 }
 

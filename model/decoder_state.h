@@ -116,9 +116,10 @@ struct DecoderShardState {
 
   // The MLP of `w` up to down_proj's input, from `normed_stream` ([tokens, hidden]):
   // act(gate(n)) * up(n) into `gate_act`, or GPT-2's gelu_new(c_fc(n)) into `up_act`
-  // (both [tokens, columns]). Returns the one that holds it.
+  // (both [tokens, columns]). Returns the one that holds it; `tapped`: it is tapped
+  // (ShardDevice::Activate).
   float* MlpHidden(const LayerShardWeights& w, const float* normed_stream, float* gate_act,
-                   float* up_act);
+                   float* up_act, bool tapped);
   // A mixture-of-experts layer's MLP (its routed experts, each shard its slice of them)
   // on `normed_stream` into `shard_sum` ([tokens, hidden]), and taps of router_logits,
   // expert_ids and expert_weights.

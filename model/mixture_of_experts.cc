@@ -100,8 +100,9 @@ void MixtureOfExperts::ExpertMlp(const ExpertShardWeights& expert, int64_t colum
                                  ThreadTeam& team) {
   float* gate = GrowTo(gate_, rows * columns);  // [rows, columns]
   float* up = GrowTo(up_, rows * columns);      // [rows, columns]
-  products.Linear(x, hidden_, rows, expert.gate, nullptr, gate, columns, &team);
-  products.Linear(x, hidden_, rows, expert.up, nullptr, up, columns, &team);
+  const LinearTarget gate_and_up[] = {{&expert.gate, nullptr, gate, columns},
+                                      {&expert.up, nullptr, up, columns}};
+  products.Linear(x, hidden_, rows, gate_and_up, &team);
   team.ForRanges(rows * columns, kTeamElementGrain, [&](int64_t first, int64_t end, int) {
     SwiGlu(gate + first, up + first, end - first, gate + first);
   });  // [rows, columns]

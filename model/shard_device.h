@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -71,9 +72,17 @@ class ShardDevice {
   // (config.norm); `x` may be `y`.
   virtual void Normalize(const float* x, const std::vector<float>& weight,
                          const std::vector<float>& bias, float* y) = 0;
-  // y[tokens, out] = x[tokens, in] · weightᵀ (+ bias[out]); in and out are the slice's.
-  virtual void Linear(const float* x, const WeightSlice& weight, const std::vector<float>& bias,
-                      float* y) = 0;
+  // One product of a Linear step: y[tokens, out] = x[tokens, in] · weightᵀ (+ bias[out]);
+  // in and out are the slice's.
+  struct Product {
+    const WeightSlice& weight;
+    const std::vector<float>& bias;  // empty: none
+    float* y;                        // [tokens, out]
+  };
+  // Every product of one x (q, k and v of the same normed rows; gate and up; or a single
+  // one), in any order: a device may share the work of x between them (the CPU rounds x
+  // to bfloat16 once and runs all their shares as one job of its team).
+  virtual void Linear(const float* x, std::initializer_list<Product> products) = 0;
   // Qwen3's and Gemma 3's RMSNorm over each head's dim (w.q_norm, w.k_norm), in place on
   // `queries` [tokens, heads*dim] and `keys` [tokens, kv_heads*dim].
   virtual void NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) = 0;
@@ -85,8 +94,10 @@ class ShardDevice {
   virtual void Attend(int layer, const float* queries, const float* keys, const float* values,
                       float* context) = 0;
   // The MLP's activation over `count` values, in place on `x` (config.mlp): silu(x)·up,
-  // gelu_tanh(x)·up, or GPT-2's gelu_tanh(x) (`up` null).
-  virtual void Activate(float* x, const float* up, int64_t count) = 0;
+  // gelu_tanh(x)·up, or GPT-2's gelu_tanh(x) (`up` null). Unless `tapped` (a Tap of x
+  // follows), only the next Linear reads x, and a device may hand it the activation in
+  // its own form alone (the CPU's bf16: rounded to bfloat16), leaving x as it was.
+  virtual void Activate(float* x, const float* up, int64_t count, bool tapped) = 0;
   // rows [tokens, hidden] += bias [hidden] (none when empty); target += addend over
   // [tokens, hidden].
   virtual void AddBias(float* rows, const std::vector<float>& bias) = 0;

@@ -10,15 +10,19 @@ namespace actex {
 void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
                 const float* bias, float* y, int64_t ldy, Bf16LinearScratch* scratch,
                 ThreadTeam* team) {
-  const int64_t in = weight.in_features();
+  const LinearTarget target{&weight, bias, y, ldy};
+  Bf16Linear(x, ldx, tokens, {&target, 1}, scratch, team);
+}
+
+void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
+                Bf16LinearScratch* scratch, ThreadTeam* team, bool x_rounded) {
+  if (targets.empty()) return;
+  const int64_t in = targets.front().weight->in_features();
   const int members = team != nullptr ? team->size() : 1;
   while (static_cast<int>(scratch->gemms.size()) < members) {
     scratch->gemms.push_back(std::make_unique<Bf16Gemm>());
   }
-  if (static_cast<int64_t>(scratch->rounded_x.size()) < tokens * in) {
-    scratch->rounded_x.resize(static_cast<size_t>(std::max<int64_t>(tokens * in, 0)));
-  }
-  uint16_t* rounded_x = scratch->rounded_x.data();  // [tokens, in]
+  uint16_t* rounded_x = RoundedInput(scratch, tokens * in);  // [tokens, in]
   auto round_rows = [&](int64_t first, int64_t end, int) {
     for (int64_t t = first; t < end; ++t) {
       RoundToBFloat16(x + t * ldx, WeightDtype::kF32, in, rounded_x + t * in);
@@ -26,21 +30,28 @@ void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& 
   };
   // Every share reads all of X: the team rounds it first, and ForRanges returns only
   // once every row is done.
-  if (team != nullptr) {
+  if (x_rounded) {
+    // The caller's rounding is already there.
+  } else if (team != nullptr) {
     team->ForRanges(tokens, kTeamRowGrain, round_rows);
   } else {
     round_rows(0, tokens, 0);
   }
-  const WeightView& view = weight.weight;
-  const bool in_place = view.dtype == WeightDtype::kBF16 &&
-                        reinterpret_cast<uintptr_t>(view.data) % alignof(uint16_t) == 0;
   MultiplyInShares(
-      weight, bias, tokens, y, ldy, in_place, &scratch->rounded_tiles, team, RoundToBFloat16,
-      [&](int member, int64_t first_row, int64_t rows, int64_t first_col, int64_t cols,
-          const uint16_t* w, int64_t ldw, float beta) {
+      targets, tokens, WeightDtype::kBF16, &scratch->rounded_tiles, team, RoundToBFloat16,
+      [&](int member, const LinearTarget& target, int64_t first_row, int64_t rows,
+          int64_t first_col, int64_t cols, const uint16_t* w, int64_t ldw, float beta) {
         scratch->gemms[static_cast<size_t>(member)]->Multiply(
-            tokens, rows, cols, rounded_x + first_col, in, w, ldw, beta, y + first_row, ldy);
+            tokens, rows, cols, rounded_x + first_col, in, w, ldw, beta, target.y + first_row,
+            target.ldy);
       });
+}
+
+uint16_t* RoundedInput(Bf16LinearScratch* scratch, int64_t count) {
+  if (static_cast<int64_t>(scratch->rounded_x.size()) < count) {
+    scratch->rounded_x.resize(static_cast<size_t>(std::max<int64_t>(count, 0)));
+  }
+  return scratch->rounded_x.data();
 }
 
 }  // namespace actex

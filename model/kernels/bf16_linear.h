@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "model/kernels/bf16_gemm.h"
@@ -31,6 +32,18 @@ struct Bf16LinearScratch {
 void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
                 const float* bias, float* y, int64_t ldy, Bf16LinearScratch* scratch,
                 ThreadTeam* team = nullptr);
+
+// Bf16Linear of every target, all reading X (their in_features equal; linear.h): X is
+// rounded once for all of them, and the team runs every target's shares as one job, so
+// every result is the bits a Bf16Linear per target gives. `x_rounded`: the caller has
+// already written X rounded to bfloat16 into RoundedInput(scratch, tokens * in) (as
+// [tokens, in]); it is multiplied as it is.
+void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
+                Bf16LinearScratch* scratch, ThreadTeam* team = nullptr, bool x_rounded = false);
+
+// The buffer Bf16Linear rounds X into, grown to `count` values: for a caller that rounds
+// X while it writes it, saving Bf16Linear a pass over X (then `x_rounded`).
+uint16_t* RoundedInput(Bf16LinearScratch* scratch, int64_t count);
 
 }  // namespace actex
 

@@ -35,15 +35,18 @@ WidenTile WidenTileShape(int64_t out_features, int64_t in_features) {
 void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
             const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
             ThreadTeam* team) {
-  const WeightView& view = weight.weight;
-  const bool in_place = view.dtype == WeightDtype::kF32 &&
-                        reinterpret_cast<uintptr_t>(view.data) % alignof(float) == 0;
+  const LinearTarget target{&weight, bias, y, ldy};
+  Linear(x, ldx, tokens, {&target, 1}, widen_buffer, team);
+}
+
+void Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
+            std::vector<float>* widen_buffer, ThreadTeam* team) {
   const GemmBackend backend = PreferredGemmBackend(ActiveIsa());
-  MultiplyInShares(weight, bias, tokens, y, ldy, in_place, widen_buffer, team, WidenToFloat,
-                   [&](int, int64_t first_row, int64_t rows, int64_t first_col, int64_t cols,
-                       const float* w, int64_t ldw, float beta) {
+  MultiplyInShares(targets, tokens, WeightDtype::kF32, widen_buffer, team, WidenToFloat,
+                   [&](int, const LinearTarget& target, int64_t first_row, int64_t rows,
+                       int64_t first_col, int64_t cols, const float* w, int64_t ldw, float beta) {
                      GemmOnThisThread(backend, tokens, rows, cols, x + first_col, ldx, w, ldw, beta,
-                                      y + first_row, ldy);
+                                      target.y + first_row, target.ldy);
                    });
 }
 

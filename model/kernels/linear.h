@@ -2,6 +2,7 @@
 #define ACTEX_MODEL_KERNELS_LINEAR_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "model/kernels/thread_team.h"
@@ -41,6 +42,22 @@ WeightSlice ColumnSlice(const WeightView& weight, int64_t first_col, int64_t end
 void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
             const float* bias, float* y, int64_t ldy, std::vector<float>* widen_buffer,
             ThreadTeam* team = nullptr);
+
+// One of the products a step takes of one X (q, k and v of the same normed rows; gate
+// and up): Y[tokens, out] (row stride `ldy` >= out) = X · weightᵀ (+ bias[out]).
+struct LinearTarget {
+  const WeightSlice* weight = nullptr;
+  const float* bias = nullptr;  // [out], or null
+  float* y = nullptr;           // [tokens, ldy]; must not overlap X
+  int64_t ldy = 0;
+};
+
+// Linear of every target, all reading X (their in_features equal): each target is cut
+// into shares as alone, and the team runs every target's shares as one job (one wait
+// instead of one per product, and the small products fill the large ones' gaps), so
+// every result is the bits a Linear per target gives.
+void Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
+            std::vector<float>* widen_buffer, ThreadTeam* team = nullptr);
 
 // The tile of a 16-bit weight widened at a time: every input feature when there are
 // at most 1024 (the hidden size of small models: one product, one pass over Y),

@@ -4,11 +4,22 @@ namespace actex {
 
 void LinearProducts::Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
                             const float* bias, float* y, int64_t ldy, ThreadTeam* team) {
+  const LinearTarget target{&weight, bias, y, ldy};
+  Linear(x, ldx, tokens, {&target, 1}, team);
+}
+
+void LinearProducts::Linear(const float* x, int64_t ldx, int64_t tokens,
+                            std::span<const LinearTarget> targets, ThreadTeam* team,
+                            bool x_rounded) {
   if (precision_ == Precision::kBf16) {
-    Bf16Linear(x, ldx, tokens, weight, bias, y, ldy, &bf16_scratch_, team);
+    Bf16Linear(x, ldx, tokens, targets, &bf16_scratch_, team, x_rounded);
   } else {
-    Float32Linear(x, ldx, tokens, weight, bias, y, ldy, team);
+    actex::Linear(x, ldx, tokens, targets, &widen_scratch_, team);
   }
+}
+
+uint16_t* LinearProducts::RoundedInput(int64_t count) {
+  return precision_ == Precision::kBf16 ? actex::RoundedInput(&bf16_scratch_, count) : nullptr;
 }
 
 void LinearProducts::Float32Linear(const float* x, int64_t ldx, int64_t tokens,

@@ -2,6 +2,7 @@
 #define ACTEX_MODEL_KERNELS_LINEAR_PRODUCTS_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "model/kernels/bf16_linear.h"
@@ -27,6 +28,14 @@ class LinearProducts {
   // Linear's (`bias` may be null; without a team the caller's thread does it all).
   void Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,
               const float* bias, float* y, int64_t ldy, ThreadTeam* team = nullptr);
+  // The same for every target, all reading X (linear.h's Linear of targets): one job on
+  // the team, and in bf16 one rounding of X, none when `x_rounded` (X rounded already
+  // into RoundedInput, bf16 only).
+  void Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
+              ThreadTeam* team = nullptr, bool x_rounded = false);
+  // bf16: where the next Linear of `count` input values takes X rounded to bfloat16, for
+  // a caller that rounds X as it writes it (then `x_rounded`); null in fp32.
+  uint16_t* RoundedInput(int64_t count);
   // The same in float32 whatever the precision: a mixture of experts' router, whose
   // logits choose experts (a discrete choice bf16 would move; the GPU does the same).
   void Float32Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& weight,

@@ -2,12 +2,13 @@
 #define ACTEX_MODEL_KERNELS_LINEAR_SHARES_H_
 
 // How one Linear call is cut (linear.h): into a share of output features per team
-// member, and a 16-bit weight into tiles. Linear (float32 products) and Bf16Linear
-// (bfloat16 products) cut alike through MultiplyInShares.
+// member for each of its targets, and a 16-bit weight into tiles. Linear (float32
+// products) and Bf16Linear (bfloat16 products) cut alike through MultiplyInShares.
 
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "model/kernels/half_float.h"
@@ -34,56 +35,83 @@ void ForEachShare(ThreadTeam* team, int64_t count,
 // its bias, as torch's addmm adds it, and the whole of a product over no input features.
 void FillWithBias(const float* bias, int64_t tokens, int64_t out, float* y, int64_t ldy);
 
-// Y[tokens, out] (+)= X · W[slice]ᵀ (+ bias) cut into shares, for the element type
-// `Element` a library multiplies (float, or bfloat16 bits): each share fills its part
-// of the bias first (then accumulates onto it), and multiplies either W's slice read in
-// place (`in_place`: one product) or W converted tile by tile (WidenTileShape) by
-// `convert` into the member's part of `tiles` (one product per tile; the first of a
-// row tile overwrites or adds to the bias, the others accumulate). The callables:
+// Y[tokens, out] (+)= X · W[slice]ᵀ (+ bias) of every target (all reading one X), cut
+// into shares, for the element type `Element` a library multiplies (float, or bfloat16
+// bits). Each target is cut by CutOutputFeatures as if alone and the team runs all the
+// targets' shares as one job. Each share fills its part of the bias first (then
+// accumulates onto it), and multiplies either W's slice read in place (W stored as
+// `in_place_dtype` and aligned for Element: one product) or W converted tile by tile
+// (WidenTileShape) by `convert` into the member's part of `tiles` (one product per
+// tile; the first of a row tile overwrites or adds to the bias, the others accumulate).
+// The callables:
 //   convert(const void* source, WeightDtype dtype, int64_t count, Element* destination)
-//   multiply(int member, int64_t first_row, int64_t rows, int64_t first_col, int64_t cols,
-//            const Element* w, int64_t ldw, float beta): Y[:, first_row, +rows) =
-//            X[:, first_col, +cols) · wᵀ + beta · Y there, on the calling thread.
+//   multiply(int member, const LinearTarget& target, int64_t first_row, int64_t rows,
+//            int64_t first_col, int64_t cols, const Element* w, int64_t ldw, float beta):
+//            target's Y[:, first_row, +rows) = X[:, first_col, +cols) · wᵀ + beta · Y
+//            there, on the calling thread.
 template <typename Element, typename Convert, typename Multiply>
-void MultiplyInShares(const WeightSlice& weight, const float* bias, int64_t tokens, float* y,
-                      int64_t ldy, bool in_place, std::vector<Element>* tiles, ThreadTeam* team,
+void MultiplyInShares(std::span<const LinearTarget> targets, int64_t tokens,
+                      WeightDtype in_place_dtype, std::vector<Element>* tiles, ThreadTeam* team,
                       Convert convert, Multiply multiply) {
-  const int64_t out = weight.out_features(), in = weight.in_features();
-  if (tokens <= 0 || out <= 0) return;
-  if (in <= 0) {  // an empty product: Y is the bias, or zero
-    FillWithBias(bias, tokens, out, y, ldy);
-    return;
-  }
-  // Each member takes a contiguous share of the output features (its own tile buffer,
-  // its own products), so the members never wait for one another.
+  if (tokens <= 0) return;
+  // Each member takes a contiguous share of a target's output features (its own tile
+  // buffer, its own products), so the members never wait for one another.
   const int members = team != nullptr ? team->size() : 1;
-  const FeatureShares shares = CutOutputFeatures(out, members);
-  const WidenTile tile = WidenTileShape(shares.size, in);
-  const int64_t tile_elements = in_place ? 0 : tile.rows * tile.cols;
+  struct TargetCut {
+    FeatureShares shares;
+    WidenTile tile;
+    bool in_place = false;
+  };
+  std::vector<TargetCut> cuts(targets.size());
+  int64_t share_count = 0, tile_elements = 0;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const LinearTarget& target = targets[i];
+    const WeightSlice& weight = *target.weight;
+    const int64_t out = weight.out_features(), in = weight.in_features();
+    if (out <= 0) continue;
+    if (in <= 0) {  // an empty product: Y is the bias, or zero
+      FillWithBias(target.bias, tokens, out, target.y, target.ldy);
+      continue;
+    }
+    TargetCut& cut = cuts[i];
+    cut.shares = CutOutputFeatures(out, members);
+    cut.tile = WidenTileShape(cut.shares.size, in);
+    cut.in_place = weight.weight.dtype == in_place_dtype &&
+                   reinterpret_cast<uintptr_t>(weight.weight.data) % alignof(Element) == 0;
+    if (!cut.in_place) tile_elements = std::max(tile_elements, cut.tile.rows * cut.tile.cols);
+    share_count += cut.shares.count;
+  }
   if (static_cast<int64_t>(tiles->size()) < tile_elements * members) {
     tiles->resize(static_cast<size_t>(tile_elements * members));
   }
-  const WeightView& view = weight.weight;
-  const int element_bytes = WeightDtypeBytes(view.dtype);
-  const auto* base = static_cast<const uint8_t*>(view.data);
-  auto element = [&](int64_t row, int64_t col) {
-    return base + (row * view.cols + col) * element_bytes;
-  };
-  const float beta = bias != nullptr ? 1.0f : 0.0f;  // without a bias Y is overwritten
-  ForEachShare(team, shares.count, [&](int64_t index, int member) {
-    const int64_t first_out = index * shares.size;
-    const int64_t end_out = std::min(out, first_out + shares.size);
-    if (bias != nullptr) {
-      FillWithBias(bias + first_out, tokens, end_out - first_out, y + first_out, ldy);
+  ForEachShare(team, share_count, [&](int64_t index, int member) {
+    size_t i = 0;
+    while (index >= cuts[i].shares.count) index -= cuts[i++].shares.count;
+    const LinearTarget& target = targets[i];
+    const WeightSlice& weight = *target.weight;
+    const TargetCut& cut = cuts[i];
+    const WeightView& view = weight.weight;
+    const int element_bytes = WeightDtypeBytes(view.dtype);
+    auto element = [&](int64_t row, int64_t col) {
+      return static_cast<const uint8_t*>(view.data) + (row * view.cols + col) * element_bytes;
+    };
+    const int64_t in = weight.in_features();
+    const int64_t first_out = index * cut.shares.size;
+    const int64_t end_out = std::min(weight.out_features(), first_out + cut.shares.size);
+    const float beta = target.bias != nullptr ? 1.0f : 0.0f;  // without a bias Y is overwritten
+    if (target.bias != nullptr) {
+      FillWithBias(target.bias + first_out, tokens, end_out - first_out, target.y + first_out,
+                   target.ldy);
     }
-    if (in_place) {
+    if (cut.in_place) {
       // W's slice is read in place: its leading dimension is the full row length.
       multiply(
-          member, first_out, end_out - first_out, 0, in,
+          member, target, first_out, end_out - first_out, 0, in,
           reinterpret_cast<const Element*>(element(weight.first_row + first_out, weight.first_col)),
           view.cols, beta);
       return;
     }
+    const WidenTile tile = cut.tile;
     Element* block = tiles->data() + member * tile_elements;  // [tile.rows, tile.cols]
     for (int64_t first_row = first_out; first_row < end_out; first_row += tile.rows) {
       const int64_t rows = std::min(tile.rows, end_out - first_row);
@@ -93,7 +121,7 @@ void MultiplyInShares(const WeightSlice& weight, const float* bias, int64_t toke
           convert(element(weight.first_row + first_row + r, weight.first_col + first_col),
                   view.dtype, cols, block + r * cols);
         }
-        multiply(member, first_row, rows, first_col, cols, block, cols,
+        multiply(member, target, first_row, rows, first_col, cols, block, cols,
                  first_col == 0 ? beta : 1.0f);
       }
     }

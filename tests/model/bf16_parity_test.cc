@@ -17,6 +17,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "model/cpu_shard_device.h"
 #include "model/decoder_forward.h"
 #include "model/kernels/cpu_isa.h"
@@ -50,6 +53,28 @@ TEST_P(CpuBf16ParityTest, StaysWithinItsBoundOfHuggingFaceOnOneAndTwoShards) {
     testing::PrintWorst(GetParam() + " CPU bf16 before routing", before_routing);
   }
   testing::PrintWorst(GetParam() + " CPU bf16 vs HF fp32 S=1,2", worst);
+}
+
+// Untapped, the MLP's activation reaches down_proj only in bfloat16 (cpu_shard_device.cc,
+// Activate): the forward must give the bits it gives when mlp_post is tapped in float32.
+TEST(CpuBf16Device, UntappedMlpActivationGivesTheBitsOfATappedOne) {
+  if (auto supported = Bf16ProductsSupported(); !supported) GTEST_SKIP() << supported.error();
+  for (const std::string family : {"llama", "gpt2", "gemma2"}) {  // SwiGLU, GELU, GeGLU
+    auto weights = ModelWeights::Open(testing::FamilyDir(family));
+    ASSERT_TRUE(weights.has_value()) << weights.error();
+    const int last = (*weights)->config().layers - 1;
+    const std::vector<Site> untapped = {{SiteKind::kResidPost, last}};
+    std::vector<Site> tapped = untapped;
+    for (int layer = 0; layer <= last; ++layer) tapped.push_back({SiteKind::kMlpPost, layer});
+    const PackedBatch batch = testing::SingleSequence(
+        {1, 5, 9, 2, 7, 3, 8, 4, 6, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
+    const auto plain =
+        testing::RunShards(*weights, 1, untapped, batch, CpuShardDevices(2, Precision::kBf16));
+    const auto with_taps =
+        testing::RunShards(*weights, 1, tapped, batch, CpuShardDevices(2, Precision::kBf16));
+    EXPECT_EQ(plain[0][0].values, with_taps[0][0].values) << family;
+    EXPECT_NE(with_taps[0][1].values, std::vector<float>(with_taps[0][1].values.size(), 0.0f));
+  }
 }
 
 TEST(CpuBf16Device, IsRefusedNamingWhyWhereUnsupportedElseDescribedAsBf16) {

@@ -91,6 +91,13 @@ TEST_F(Bf16LinearTest, ReusesOnePrimitivePerShape) {
   EXPECT_EQ(scratch.gemms[0]->primitives(), 2);  // another token count, another shape
 }
 
+TEST_F(Bf16LinearTest, SeveralTargetsOfOneInputGiveTheBitsOfOneBf16LinearEach) {
+  Bf16LinearScratch scratch;
+  testing::ExpectTargetsMatchOneCallEach(
+      [&](const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
+          ThreadTeam* team) { Bf16Linear(x, ldx, tokens, targets, &scratch, team); });
+}
+
 TEST(Bf16ProductsSupported, NamesWhyNotUnderAvx2OrWithoutAvx512Bf16) {
   auto supported = Bf16ProductsSupported();
   if (ActiveIsa() == VectorIsa::kAvx2) {

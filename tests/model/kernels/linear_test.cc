@@ -74,5 +74,12 @@ TEST(Linear, MisalignedFloatWeightsAreCopiedNotMisread) {
   CheckLinear(weight, ColumnSlice(weight.view, 8, 40), /*with_bias=*/false);
 }
 
+TEST(Linear, SeveralTargetsOfOneInputGiveTheBitsOfOneLinearEach) {
+  std::vector<float> scratch;
+  testing::ExpectTargetsMatchOneCallEach(
+      [&](const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
+          ThreadTeam* team) { Linear(x, ldx, tokens, targets, &scratch, team); });
+}
+
 }  // namespace
 }  // namespace actex

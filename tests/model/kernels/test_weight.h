@@ -3,8 +3,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
+#include "model/kernels/linear.h"
+#include "model/kernels/thread_team.h"
 #include "model/model_weights.h"
 
 namespace actex::testing {
@@ -27,6 +31,16 @@ struct LinearOperands {
   std::vector<float> x, bias, y;
 };
 LinearOperands MakeLinearOperands(int64_t tokens, int64_t ldx, int64_t out, int64_t ldy);
+
+// A product of X [tokens, ldx] into every target (Linear or Bf16Linear of targets).
+using MultiplyTargets =
+    std::function<void(const float* x, int64_t ldx, int64_t tokens,
+                       std::span<const LinearTarget> targets, ThreadTeam* team)>;
+// Expects `multiply` of several targets of one X in one call (as q, k and v: F32 with a
+// bias, BF16 read in place, misaligned F16 tiles, and one of no output features) on a
+// team of three to give each target's Y to the bit of one call per target, its padding
+// untouched.
+void ExpectTargetsMatchOneCallEach(const MultiplyTargets& multiply);
 
 }  // namespace actex::testing
 
