@@ -8,10 +8,25 @@
 
 #include "model/kernels/half_float.h"
 #include "tests/cuda_emulator/cublas_v2.h"
+#include "tests/cuda_emulator/status_text.h"
 
 namespace {
 
 constexpr int kVersion = 130000;  // the cuBLAS of CUDA 13, which gpu/ is built with
+
+// Each status the emulator returns, named and described as cuBLAS does.
+constexpr actex::cuda_emulator::StatusText<cublasStatus_t> kStatusTexts[] = {
+    {CUBLAS_STATUS_SUCCESS, "CUBLAS_STATUS_SUCCESS", "success"},
+    {CUBLAS_STATUS_INVALID_VALUE, "CUBLAS_STATUS_INVALID_VALUE",
+     "an unsupported value or parameter was passed to the function"},
+    {CUBLAS_STATUS_NOT_SUPPORTED, "CUBLAS_STATUS_NOT_SUPPORTED",
+     "the functionality requested is not supported (by the CUDA emulator)"},
+};
+
+actex::cuda_emulator::StatusText<cublasStatus_t> TextOfStatus(cublasStatus_t status) {
+  return actex::cuda_emulator::TextOf(status, kStatusTexts,
+                                      {status, "CUBLAS_STATUS_UNKNOWN", "unknown status"});
+}
 
 // The float32 values of the `count` elements at `data` of `type`, widened into `scratch`
 // where they are 16-bit.
@@ -72,28 +87,10 @@ cublasStatus_t cublasGetVersion(cublasHandle_t /*handle*/, int* version) {
   return CUBLAS_STATUS_SUCCESS;
 }
 
-const char* cublasGetStatusName(cublasStatus_t status) {
-  switch (status) {
-    case CUBLAS_STATUS_SUCCESS:
-      return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_INVALID_VALUE:
-      return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-      return "CUBLAS_STATUS_NOT_SUPPORTED";
-  }
-  return "CUBLAS_STATUS_UNKNOWN";
-}
+const char* cublasGetStatusName(cublasStatus_t status) { return TextOfStatus(status).name; }
 
 const char* cublasGetStatusString(cublasStatus_t status) {
-  switch (status) {
-    case CUBLAS_STATUS_SUCCESS:
-      return "success";
-    case CUBLAS_STATUS_INVALID_VALUE:
-      return "an unsupported value or parameter was passed to the function";
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-      return "the functionality requested is not supported (by the CUDA emulator)";
-  }
-  return "unknown status";
+  return TextOfStatus(status).description;
 }
 
 cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa,

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "tests/cuda_emulator/cuda_runtime.h"
+#include "tests/cuda_emulator/status_text.h"
 
 namespace actex::cuda_emulator {
 namespace {
@@ -13,6 +14,20 @@ namespace {
 thread_local cudaError_t last_error = cudaSuccess;
 
 constexpr size_t kAlignment = 256;  // cudaMalloc's
+
+// Each error the emulator returns, named and described as CUDA does.
+constexpr StatusText<cudaError_t> kErrorTexts[] = {
+    {cudaSuccess, "cudaSuccess", "no error"},
+    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+    {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration",
+     "invalid configuration argument"},
+    {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
+};
+
+StatusText<cudaError_t> TextOfError(cudaError_t error) {
+  return TextOf(error, kErrorTexts, {error, "cudaErrorUnknown", "unknown error"});
+}
 
 }  // namespace
 
@@ -117,33 +132,9 @@ cudaError_t cudaGetLastError() {
 }
 
 const char* cudaGetErrorName(cudaError_t error) {
-  switch (error) {
-    case cudaSuccess:
-      return "cudaSuccess";
-    case cudaErrorInvalidValue:
-      return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation:
-      return "cudaErrorMemoryAllocation";
-    case cudaErrorInvalidConfiguration:
-      return "cudaErrorInvalidConfiguration";
-    case cudaErrorInvalidDevice:
-      return "cudaErrorInvalidDevice";
-  }
-  return "cudaErrorUnknown";
+  return actex::cuda_emulator::TextOfError(error).name;
 }
 
 const char* cudaGetErrorString(cudaError_t error) {
-  switch (error) {
-    case cudaSuccess:
-      return "no error";
-    case cudaErrorInvalidValue:
-      return "invalid argument";
-    case cudaErrorMemoryAllocation:
-      return "out of memory";
-    case cudaErrorInvalidConfiguration:
-      return "invalid configuration argument";
-    case cudaErrorInvalidDevice:
-      return "invalid device ordinal";
-  }
-  return "unknown error";
+  return actex::cuda_emulator::TextOfError(error).description;
 }
