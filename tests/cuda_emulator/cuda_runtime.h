@@ -52,7 +52,8 @@ T ExchangeInWarp(T value, int source_lane) {
 }
 }  // namespace actex::cuda_emulator
 
-// The full-warp shuffles (`mask` all lanes; `width` the warp).
+// The shuffles gpu/ uses, over the whole warp: every live lane takes part whatever `mask`
+// says, and the width is 32.
 template <typename T>
 T __shfl_sync(unsigned /*mask*/, T value, int source_lane) {
   return actex::cuda_emulator::ExchangeInWarp(value, source_lane & 31);
@@ -83,6 +84,7 @@ inline uint32_t __float_as_uint(float value) {
   std::memcpy(&bits, &value, sizeof(bits));
   return bits;
 }
+// CUDA's device min and max, which gpu/'s kernels call unqualified.
 template <typename T>
 T min(T a, T b) {
   return b < a ? b : a;
@@ -92,7 +94,8 @@ T max(T a, T b) {
   return a < b ? b : a;
 }
 
-// The runtime API gpu/ calls, with CUDA's signatures.
+// The runtime API gpu/ calls, with CUDA's signatures and contracts, save that every
+// call has done its work when it returns (runtime_api.cc).
 enum cudaError_t {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
