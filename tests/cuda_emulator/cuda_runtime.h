@@ -39,10 +39,8 @@ namespace actex::cuda_emulator {
 template <typename T>
 T ExchangeInWarp(T value, int source_lane) {
   static_assert(sizeof(T) <= sizeof(double), "a shuffle moves at most 8 bytes");
-  double* slots = WarpExchangeSlots();
-  const int lane = WarpLane();
-  WarpSync();  // every lane has read the previous exchange's slots
-  std::memcpy(&slots[lane], &value, sizeof(T));
+  double* slots = NextWarpExchangeSlots();
+  std::memcpy(&slots[WarpLane()], &value, sizeof(T));
   WarpSync();  // every lane has written its slot
   T result = value;
   if (source_lane >= 0 && source_lane < kWarpSize) {

@@ -31,6 +31,7 @@ struct Fiber {
   std::unique_ptr<char[]> stack = std::make_unique_for_overwrite<char[]>(kFiberStackBytes);
   uint3 index;
   State state = State::kRunnable;
+  unsigned exchanges = 0;  // the shuffles it has made (NextWarpExchangeSlots)
 };
 
 // The launch a host thread runs, and where in it the running CUDA thread is.
@@ -41,7 +42,7 @@ struct RunningLaunch {
   std::vector<Fiber> fibers;  // [threads per block]; empty when the kernel never syncs
   int current_fiber = -1;     // the fiber running, -1 in the scheduler or a plain call
   ucontext_t scheduler;
-  std::vector<double> warp_slots;        // [warps, 32]
+  std::vector<double> warp_slots;        // [warps, 2, 32]: two sets of exchange slots
   std::vector<std::byte> shared_memory;  // [shared_bytes]
 };
 
@@ -96,6 +97,7 @@ void RunSynchronisingBlock(RunningLaunch& launch) {
     Fiber& fiber = fibers[t];
     fiber.index = ThreadOfLinearIndex(launch.block, static_cast<unsigned>(t));
     fiber.state = Fiber::State::kRunnable;
+    fiber.exchanges = 0;
     getcontext(&fiber.context);
     fiber.context.uc_stack.ss_sp = fiber.stack.get();
     fiber.context.uc_stack.ss_size = kFiberStackBytes;
@@ -131,14 +133,20 @@ void RunSynchronisingBlock(RunningLaunch& launch) {
   }
 }
 
-void WaitAt(Fiber::State state) {
+// The fiber of the CUDA thread running; ends the process where the kernel was launched
+// as not synchronising (a plain call cannot wait for the other threads).
+Fiber& CurrentFiber() {
   if (running == nullptr || running->current_fiber < 0) {
     std::fprintf(stderr,
                  "cuda emulator: a kernel synchronises but was launched as one that does not "
                  "(translate_launches.py found no shuffle or sync in it)\n");
     std::abort();
   }
-  Fiber& fiber = running->fibers[running->current_fiber];
+  return running->fibers[running->current_fiber];
+}
+
+void WaitAt(Fiber::State state) {
+  Fiber& fiber = CurrentFiber();
   fiber.state = state;
   swapcontext(&fiber.context, &running->scheduler);
 }
@@ -159,7 +167,7 @@ void Launch(dim3 grid, dim3 block, size_t shared_bytes, const void* /*stream*/, 
   launch.block = block;
   launch.kernel = &kernel;
   if (synchronising) launch.fibers.resize(threads);
-  launch.warp_slots.assign((threads + kWarpSize - 1) / kWarpSize * kWarpSize, 0.0);
+  launch.warp_slots.assign((threads + kWarpSize - 1) / kWarpSize * 2 * kWarpSize, 0.0);
   launch.shared_memory.resize(shared_bytes);
   running = &launch;
   for (unsigned z = 0; z < grid.z; ++z) {
@@ -191,8 +199,10 @@ void BlockSync() { WaitAt(Fiber::State::kAtBlockSync); }
 
 int WarpLane() { return LinearThreadIndex() % kWarpSize; }
 
-double* WarpExchangeSlots() {
-  return running->warp_slots.data() + LinearThreadIndex() / kWarpSize * kWarpSize;
+double* NextWarpExchangeSlots() {
+  const unsigned set = CurrentFiber().exchanges++ % 2;
+  const int warp = LinearThreadIndex() / kWarpSize;
+  return running->warp_slots.data() + (2 * warp + set) * kWarpSize;
 }
 
 void* DynamicSharedMemory() { return running->shared_memory.data(); }

@@ -47,10 +47,14 @@ const dim3& GridDim();
 void WarpSync();
 void BlockSync();
 
-// The calling thread's lane in its warp, and its warp's 32 exchange slots (one per
-// lane, 8 bytes each) through which the shuffles pass values between warp syncs.
+// The calling thread's lane in its warp.
 int WarpLane();
-double* WarpExchangeSlots();
+// The 32 slots (one per lane, 8 bytes each) of the calling warp's next exchange, through
+// which a shuffle passes values: each lane writes its slot, syncs the warp, reads. The
+// exchanges alternate between two sets of slots, so that one warp sync per shuffle is
+// enough: a lane writes the set of exchange n + 2 only after every lane has passed the
+// sync of exchange n + 1, so after every lane has read exchange n's.
+double* NextWarpExchangeSlots();
 
 // The running block's dynamic shared memory (`extern __shared__` arrays): the launch's
 // shared_bytes, filled with 0xff bytes (NaN as floats) at each block's start so that a
