@@ -36,7 +36,7 @@ def matching(source, start, opening, closing):
             depth -= 1
             if depth == 0:
                 return i
-    raise SystemExit(f'unbalanced {opening}{closing} from offset {start}')
+    raise ValueError(f'the {opening} at offset {start} is never closed')
 
 
 def bodies(source):
@@ -91,17 +91,19 @@ def translate(source):
         kernel = launch.group(1)
         config_end = source.index('>>>', launch.end())
         config = split_top_level(source[launch.end():config_end])
+        if len(config) < 2:
+            raise ValueError(f'{kernel}<<<...>>> names no grid and block')
         config += ['0', 'nullptr'][len(config) - 2:]  # CUDA's defaults: no shared memory, stream 0
         open_paren = config_end + 3
         if source[open_paren] != '(':
-            raise SystemExit(f'{kernel}<<<...>>> is not followed by its arguments')
+            raise ValueError(f'{kernel}<<<...>>> is not followed by its arguments')
         close_paren = matching(source, open_paren, '(', ')')
         name = re.sub(r'<.*', '', kernel)
         synchronising = name in syncing or name not in functions
-        out.append('::actex::cuda_emulator::Launch(dim3(%s), dim3(%s), %s, %s, %s, [&] { %s(%s); })' %
-                   (config[0], config[1], config[2], config[3],
-                    'true' if synchronising else 'false', kernel,
-                    source[open_paren + 1:close_paren]))
+        out.append('::actex::cuda_emulator::Launch(dim3(%s), dim3(%s), %s, %s, %s, '
+                   '[&] { %s(%s); })' % (config[0], config[1], config[2], config[3],
+                                         'true' if synchronising else 'false', kernel,
+                                         source[open_paren + 1:close_paren]))
         i = close_paren + 1
     out.append(source[i:])
     return ''.join(out)
@@ -112,10 +114,14 @@ def main():
         raise SystemExit('usage: translate_launches.py KERNELS.cu OUT.cc')
     with open(sys.argv[1]) as f:
         source = f.read()
+    try:
+        translated = translate(source)
+    except ValueError as error:
+        raise SystemExit(f'{sys.argv[1]}: {error}')
     with open(sys.argv[2], 'w') as f:
         f.write('// Generated from %s by tests/cuda_emulator/translate_launches.py.\n'
                 '#line 1 "%s"\n' % (sys.argv[1], sys.argv[1]))
-        f.write(translate(source))
+        f.write(translated)
 
 
 if __name__ == '__main__':
