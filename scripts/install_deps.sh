@@ -7,6 +7,8 @@ packages=(
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libopenblas-dev libdnnl-dev libspdlog-dev zlib1g-dev
   libsentencepiece-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libutf8proc-dev
   libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev python3-numpy python3-torch
+  # The build: the CUDA emulator's kernels are translated by a python3 script.
+  python3
   # The Parquet corpus reader (storage/parquet): footer and page headers, codecs.
   libthrift-dev libsnappy-dev libzstd-dev liblz4-dev libbrotli-dev
   # The fuzz tests (tests/fuzz): libFuzzer comes with clang; clang-16 rather than
