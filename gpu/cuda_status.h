@@ -6,12 +6,15 @@
 
 #include <expected>
 #include <string>
+#include <string_view>
 
 namespace actex::gpu {
 
 // A CUDA runtime or cuBLAS result as an error naming `what` failed and CUDA's reason.
-std::expected<void, std::string> CudaOk(cudaError_t status, const std::string& what);
-std::expected<void, std::string> CublasOk(cublasStatus_t status, const std::string& what);
+// `what` is a view, so that a call on the per-batch path with a literal allocates
+// nothing when it succeeds.
+std::expected<void, std::string> CudaOk(cudaError_t status, std::string_view what);
+std::expected<void, std::string> CublasOk(cublasStatus_t status, std::string_view what);
 
 // Keeps the first error of a sequence of asynchronous steps: steps return nothing, so a
 // device records what failed and skips its later steps until the batch reports it.

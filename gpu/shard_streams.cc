@@ -94,13 +94,18 @@ std::expected<void, std::string> ShardStreams::Product(const float* x, int64_t t
   const float one = 1.0f, zero = 0.0f;
   // Row-major y = x·Wᵀ is column-major yᵀ = W·xᵀ, W being [in, out] column-major: op T.
   // A matrix kept as stored (a router) is multiplied in float32 whatever `precision`.
+  // The product's result; described (the shape written out) only when it failed.
+  auto checked = [&](cublasStatus_t status, const char* kind) {
+    if (status == CUBLAS_STATUS_SUCCESS) return std::expected<void, std::string>();
+    return CublasOk(status, std::string(kind) + " product of " + std::to_string(out) + "x" +
+                                std::to_string(in));
+  };
   if (RoundsInput(weight, precision)) {
     if (!input_rounded) RoundToBFloat16(x, tokens * in, narrow_inputs_.as<uint16_t>(), compute_);
-    return CublasOk(
-        cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, weight.data,
-                     CUDA_R_16BF, in, narrow_inputs_.data(), CUDA_R_16BF, in, &zero, y, CUDA_R_32F,
-                     out, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-        "a bf16 product of " + std::to_string(out) + "x" + std::to_string(in));
+    return checked(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, weight.data,
+                                CUDA_R_16BF, in, narrow_inputs_.data(), CUDA_R_16BF, in, &zero, y,
+                                CUDA_R_32F, out, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                   "a bf16");
   }
   const float* w = static_cast<const float*>(weight.data);
   if (weight.dtype != StoredDtype::kF32) {
@@ -108,9 +113,9 @@ std::expected<void, std::string> ShardStreams::Product(const float* x, int64_t t
                  compute_);
     w = wide_weight_.as<float>();
   }
-  return CublasOk(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, w, in, x, in,
-                              &zero, y, out),
-                  "an fp32 product of " + std::to_string(out) + "x" + std::to_string(in));
+  return checked(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, w, in, x, in,
+                             &zero, y, out),
+                 "an fp32");
 }
 
 std::expected<void, std::string> ShardStreams::CopyHome(const void* source, void* on_gpu,
