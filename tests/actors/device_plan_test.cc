@@ -19,6 +19,13 @@
 namespace actex {
 namespace {
 
+// `plan` is a refusal whose message holds `text`.
+void ExpectRefusedSaying(const std::expected<DevicePlan, std::string>& plan,
+                         const std::string& text) {
+  ASSERT_FALSE(plan.has_value());
+  EXPECT_NE(plan.error().find(text), std::string::npos) << plan.error();
+}
+
 TEST(DevicePlan, TheDefaultIsTheCpuInFloat32) {
   auto plan = PlanDevices("cpu", "", "fp32");
   ASSERT_TRUE(plan.has_value()) << plan.error();
@@ -57,19 +64,12 @@ TEST(DevicePlan, TheCpuMakerCarriesThePrecisionToTheShard) {
 }
 
 TEST(DevicePlan, AnUnknownDeviceOrPrecisionIsRefusedNamingTheFlag) {
-  auto device = PlanDevices("tpu", "", "fp32");
-  ASSERT_FALSE(device.has_value());
-  EXPECT_NE(device.error().find("--device tpu"), std::string::npos) << device.error();
-  auto precision = PlanDevices("cpu", "", "fp8");
-  ASSERT_FALSE(precision.has_value());
-  EXPECT_NE(precision.error().find("--precision"), std::string::npos) << precision.error();
+  ExpectRefusedSaying(PlanDevices("tpu", "", "fp32"), "--device tpu");
+  ExpectRefusedSaying(PlanDevices("cpu", "", "fp8"), "--precision");
 }
 
 TEST(DevicePlan, GpusWithoutCudaAreRefused) {
-  auto plan = PlanDevices("cpu", "0,1", "fp32");
-  ASSERT_FALSE(plan.has_value());
-  EXPECT_NE(plan.error().find("--gpus 0,1: only with --device cuda"), std::string::npos)
-      << plan.error();
+  ExpectRefusedSaying(PlanDevices("cpu", "0,1", "fp32"), "--gpus 0,1: only with --device cuda");
 }
 
 TEST(DevicePlan, CudaWithoutAUsableGpuIsRefusedSayingWhy) {
@@ -89,12 +89,8 @@ TEST(DevicePlan, GpusAreTakenInTurnAndEachIndexIsChecked) {
   ASSERT_TRUE(all.has_value()) << all.error();
   EXPECT_EQ(static_cast<int>(all->gpus.size()), *gpus);
   EXPECT_EQ(all->precision, Precision::kBf16);
-  auto past = PlanDevices("cuda", std::to_string(*gpus), "fp32");
-  ASSERT_FALSE(past.has_value());
-  EXPECT_NE(past.error().find("is not a GPU CUDA sees"), std::string::npos) << past.error();
-  auto twice = PlanDevices("cuda", "0,0", "fp32");
-  ASSERT_FALSE(twice.has_value());
-  EXPECT_NE(twice.error().find("given twice"), std::string::npos) << twice.error();
+  ExpectRefusedSaying(PlanDevices("cuda", std::to_string(*gpus), "fp32"), "is not a GPU CUDA sees");
+  ExpectRefusedSaying(PlanDevices("cuda", "0,0", "fp32"), "given twice");
 }
 
 TEST(DevicePlan, TokenizerThreadsAreOneOnTheCpuAndSeveralPerGpuReplicaAtMostFour) {
