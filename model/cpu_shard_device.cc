@@ -93,10 +93,7 @@ class CpuShardDevice final : public ShardDevice {
   void Linear(const float* x, std::initializer_list<Product> products) override {
     std::vector<LinearTarget> targets;
     targets.reserve(products.size());
-    for (const Product& product : products) {
-      targets.push_back({&product.weight, product.bias.empty() ? nullptr : product.bias.data(),
-                         product.y, product.weight.out_features()});
-    }
+    for (const Product& product : products) targets.push_back(Target(product));
     if (targets.empty()) return;
     // Normalize or Activate has rounded x for these products when x is what it wrote.
     const bool x_rounded = x == rounded_input_;
@@ -109,6 +106,8 @@ class CpuShardDevice final : public ShardDevice {
   void Attend(int layer, const float* queries, const float* keys, const float* values,
               float* context) override;
   void Activate(float* x, const float* up, int64_t count, bool tapped) override;
+  void GatedLinear(const float* x, const Product& gate, const Product& up, int64_t count,
+                   bool tapped) override;
   void AddBias(float* rows, const std::vector<float>& bias) override;
   void Accumulate(float* target, const float* addend) override {
     team_.ForRanges(tokens_ * config_.hidden, kElementGrain, [&](int64_t first, int64_t end, int) {
@@ -139,6 +138,11 @@ class CpuShardDevice final : public ShardDevice {
   }
 
  private:
+  static LinearTarget Target(const Product& product) {
+    return {&product.weight, product.bias.empty() ? nullptr : product.bias.data(), product.y,
+            product.weight.out_features()};
+  }
+
   const ModelConfig config_;
   const ShardSlice slice_;
   const ShardWeights& weights_;
@@ -292,6 +296,22 @@ void CpuShardDevice::Activate(float* x, const float* up, int64_t count, bool tap
     }
   });
   rounded_input_ = rounded != nullptr ? x : nullptr;
+}
+
+void CpuShardDevice::GatedLinear(const float* x, const Product& gate, const Product& up,
+                                 int64_t count, bool tapped) {
+  if (products_.precision() != Precision::kBf16) {
+    ShardDevice::GatedLinear(x, gate, up, count, tapped);
+    return;
+  }
+  // In bf16 the products of a tile of features and their activation run together in
+  // cache, and the activation is rounded for the down product as it is written.
+  const bool x_rounded = x == rounded_input_;
+  const int64_t columns = gate.weight.out_features();
+  products_.Bf16GatedLinear(x, gate.weight.in_features(), tokens_, Target(gate), Target(up),
+                            config_.mlp == MlpKind::kGatedSilu ? SwiGlu : GeGlu,
+                            tapped ? gate.y : nullptr, columns, &team_, x_rounded);
+  rounded_input_ = gate.y;
 }
 
 void CpuShardDevice::AddBias(float* rows, const std::vector<float>& bias) {

@@ -78,9 +78,8 @@ float* DecoderShardState::MlpHidden(const LayerShardWeights& w, const float* nor
     return up_act;
   }
   // act(gate(n)) * up(n): silu (SwiGLU) or gelu_tanh (Gemma's GeGLU)
-  device->Linear(normed_stream, {{w.gate, w.gate_bias, gate_act},  // [tokens, columns]
-                                 {w.up, w.up_bias, up_act}});      // [tokens, columns]
-  device->Activate(gate_act, up_act, count, tapped);               // [tokens, columns]
+  device->GatedLinear(normed_stream, {w.gate, w.gate_bias, gate_act},  // [tokens, columns]
+                      {w.up, w.up_bias, up_act}, count, tapped);
   return gate_act;
 }
 

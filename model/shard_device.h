@@ -98,6 +98,16 @@ class ShardDevice {
   // follows), only the next Linear reads x, and a device may hand it the activation in
   // its own form alone (the CPU's bf16: rounded to bfloat16), leaving x as it was.
   virtual void Activate(float* x, const float* up, int64_t count, bool tapped) = 0;
+  // A gated MLP's hidden activation (config.mlp: silu or gelu_tanh), `count` values:
+  //   gate.y = act(x · gate.weightᵀ + gate.bias) · (x · up.weightᵀ + up.bias)
+  // with up.y the device's to use as scratch; `tapped` as Activate's. This is Linear of
+  // both, then Activate; a device may fuse the steps (the CPU's bf16 does, a tile of
+  // features at a time, so gate and up never leave the cache).
+  virtual void GatedLinear(const float* x, const Product& gate, const Product& up, int64_t count,
+                           bool tapped) {
+    Linear(x, {gate, up});
+    Activate(gate.y, up.y, count, tapped);
+  }
   // rows [tokens, hidden] += bias [hidden] (none when empty); target += addend over
   // [tokens, hidden].
   virtual void AddBias(float* rows, const std::vector<float>& bias) = 0;

@@ -15,7 +15,9 @@ namespace actex {
 // What Bf16Linear reuses from call to call: grown as needed, never shrunk.
 struct Bf16LinearScratch {
   std::vector<uint16_t> rounded_x;               // [tokens, in]: X in bfloat16
+  std::vector<uint16_t> rounded_next;            // Bf16GatedLinear's output, then swapped in
   std::vector<uint16_t> rounded_tiles;           // one weight tile per team member
+  std::vector<float> gated_tiles;                // Bf16GatedLinear: gate and up per member
   std::vector<std::unique_ptr<Bf16Gemm>> gemms;  // one per team member
 };
 
@@ -40,6 +42,26 @@ void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, const WeightSlice& 
 // [tokens, in]); it is multiplied as it is.
 void Bf16Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
                 Bf16LinearScratch* scratch, ThreadTeam* team = nullptr, bool x_rounded = false);
+
+// The product of one share (MultiplyShare's `multiply`, linear_shares.h) on its member's
+// Bf16Gemm, X being the rounded [tokens, in] of RoundedInput(scratch): what Bf16Linear
+// and Bf16GatedLinear run for every share or tile. Makes a gemm per member first.
+class Bf16ShareProduct {
+ public:
+  Bf16ShareProduct(Bf16LinearScratch* scratch, int members, int64_t tokens, int64_t in);
+  void operator()(int member, const LinearTarget& target, int64_t first_row, int64_t rows,
+                  int64_t first_col, int64_t cols, const uint16_t* w, int64_t ldw,
+                  float beta) const;
+
+ private:
+  Bf16LinearScratch* scratch_;
+  int64_t tokens_, in_;
+};
+
+// X [tokens, in] (row stride `ldx`) rounded to bfloat16 into RoundedInput(scratch), on the
+// team: what Bf16Linear does first unless `x_rounded`.
+void RoundInput(const float* x, int64_t ldx, int64_t tokens, int64_t in, Bf16LinearScratch* scratch,
+                ThreadTeam* team = nullptr);
 
 // The buffer Bf16Linear rounds X into, grown to `count` values: for a caller that rounds
 // X while it writes it, saving Bf16Linear a pass over X (then `x_rounded`).

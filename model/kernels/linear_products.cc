@@ -18,6 +18,14 @@ void LinearProducts::Linear(const float* x, int64_t ldx, int64_t tokens,
   }
 }
 
+void LinearProducts::Bf16GatedLinear(const float* x, int64_t ldx, int64_t tokens,
+                                     const LinearTarget& gate, const LinearTarget& up,
+                                     GatedActivation activate, float* kept, int64_t ldk,
+                                     ThreadTeam* team, bool x_rounded) {
+  actex::Bf16GatedLinear(x, ldx, tokens, gate, up, activate, kept, ldk, &bf16_scratch_, team,
+                         x_rounded);
+}
+
 uint16_t* LinearProducts::RoundedInput(int64_t count) {
   return precision_ == Precision::kBf16 ? actex::RoundedInput(&bf16_scratch_, count) : nullptr;
 }

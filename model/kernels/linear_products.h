@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "model/kernels/bf16_gated_linear.h"
 #include "model/kernels/bf16_linear.h"
 #include "model/kernels/linear.h"
 #include "model/kernels/thread_team.h"
@@ -33,6 +34,12 @@ class LinearProducts {
   // into RoundedInput, bf16 only).
   void Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
               ThreadTeam* team = nullptr, bool x_rounded = false);
+  // bf16 only: a gated MLP's activation fused with its gate and up products
+  // (Bf16GatedLinear, arguments as its own); the fp32 caller runs Linear, then the
+  // activation.
+  void Bf16GatedLinear(const float* x, int64_t ldx, int64_t tokens, const LinearTarget& gate,
+                       const LinearTarget& up, GatedActivation activate, float* kept, int64_t ldk,
+                       ThreadTeam* team, bool x_rounded);
   // bf16: where the next Linear of `count` input values takes X rounded to bfloat16, for
   // a caller that rounds X as it writes it (then `x_rounded`); null in fp32.
   uint16_t* RoundedInput(int64_t count);

@@ -35,20 +35,69 @@ void ForEachShare(ThreadTeam* team, int64_t count,
 // its bias, as torch's addmm adds it, and the whole of a product over no input features.
 void FillWithBias(const float* bias, int64_t tokens, int64_t out, float* y, int64_t ldy);
 
-// Y[tokens, out] (+)= X · W[slice]ᵀ (+ bias) of every target (all reading one X), cut
-// into shares, for the element type `Element` a library multiplies (float, or bfloat16
-// bits). Each target is cut by CutOutputFeatures as if alone and the team runs all the
-// targets' shares as one job. Each share fills its part of the bias first (then
-// accumulates onto it), and multiplies either W's slice read in place (W stored as
-// `in_place_dtype` and aligned for Element: one product) or W converted tile by tile
-// (WidenTileShape) by `convert` into the member's part of `tiles` (one product per
-// tile; the first of a row tile overwrites or adds to the bias, the others accumulate).
+// Whether a weight stored as `in_place_dtype` and aligned for Element is multiplied
+// where it lies (one product), rather than converted tile by tile.
+template <typename Element>
+bool MultipliedInPlace(const WeightSlice& weight, WeightDtype in_place_dtype) {
+  return weight.weight.dtype == in_place_dtype &&
+         reinterpret_cast<uintptr_t>(weight.weight.data) % alignof(Element) == 0;
+}
+
+// Target's Y[:, first_out, end_out) = X · W[slice rows first_out..end_out)ᵀ (+ bias) on
+// the calling thread, team member `member`, for the element type `Element` a library
+// multiplies (float, or bfloat16 bits). The share fills its part of the bias first (then
+// accumulates onto it), and multiplies either W's rows read in place (`in_place`,
+// MultipliedInPlace: one product) or W converted `tile` by `tile` (WidenTileShape) by
+// `convert` into `block` (the member's own [tile.rows, tile.cols]; one product per tile;
+// the first of a row tile overwrites or adds to the bias, the others accumulate).
 // The callables:
 //   convert(const void* source, WeightDtype dtype, int64_t count, Element* destination)
 //   multiply(int member, const LinearTarget& target, int64_t first_row, int64_t rows,
 //            int64_t first_col, int64_t cols, const Element* w, int64_t ldw, float beta):
 //            target's Y[:, first_row, +rows) = X[:, first_col, +cols) · wᵀ + beta · Y
 //            there, on the calling thread.
+template <typename Element, typename Convert, typename Multiply>
+void MultiplyShare(const LinearTarget& target, int64_t tokens, int64_t first_out, int64_t end_out,
+                   bool in_place, WidenTile tile, Element* block, int member, Convert& convert,
+                   Multiply& multiply) {
+  const WeightSlice& weight = *target.weight;
+  const WeightView& view = weight.weight;
+  const int element_bytes = WeightDtypeBytes(view.dtype);
+  auto element = [&](int64_t row, int64_t col) {
+    return static_cast<const uint8_t*>(view.data) + (row * view.cols + col) * element_bytes;
+  };
+  const int64_t in = weight.in_features();
+  const float beta = target.bias != nullptr ? 1.0f : 0.0f;  // without a bias Y is overwritten
+  if (target.bias != nullptr) {
+    FillWithBias(target.bias + first_out, tokens, end_out - first_out, target.y + first_out,
+                 target.ldy);
+  }
+  if (in_place) {
+    // W's slice is read in place: its leading dimension is the full row length.
+    multiply(
+        member, target, first_out, end_out - first_out, 0, in,
+        reinterpret_cast<const Element*>(element(weight.first_row + first_out, weight.first_col)),
+        view.cols, beta);
+    return;
+  }
+  for (int64_t first_row = first_out; first_row < end_out; first_row += tile.rows) {
+    const int64_t rows = std::min(tile.rows, end_out - first_row);
+    for (int64_t first_col = 0; first_col < in; first_col += tile.cols) {
+      const int64_t cols = std::min(tile.cols, in - first_col);
+      for (int64_t r = 0; r < rows; ++r) {
+        convert(element(weight.first_row + first_row + r, weight.first_col + first_col), view.dtype,
+                cols, block + r * cols);
+      }
+      multiply(member, target, first_row, rows, first_col, cols, block, cols,
+               first_col == 0 ? beta : 1.0f);
+    }
+  }
+}
+
+// Y[tokens, out] (+)= X · W[slice]ᵀ (+ bias) of every target (all reading one X), cut
+// into shares (MultiplyShare each; W stored as `in_place_dtype` is read in place, other
+// weights are converted into the member's part of `tiles`). Each target is cut by
+// CutOutputFeatures as if alone and the team runs all the targets' shares as one job.
 template <typename Element, typename Convert, typename Multiply>
 void MultiplyInShares(std::span<const LinearTarget> targets, int64_t tokens,
                       WeightDtype in_place_dtype, std::vector<Element>* tiles, ThreadTeam* team,
@@ -76,8 +125,7 @@ void MultiplyInShares(std::span<const LinearTarget> targets, int64_t tokens,
     TargetCut& cut = cuts[i];
     cut.shares = CutOutputFeatures(out, members);
     cut.tile = WidenTileShape(cut.shares.size, in);
-    cut.in_place = weight.weight.dtype == in_place_dtype &&
-                   reinterpret_cast<uintptr_t>(weight.weight.data) % alignof(Element) == 0;
+    cut.in_place = MultipliedInPlace<Element>(weight, in_place_dtype);
     if (!cut.in_place) tile_elements = std::max(tile_elements, cut.tile.rows * cut.tile.cols);
     share_count += cut.shares.count;
   }
@@ -87,44 +135,12 @@ void MultiplyInShares(std::span<const LinearTarget> targets, int64_t tokens,
   ForEachShare(team, share_count, [&](int64_t index, int member) {
     size_t i = 0;
     while (index >= cuts[i].shares.count) index -= cuts[i++].shares.count;
-    const LinearTarget& target = targets[i];
-    const WeightSlice& weight = *target.weight;
     const TargetCut& cut = cuts[i];
-    const WeightView& view = weight.weight;
-    const int element_bytes = WeightDtypeBytes(view.dtype);
-    auto element = [&](int64_t row, int64_t col) {
-      return static_cast<const uint8_t*>(view.data) + (row * view.cols + col) * element_bytes;
-    };
-    const int64_t in = weight.in_features();
     const int64_t first_out = index * cut.shares.size;
-    const int64_t end_out = std::min(weight.out_features(), first_out + cut.shares.size);
-    const float beta = target.bias != nullptr ? 1.0f : 0.0f;  // without a bias Y is overwritten
-    if (target.bias != nullptr) {
-      FillWithBias(target.bias + first_out, tokens, end_out - first_out, target.y + first_out,
-                   target.ldy);
-    }
-    if (cut.in_place) {
-      // W's slice is read in place: its leading dimension is the full row length.
-      multiply(
-          member, target, first_out, end_out - first_out, 0, in,
-          reinterpret_cast<const Element*>(element(weight.first_row + first_out, weight.first_col)),
-          view.cols, beta);
-      return;
-    }
-    const WidenTile tile = cut.tile;
-    Element* block = tiles->data() + member * tile_elements;  // [tile.rows, tile.cols]
-    for (int64_t first_row = first_out; first_row < end_out; first_row += tile.rows) {
-      const int64_t rows = std::min(tile.rows, end_out - first_row);
-      for (int64_t first_col = 0; first_col < in; first_col += tile.cols) {
-        const int64_t cols = std::min(tile.cols, in - first_col);
-        for (int64_t r = 0; r < rows; ++r) {
-          convert(element(weight.first_row + first_row + r, weight.first_col + first_col),
-                  view.dtype, cols, block + r * cols);
-        }
-        multiply(member, target, first_row, rows, first_col, cols, block, cols,
-                 first_col == 0 ? beta : 1.0f);
-      }
-    }
+    const int64_t end_out =
+        std::min(targets[i].weight->out_features(), first_out + cut.shares.size);
+    MultiplyShare(targets[i], tokens, first_out, end_out, cut.in_place, cut.tile,
+                  tiles->data() + member * tile_elements, member, convert, multiply);
   });
 }
 
