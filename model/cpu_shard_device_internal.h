@@ -16,6 +16,7 @@
 #include "model/blas_threads.h"
 #include "model/kernels/cpu_isa.h"
 #include "model/kernels/gemm.h"
+#include "model/kernels/huge_pages.h"
 #include "model/kernels/linear_products.h"
 #include "model/kernels/rope_frequencies.h"
 #include "model/kernels/rotary.h"
@@ -75,7 +76,7 @@ class CpuShardDevice final : public ShardDevice {
     return {};
   }
   float* Reserve(Buffer buffer, int64_t floats) override {
-    std::vector<float>& held = buffers_[static_cast<size_t>(buffer)];
+    HugePageVector<float>& held = buffers_[static_cast<size_t>(buffer)];
     if (static_cast<int64_t>(held.size()) < floats) held.resize(static_cast<size_t>(floats));
     return held.data();
   }
@@ -149,7 +150,7 @@ class CpuShardDevice final : public ShardDevice {
   std::vector<RotaryTable> rotary_;            // [global] or [global, local] (Gemma 3)
   std::unique_ptr<MixtureOfExperts> experts_;  // a mixture-of-experts family's MLP, else null
 
-  std::array<std::vector<float>, kBufferCount> buffers_;
+  std::array<HugePageVector<float>, kBufferCount> buffers_;
   std::vector<float> square_sums_;                     // [tokens, 2]: OLMoE's q and k norms
   std::vector<std::vector<float>> attention_scratch_;  // one per team member
   std::vector<std::vector<float>> activation_blocks_;  // one per team member (Activate)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/kernels/bf16_gemm.h"
+#include "model/kernels/huge_pages.h"
 #include "model/kernels/linear.h"
 #include "model/kernels/thread_team.h"
 
@@ -14,10 +15,10 @@ namespace actex {
 
 // What Bf16Linear reuses from call to call: grown as needed, never shrunk.
 struct Bf16LinearScratch {
-  std::vector<uint16_t> rounded_x;               // [tokens, in]: X in bfloat16
-  std::vector<uint16_t> rounded_next;            // Bf16GatedLinear's output, then swapped in
+  HugePageVector<uint16_t> rounded_x;            // [tokens, in]: X in bfloat16
+  HugePageVector<uint16_t> rounded_next;         // Bf16GatedLinear's output, then swapped in
   std::vector<uint16_t> rounded_tiles;           // one weight tile per team member
-  std::vector<float> gated_tiles;                // Bf16GatedLinear: gate and up per member
+  HugePageVector<float> gated_tiles;             // Bf16GatedLinear: gate and up per member
   std::vector<std::unique_ptr<Bf16Gemm>> gemms;  // one per team member
 };
 
