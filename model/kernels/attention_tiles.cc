@@ -126,6 +126,36 @@ void ScoreTiles(const float* const* queries, const float* kt, int64_t stride, in
   }
 }
 
+// `kTiles` adjacent key tiles of ScoreTilesAvx512 (its scores at `scores`, [kQueryRows,
+// stride]), kQueryRows × kTiles sums in flight.
+template <int kTiles>
+ACTEX_TARGET_AVX512 void ScoreTileGroupAvx512(const float* const* queries, const float* column,
+                                              int64_t stride, int dim, float* scores) {
+  __m512 acc[kQueryRows][kTiles];
+#pragma GCC unroll 8
+  for (auto& row : acc) {
+    for (__m512& sum : row) sum = _mm512_setzero_ps();
+  }
+  for (int d = 0; d < dim; ++d) {
+    __m512 keys[kTiles];
+#pragma GCC unroll 2
+    for (int t = 0; t < kTiles; ++t) keys[t] = _mm512_loadu_ps(column + d * stride + t * kKeyTile);
+#pragma GCC unroll 4
+    for (int r = 0; r < kQueryRows; ++r) {
+      const __m512 q = _mm512_set1_ps(queries[r][d]);
+#pragma GCC unroll 2
+      for (int t = 0; t < kTiles; ++t) acc[r][t] = _mm512_fmadd_ps(q, keys[t], acc[r][t]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < kQueryRows; ++r) {
+#pragma GCC unroll 2
+    for (int t = 0; t < kTiles; ++t) {
+      _mm512_storeu_ps(scores + r * stride + t * kKeyTile, acc[r][t]);
+    }
+  }
+}
+
 // ScoreTiles with AVX-512: a key tile is one vector of sixteen instead of two of
 // eight, each lane summed in the same order, so the scores are the same bits. Tiles go
 // two at a time where they can: eight independent sums hide the FMA's latency, where
@@ -136,42 +166,10 @@ ACTEX_TARGET_AVX512 void ScoreTilesAvx512(const float* const* queries, const flo
   static_assert(kKeyTile == 16);
   int64_t tile = 0;
   for (; tile + 2 <= key_tiles; tile += 2) {
-    const float* column = kt + tile * kKeyTile;
-    __m512 acc[kQueryRows][2];
-#pragma GCC unroll 4
-    for (auto& row : acc) row[0] = row[1] = _mm512_setzero_ps();
-    for (int d = 0; d < dim; ++d) {
-      const __m512 first = _mm512_loadu_ps(column + d * stride);
-      const __m512 second = _mm512_loadu_ps(column + d * stride + kKeyTile);
-#pragma GCC unroll 4
-      for (int r = 0; r < kQueryRows; ++r) {
-        const __m512 q = _mm512_set1_ps(queries[r][d]);
-        acc[r][0] = _mm512_fmadd_ps(q, first, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(q, second, acc[r][1]);
-      }
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < kQueryRows; ++r) {
-      _mm512_storeu_ps(scores + r * stride + tile * kKeyTile, acc[r][0]);
-      _mm512_storeu_ps(scores + r * stride + (tile + 1) * kKeyTile, acc[r][1]);
-    }
+    ScoreTileGroupAvx512<2>(queries, kt + tile * kKeyTile, stride, dim, scores + tile * kKeyTile);
   }
-  for (; tile < key_tiles; ++tile) {
-    const float* column = kt + tile * kKeyTile;
-    __m512 acc[kQueryRows];
-#pragma GCC unroll 4
-    for (auto& row : acc) row = _mm512_setzero_ps();
-    for (int d = 0; d < dim; ++d) {
-      const __m512 keys = _mm512_loadu_ps(column + d * stride);
-#pragma GCC unroll 4
-      for (int r = 0; r < kQueryRows; ++r) {
-        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(queries[r][d]), keys, acc[r]);
-      }
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < kQueryRows; ++r) {
-      _mm512_storeu_ps(scores + r * stride + tile * kKeyTile, acc[r]);
-    }
+  if (tile < key_tiles) {
+    ScoreTileGroupAvx512<1>(queries, kt + tile * kKeyTile, stride, dim, scores + tile * kKeyTile);
   }
 }
 
