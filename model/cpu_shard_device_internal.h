@@ -89,7 +89,8 @@ class CpuShardDevice final : public ShardDevice {
     targets.reserve(products.size());
     for (const Product& product : products) targets.push_back(Target(product));
     if (targets.empty()) return;
-    // Normalize or Activate has rounded x for these products when x is what it wrote.
+    // Normalize, Activate or GatedLinear has rounded x for these products when x is what
+    // it wrote.
     const bool x_rounded = x == rounded_input_;
     rounded_input_ = nullptr;
     products_.Linear(x, products.begin()->weight.in_features(), tokens_, targets, &team_,
@@ -159,8 +160,9 @@ class CpuShardDevice final : public ShardDevice {
   const PackedBatch* batch_ = nullptr;
   int64_t tokens_ = 0;
   std::vector<int64_t> sequence_starts_;  // the first token of every sequence
-  // bf16: the rows whose rounding to bfloat16 Normalize or Activate left for the next
-  // Linear (products_.RoundedInput), as they wrote them; null once any product has run.
+  // bf16: the rows whose rounding to bfloat16 Normalize, Activate or GatedLinear left for
+  // the next Linear (products_.RoundedInput), as they wrote them; null once any product
+  // has run.
   // The loop writes nothing into those rows between the two steps.
   const float* rounded_input_ = nullptr;
 };
