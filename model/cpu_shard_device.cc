@@ -112,19 +112,13 @@ void CpuShardDevice::Activate(float* x, const float* up, int64_t count, bool tap
 }
 
 void CpuShardDevice::GatedLinear(const float* x, const Product& gate, const Product& up,
-                                 int64_t count, bool tapped) {
-  if (products_.precision() != Precision::kBf16) {
-    ShardDevice::GatedLinear(x, gate, up, count, tapped);
-    return;
-  }
+                                 int64_t /*count*/, bool tapped) {
   // In bf16 the products of a tile of features and their activation run together in
   // cache, and the activation is rounded for the down product as it is written.
-  const bool x_rounded = x == rounded_input_;
-  const int64_t columns = gate.weight.out_features();
-  products_.Bf16GatedLinear(x, gate.weight.in_features(), tokens_, Target(gate), Target(up),
-                            config_.mlp == MlpKind::kGatedSilu ? SwiGlu : GeGlu,
-                            tapped ? gate.y : nullptr, columns, &team_, x_rounded);
-  rounded_input_ = gate.y;
+  const bool rounded = products_.GatedLinear(
+      x, gate.weight.in_features(), tokens_, Target(gate), Target(up),
+      config_.mlp == MlpKind::kGatedSilu ? SwiGlu : GeGlu, tapped, &team_, x == rounded_input_);
+  rounded_input_ = rounded ? gate.y : nullptr;
 }
 
 void CpuShardDevice::AddBias(float* rows, const std::vector<float>& bias) {

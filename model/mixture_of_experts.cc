@@ -100,13 +100,12 @@ void MixtureOfExperts::ExpertMlp(const ExpertShardWeights& expert, int64_t colum
                                  ThreadTeam& team) {
   float* gate = GrowTo(gate_, rows * columns);  // [rows, columns]
   float* up = GrowTo(up_, rows * columns);      // [rows, columns]
-  const LinearTarget gate_and_up[] = {{&expert.gate, nullptr, gate, columns},
-                                      {&expert.up, nullptr, up, columns}};
-  products.Linear(x, hidden_, rows, gate_and_up, &team);
-  team.ForRanges(rows * columns, kTeamElementGrain, [&](int64_t first, int64_t end, int) {
-    SwiGlu(gate + first, up + first, end - first, gate + first);
-  });  // [rows, columns]
-  products.Linear(gate, columns, rows, expert.down, nullptr, out, hidden_, &team);
+  const bool rounded =
+      products.GatedLinear(x, hidden_, rows, {&expert.gate, nullptr, gate, columns},
+                           {&expert.up, nullptr, up, columns}, SwiGlu, /*keep_float32=*/false,
+                           &team);  // [rows, columns]
+  const LinearTarget down{&expert.down, nullptr, out, hidden_};
+  products.Linear(gate, columns, rows, {&down, 1}, &team, rounded);  // [rows, hidden]
 }
 
 }  // namespace actex

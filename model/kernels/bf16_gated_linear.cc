@@ -9,7 +9,7 @@
 namespace actex {
 
 void Bf16GatedLinear(const float* x, int64_t ldx, int64_t tokens, const LinearTarget& gate,
-                     const LinearTarget& up, GatedActivation activate, float* kept, int64_t ldk,
+                     const LinearTarget& up, GatedActivation activate, bool keep_float32,
                      Bf16LinearScratch* scratch, ThreadTeam* team, bool x_rounded) {
   const int64_t columns = gate.weight->out_features(), in = gate.weight->in_features();
   if (tokens <= 0 || columns <= 0) return;
@@ -17,7 +17,7 @@ void Bf16GatedLinear(const float* x, int64_t ldx, int64_t tokens, const LinearTa
   const Bf16ShareProduct product(scratch, members, tokens, in);
   if (!x_rounded) RoundInput(x, ldx, tokens, in, scratch, team);
   const int64_t tile_columns = std::min(kGatedTileColumns, columns);
-  const int64_t tile_count = tile_columns > 0 ? (columns + tile_columns - 1) / tile_columns : 0;
+  const int64_t tile_count = (columns + tile_columns - 1) / tile_columns;
   // Every tile's gate and up, [tokens, tile_columns] each, then a converted weight tile
   // where a weight is not BF16.
   const WidenTile weight_tile = WidenTileShape(tile_columns, in);
@@ -49,14 +49,13 @@ void Bf16GatedLinear(const float* x, int64_t ldx, int64_t tokens, const LinearTa
       return LinearTarget{slice, whole.bias != nullptr ? whole.bias + first : nullptr, y, width};
     };
     WeightSlice gate_slice, up_slice;
-    auto convert = RoundToBFloat16;
     MultiplyShare(tile_target(gate, &gate_slice, gate_tile), tokens, 0, width, gate_in_place,
-                  weight_tile, weight_block, member, convert, product);
+                  weight_tile, weight_block, member, RoundToBFloat16, product);
     MultiplyShare(tile_target(up, &up_slice, up_tile), tokens, 0, width, up_in_place, weight_tile,
-                  weight_block, member, convert, product);
+                  weight_block, member, RoundToBFloat16, product);
     for (int64_t t = 0; t < tokens; ++t) {
       float* row = gate_tile + t * width;  // [width]
-      float* out = kept != nullptr ? kept + t * ldk + first : row;
+      float* out = keep_float32 ? gate.y + t * gate.ldy + first : row;
       activate(row, up_tile + t * width, width, out);
       RoundToBFloat16(out, WeightDtype::kF32, width, rounded + t * columns + first);
     }

@@ -22,10 +22,10 @@ using GatedActivation = void (*)(const float* gate, const float* up, int64_t cou
 // reads them, where Bf16Linear then SwiGlu would write both to memory and read them
 // back. The activation is rounded to bfloat16 as the next product (down) takes it and
 // becomes RoundedInput(scratch), [tokens, columns] (pass `x_rounded` to that Linear);
-// it is also written in float32 into `kept` (row stride `ldk` >= columns) unless
-// `kept` is null. The targets' `y` are not used.
+// when `keep_float32` it is also written in float32 into gate's `y` (row stride
+// `ldy`), else that is left as it was. Up's `y` is not used.
 void Bf16GatedLinear(const float* x, int64_t ldx, int64_t tokens, const LinearTarget& gate,
-                     const LinearTarget& up, GatedActivation activate, float* kept, int64_t ldk,
+                     const LinearTarget& up, GatedActivation activate, bool keep_float32,
                      Bf16LinearScratch* scratch, ThreadTeam* team = nullptr,
                      bool x_rounded = false);
 

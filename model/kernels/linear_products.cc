@@ -18,12 +18,29 @@ void LinearProducts::Linear(const float* x, int64_t ldx, int64_t tokens,
   }
 }
 
-void LinearProducts::Bf16GatedLinear(const float* x, int64_t ldx, int64_t tokens,
-                                     const LinearTarget& gate, const LinearTarget& up,
-                                     GatedActivation activate, float* kept, int64_t ldk,
-                                     ThreadTeam* team, bool x_rounded) {
-  actex::Bf16GatedLinear(x, ldx, tokens, gate, up, activate, kept, ldk, &bf16_scratch_, team,
-                         x_rounded);
+bool LinearProducts::GatedLinear(const float* x, int64_t ldx, int64_t tokens,
+                                 const LinearTarget& gate, const LinearTarget& up,
+                                 GatedActivation activate, bool keep_float32, ThreadTeam* team,
+                                 bool x_rounded) {
+  if (precision_ == Precision::kBf16) {
+    Bf16GatedLinear(x, ldx, tokens, gate, up, activate, keep_float32, &bf16_scratch_, team,
+                    x_rounded);
+    return true;
+  }
+  const LinearTarget both[] = {gate, up};
+  Linear(x, ldx, tokens, both, team);
+  const int64_t columns = gate.weight->out_features();
+  auto activate_rows = [&](int64_t first, int64_t end, int) {
+    for (int64_t t = first; t < end; ++t) {
+      activate(gate.y + t * gate.ldy, up.y + t * up.ldy, columns, gate.y + t * gate.ldy);
+    }
+  };
+  if (team != nullptr) {
+    team->ForRanges(tokens, kTeamRowGrain, activate_rows);
+  } else {
+    activate_rows(0, tokens, 0);
+  }
+  return false;
 }
 
 uint16_t* LinearProducts::RoundedInput(int64_t count) {

@@ -34,12 +34,16 @@ class LinearProducts {
   // into RoundedInput, bf16 only).
   void Linear(const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
               ThreadTeam* team = nullptr, bool x_rounded = false);
-  // bf16 only: a gated MLP's activation fused with its gate and up products
-  // (Bf16GatedLinear, arguments as its own); the fp32 caller runs Linear, then the
-  // activation.
-  void Bf16GatedLinear(const float* x, int64_t ldx, int64_t tokens, const LinearTarget& gate,
-                       const LinearTarget& up, GatedActivation activate, float* kept, int64_t ldk,
-                       ThreadTeam* team, bool x_rounded);
+  // A gated MLP's hidden activation at this precision, into gate's `y`:
+  //   activate(X · gateᵀ + gate bias, X · upᵀ + up bias)
+  // bf16: the products and the activation a tile of features at a time
+  // (Bf16GatedLinear), the activation left rounded in RoundedInput for the next product,
+  // and in gate's `y` only when `keep_float32`. fp32: Linear of both (up's `y` as
+  // scratch), then the activation on the team. Returns whether the next Linear of gate's
+  // `y` may pass `x_rounded` (bf16).
+  bool GatedLinear(const float* x, int64_t ldx, int64_t tokens, const LinearTarget& gate,
+                   const LinearTarget& up, GatedActivation activate, bool keep_float32,
+                   ThreadTeam* team, bool x_rounded = false);
   // bf16: where the next Linear of `count` input values takes X rounded to bfloat16, for
   // a caller that rounds X as it writes it (then `x_rounded`); null in fp32.
   uint16_t* RoundedInput(int64_t count);

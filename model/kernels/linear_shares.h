@@ -58,8 +58,8 @@ bool MultipliedInPlace(const WeightSlice& weight, WeightDtype in_place_dtype) {
 //            there, on the calling thread.
 template <typename Element, typename Convert, typename Multiply>
 void MultiplyShare(const LinearTarget& target, int64_t tokens, int64_t first_out, int64_t end_out,
-                   bool in_place, WidenTile tile, Element* block, int member, Convert& convert,
-                   Multiply& multiply) {
+                   bool in_place, WidenTile tile, Element* block, int member,
+                   const Convert& convert, const Multiply& multiply) {
   const WeightSlice& weight = *target.weight;
   const WeightView& view = weight.weight;
   const int element_bytes = WeightDtypeBytes(view.dtype);

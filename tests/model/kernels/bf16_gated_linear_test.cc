@@ -43,8 +43,10 @@ GatedResult RunGated(const std::vector<float>& x, int64_t ldx, int64_t tokens,
   GatedResult result{.kept = std::vector<float>(tokens * ldk, 123.0f), .rounded = {}};
   ThreadTeam team(team_size);
   Bf16LinearScratch scratch;
-  Bf16GatedLinear(x.data(), ldx, tokens, gate, up, activate, keep ? result.kept.data() : nullptr,
-                  ldk, &scratch, &team);
+  LinearTarget kept_gate = gate;  // the float32 activation lands in gate's y
+  kept_gate.y = result.kept.data();
+  kept_gate.ldy = ldk;
+  Bf16GatedLinear(x.data(), ldx, tokens, kept_gate, up, activate, keep, &scratch, &team);
   const uint16_t* rounded = RoundedInput(&scratch, tokens * columns);
   result.rounded.assign(rounded, rounded + tokens * columns);
   return result;
