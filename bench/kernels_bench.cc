@@ -54,7 +54,7 @@ std::vector<uint8_t> RandomWeight(int64_t rows, int64_t cols, WeightDtype dtype)
       std::memcpy(storage.data() + i * 4, &values[i], 4);
     } else {
       const uint16_t half =
-          dtype == WeightDtype::kBF16 ? FloatToBFloat16(values[i]) : FloatToFloat16(values[i]);
+          dtype == WeightDtype::kBF16 ? FloatToBfloat16Bits(values[i]) : FloatToFloat16(values[i]);
       std::memcpy(storage.data() + i * 2, &half, 2);
     }
   }
@@ -155,8 +155,8 @@ void BM_Bf16GemmCreation(benchmark::State& state) {
     return;
   }
   const int64_t tokens = state.range(0), in = kHidden, out = kIntermediate;
-  const std::vector<uint16_t> x(static_cast<size_t>(tokens * in), FloatToBFloat16(0.5f));
-  const std::vector<uint16_t> w(static_cast<size_t>(out * in), FloatToBFloat16(0.25f));
+  const std::vector<uint16_t> x(static_cast<size_t>(tokens * in), FloatToBfloat16Bits(0.5f));
+  const std::vector<uint16_t> w(static_cast<size_t>(out * in), FloatToBfloat16Bits(0.25f));
   std::vector<float> y(static_cast<size_t>(tokens * out));
   Bf16Gemm kept;
   for (auto _ : state) {

@@ -184,10 +184,6 @@ void ReportWriterParts(const std::vector<float>& batch, int64_t tokens) {
     return tokens * rounds / SecondsSince(start);
   };
   const double rounding = time([&] { ConvertToBfloat16(batch, rounded.data()); });
-  // How the writer rounded before 2026-11-28: one value at a time, with a branch.
-  const double rounding_one_by_one = time([&] {
-    for (size_t i = 0; i < batch.size(); ++i) rounded[i] = FloatToBfloat16Bits(batch[i]);
-  });
   const double statistics = time([&] {
     SiteStatistics statistics(kWidth);
     statistics.AddRows(batch.data(), tokens, kBfloat16OverflowMagnitude);
@@ -196,10 +192,9 @@ void ReportWriterParts(const std::vector<float>& batch, int64_t tokens) {
   const double crc_rate =
       time([&] { crc = Crc32Update(crc, rounded.data(), rounded.size() * sizeof(uint16_t)); });
   std::printf(
-      "  writer parts, 1 thread: f32->bf16 %.2fM tokens/s (one value at a time: %.2fM), "
+      "  writer parts, 1 thread: f32->bf16 %.2fM tokens/s, "
       "statistics %.2fM tokens/s, crc32 %.2fM tokens/s (%.0f MB/s)\n",
-      rounding / 1e6, rounding_one_by_one / 1e6, statistics / 1e6, crc_rate / 1e6,
-      crc_rate * kWidth * sizeof(uint16_t) / 1e6);
+      rounding / 1e6, statistics / 1e6, crc_rate / 1e6, crc_rate * kWidth * sizeof(uint16_t) / 1e6);
 }
 
 // The writer actor's work from the batches' float32 frames to listed shard files: the

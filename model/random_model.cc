@@ -72,7 +72,7 @@ void FillRandom(std::span<uint8_t> bytes, const std::string& dtype, uint64_t see
     generate(bytes.size() / 4, [out](size_t i, float v) { std::memcpy(out + 4 * i, &v, 4); });
   } else if (dtype == "BF16") {
     generate(bytes.size() / 2, [out](size_t i, float v) {
-      const uint16_t bits = FloatToBFloat16(v);
+      const uint16_t bits = FloatToBfloat16Bits(v);
       std::memcpy(out + 2 * i, &bits, 2);
     });
   } else {

@@ -47,31 +47,6 @@ uint16_t FloatToHalfBits(float value) {
   return static_cast<uint16_t>(sign | ShiftRightRoundingToEven(mantissa, 126 - exponent));
 }
 
-uint16_t FloatToBfloat16Bits(float value) {
-  const uint32_t bits = std::bit_cast<uint32_t>(value);
-  if ((bits & kFloatAbsMask) > kFloatInfinity) {
-    return static_cast<uint16_t>((bits >> 16) | 0x0040);  // NaN, quieted
-  }
-  // Rounding the low 16 bits away; a carry may reach the exponent, which is right
-  // (it rounds up to the next binade or, from the largest finite, to infinity).
-  return static_cast<uint16_t>(ShiftRightRoundingToEven(bits, 16));
-}
-
-namespace {
-
-// FloatToBfloat16Bits without a branch, so that a loop of it becomes vector code (the
-// writer rounds every value it stores; bench_pipeline_stages): adding 0x7FFF plus the
-// kept part's lowest bit carries into the kept part exactly when the dropped half is
-// above one half, or one half with an odd kept part (ties to even). No finite value nor
-// infinity reaches 2^32 on the way: the largest, -infinity, is 0xFF800000.
-uint16_t Bfloat16BitsWithoutBranches(uint32_t bits) {
-  const uint32_t rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16;
-  const uint32_t quiet_nan = (bits >> 16) | 0x0040;
-  return static_cast<uint16_t>((bits & kFloatAbsMask) > kFloatInfinity ? quiet_nan : rounded);
-}
-
-}  // namespace
-
 float HalfBitsToFloat(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
   const uint32_t exponent = (bits >> 10) & 0x1F;
@@ -85,18 +60,8 @@ float HalfBitsToFloat(uint16_t bits) {
   return sign != 0 ? -magnitude : magnitude;
 }
 
-float Bfloat16BitsToFloat(uint16_t bits) {
-  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-}
-
 void ConvertToHalf(std::span<const float> values, uint16_t* out) {
   for (size_t i = 0; i < values.size(); ++i) out[i] = FloatToHalfBits(values[i]);
-}
-
-void ConvertToBfloat16(std::span<const float> values, uint16_t* out) {
-  for (size_t i = 0; i < values.size(); ++i) {
-    out[i] = Bfloat16BitsWithoutBranches(std::bit_cast<uint32_t>(values[i]));
-  }
 }
 
 }  // namespace actex

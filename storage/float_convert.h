@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <span>
 
+#include "base/bfloat16.h"  // FloatToBfloat16Bits, Bfloat16BitsToFloat, ConvertToBfloat16
+
 namespace actex {
 
 // The smallest magnitudes that round to infinity: in binary16 65520 (the midpoint
@@ -18,17 +20,11 @@ inline constexpr float kBfloat16OverflowMagnitude = std::bit_cast<float>(uint32_
 // 2^-25), NaN stays NaN (quiet, sign and top payload bits kept).
 uint16_t FloatToHalfBits(float value);
 
-// bfloat16 bits of `value` (its top 16 bits), rounded to nearest, ties to even;
-// overflow past the largest bfloat16 becomes infinity, NaN stays NaN (quiet).
-uint16_t FloatToBfloat16Bits(float value);
-
-// The exact float value of binary16 / bfloat16 bits (every one is representable).
+// The exact float value of binary16 bits (every one is representable).
 float HalfBitsToFloat(uint16_t bits);
-float Bfloat16BitsToFloat(uint16_t bits);
 
 // Converts `values` into `out` (2 bytes each, little-endian).
 void ConvertToHalf(std::span<const float> values, uint16_t* out);
-void ConvertToBfloat16(std::span<const float> values, uint16_t* out);
 
 }  // namespace actex
 

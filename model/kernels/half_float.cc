@@ -11,8 +11,6 @@
 
 namespace actex {
 
-float BFloat16ToFloat(uint16_t bits) { return std::bit_cast<float>(uint32_t{bits} << 16); }
-
 float Float16ToFloat(uint16_t bits) {
   const uint32_t sign = uint32_t{bits & 0x8000u} << 16;
   const uint32_t exponent = (bits >> 10) & 0x1fu;
@@ -25,13 +23,6 @@ float Float16ToFloat(uint16_t bits) {
   if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
   // Rebias the exponent from 15 to 127.
   return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-uint16_t FloatToBFloat16(float value) {
-  const uint32_t bits = std::bit_cast<uint32_t>(value);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  const uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
 uint16_t FloatToFloat16(float value) {
@@ -69,28 +60,6 @@ ACTEX_TARGET_AVX512 int64_t WidenSixteensAvx512(const uint8_t* bytes, WeightDtyp
   return i;
 }
 
-// Rounds whole groups of sixteen float32 values (`bytes`, any alignment) to bfloat16
-// with AVX-512 and returns how many it rounded (the caller does the rest): lane for lane
-// FloatToBFloat16's arithmetic, so the same bits (unlike VCVTNEPS2BF16, which flushes
-// subnormals to zero).
-ACTEX_TARGET_AVX512 int64_t RoundSixteensAvx512(const uint8_t* bytes, int64_t count,
-                                                uint16_t* destination) {
-  const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff);
-  const __m512i magnitude_mask = _mm512_set1_epi32(0x7fffffff);
-  const __m512i infinity = _mm512_set1_epi32(0x7f800000), quiet = _mm512_set1_epi32(0x40);
-  int64_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    const __m512i bits = _mm512_loadu_si512(bytes + 4 * i);
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), one);
-    const __m512i rounded =
-        _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(half, lsb)), 16);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, magnitude_mask), infinity);
-    const __m512i result = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(bits, 16), quiet);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination + i), _mm512_cvtepi32_epi16(result));
-  }
-  return i;
-}
-
 }  // namespace
 
 void WidenToFloat(const void* source, WeightDtype dtype, int64_t count, float* destination) {
@@ -116,7 +85,7 @@ void WidenToFloat(const void* source, WeightDtype dtype, int64_t count, float* d
   for (; i < count; ++i) {
     uint16_t bits;
     std::memcpy(&bits, bytes + 2 * i, 2);
-    destination[i] = dtype == WeightDtype::kBF16 ? BFloat16ToFloat(bits) : Float16ToFloat(bits);
+    destination[i] = dtype == WeightDtype::kBF16 ? Bfloat16BitsToFloat(bits) : Float16ToFloat(bits);
   }
 }
 
@@ -126,22 +95,17 @@ void RoundToBFloat16(const void* source, WeightDtype dtype, int64_t count, uint1
     std::memcpy(destination, bytes, static_cast<size_t>(count) * sizeof(uint16_t));
     return;
   }
-  if (dtype == WeightDtype::kF32) {
-    int64_t i = 0;
-    if (ActiveIsa() == VectorIsa::kAvx512) i = RoundSixteensAvx512(bytes, count, destination);
-    for (; i < count; ++i) {
-      float value;
-      std::memcpy(&value, bytes + 4 * i, 4);
-      destination[i] = FloatToBFloat16(value);
-    }
+  if (dtype == WeightDtype::kF32 && reinterpret_cast<uintptr_t>(source) % alignof(float) == 0) {
+    ConvertToBfloat16({static_cast<const float*>(source), static_cast<size_t>(count)}, destination);
     return;
   }
-  // F16: widened exactly through a float block on the stack, then rounded.
+  // F16 (widened exactly) and misaligned F32 (a weight a safetensors file places so)
+  // through a float block on the stack, then rounded.
   constexpr int64_t kBlock = 256;
   float block[kBlock];
   for (int64_t first = 0; first < count; first += kBlock) {
     const int64_t n = std::min(kBlock, count - first);
-    WidenToFloat(bytes + 2 * first, dtype, n, block);
+    WidenToFloat(bytes + WeightDtypeBytes(dtype) * first, dtype, n, block);
     RoundToBFloat16(block, WeightDtype::kF32, n, destination + first);
   }
 }

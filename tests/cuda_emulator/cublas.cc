@@ -35,7 +35,7 @@ const float* AsFloats(const void* data, cudaDataType type, size_t count,
   if (type == CUDA_R_32F) return static_cast<const float*>(data);
   const auto* bits = static_cast<const uint16_t*>(data);
   scratch.resize(count);
-  for (size_t i = 0; i < count; ++i) scratch[i] = actex::BFloat16ToFloat(bits[i]);
+  for (size_t i = 0; i < count; ++i) scratch[i] = actex::Bfloat16BitsToFloat(bits[i]);
   return scratch.data();
 }
 

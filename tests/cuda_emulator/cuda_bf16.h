@@ -12,8 +12,12 @@ struct __nv_bfloat16 {
   uint16_t bits;
 };
 
-inline __nv_bfloat16 __float2bfloat16_rn(float value) { return {actex::FloatToBFloat16(value)}; }
-inline float __bfloat162float(__nv_bfloat16 value) { return actex::BFloat16ToFloat(value.bits); }
+inline __nv_bfloat16 __float2bfloat16_rn(float value) {
+  return {actex::FloatToBfloat16Bits(value)};
+}
+inline float __bfloat162float(__nv_bfloat16 value) {
+  return actex::Bfloat16BitsToFloat(value.bits);
+}
 inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 value) { return value.bits; }
 
 #endif  // ACTEX_TESTS_CUDA_EMULATOR_CUDA_BF16_H_

@@ -95,7 +95,7 @@ void WriteHalfAndWidened(const std::string& family, const std::string& dtype,
     for (size_t i = 0; i < count; ++i) {
       float value;
       std::memcpy(&value, tensor.bytes.data() + 4 * i, 4);
-      bits[i] = bf16 ? FloatToBFloat16(value) : FloatToFloat16(value);
+      bits[i] = bf16 ? FloatToBfloat16Bits(value) : FloatToFloat16(value);
     }
     const uint16_t* data = bits.data();
     half.push_back({name, dtype, tensor.shape, [data, count](std::span<uint8_t> out) {

@@ -191,7 +191,7 @@ TEST(ModelWeights, RefusesMixedDtypes) {
     for (size_t i = 0; i < halves.size() / 2; ++i) {
       float value;
       std::memcpy(&value, norm->bytes.data() + 4 * i, 4);
-      const uint16_t bits = FloatToBFloat16(value);
+      const uint16_t bits = FloatToBfloat16Bits(value);
       std::memcpy(halves.data() + 2 * i, &bits, 2);
     }
     norm->dtype = "BF16";

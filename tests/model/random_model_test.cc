@@ -48,8 +48,8 @@ TEST(RandomModel, FamilyPresetsHaveTheRealModelsShapesAndFeatures) {
     int hidden, layers, heads, kv_heads, head_dim;
     MoeConfig moe = {};  // every layer routed when experts > 0
   };
-  const MoeConfig olmoe{.experts = 64, .top_k = 8, .expert_intermediate = 1024,
-                        .renormalize = false};
+  const MoeConfig olmoe{
+      .experts = 64, .top_k = 8, .expert_intermediate = 1024, .renormalize = false};
   const MoeConfig qwen3_moe{.experts = 128, .top_k = 8, .expert_intermediate = 768};
   const MoeConfig mixtral{.experts = 8, .top_k = 2, .expert_intermediate = 14336};
   for (const Expected& e : {Expected{"gpt2", "gpt2", 768, 12, 12, 12, 64},
@@ -247,7 +247,7 @@ TEST(RandomModel, SixteenBitModelsAreTheFloat32ModelRounded) {
       uint16_t brain_bits, half_bits;
       std::memcpy(&brain_bits, static_cast<const uint8_t*>(b.data) + 2 * i, 2);
       std::memcpy(&half_bits, static_cast<const uint8_t*>(h.data) + 2 * i, 2);
-      ASSERT_EQ(brain_bits, FloatToBFloat16(value)) << name << " " << i;
+      ASSERT_EQ(brain_bits, FloatToBfloat16Bits(value)) << name << " " << i;
       ASSERT_EQ(half_bits, FloatToFloat16(value)) << name << " " << i;
     }
   }

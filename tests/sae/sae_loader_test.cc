@@ -204,7 +204,7 @@ void RewriteWeightsAs(const std::string& dir, const std::string& dtype) {
                            float value;
                            std::memcpy(&value, source.bytes.data() + i * 4, 4);
                            if (dtype == "BF16") {
-                             const uint16_t half = FloatToBFloat16(value);
+                             const uint16_t half = FloatToBfloat16Bits(value);
                              std::memcpy(out.data() + i * 2, &half, 2);
                            } else {
                              const int32_t integer = static_cast<int32_t>(value * 100);
@@ -228,7 +228,7 @@ TEST(LoadSae, WidensBFloat16WeightsExactly) {
   ASSERT_EQ(widened->encoder_weight.size(), original->encoder_weight.size());
   for (size_t i = 0; i < original->encoder_weight.size(); ++i) {
     ASSERT_EQ(widened->encoder_weight[i],
-              BFloat16ToFloat(FloatToBFloat16(original->encoder_weight[i])));
+              Bfloat16BitsToFloat(FloatToBfloat16Bits(original->encoder_weight[i])));
   }
 }
 

@@ -76,7 +76,8 @@ void CheckGated(const TestWeight& gate_weight, const TestWeight& up_weight, int6
   auto rounded_value = [](const float* row, const WeightSlice& slice, int64_t column,
                           const TestWeight& weight, int64_t i) {
     const float w = weight.values[(slice.first_row + column) * weight.view.cols + i];
-    return double{BFloat16ToFloat(FloatToBFloat16(row[i]))} * BFloat16ToFloat(FloatToBFloat16(w));
+    return double{Bfloat16BitsToFloat(FloatToBfloat16Bits(row[i]))} *
+           Bfloat16BitsToFloat(FloatToBfloat16Bits(w));
   };
   double worst = 0.0;
   for (int64_t t = 0; t < tokens; ++t) {
@@ -94,7 +95,7 @@ void CheckGated(const TestWeight& gate_weight, const TestWeight& up_weight, int6
           1e-5 * std::sqrt(static_cast<double>(in)) * (1.0 + 1.2 * std::fabs(u) + std::fabs(g)) +
           1e-5 * std::fabs(expected);
       worst = std::max(worst, std::fabs(expected - kept) / bound);
-      EXPECT_EQ(three.rounded[t * columns + c], FloatToBFloat16(kept)) << t << ", " << c;
+      EXPECT_EQ(three.rounded[t * columns + c], FloatToBfloat16Bits(kept)) << t << ", " << c;
     }
     for (int64_t c = columns; c < ldk; ++c) EXPECT_EQ(three.kept[t * ldk + c], 123.0f);
   }

@@ -39,8 +39,8 @@ void CheckBf16Linear(const TestWeight& weight, const WeightSlice& slice, int64_t
       for (int64_t i = 0; i < in; ++i) {
         const float w =
             weight.values[(slice.first_row + o) * weight.view.cols + slice.first_col + i];
-        expected += double{BFloat16ToFloat(FloatToBFloat16(x[t * ldx + i]))} *
-                    BFloat16ToFloat(FloatToBFloat16(w));
+        expected += double{Bfloat16BitsToFloat(FloatToBfloat16Bits(x[t * ldx + i]))} *
+                    Bfloat16BitsToFloat(FloatToBfloat16Bits(w));
       }
       worst = std::max(worst, std::fabs(expected - y[t * ldy + o]));
     }

@@ -25,8 +25,9 @@ TestWeight MakeWeight(int64_t rows, int64_t cols, WeightDtype dtype, size_t byte
       std::memcpy(out, &value, 4);
     } else {
       const uint16_t half =
-          dtype == WeightDtype::kBF16 ? FloatToBFloat16(value) : FloatToFloat16(value);
-      weight.values[i] = dtype == WeightDtype::kBF16 ? BFloat16ToFloat(half) : Float16ToFloat(half);
+          dtype == WeightDtype::kBF16 ? FloatToBfloat16Bits(value) : FloatToFloat16(value);
+      weight.values[i] =
+          dtype == WeightDtype::kBF16 ? Bfloat16BitsToFloat(half) : Float16ToFloat(half);
       std::memcpy(out, &half, 2);
     }
   }
