@@ -50,6 +50,23 @@ std::expected<ScopedFd, std::string> CreateFileForWrite(const std::string& path)
   return ScopedFd(fd);
 }
 
+std::expected<bool, std::string> CopyFileRange(int from, const std::string& from_path, int to,
+                                               const std::string& to_path, int64_t bytes) {
+  loff_t offset = 0;
+  while (offset < bytes) {
+    const ssize_t copied =
+        ::copy_file_range(from, &offset, to, nullptr, static_cast<size_t>(bytes - offset), 0);
+    if (copied > 0) continue;  // copy_file_range moved `offset` on
+    if (copied < 0 && errno == EINTR) continue;
+    const int error = copied == 0 ? ENODATA : errno;
+    const bool unsupported =
+        error == EXDEV || error == EINVAL || error == ENOSYS || error == EOPNOTSUPP;
+    if (offset == 0 && unsupported) return false;
+    return std::unexpected(OsError("cannot copy " + from_path + " into", to_path, error));
+  }
+  return true;
+}
+
 void StartWriteback(int fd) {
   // Advisory: a failure only means the later fsync does all the waiting.
   (void)::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);

@@ -56,6 +56,14 @@ std::expected<void, std::string> WriteAll(int fd, const void* data, size_t size,
 std::expected<void, std::string> PreadAll(int fd, void* data, size_t size, int64_t offset,
                                           const std::string& path);
 
+// Appends the first `bytes` bytes of `from` to `to` (at its file offset) by
+// copy_file_range(2): the kernel moves them without this process reading them back (a
+// shared-extent clone where the file system can). Returns false, having copied
+// nothing, where the file systems cannot copy between the two (the caller then reads
+// and writes them itself).
+std::expected<bool, std::string> CopyFileRange(int from, const std::string& from_path, int to,
+                                               const std::string& to_path, int64_t bytes);
+
 // fsync(2) on `fd`.
 std::expected<void, std::string> SyncFile(int fd, const std::string& path);
 

@@ -75,11 +75,14 @@ inline constexpr const char* kSafetensorsMetadataKey = "__metadata__";
 
 // The bytes that precede the tensor data in a safetensors file holding `tensors`
 // back to back in the given order (their `fill` is not used): the 8-byte length
-// and the JSON header padded with spaces to a multiple of 8. Errors on an unknown
-// dtype, a negative dimension, an empty, reserved or duplicate name. For writers
-// that stream the tensor bytes themselves (the shard writer).
+// and the JSON header padded with spaces to a multiple of 8, and further to `at_least`
+// bytes in all (a multiple of 8: the room a writer left for it before the data; the
+// format allows any trailing spaces). Errors on an unknown dtype, a negative dimension,
+// an empty, reserved or duplicate name. For writers that stream the tensor bytes
+// themselves (the shard writer).
 std::expected<std::string, std::string> EncodeSafetensorsHeader(
-    const std::vector<TensorToWrite>& tensors, const std::map<std::string, std::string>& metadata);
+    const std::vector<TensorToWrite>& tensors, const std::map<std::string, std::string>& metadata,
+    size_t at_least = 0);
 
 }  // namespace actex
 

@@ -9,7 +9,8 @@
 namespace actex {
 
 std::expected<std::string, std::string> EncodeSafetensorsHeader(
-    const std::vector<TensorToWrite>& tensors, const std::map<std::string, std::string>& metadata) {
+    const std::vector<TensorToWrite>& tensors, const std::map<std::string, std::string>& metadata,
+    size_t at_least) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) {
     auto& entry = header[kSafetensorsMetadataKey] = nlohmann::ordered_json::object();
@@ -38,6 +39,9 @@ std::expected<std::string, std::string> EncodeSafetensorsHeader(
   }
   // Padding keeps the data section 8-byte aligned for readers that map it in place.
   json.append((8 - json.size() % 8) % 8, ' ');
+  if (kSafetensorsLengthBytes + json.size() < at_least) {
+    json.append(at_least - kSafetensorsLengthBytes - json.size(), ' ');
+  }
   const uint64_t length = json.size();
   std::string out(kSafetensorsLengthBytes, '\0');
   std::memcpy(out.data(), &length, kSafetensorsLengthBytes);

@@ -95,18 +95,8 @@ std::expected<void, std::string> ShardFileSink::Write(const void* data, size_t s
 std::expected<bool, std::string> ShardFileSink::CopyFileIn(int from, const std::string& from_path,
                                                            int64_t bytes, uint32_t crc) {
   if (gzip_ || (budget_ != nullptr && budget_->remaining >= 0)) return false;
-  loff_t offset = 0;
-  while (offset < bytes) {
-    const ssize_t copied = ::copy_file_range(from, &offset, fd_.get(), nullptr,
-                                             static_cast<size_t>(bytes - offset), 0);
-    if (copied > 0) continue;  // copy_file_range moved `offset` on
-    if (copied < 0 && errno == EINTR) continue;
-    const int error = copied == 0 ? ENODATA : errno;
-    const bool unsupported =
-        error == EXDEV || error == EINVAL || error == ENOSYS || error == EOPNOTSUPP;
-    if (offset == 0 && unsupported) return false;
-    return std::unexpected(OsError("cannot copy " + from_path + " into", path_, error));
-  }
+  auto copied = CopyFileRange(from, from_path, fd_.get(), path_, bytes);
+  if (!copied || !*copied) return copied;
   crc32_ = Crc32Combine(crc32_, crc, bytes);
   bytes_written_ += bytes;
   return true;

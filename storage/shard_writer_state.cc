@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -52,9 +53,43 @@ std::expected<void, std::string> ShardWriterState::WriteMetadata(bool complete) 
       listing->MetadataText(complete, options.run_config, MetadataDtype(options.dtype)), &budget);
 }
 
+std::vector<TensorToWrite> ShardWriterState::ShardLayout(int64_t tokens) const {
+  std::vector<TensorToWrite> layout;
+  for (const StoredSite& site : options.sites) {
+    if (site.statistics_only) continue;  // its spill is empty
+    layout.push_back(
+        {site.name, site.Dtype(SafetensorsDtype(options.dtype)), {tokens, site.width}, nullptr});
+  }
+  layout.push_back({"token_ids", "I32", {tokens}, nullptr});
+  layout.push_back({"doc_ids", "I64", {tokens}, nullptr});
+  layout.push_back({"positions", "I32", {tokens}, nullptr});
+  return layout;
+}
+
+std::map<std::string, std::string> ShardWriterState::ShardMetadata() const {
+  std::map<std::string, std::string> metadata = options.tensor_metadata;
+  metadata["format"] = "pt";
+  return metadata;
+}
+
 std::expected<void, std::string> ShardWriterState::OpenShard() {
-  auto opened = ShardSpill::Create(options.dir, ++shard_number,
-                                   options.sites.size() + std::size(kIdTensors), &budget);
+  const size_t tensors = options.sites.size() + std::size(kIdTensors);
+  // Room for the longest header a shard can have (every number in it is widest at the
+  // most tokens): a plain shard's first tensor is written in place after it, and a
+  // gzip shard's header is as long, so that it decompresses to the plain shard.
+  auto widest = EncodeSafetensorsHeader(ShardLayout(kMostShardTokens), ShardMetadata());
+  if (!widest) return std::unexpected(options.dir + ": " + widest.error());
+  header_room = std::ssize(*widest);
+  std::expected<ShardSpill, std::string> opened;
+  if (options.gzip) {
+    opened = ShardSpill::Create(options.dir, ++shard_number, tensors, &budget);
+  } else {
+    const auto first_stored = std::ranges::find_if(
+        options.sites, [](const StoredSite& site) { return !site.statistics_only; });
+    opened = ShardSpill::CreateInPlace(options.dir, ++shard_number, tensors,
+                                       static_cast<size_t>(first_stored - options.sites.begin()),
+                                       header_room, &budget);
+  }
   if (!opened) return std::unexpected(opened.error());
   spill.emplace(std::move(*opened));
   shard_docs = shard_tokens = 0;
@@ -86,50 +121,40 @@ std::expected<void, std::string> ShardWriterState::SpillRows(const DocumentActiv
 }
 
 std::expected<void, std::string> ShardWriterState::CloseShard() {
-  std::vector<TensorToWrite> layout;
-  for (const StoredSite& site : options.sites) {
-    if (site.statistics_only) continue;  // its spill is empty
-    layout.push_back({site.name,
-                      site.Dtype(SafetensorsDtype(options.dtype)),
-                      {shard_tokens, site.width},
-                      nullptr});
-  }
-  layout.push_back({"token_ids", "I32", {shard_tokens}, nullptr});
-  layout.push_back({"doc_ids", "I64", {shard_tokens}, nullptr});
-  layout.push_back({"positions", "I32", {shard_tokens}, nullptr});
-  std::map<std::string, std::string> tensor_metadata = options.tensor_metadata;
-  tensor_metadata["format"] = "pt";
-  auto header = EncodeSafetensorsHeader(layout, tensor_metadata);
+  auto header = EncodeSafetensorsHeader(ShardLayout(shard_tokens), ShardMetadata(),
+                                        static_cast<size_t>(header_room));
   if (!header) return std::unexpected(options.dir + ": " + header.error());
 
   const std::string name = ShardFileName(shard_number, options.gzip);
   const std::string path = PathOf(name);
-  const std::string tmp_path = path + ".tmp";
-  auto written = [&]() -> std::expected<std::pair<uint32_t, int64_t>, std::string> {
-    auto sink = ShardFileSink::Create(tmp_path, options.gzip, &budget);
-    if (!sink) return std::unexpected(sink.error());
-    if (auto ok = (*sink)->Write(header->data(), header->size()); !ok) {
-      return std::unexpected(ok.error());
-    }
-    if (auto ok = spill->CopyTo(**sink, scratch); !ok) return std::unexpected(ok.error());
-    if (auto ok = (*sink)->Finish(); !ok) return std::unexpected(ok.error());
-    if (auto ok = CommitRename(tmp_path, path); !ok) return std::unexpected(ok.error());
-    return std::make_pair((*sink)->crc32(), (*sink)->bytes_written());
+  auto written = [&]() -> std::expected<ShardSpill::Sealed, std::string> {
+    if (spill->in_place()) return spill->SealInPlace(path, *header, scratch);
+    const std::string tmp_path = path + ".tmp";
+    auto copied = [&]() -> std::expected<ShardSpill::Sealed, std::string> {
+      auto sink = ShardFileSink::Create(tmp_path, options.gzip, &budget);
+      if (!sink) return std::unexpected(sink.error());
+      if (auto ok = (*sink)->Write(header->data(), header->size()); !ok) {
+        return std::unexpected(ok.error());
+      }
+      if (auto ok = spill->CopyTo(**sink, scratch); !ok) return std::unexpected(ok.error());
+      if (auto ok = (*sink)->Finish(); !ok) return std::unexpected(ok.error());
+      if (auto ok = CommitRename(tmp_path, path); !ok) return std::unexpected(ok.error());
+      return ShardSpill::Sealed{(*sink)->crc32(), (*sink)->bytes_written()};
+    }();
+    if (!copied) ::unlink(tmp_path.c_str());
+    return copied;
   }();
-  if (!written) {
-    ::unlink(tmp_path.c_str());
-    return std::unexpected(written.error());
-  }
+  if (!written) return std::unexpected(written.error());
   spill.reset();  // closing the descriptors frees the unlinked spill files
   spdlog::debug("wrote {}: docs {}..{} ({} docs, {} tokens, {} bytes)", path, first_doc_id,
-                last_doc_id, shard_docs, shard_tokens, written->second);
+                last_doc_id, shard_docs, shard_tokens, written->bytes);
   nlohmann::ordered_json entry = {{"file", name},
                                   {"first_doc_id", first_doc_id},
                                   {"last_doc_id", last_doc_id},
                                   {"docs", shard_docs},
                                   {"tokens", shard_tokens},
-                                  {"bytes", written->second},
-                                  {"crc32", FormatCrc32(written->first)},
+                                  {"bytes", written->bytes},
+                                  {"crc32", FormatCrc32(written->crc32)},
                                   {"chunks", ended_chunks}};
   if (!examples.empty()) {
     const std::string examples_name = ExamplesFileName(name);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -15,6 +16,7 @@
 
 #include "storage/file_io.h"
 #include "storage/host_folder_files.h"
+#include "storage/safetensors.h"
 #include "storage/shard_examples.h"
 #include "storage/shard_listing.h"
 #include "storage/shard_spill.h"
@@ -25,11 +27,16 @@ namespace actex {
 
 inline constexpr size_t kCopyChunkBytes = size_t{1} << 20;
 inline constexpr const char* kIdTensors[] = {"token_ids", "doc_ids", "positions"};
+// The room left for a shard's header (written last, before its first tensor, which is
+// written in place) fits a shard of up to this many tokens: a shard closes once its
+// bytes reach shard_bytes, so only a single document of 10^12 tokens could pass it.
+inline constexpr int64_t kMostShardTokens = 999'999'999'999;
 
 struct ShardWriterState {
   ShardWriterOptions options;
   WriteBudget budget;
   std::optional<ShardSpill> spill;  // the open shard: sites in order, then kIdTensors
+  int64_t header_room = 0;          // the open shard's header, padded to it
   std::vector<uint8_t> scratch;     // spill bytes on their way into a shard
   std::vector<uint16_t> converted;  // half-precision rows on their way into a spill
   // The open shard (when spill holds one): its ended chunks, then maybe an open one.
@@ -63,6 +70,9 @@ struct ShardWriterState {
 
   std::string PathOf(const std::string& name) const { return options.dir + "/" + name; }
   std::expected<void, std::string> WriteMetadata(bool complete);
+  // The open shard's tensors (fill unused) and header metadata, for `tokens` tokens.
+  std::vector<TensorToWrite> ShardLayout(int64_t tokens) const;
+  std::map<std::string, std::string> ShardMetadata() const;
   std::expected<void, std::string> OpenShard();
   std::expected<void, std::string> SpillRows(const DocumentActivations& document, size_t site);
   std::expected<void, std::string> CloseShard();

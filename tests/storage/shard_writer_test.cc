@@ -48,14 +48,6 @@ nlohmann::json ReadMetadata(const std::string& dir) {
   return nlohmann::json::parse(ReadBytes(dir + "/metadata.json"));
 }
 
-std::set<std::string> DirectoryEntries(const std::string& dir) {
-  std::set<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    names.insert(entry.path().filename().string());
-  }
-  return names;
-}
-
 template <typename T>
 std::vector<T> Values(const SafetensorsTensor& tensor) {
   std::vector<T> values(tensor.bytes.size() / sizeof(T));
