@@ -86,7 +86,10 @@ std::vector<std::vector<SiteActivations>> RunShards(
   for (int rank = 0; rank < shards; ++rank) {
     threads.emplace_back([&, rank] {
       auto done = models[rank]->Forward(batch, group.member(rank), &captures[rank]);
-      if (!done) errors[rank] = done.error();
+      if (!done) {
+        errors[rank] = done.error();
+        group.Abandon(rank, done.error());  // its peers stop waiting for it
+      }
     });
   }
   for (std::thread& thread : threads) thread.join();
