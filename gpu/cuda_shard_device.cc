@@ -99,19 +99,22 @@ class CudaShardDevice final : public ShardDevice {
   void Embed(float* resid_stream, float*) override {
     if (error_.failed()) return;
     const gpu::DeviceTensor& embed = weights_.embed();
-    gpu::EmbedRows(embed.data, weights_.position_embed().data, embed.dtype, config_.hidden,
-                   ids_.as<int32_t>(), positions_.as<int32_t>(), tokens_, config_.embed_scale,
-                   resid_stream, stream());
+    Launched(gpu::EmbedRows(embed.data, weights_.position_embed().data, embed.dtype, config_.hidden,
+                            ids_.as<int32_t>(), positions_.as<int32_t>(), tokens_,
+                            config_.embed_scale, resid_stream, stream()),
+             "launching EmbedRows");
   }
   void Normalize(const float* x, const std::vector<float>& weight, const std::vector<float>& bias,
                  float* y) override {
     if (error_.failed()) return;
     if (config_.norm == NormKind::kLayerNorm) {
-      gpu::LayerNormRows(x, tokens_, config_.hidden, weights_.Vector(weight), weights_.Vector(bias),
-                         config_.rms_norm_eps, y, stream());
+      Launched(gpu::LayerNormRows(x, tokens_, config_.hidden, weights_.Vector(weight),
+                                  weights_.Vector(bias), config_.rms_norm_eps, y, stream()),
+               "launching LayerNormRows");
     } else {
-      gpu::RmsNormRows(x, tokens_, config_.hidden, weights_.Vector(weight), config_.rms_norm_eps, y,
-                       stream());
+      Launched(gpu::RmsNormRows(x, tokens_, config_.hidden, weights_.Vector(weight),
+                                config_.rms_norm_eps, y, stream()),
+               "launching RmsNormRows");
     }
   }
   void Linear(const float* x, std::initializer_list<Product> products) override {
@@ -122,37 +125,43 @@ class CudaShardDevice final : public ShardDevice {
       error_.Keep(streams_.Product(x, tokens_, matrix, product.y, options_.precision, x_rounded));
       x_rounded = x_rounded || gpu::ShardStreams::RoundsInput(matrix, options_.precision);
       if (!product.bias.empty()) {
-        gpu::AddBiasRows(product.y, tokens_, product.weight.out_features(),
-                         weights_.Vector(product.bias), stream());
+        Launched(gpu::AddBiasRows(product.y, tokens_, product.weight.out_features(),
+                                  weights_.Vector(product.bias), stream()),
+                 "launching AddBiasRows");
       }
     }
   }
   void NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) override {
     if (error_.failed()) return;
-    gpu::RmsNormRows(queries, tokens_ * shape_.heads, shape_.head_dim, weights_.Vector(w.q_norm),
-                     config_.rms_norm_eps, queries, stream());
-    gpu::RmsNormRows(keys, tokens_ * shape_.kv_heads, shape_.head_dim, weights_.Vector(w.k_norm),
-                     config_.rms_norm_eps, keys, stream());
+    Launched(gpu::RmsNormRows(queries, tokens_ * shape_.heads, shape_.head_dim,
+                              weights_.Vector(w.q_norm), config_.rms_norm_eps, queries, stream()),
+             "launching RmsNormRows");
+    Launched(gpu::RmsNormRows(keys, tokens_ * shape_.kv_heads, shape_.head_dim,
+                              weights_.Vector(w.k_norm), config_.rms_norm_eps, keys, stream()),
+             "launching RmsNormRows");
   }
   void Rotate(int layer, float* queries, float* keys) override {
     if (error_.failed()) return;
     // Gemma 3's sliding layers have their own table.
     const DeviceRotary& rotary = rotary_[config_.local_rope && config_.Slides(layer) ? 1 : 0];
     const int dim = shape_.head_dim;
-    gpu::RotateRows(queries, tokens_, int64_t{shape_.heads} * dim, shape_.heads, dim,
-                    positions_.as<int32_t>(), rotary.cos.as<float>(), rotary.sin.as<float>(),
-                    stream());
-    gpu::RotateRows(keys, tokens_, int64_t{shape_.kv_heads} * dim, shape_.kv_heads, dim,
-                    positions_.as<int32_t>(), rotary.cos.as<float>(), rotary.sin.as<float>(),
-                    stream());
+    Launched(gpu::RotateRows(queries, tokens_, int64_t{shape_.heads} * dim, shape_.heads, dim,
+                             positions_.as<int32_t>(), rotary.cos.as<float>(),
+                             rotary.sin.as<float>(), stream()),
+             "launching RotateRows");
+    Launched(gpu::RotateRows(keys, tokens_, int64_t{shape_.kv_heads} * dim, shape_.kv_heads, dim,
+                             positions_.as<int32_t>(), rotary.cos.as<float>(),
+                             rotary.sin.as<float>(), stream()),
+             "launching RotateRows");
   }
   void Attend(int layer, const float* queries, const float* keys, const float* values,
               float* context) override {
     if (error_.failed()) return;
     gpu::AttentionShape shape = shape_;
     shape.window = config_.Slides(layer) ? config_.sliding_window : 0;
-    gpu::CausalAttention(queries, keys, values, sequence_start_.as<int32_t>(), tokens_, shape,
-                         context, stream());
+    Launched(gpu::CausalAttention(queries, keys, values, sequence_start_.as<int32_t>(), tokens_,
+                                  shape, context, stream()),
+             "launching CausalAttention");
   }
   void Activate(float* x, const float* up, int64_t count, bool) override {
     if (error_.failed()) return;
@@ -160,15 +169,17 @@ class CudaShardDevice final : public ShardDevice {
         config_.mlp == MlpKind::kGatedSilu       ? gpu::Activation::kSiluTimesUp
         : config_.mlp == MlpKind::kGatedGeluTanh ? gpu::Activation::kGeluTanhTimesUp
                                                  : gpu::Activation::kGeluTanh;
-    gpu::Activate(activation, x, up, count, stream());
+    Launched(gpu::Activate(activation, x, up, count, stream()), "launching Activate");
   }
   void AddBias(float* rows, const std::vector<float>& bias) override {
     if (error_.failed() || bias.empty()) return;
-    gpu::AddBiasRows(rows, tokens_, config_.hidden, weights_.Vector(bias), stream());
+    Launched(gpu::AddBiasRows(rows, tokens_, config_.hidden, weights_.Vector(bias), stream()),
+             "launching AddBiasRows");
   }
   void Accumulate(float* target, const float* addend) override {
     if (error_.failed()) return;
-    gpu::AddInPlace(target, addend, tokens_ * config_.hidden, stream());
+    Launched(gpu::AddInPlace(target, addend, tokens_ * config_.hidden, stream()),
+             "launching AddInPlace");
   }
 
   std::expected<void, std::string> AllReduceSum(float* data, int64_t count,
@@ -189,6 +200,11 @@ class CudaShardDevice final : public ShardDevice {
   }
 
  private:
+  // Keeps a kernel's launch error (gpu/kernels/launch.h) under `what` ("launching
+  // RmsNormRows"), so that the batch's error names the kernel.
+  void Launched(cudaError_t launch, std::string_view what) {
+    error_.Keep(gpu::CudaOk(launch, what));
+  }
   cudaStream_t stream() const { return streams_.compute(); }
   std::expected<void, std::string> UploadRotary(int32_t max_position);
 
@@ -330,18 +346,21 @@ std::expected<void, std::string> CudaShardDevice::NormalizeWholeProjections(
     return error_.Take();
   }
   float* sums = square_sums_.as<float>();  // [tokens, 2]
-  gpu::SumSquaresOfRows(queries, q_width, keys, kv_width, counted.first, counted.end, tokens_, sums,
-                        stream());
+  Launched(gpu::SumSquaresOfRows(queries, q_width, keys, kv_width, counted.first, counted.end,
+                                 tokens_, sums, stream()),
+           "launching SumSquaresOfRows");
   auto reduced = AllReduceSum(sums, 2 * tokens_, collective);
   if (!reduced) {
     return std::unexpected("all-reduce of q_norm/k_norm of layer " + std::to_string(layer) + ": " +
                            reduced.error());
   }
   const float eps = config_.rms_norm_eps;
-  gpu::ScaleRowsByRms(queries, q_width, sums, 0, static_cast<float>(config_.heads * dim), eps,
-                      weights_.Vector(w.q_norm), tokens_, stream());
-  gpu::ScaleRowsByRms(keys, kv_width, sums, 1, static_cast<float>(config_.kv_heads * dim), eps,
-                      weights_.Vector(w.k_norm), tokens_, stream());
+  Launched(gpu::ScaleRowsByRms(queries, q_width, sums, 0, static_cast<float>(config_.heads * dim),
+                               eps, weights_.Vector(w.q_norm), tokens_, stream()),
+           "launching ScaleRowsByRms");
+  Launched(gpu::ScaleRowsByRms(keys, kv_width, sums, 1, static_cast<float>(config_.kv_heads * dim),
+                               eps, weights_.Vector(w.k_norm), tokens_, stream()),
+           "launching ScaleRowsByRms");
   return {};
 }
 

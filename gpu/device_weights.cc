@@ -101,8 +101,13 @@ std::expected<void, std::string> DeviceWeights::AddMatrix(const WeightSlice& wei
              "copying a " + what + " to the GPU");
   if (!copied) return copied;
   if (round) {
-    WidenToFloat(target, file_dtype, out * in, staging_.as<float>(), stream);
-    RoundToBFloat16(staging_.as<float>(), out * in, memory.as<uint16_t>(), stream);
+    auto widened = CudaOk(WidenToFloat(target, file_dtype, out * in, staging_.as<float>(), stream),
+                          "launching WidenToFloat");
+    if (!widened) return widened;
+    auto launched =
+        CudaOk(RoundToBFloat16(staging_.as<float>(), out * in, memory.as<uint16_t>(), stream),
+               "launching RoundToBFloat16");
+    if (!launched) return launched;
     // The staging is reused by the next matrix: wait for this one.
     auto rounded = CudaOk(cudaStreamSynchronize(stream), "rounding a " + what + " to bfloat16");
     if (!rounded) return rounded;

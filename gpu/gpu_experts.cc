@@ -66,19 +66,26 @@ std::expected<RoutingOutputs, std::string> GpuExperts::Forward(
     const int64_t count = routing_.first_assignment(e + 1) - first;
     if (count == 0 || w.experts[e].gate.out_features() == 0) continue;
     const int32_t* rows = token_of_row_on_gpu_.as<int32_t>() + first;  // [count]
-    GatherRows(normed, rows, count, hidden_, gathered_.as<float>(), stream);
+    auto gathered = CudaOk(GatherRows(normed, rows, count, hidden_, gathered_.as<float>(), stream),
+                           "launching GatherRows");
+    if (!gathered) return std::unexpected(gathered.error());
     auto ran = ExpertMlp(w.experts[e], gathered_.as<float>(), count, out_.as<float>(), streams,
                          weights, precision);
     if (!ran) return std::unexpected(ran.error());
-    AddWeightedRows(out_.as<float>(), rows, weight_of_row_on_gpu_.as<float>() + first, count,
-                    hidden_, shard_sum, stream);
+    auto added =
+        CudaOk(AddWeightedRows(out_.as<float>(), rows, weight_of_row_on_gpu_.as<float>() + first,
+                               count, hidden_, shard_sum, stream),
+               "launching AddWeightedRows");
+    if (!added) return std::unexpected(added.error());
   }
   if (!w.shared_expert_gate.empty()) {  // qwen2_moe
     auto ran =
         ExpertMlp(w.shared_expert, normed, tokens, out_.as<float>(), streams, weights, precision);
     if (!ran) return std::unexpected(ran.error());
-    AddGatedRows(out_.as<float>(), normed, weights.Vector(w.shared_expert_gate), tokens, hidden_,
-                 shard_sum, stream);
+    auto added = CudaOk(AddGatedRows(out_.as<float>(), normed, weights.Vector(w.shared_expert_gate),
+                                     tokens, hidden_, shard_sum, stream),
+                        "launching AddGatedRows");
+    if (!added) return std::unexpected(added.error());
   }
   return routing_.outputs();
 }
@@ -94,8 +101,10 @@ std::expected<void, std::string> GpuExperts::ExpertMlp(const ExpertShardWeights&
     auto done = streams.Product(x, rows, weights.Matrix(*matrix), y, precision);  // [rows, columns]
     if (!done) return done;
   }
-  Activate(Activation::kSiluTimesUp, gate_.as<float>(), up_.as<float>(), rows * columns,
-           streams.compute());
+  auto activated = CudaOk(Activate(Activation::kSiluTimesUp, gate_.as<float>(), up_.as<float>(),
+                                   rows * columns, streams.compute()),
+                          "launching Activate");
+  if (!activated) return activated;
   return streams.Product(gate_.as<float>(), rows, weights.Matrix(expert.down), out,
                          precision);  // [rows, hidden]
 }

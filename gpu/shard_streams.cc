@@ -101,7 +101,12 @@ std::expected<void, std::string> ShardStreams::Product(const float* x, int64_t t
                                 std::to_string(in));
   };
   if (RoundsInput(weight, precision)) {
-    if (!input_rounded) RoundToBFloat16(x, tokens * in, narrow_inputs_.as<uint16_t>(), compute_);
+    if (!input_rounded) {
+      auto rounded =
+          CudaOk(RoundToBFloat16(x, tokens * in, narrow_inputs_.as<uint16_t>(), compute_),
+                 "launching RoundToBFloat16");
+      if (!rounded) return rounded;
+    }
     return checked(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, weight.data,
                                 CUDA_R_16BF, in, narrow_inputs_.data(), CUDA_R_16BF, in, &zero, y,
                                 CUDA_R_32F, out, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
@@ -109,8 +114,10 @@ std::expected<void, std::string> ShardStreams::Product(const float* x, int64_t t
   }
   const float* w = static_cast<const float*>(weight.data);
   if (weight.dtype != StoredDtype::kF32) {
-    WidenToFloat(weight.data, weight.dtype, weight.rows * weight.cols, wide_weight_.as<float>(),
-                 compute_);
+    auto widened = CudaOk(WidenToFloat(weight.data, weight.dtype, weight.rows * weight.cols,
+                                       wide_weight_.as<float>(), compute_),
+                          "launching WidenToFloat");
+    if (!widened) return widened;
     w = wide_weight_.as<float>();
   }
   return checked(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &one, w, in, x, in,

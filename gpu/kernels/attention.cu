@@ -134,25 +134,24 @@ __global__ void AttentionKernel(const float* queries, const float* keys, const f
 
 }  // namespace
 
-void CausalAttention(const float* queries, const float* keys, const float* values,
-                     const int32_t* sequence_start, int64_t tokens, const AttentionShape& shape,
-                     float* context, cudaStream_t stream) {
-  if (tokens <= 0 || shape.heads <= 0) return;
+cudaError_t CausalAttention(const float* queries, const float* keys, const float* values,
+                            const int32_t* sequence_start, int64_t tokens,
+                            const AttentionShape& shape, float* context, cudaStream_t stream) {
+  if (tokens <= 0 || shape.heads <= 0) return cudaSuccess;
   const int shared_bytes = SharedFloats(shape.head_dim) * static_cast<int>(sizeof(float));
   const dim3 grid(BlocksFor(tokens, kWarpsPerBlock), static_cast<unsigned>(shape.heads));
   auto launch = [&](auto kernel) {
     // Past 48 KB (head_dim 256: ~75 KB) a kernel must ask for its dynamic shared memory.
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+    const cudaError_t allowed =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+    if (allowed != cudaSuccess) return allowed;
     kernel<<<grid, kThreads, shared_bytes, stream>>>(queries, keys, values, sequence_start, tokens,
                                                      shape, context);
+    return cudaGetLastError();
   };
-  if (shape.head_dim <= 64) {
-    launch(AttentionKernel<2>);
-  } else if (shape.head_dim <= 128) {
-    launch(AttentionKernel<4>);
-  } else {
-    launch(AttentionKernel<kMaxHeadDim / 32>);
-  }
+  if (shape.head_dim <= 64) return launch(AttentionKernel<2>);
+  if (shape.head_dim <= 128) return launch(AttentionKernel<4>);
+  return launch(AttentionKernel<kMaxHeadDim / 32>);
 }
 
 }  // namespace actex::gpu

@@ -23,9 +23,10 @@ inline constexpr int kMaxHeadDim = 256;
 // [tokens, heads*dim], `keys` and `values` [tokens, kv_heads*dim]; `sequence_start`
 // [tokens] holds the first token of each token's sequence. The softmax is float32,
 // computed online (running maximum and sum) over the visible keys in order.
-void CausalAttention(const float* queries, const float* keys, const float* values,
-                     const int32_t* sequence_start, int64_t tokens, const AttentionShape& shape,
-                     float* context, cudaStream_t stream);
+[[nodiscard]] cudaError_t CausalAttention(const float* queries, const float* keys,
+                                          const float* values, const int32_t* sequence_start,
+                                          int64_t tokens, const AttentionShape& shape,
+                                          float* context, cudaStream_t stream);
 
 }  // namespace actex::gpu
 

@@ -43,7 +43,8 @@ __global__ void EmbedKernel(const void* table, const void* position_table, Store
     float value = Widen(table, dtype, int64_t{ids[t]} * hidden + column);
     if (scale > 0.0f) value = __fmul_rn(value, scale);
     if (position_table != nullptr) {
-      value = __fadd_rn(value, Widen(position_table, dtype, int64_t{positions[t]} * hidden + column));
+      value =
+          __fadd_rn(value, Widen(position_table, dtype, int64_t{positions[t]} * hidden + column));
     }
     out[i] = value;
   }
@@ -103,48 +104,56 @@ __global__ void RoundKernel(const float* values, int64_t count, uint16_t* out) {
 
 }  // namespace
 
-void EmbedRows(const void* table, const void* position_table, StoredDtype dtype, int64_t hidden,
-               const int32_t* ids, const int32_t* positions, int64_t tokens, float scale,
-               float* out, cudaStream_t stream) {
-  if (tokens <= 0) return;
+cudaError_t EmbedRows(const void* table, const void* position_table, StoredDtype dtype,
+                      int64_t hidden, const int32_t* ids, const int32_t* positions, int64_t tokens,
+                      float scale, float* out, cudaStream_t stream) {
+  if (tokens <= 0) return cudaSuccess;
   EmbedKernel<<<GridFor(tokens * hidden), kThreads, 0, stream>>>(
       table, position_table, dtype, hidden, ids, positions, tokens, scale, out);
+  return cudaGetLastError();
 }
 
-void RotateRows(float* rows, int64_t tokens, int64_t ld, int heads, int head_dim,
-                const int32_t* positions, const float* cos, const float* sin,
-                cudaStream_t stream) {
-  if (tokens <= 0 || heads <= 0) return;
+cudaError_t RotateRows(float* rows, int64_t tokens, int64_t ld, int heads, int head_dim,
+                       const int32_t* positions, const float* cos, const float* sin,
+                       cudaStream_t stream) {
+  if (tokens <= 0 || heads <= 0) return cudaSuccess;
   RotateKernel<<<GridFor(tokens * heads * (head_dim / 2)), kThreads, 0, stream>>>(
       rows, tokens, ld, heads, head_dim, positions, cos, sin);
+  return cudaGetLastError();
 }
 
-void Activate(Activation activation, float* x, const float* up, int64_t count,
-              cudaStream_t stream) {
-  if (count <= 0) return;
+cudaError_t Activate(Activation activation, float* x, const float* up, int64_t count,
+                     cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
   ActivateKernel<<<GridFor(count), kThreads, 0, stream>>>(activation, x, up, count);
+  return cudaGetLastError();
 }
 
-void AddBiasRows(float* rows, int64_t tokens, int64_t width, const float* bias,
-                 cudaStream_t stream) {
-  if (tokens <= 0) return;
+cudaError_t AddBiasRows(float* rows, int64_t tokens, int64_t width, const float* bias,
+                        cudaStream_t stream) {
+  if (tokens <= 0) return cudaSuccess;
   AddBiasKernel<<<GridFor(tokens * width), kThreads, 0, stream>>>(rows, tokens, width, bias);
+  return cudaGetLastError();
 }
 
-void AddInPlace(float* target, const float* addend, int64_t count, cudaStream_t stream) {
-  if (count <= 0) return;
+cudaError_t AddInPlace(float* target, const float* addend, int64_t count, cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
   AddKernel<<<GridFor(count), kThreads, 0, stream>>>(target, addend, count);
+  return cudaGetLastError();
 }
 
-void WidenToFloat(const void* values, StoredDtype dtype, int64_t count, float* out,
-                  cudaStream_t stream) {
-  if (count <= 0) return;
+cudaError_t WidenToFloat(const void* values, StoredDtype dtype, int64_t count, float* out,
+                         cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
   WidenKernel<<<GridFor(count), kThreads, 0, stream>>>(values, dtype, count, out);
+  return cudaGetLastError();
 }
 
-void RoundToBFloat16(const float* values, int64_t count, uint16_t* out, cudaStream_t stream) {
-  if (count <= 0) return;
+cudaError_t RoundToBFloat16(const float* values, int64_t count, uint16_t* out,
+                            cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
   RoundKernel<<<GridFor(count), kThreads, 0, stream>>>(values, count, out);
+  return cudaGetLastError();
 }
 
 }  // namespace actex::gpu

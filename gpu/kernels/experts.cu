@@ -8,8 +8,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarpsPerBlock = 8;
 
-__global__ void GatherKernel(const float* source, const int32_t* rows, int64_t count,
-                             int64_t width, float* out) {
+__global__ void GatherKernel(const float* source, const int32_t* rows, int64_t count, int64_t width,
+                             float* out) {
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count * width; i += stride) {
     const int64_t r = i / width;
@@ -39,7 +39,8 @@ __global__ void AddGatedKernel(const float* values, const float* normed, const f
   }
   const float scale = 1.0f / (1.0f + expf(-static_cast<float>(logit)));  // sigmoid
   for (int64_t i = lane; i < width; i += 32) {
-    target[t * width + i] = __fadd_rn(target[t * width + i], __fmul_rn(values[t * width + i], scale));
+    target[t * width + i] =
+        __fadd_rn(target[t * width + i], __fmul_rn(values[t * width + i], scale));
   }
 }
 
@@ -47,24 +48,27 @@ unsigned GridFor(int64_t count) { return GridStrideBlocks(count, kThreads); }
 
 }  // namespace
 
-void GatherRows(const float* source, const int32_t* rows, int64_t count, int64_t width,
-                float* out, cudaStream_t stream) {
-  if (count <= 0) return;
+cudaError_t GatherRows(const float* source, const int32_t* rows, int64_t count, int64_t width,
+                       float* out, cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
   GatherKernel<<<GridFor(count * width), kThreads, 0, stream>>>(source, rows, count, width, out);
+  return cudaGetLastError();
 }
 
-void AddWeightedRows(const float* values, const int32_t* rows, const float* weights,
-                     int64_t count, int64_t width, float* target, cudaStream_t stream) {
-  if (count <= 0) return;
+cudaError_t AddWeightedRows(const float* values, const int32_t* rows, const float* weights,
+                            int64_t count, int64_t width, float* target, cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
   AddWeightedKernel<<<GridFor(count * width), kThreads, 0, stream>>>(values, rows, weights, count,
                                                                      width, target);
+  return cudaGetLastError();
 }
 
-void AddGatedRows(const float* values, const float* normed, const float* gate, int64_t tokens,
-                  int64_t width, float* target, cudaStream_t stream) {
-  if (tokens <= 0) return;
+cudaError_t AddGatedRows(const float* values, const float* normed, const float* gate,
+                         int64_t tokens, int64_t width, float* target, cudaStream_t stream) {
+  if (tokens <= 0) return cudaSuccess;
   AddGatedKernel<<<BlocksFor(tokens, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
       values, normed, gate, tokens, width, target);
+  return cudaGetLastError();
 }
 
 }  // namespace actex::gpu

@@ -10,16 +10,18 @@ namespace actex::gpu {
 // most once, so no two of its rows collide).
 
 // out[r] = source[rows[r]]: [count, width] from [tokens, width].
-void GatherRows(const float* source, const int32_t* rows, int64_t count, int64_t width, float* out,
-                cudaStream_t stream);
+[[nodiscard]] cudaError_t GatherRows(const float* source, const int32_t* rows, int64_t count,
+                                     int64_t width, float* out, cudaStream_t stream);
 // target[rows[r]] += values[r] · weights[r] per element ([count, width] into
 // [tokens, width]), a multiply then an add as the CPU's loop.
-void AddWeightedRows(const float* values, const int32_t* rows, const float* weights, int64_t count,
-                     int64_t width, float* target, cudaStream_t stream);
+[[nodiscard]] cudaError_t AddWeightedRows(const float* values, const int32_t* rows,
+                                          const float* weights, int64_t count, int64_t width,
+                                          float* target, cudaStream_t stream);
 // qwen2_moe's shared expert: target[t] += values[t] · sigmoid(normed[t] · gate) for each of
 // `tokens` rows of `width` (the dot product summed in double), one warp per row.
-void AddGatedRows(const float* values, const float* normed, const float* gate, int64_t tokens,
-                  int64_t width, float* target, cudaStream_t stream);
+[[nodiscard]] cudaError_t AddGatedRows(const float* values, const float* normed, const float* gate,
+                                       int64_t tokens, int64_t width, float* target,
+                                       cudaStream_t stream);
 
 }  // namespace actex::gpu
 

@@ -3,6 +3,9 @@
 
 // What every kernel file of gpu/kernels shares. These headers are plain C++ over device
 // pointers and a stream, so that host code (C++23) and device code (nvcc) both read them.
+// Every launching function returns its launch's own error (cudaGetLastError right after
+// it: a configuration the GPU refused, or an earlier kernel's fault found by then), or
+// cudaSuccess when there was nothing to launch; callers name the kernel with it.
 
 #include <cuda_runtime.h>
 

@@ -92,33 +92,37 @@ __global__ void ScaleByRmsKernel(float* rows, int64_t width, const float* sums, 
 
 }  // namespace
 
-void SumSquaresOfRows(const float* queries, int64_t q_width, const float* keys, int64_t kv_width,
-                      int64_t counted_first, int64_t counted_end, int64_t tokens, float* sums,
-                      cudaStream_t stream) {
-  if (tokens <= 0) return;
+cudaError_t SumSquaresOfRows(const float* queries, int64_t q_width, const float* keys,
+                             int64_t kv_width, int64_t counted_first, int64_t counted_end,
+                             int64_t tokens, float* sums, cudaStream_t stream) {
+  if (tokens <= 0) return cudaSuccess;
   SumSquaresKernel<<<BlocksFor(tokens, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
       queries, q_width, keys, kv_width, counted_first, counted_end, tokens, sums);
+  return cudaGetLastError();
 }
 
-void ScaleRowsByRms(float* rows, int64_t width, const float* sums, int which, float count,
-                    float eps, const float* weight, int64_t tokens, cudaStream_t stream) {
-  if (tokens <= 0) return;
+cudaError_t ScaleRowsByRms(float* rows, int64_t width, const float* sums, int which, float count,
+                           float eps, const float* weight, int64_t tokens, cudaStream_t stream) {
+  if (tokens <= 0) return cudaSuccess;
   ScaleByRmsKernel<<<GridStrideBlocks(tokens * width, 256), 256, 0, stream>>>(
       rows, width, sums, which, count, eps, weight, tokens);
+  return cudaGetLastError();
 }
 
-void RmsNormRows(const float* x, int64_t rows, int64_t width, const float* weight, float eps,
-                 float* y, cudaStream_t stream) {
-  if (rows <= 0) return;
+cudaError_t RmsNormRows(const float* x, int64_t rows, int64_t width, const float* weight, float eps,
+                        float* y, cudaStream_t stream) {
+  if (rows <= 0) return cudaSuccess;
   RmsNormKernel<<<BlocksFor(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
       x, rows, width, weight, eps, y);
+  return cudaGetLastError();
 }
 
-void LayerNormRows(const float* x, int64_t rows, int64_t width, const float* weight,
-                   const float* bias, float eps, float* y, cudaStream_t stream) {
-  if (rows <= 0) return;
+cudaError_t LayerNormRows(const float* x, int64_t rows, int64_t width, const float* weight,
+                          const float* bias, float eps, float* y, cudaStream_t stream) {
+  if (rows <= 0) return cudaSuccess;
   LayerNormKernel<<<BlocksFor(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
       x, rows, width, weight, bias, eps, y);
+  return cudaGetLastError();
 }
 
 }  // namespace actex::gpu

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "gpu/cuda_shard_device.h"
+#include "gpu/kernels/attention.h"
 #include "model/cpu_shard_device.h"
 #include "model/decoder_forward.h"
 #include "model/model_weights.h"
@@ -132,6 +133,26 @@ TEST_P(GpuParityTest, AGpuPastTheOnesThereAreIsRefused) {
                                     CudaShardDevices({.gpu = *gpus}));
   ASSERT_FALSE(shard.has_value());
   EXPECT_NE(shard.error().find("was asked for, but CUDA sees"), std::string::npos) << shard.error();
+}
+
+// A launch the GPU refuses is the kernel's own error, returned by the function that
+// launched it (gpu/kernels/launch.h), which the device keeps under the kernel's name:
+// here a grid of 70,000 heads, past the 65,535 blocks CUDA allows along y. Nothing to
+// launch is success.
+TEST(GpuKernelLaunch, ARefusedLaunchIsTheLaunchingFunctionsError) {
+  auto gpus = UsableGpuCount();
+#ifdef ACTEX_GPU_EMULATED
+  ASSERT_TRUE(gpus.has_value()) << "the CUDA emulator offers no GPU: " << gpus.error();
+#else
+  if (!gpus) GTEST_SKIP() << gpus.error();
+#endif
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  const gpu::AttentionShape shape{.heads = 70000, .kv_heads = 1, .group = 70000, .head_dim = 64};
+  EXPECT_EQ(gpu::CausalAttention(nullptr, nullptr, nullptr, nullptr, 1, shape, nullptr, nullptr),
+            cudaErrorInvalidConfiguration);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // taken by the launch's own check
+  EXPECT_EQ(gpu::CausalAttention(nullptr, nullptr, nullptr, nullptr, 0, shape, nullptr, nullptr),
+            cudaSuccess);
 }
 
 // Real widths and long packed sequences, beyond the fixtures' 128 tokens and tiny
