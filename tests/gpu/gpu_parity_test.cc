@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "gpu/cuda_shard_device.h"
@@ -32,16 +34,21 @@ namespace {
 
 using testing::WorstErrors;
 
+// Why a GPU case cannot run here (it then skips), or nothing. The emulator always offers
+// its GPU: a case that skipped there would prove nothing, so there it fails instead.
+std::optional<std::string> WhyNoGpu() {
+  auto gpus = UsableGpuCount();
+  if (gpus) return std::nullopt;
+#ifdef ACTEX_GPU_EMULATED
+  ADD_FAILURE() << "the CUDA emulator offers no GPU: " << gpus.error();
+#endif
+  return gpus.error();
+}
+
 class GpuParityTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto gpus = UsableGpuCount();
-#ifdef ACTEX_GPU_EMULATED
-    // The emulator always offers its GPU: a case that skipped there would prove nothing.
-    ASSERT_TRUE(gpus.has_value()) << "the CUDA emulator offers no GPU: " << gpus.error();
-#else
-    if (!gpus) GTEST_SKIP() << gpus.error();
-#endif
+    if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
     auto files = testing::OpenFamilyFiles(GetParam());
     ASSERT_TRUE(files.has_value()) << files.error();
     files_ = std::move(*files);
@@ -140,12 +147,7 @@ TEST_P(GpuParityTest, AGpuPastTheOnesThereAreIsRefused) {
 // here a grid of 70,000 heads, past the 65,535 blocks CUDA allows along y. Nothing to
 // launch is success.
 TEST(GpuKernelLaunch, ARefusedLaunchIsTheLaunchingFunctionsError) {
-  auto gpus = UsableGpuCount();
-#ifdef ACTEX_GPU_EMULATED
-  ASSERT_TRUE(gpus.has_value()) << "the CUDA emulator offers no GPU: " << gpus.error();
-#else
-  if (!gpus) GTEST_SKIP() << gpus.error();
-#endif
+  if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   const gpu::AttentionShape shape{.heads = 70000, .kv_heads = 1, .group = 70000, .head_dim = 64};
   EXPECT_EQ(gpu::CausalAttention(nullptr, nullptr, nullptr, nullptr, 1, shape, nullptr, nullptr),
@@ -163,8 +165,7 @@ TEST(GpuKernelLaunch, ARefusedLaunchIsTheLaunchingFunctionsError) {
 class GpuMatchesCpu : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuMatchesCpu, OnRealWidthsAndLongPackedSequences) {
-  auto gpus = UsableGpuCount();
-  if (!gpus) GTEST_SKIP() << gpus.error();
+  if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
   testing::TempDir dir;
   RandomModelOptions options;
   options.output_dir = dir.path();
