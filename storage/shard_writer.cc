@@ -1,9 +1,7 @@
 #include "storage/shard_writer.h"
 
 #include <filesystem>
-#include <future>
 #include <set>
-#include <system_error>
 #include <utility>
 
 #include "storage/float_convert.h"
@@ -28,9 +26,8 @@ float OverflowMagnitude(OutputDtype dtype) {
 
 // Values of a document (over its sites) from which its statistics run on a thread of
 // their own: a 256-token document of one 896-wide site takes 30-40 µs of statistics
-// (AVX-512; 0.2-0.7 ms before they were vectorized), a thread about 20 µs to start. On
-// a loaded 2-core machine the thread now costs more than it saves (bench/README.md,
-// 2026-11-28); on a host with idle cores it still hides the statistics.
+// (AVX-512; 0.2-0.7 ms before they were vectorized). The writer keeps that thread
+// (SideThread), so each costs a hand-over, not a thread's start (~20 µs).
 constexpr size_t kStatisticsThreadValues = 65536;
 
 }  // namespace
@@ -176,18 +173,14 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
   };
   size_t values = 0;
   for (const SiteRows& rows : document.sites) values += rows.size();
-  std::future<void> statistics;
-  if (values >= kStatisticsThreadValues) {
-    try {
-      statistics = std::async(std::launch::async, add_statistics);
-    } catch (const std::system_error&) {  // no thread to be had: here, then
-    }
-  }
-  if (!statistics.valid()) add_statistics();
+  // On any return below, the Running's destructor waits for the statistics.
+  SideThread::Running statistics = values >= kStatisticsThreadValues
+                                       ? state.statistics_thread.Start(add_statistics)
+                                       : SideThread::Running::NotStarted();
+  if (!statistics.started()) add_statistics();
   for (size_t i = 0; i < sites; ++i) {
     // A statistics-only site's spill stays empty and its shards have no tensor of it.
     if (state.options.sites[i].statistics_only) continue;
-    // On a failure the future's destructor waits for the statistics' thread.
     if (auto spilled = state.SpillRows(document, i); !spilled) return state.Fail(spilled.error());
   }
   const std::vector<int64_t> doc_ids(tokens, document.doc_id);
@@ -201,7 +194,7 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
       return state.Fail(spilled.error());
     }
   }
-  if (statistics.valid()) statistics.get();
+  statistics.Wait();
   state.last_doc_id = document.doc_id;
   ++state.shard_docs;
   state.shard_tokens += static_cast<int64_t>(tokens);

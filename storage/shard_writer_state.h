@@ -21,6 +21,7 @@
 #include "storage/shard_listing.h"
 #include "storage/shard_spill.h"
 #include "storage/shard_writer_options.h"
+#include "storage/side_thread.h"
 #include "storage/site_statistics.h"
 
 namespace actex {
@@ -66,7 +67,8 @@ struct ShardWriterState {
   std::vector<Sealed> sealed;
   std::chrono::steady_clock::time_point last_listing = std::chrono::steady_clock::now();
   bool finished = false;
-  std::string failure;  // set by the first error; every later call reports it
+  std::string failure;           // set by the first error; every later call reports it
+  SideThread statistics_thread;  // a large document's statistics, beside its spilling
 
   std::string PathOf(const std::string& name) const { return options.dir + "/" + name; }
   std::expected<void, std::string> WriteMetadata(bool complete);
