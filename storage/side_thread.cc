@@ -33,7 +33,8 @@ SideThread::Running SideThread::Start(std::function<void()> job) {
     }
   }
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !job_; });  // one job at a time
     job_ = std::move(job);
   }
   changed_.notify_all();
