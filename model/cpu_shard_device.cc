@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/bfloat16.h"
 #include "model/cpu_shard_device_internal.h"
 #include "model/kernels/cpu_isa.h"
 #include "model/kernels/gelu.h"
@@ -105,7 +106,8 @@ void CpuShardDevice::Activate(float* x, const float* up, int64_t count, bool tap
           GeGlu(x + block, up + block, length, out);
           break;
       }
-      if (rounded != nullptr) RoundToBFloat16(out, WeightDtype::kF32, length, rounded + block);
+      if (rounded != nullptr)
+        ConvertToBfloat16({out, static_cast<size_t>(length)}, rounded + block);
     }
   });
   rounded_input_ = rounded != nullptr ? x : nullptr;

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "base/bfloat16.h"
 #include "model/cpu_shard_device_internal.h"
-#include "model/kernels/half_float.h"
 #include "model/kernels/layer_norm.h"
 #include "model/kernels/rms_norm.h"
 
@@ -26,8 +26,8 @@ void CpuShardDevice::Normalize(const float* x, const std::vector<float>& weight,
       RmsNorm(x + first * hidden, end - first, hidden, weight.data(), eps, y + first * hidden);
     }
     if (rounded != nullptr) {
-      RoundToBFloat16(y + first * hidden, WeightDtype::kF32, (end - first) * hidden,
-                      rounded + first * hidden);
+      ConvertToBfloat16({y + first * hidden, static_cast<size_t>((end - first) * hidden)},
+                        rounded + first * hidden);
     }
   });
   rounded_input_ = rounded != nullptr ? y : nullptr;

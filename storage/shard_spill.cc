@@ -119,16 +119,11 @@ std::expected<void, std::string> ShardSpill::CutBackTo(const std::vector<int64_t
     // The CRC of what is left, read back: a cut is rare (a run ending inside a chunk).
     std::vector<uint8_t> piece(std::min<int64_t>(file.bytes, int64_t{1} << 20));
     file.crc = 0;
-    for (int64_t offset = 0; offset < file.bytes;) {
-      const size_t size =
-          static_cast<size_t>(std::min<int64_t>(file.bytes - offset, std::ssize(piece)));
-      if (auto read = PreadAll(file.fd.get(), piece.data(), size, file.front + offset, file.path);
-          !read) {
-        return read;
-      }
-      file.crc = Crc32Update(file.crc, piece.data(), size);
-      offset += static_cast<int64_t>(size);
-    }
+    auto summed = ReadBack(file, piece, [&](const uint8_t* data, size_t size) {
+      file.crc = Crc32Update(file.crc, data, size);
+      return std::expected<void, std::string>();
+    });
+    if (!summed) return summed;
   }
   return {};
 }
@@ -139,15 +134,9 @@ std::expected<void, std::string> ShardSpill::CopyTo(ShardFileSink& sink,
     auto copied = sink.CopyFileIn(file.fd.get(), file.path, file.bytes, file.crc);
     if (!copied) return std::unexpected(copied.error());
     if (*copied) continue;
-    for (int64_t offset = 0; offset < file.bytes;) {
-      const size_t piece = static_cast<size_t>(
-          std::min<int64_t>(file.bytes - offset, static_cast<int64_t>(scratch.size())));
-      if (auto read = PreadAll(file.fd.get(), scratch.data(), piece, offset, file.path); !read) {
-        return read;
-      }
-      if (auto written = sink.Write(scratch.data(), piece); !written) return written;
-      offset += static_cast<int64_t>(piece);
-    }
+    auto written = ReadBack(
+        file, scratch, [&](const uint8_t* data, size_t size) { return sink.Write(data, size); });
+    if (!written) return written;
   }
   return {};
 }
@@ -160,6 +149,13 @@ std::expected<void, std::string> ShardSpill::AppendFile(const File& file, int to
     if (!copied) return std::unexpected(copied.error());
     if (*copied) return {};
   }
+  return ReadBack(file, scratch, [&](const uint8_t* data, size_t size) {
+    return WriteAll(to, data, size, to_path, budget_);
+  });
+}
+
+std::expected<void, std::string> ShardSpill::ReadBack(const File& file, std::span<uint8_t> scratch,
+                                                      const PieceTaker& take) {
   for (int64_t offset = 0; offset < file.bytes;) {
     const size_t piece = static_cast<size_t>(
         std::min<int64_t>(file.bytes - offset, static_cast<int64_t>(scratch.size())));
@@ -167,9 +163,7 @@ std::expected<void, std::string> ShardSpill::AppendFile(const File& file, int to
         !read) {
       return read;
     }
-    if (auto written = WriteAll(to, scratch.data(), piece, to_path, budget_); !written) {
-      return written;
-    }
+    if (auto taken = take(scratch.data(), piece); !taken) return taken;
     offset += static_cast<int64_t>(piece);
   }
   return {};

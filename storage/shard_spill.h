@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -78,6 +79,11 @@ class ShardSpill {
     int64_t bytes = 0;  // the tensor's own
     uint32_t crc = 0;   // CRC-32 of the tensor's bytes, kept as they are appended
   };
+  // Reads `file`'s tensor bytes back through `scratch`, handing each piece to `take` in
+  // order: for a copy the kernel cannot make, and a cut-back file's CRC.
+  using PieceTaker = std::function<std::expected<void, std::string>(const uint8_t*, size_t)>;
+  static std::expected<void, std::string> ReadBack(const File& file, std::span<uint8_t> scratch,
+                                                   const PieceTaker& take);
   // Appends `file`'s tensor bytes to `to` (named `to_path`), by the kernel where it can.
   std::expected<void, std::string> AppendFile(const File& file, int to, const std::string& to_path,
                                               std::span<uint8_t> scratch) const;

@@ -120,6 +120,24 @@ std::expected<void, std::string> ShardWriterState::SpillRows(const DocumentActiv
   return {};
 }
 
+std::expected<ShardSpill::Sealed, std::string> ShardWriterState::CopyIntoShard(
+    const std::string& path, const std::string& header) {
+  const std::string tmp_path = path + ".tmp";
+  auto copied = [&]() -> std::expected<ShardSpill::Sealed, std::string> {
+    auto sink = ShardFileSink::Create(tmp_path, options.gzip, &budget);
+    if (!sink) return std::unexpected(sink.error());
+    if (auto ok = (*sink)->Write(header.data(), header.size()); !ok) {
+      return std::unexpected(ok.error());
+    }
+    if (auto ok = spill->CopyTo(**sink, scratch); !ok) return std::unexpected(ok.error());
+    if (auto ok = (*sink)->Finish(); !ok) return std::unexpected(ok.error());
+    if (auto ok = CommitRename(tmp_path, path); !ok) return std::unexpected(ok.error());
+    return ShardSpill::Sealed{(*sink)->crc32(), (*sink)->bytes_written()};
+  }();
+  if (!copied) ::unlink(tmp_path.c_str());
+  return copied;
+}
+
 std::expected<void, std::string> ShardWriterState::CloseShard() {
   auto header = EncodeSafetensorsHeader(ShardLayout(shard_tokens), ShardMetadata(),
                                         static_cast<size_t>(header_room));
@@ -127,23 +145,8 @@ std::expected<void, std::string> ShardWriterState::CloseShard() {
 
   const std::string name = ShardFileName(shard_number, options.gzip);
   const std::string path = PathOf(name);
-  auto written = [&]() -> std::expected<ShardSpill::Sealed, std::string> {
-    if (spill->in_place()) return spill->SealInPlace(path, *header, scratch);
-    const std::string tmp_path = path + ".tmp";
-    auto copied = [&]() -> std::expected<ShardSpill::Sealed, std::string> {
-      auto sink = ShardFileSink::Create(tmp_path, options.gzip, &budget);
-      if (!sink) return std::unexpected(sink.error());
-      if (auto ok = (*sink)->Write(header->data(), header->size()); !ok) {
-        return std::unexpected(ok.error());
-      }
-      if (auto ok = spill->CopyTo(**sink, scratch); !ok) return std::unexpected(ok.error());
-      if (auto ok = (*sink)->Finish(); !ok) return std::unexpected(ok.error());
-      if (auto ok = CommitRename(tmp_path, path); !ok) return std::unexpected(ok.error());
-      return ShardSpill::Sealed{(*sink)->crc32(), (*sink)->bytes_written()};
-    }();
-    if (!copied) ::unlink(tmp_path.c_str());
-    return copied;
-  }();
+  auto written =
+      spill->in_place() ? spill->SealInPlace(path, *header, scratch) : CopyIntoShard(path, *header);
   if (!written) return std::unexpected(written.error());
   spill.reset();  // closing the descriptors frees the unlinked spill files
   spdlog::debug("wrote {}: docs {}..{} ({} docs, {} tokens, {} bytes)", path, first_doc_id,

@@ -78,6 +78,10 @@ struct ShardWriterState {
   std::expected<void, std::string> OpenShard();
   std::expected<void, std::string> SpillRows(const DocumentActivations& document, size_t site);
   std::expected<void, std::string> CloseShard();
+  // A shard not written in place: `header`, then every spilled tensor, into path.tmp
+  // (through gzip with options.gzip), fsynced and renamed over `path`.
+  std::expected<ShardSpill::Sealed, std::string> CopyIntoShard(const std::string& path,
+                                                               const std::string& header);
   std::expected<void, std::string> CutBackOpenChunk();
   // Asks options.before_listing about `chunks` ([chunk, documents] pairs).
   std::expected<void, std::string> AllowListing(const nlohmann::ordered_json& chunks);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/bfloat16.h"
 #include "model/kernels/half_float.h"
 #include "model/kernels/linear_shares.h"
 
@@ -57,7 +58,7 @@ void Bf16GatedLinear(const float* x, int64_t ldx, int64_t tokens, const LinearTa
       float* row = gate_tile + t * width;  // [width]
       float* out = keep_float32 ? gate.y + t * gate.ldy + first : row;
       activate(row, up_tile + t * width, width, out);
-      RoundToBFloat16(out, WeightDtype::kF32, width, rounded + t * columns + first);
+      ConvertToBfloat16({out, static_cast<size_t>(width)}, rounded + t * columns + first);
     }
   });
   // The activation is now what the next product rounds no further.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/bfloat16.h"
 #include "model/kernels/half_float.h"
 #include "model/kernels/linear_shares.h"
 
@@ -46,7 +47,7 @@ void RoundInput(const float* x, int64_t ldx, int64_t tokens, int64_t in, Bf16Lin
   uint16_t* rounded_x = RoundedInput(scratch, tokens * in);  // [tokens, in]
   auto round_rows = [&](int64_t first, int64_t end, int) {
     for (int64_t t = first; t < end; ++t) {
-      RoundToBFloat16(x + t * ldx, WeightDtype::kF32, in, rounded_x + t * in);
+      ConvertToBfloat16({x + t * ldx, static_cast<size_t>(in)}, rounded_x + t * in);
     }
   };
   // ForRanges returns only once every row is done: every share reads all of X.
