@@ -9,16 +9,13 @@
 
 #include "actors/job_link.h"
 #include "actors/lease_links.h"
+#include "base/unix_time.h"
 #include "coordination/lease_client.h"
 #include "transport/interrupted.h"
 #include "transport/wire.h"
 
 namespace actex {
 namespace {
-
-double UnixSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Documents computed (in shards listed or being filled) and rejected, of the total
 // when it is known (`~`: estimated from the JSONL read so far).

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "actors/actor_io.h"
+#include "base/unix_time.h"
 #include "base/whole_file.h"
 #include "storage/crc32.h"
 #include "storage/file_io.h"
@@ -27,10 +28,6 @@ namespace fs = std::filesystem;
 constexpr const char* kSnapshotSuffix = ".upload.tmp";
 constexpr double kMaxBackoffSeconds = 300;
 constexpr auto kStopCheck = std::chrono::milliseconds(100);
-
-double UnixSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 enum class Attempted { kUploaded, kFailed, kStopped };
 

@@ -4,14 +4,11 @@
 
 #include "actors/actor_io.h"
 #include "actors/writer_stage.h"
+#include "base/unix_time.h"
 #include "transport/schema.h"
 
 namespace actex {
 namespace {
-
-double UnixSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string HaltText(const ActorHalt& halt) {
   return halt.kind == ActorHalt::Kind::kFailed ? halt.message : "the writer was stopped";
@@ -89,6 +86,7 @@ void WriterStage::Report(const std::string& kind, const std::string& text) {
   event.docs_total_estimated = docs_total_estimated_;
   event.docs_total_of_job = config_.docs_total_of_job;
   event.tokens_done = stats.tokens;
+  event.docs_through_listed = stats.chunk_docs;
   event.docs_computed = docs_computed_;
   event.tokens_computed = tokens_computed_;
   event.tokens_per_second = seconds > 0 ? tokens_since_report_ / seconds : 0;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/unix_time.h"
 #include "coordination/control_message.h"
 #include "coordination/coordinator_session.h"
 #include "coordination/monitor_relay.h"
@@ -133,6 +134,10 @@ std::expected<void, std::string> Coordinator::LinkStandby() {
 }
 
 void Coordinator::Flush() {
+  for (MonitorEventMessage& event : session_.TakeMonitorEvents()) {
+    event.unix_seconds = UnixSeconds();
+    relay_->Publish(event);
+  }
   for (OutgoingMessage& outgoing : session_.TakeOutgoing()) {
     if (outgoing.identity == CoordinatorSession::kStandbyLink) {
       // A full queue drops the update; the standby's confirm asks for it again.

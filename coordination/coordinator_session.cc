@@ -23,6 +23,10 @@ CoordinatorSession::CoordinatorSession(const CoordinatorOptions& options,
 
 std::vector<OutgoingMessage> CoordinatorSession::TakeOutgoing() { return std::move(outgoing_); }
 
+std::vector<MonitorEventMessage> CoordinatorSession::TakeMonitorEvents() {
+  return std::exchange(monitor_events_, {});
+}
+
 void CoordinatorSession::Start(Clock::time_point now) {
   started_ = now;
   last_turn_ = now;

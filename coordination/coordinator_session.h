@@ -78,6 +78,10 @@ class CoordinatorSession {
   // Success after the final barrier, else the reason the job was aborted.
   std::expected<void, std::string> result() const;
   std::vector<OutgoingMessage> TakeOutgoing();
+  // What the coordinator itself tells monitors (a "lost" event per host the job goes
+  // on without, PROTOCOL.md section 9), without the time: its owner stamps
+  // unix_seconds and publishes them beside the nodes' events.
+  std::vector<MonitorEventMessage> TakeMonitorEvents();
   // Host 0's: where the standby listens, once the rendezvous told; the owner then
   // connects the link that kStandbyLink messages go over.
   const std::optional<std::string>& standby_endpoint() const { return standby_endpoint_; }
@@ -183,7 +187,11 @@ class CoordinatorSession {
   // The admitted host that `identity` belongs to, or -1.
   int HostOf(const std::string& identity) const;
   // A host lost or failed: the job ends (host 0's stop group), or goes on without its group.
+  // Either way monitors are told (AnnounceLost).
   void LoseHost(int host_id, std::string reason, Clock::time_point now);
+  // Queues the "lost" monitor event of host `host_id`: what it computed but did not
+  // list is gone (or redone by others), so a monitor counts only what it listed.
+  void AnnounceLost(int host_id, const std::string& reason);
   // The stop group of admitted host `host_id` (CoordinatorOptions::stop_groups), and
   // whether no other host shares it (true for any id outside the job's hosts).
   int GroupOf(int host_id) const;
@@ -222,6 +230,7 @@ class CoordinatorSession {
   uint64_t heartbeat_sequence_ = 0;
   std::map<uint64_t, Clock::time_point> heartbeats_sent_;  // the newest, by sequence
   std::vector<OutgoingMessage> outgoing_;
+  std::vector<MonitorEventMessage> monitor_events_;
   // The host whose node runs this coordinator: 0, or the standby's after a takeover.
   int coordinator_host_ = 0;
 

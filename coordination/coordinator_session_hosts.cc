@@ -158,6 +158,7 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
     RemoveHost(host_id);
     return ReleaseIfAllArrived(kFinalBarrierName, now);
   }
+  if (phase_ != Phase::kEnding) AnnounceLost(host_id, reason);
   if (phase_ != Phase::kRunning || GroupOf(host_id) == GroupOf(coordinator_host_)) {
     return Abort(std::move(reason), now);
   }
@@ -174,6 +175,7 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
         "host {} stopped with its replica, which lost host {} ({})", other, host_id, reason);
     spdlog::error("coordinator: {}", stopped);
     Queue(hosts_[other]->identity, AbortMessage{stopped});
+    AnnounceLost(other, stopped);
     if (options_.leases) {
       if (auto lost = options_.leases->Lose(other); !lost) return Abort(lost.error(), now);
     }
@@ -189,6 +191,15 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
   std::vector<std::string> open;
   for (const auto& [name, arrived] : barriers_) open.push_back(name);
   for (const std::string& name : open) ReleaseIfAllArrived(name, now);
+}
+
+void CoordinatorSession::AnnounceLost(int host_id, const std::string& reason) {
+  MonitorEventMessage lost;
+  lost.kind = "lost";
+  lost.host_id = host_id;
+  lost.message = reason;
+  lost.num_hosts = options_.num_hosts;
+  monitor_events_.push_back(std::move(lost));
 }
 
 int CoordinatorSession::GroupOf(int host_id) const {

@@ -143,6 +143,13 @@ std::expected<std::unique_ptr<MonitorRelay>, std::string> MonitorRelay::Bind(
       new MonitorRelay(std::move(publishers), std::move(subscribers)));
 }
 
+void MonitorRelay::Publish(const MonitorEventMessage& event) {
+  if (auto sent = Send(subscribers_, event); !sent) {
+    spdlog::warn("monitor relay: cannot publish the coordinator's \"{}\" event: {}", event.kind,
+                 sent.error());
+  }
+}
+
 size_t MonitorRelay::ForwardEvents(size_t max_messages) {
   const uint64_t dropped_before = dropped_messages_;
   size_t taken = 0;

@@ -9,6 +9,7 @@
 #include <zmq.hpp>
 
 #include "transport/job_security.h"
+#include "transport/schema.h"
 
 namespace actex {
 
@@ -48,6 +49,10 @@ class MonitorRelay {
   // and forwards those that pass; returns how many were forwarded.
   size_t ForwardEvents(size_t max_messages);
   size_t ForwardSubscriptions(size_t max_messages);
+
+  // Publishes the coordinator's own event to the monitors, as a node's would arrive.
+  // Never blocks: with no monitor attached, or a full queue, the event is dropped.
+  void Publish(const MonitorEventMessage& event);
 
   uint64_t events_forwarded() const { return events_forwarded_; }
   // Messages refused instead of forwarded, both ways.

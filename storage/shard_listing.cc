@@ -22,6 +22,7 @@ void ShardListing::ContinueFrom(const nlohmann::json& earlier) {
   for (const auto& [chunk, documents] :
        ListedChunks(earlier).value_or(std::map<int64_t, int64_t>())) {
     listed_chunks_.insert(chunk);
+    stats_.chunk_docs += documents;
   }
   if (earlier.contains("chunks_without_documents")) {
     chunks_without_documents_ =
@@ -43,7 +44,10 @@ void ShardListing::ContinueFrom(const nlohmann::json& earlier) {
 }
 
 void ShardListing::List(nlohmann::ordered_json shard, const std::vector<SiteStatistics>& rows) {
-  for (const auto& chunk : shard["chunks"]) listed_chunks_.insert(chunk[0].get<int64_t>());
+  for (const auto& chunk : shard["chunks"]) {
+    listed_chunks_.insert(chunk[0].get<int64_t>());
+    stats_.chunk_docs += chunk[1].get<int64_t>();
+  }
   ++stats_.shards;
   stats_.docs += shard.value("docs", int64_t{0});
   stats_.tokens += shard.value("tokens", int64_t{0});
@@ -56,6 +60,7 @@ void ShardListing::List(nlohmann::ordered_json shard, const std::vector<SiteStat
 void ShardListing::ListWithoutDocuments(const nlohmann::ordered_json& chunks) {
   for (const auto& chunk : chunks) {
     listed_chunks_.insert(chunk[0].get<int64_t>());
+    stats_.chunk_docs += chunk[1].get<int64_t>();
     chunks_without_documents_.push_back(chunk);
   }
 }

@@ -69,6 +69,9 @@ struct DocumentActivations {
 // bytes are shard file bytes as written (compressed when gzip).
 struct ShardStats {
   int64_t shards = 0, docs = 0, tokens = 0, bytes = 0;
+  // The documents of the listed chunks, computed (in `docs`) or rejected: what the
+  // folder answers for. A stop keeps them; a chunk not listed is computed again.
+  int64_t chunk_docs = 0;
 };
 
 // A shard as metadata.json lists it.

@@ -17,7 +17,7 @@
 
 namespace actex {
 
-inline constexpr uint32_t kSchemaVersion = 3;
+inline constexpr uint32_t kSchemaVersion = 4;
 
 enum class MessageType : uint16_t {
   // Pipeline inside a node (inproc).
@@ -175,7 +175,9 @@ struct UploadRequestMessage {
 };
 
 // What a node tells whoever watches: kind is one of "started", "progress",
-// "shard_written", "uploaded", "upload_failed", "warning", "error", "finished".
+// "shard_written", "uploaded", "upload_failed", "warning", "error", "finished". The
+// coordinator adds "lost" for a host it went on without (host_id that host, message
+// why, counters zero): PROTOCOL.md section 9.
 struct MonitorEventMessage {
   static constexpr MessageType kType = MessageType::kMonitorEvent;
   std::string kind;
@@ -191,6 +193,10 @@ struct MonitorEventMessage {
   bool docs_total_estimated = false;  // from the bytes of JSONL read so far
   bool docs_total_of_job = false;
   int64_t tokens_done = 0;  // listed, as docs_done
+  // The documents of the chunks metadata.json lists, docs_done and those rejected:
+  // what the host still answers for if it is lost now (a chunk not listed is computed
+  // again, rejects and all).
+  int64_t docs_through_listed = 0;
   // Computed so far: listed, or in the shard being filled (a 1 GB shard holds an hour
   // of a slow model's work, which docs_done shows only once it closes).
   int64_t docs_computed = 0;
@@ -209,7 +215,8 @@ struct MonitorEventMessage {
     return __builtin_add_overflow(docs_computed, rejected, &sum) ? INT64_MAX : sum;
   }
   MSGPACK_DEFINE_MAP(kind, host_id, unix_seconds, docs_done, docs_total, docs_total_estimated,
-                     docs_total_of_job, tokens_done, docs_computed, tokens_computed,
+                     docs_total_of_job, tokens_done, docs_through_listed, docs_computed,
+                     tokens_computed,
                      tokens_per_second, shards_written, rejected, message, num_hosts);
 };
 

@@ -18,6 +18,7 @@
 
 #include "actors/cli/commands.h"
 #include "actors/cli/monitor_view.h"
+#include "base/unix_time.h"
 #include "transport/connection_watch.h"
 #include "transport/job_security.h"
 #include "transport/wire.h"
@@ -126,10 +127,6 @@ struct Heard {
                        endpoint, seconds, next);
   }
 };
-
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 class Monitor {
  public:
@@ -257,7 +254,7 @@ std::optional<int> Monitor::TakeMessage(zmq::socket_t& socket) {
     spdlog::info("monitor events arrive from {}", flags_.endpoint);
     status_.clear();
   }
-  view_.Apply(*event, UnixNow());
+  view_.Apply(*event, UnixSeconds());
   if (!table_ && !PrintJsonLine(*event)) return Leave(kExitError, "stdout is closed");
   if (flags_.exit_when_finished && event->kind == "error") {
     return Leave(kExitError,
@@ -284,7 +281,7 @@ void Monitor::Draw() {
   std::string screen = "\x1b[H\x1b[2K";
   screen += fmt::format("actex monitor {}  (Ctrl-C leaves; the job goes on)\n", flags_.endpoint);
   if (!status_.empty()) screen += "\x1b[2K" + status_ + "\n";
-  std::string table = view_.RenderTable(UnixNow());
+  std::string table = view_.RenderTable(UnixSeconds());
   for (size_t start = 0; start < table.size();) {
     const size_t end = table.find('\n', start);
     screen += "\x1b[2K" + table.substr(start, end - start) + "\n";
@@ -332,7 +329,8 @@ CommandRunner AddMonitorCommand(CLI::App& command) {
   command.add_flag("--json", flags->json,
                    "print every event as one JSON line (also when stdout is not a terminal)");
   command.add_flag("--exit-when-finished", flags->exit_when_finished,
-                   "exit 0 once every host seen sent \"finished\", 1 at an \"error\" event");
+                   "exit 0 once every host seen sent \"finished\" or was lost (the job went on "
+                   "without it), 1 at an \"error\" event");
   command
       .add_option("--timeout", flags->timeout_seconds,
                   "exit 3 when no event arrived for this many seconds")

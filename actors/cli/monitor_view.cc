@@ -54,14 +54,18 @@ void MonitorView::Apply(const MonitorEventMessage& event, double received_unix_s
   expected_hosts_ = std::max(expected_hosts_, event.num_hosts);
   HostState& host = found->second;
   if (event.kind == "started") host = HostState{};
-  host.state = event.kind;
   host.last_received = received_unix_seconds;
+  if (event.kind == "error") ++errors_;
+  if (event.kind == "lost") return Lose(host, event.message);
+  // Until it starts again, a lost host's work belongs to the hosts that took it over.
+  if (host.lost) return;
+  host.state = event.kind;
   if (event.kind == "finished") host.finished = true;
-  if (event.kind == "error") {
-    host.failed = true;
-    ++errors_;
-  }
+  if (event.kind == "error") host.failed = true;
   host.docs_through = std::max(host.docs_through, event.docs_through());
+  host.docs_listed = std::max(host.docs_listed, event.docs_done);
+  host.docs_through_listed = std::max(host.docs_through_listed, event.docs_through_listed);
+  host.tokens_listed = std::max(host.tokens_listed, event.tokens_done);
   if (event.docs_total >= 0) {
     host.docs_total = event.docs_total;
     host.docs_total_estimated = event.docs_total_estimated;
@@ -91,6 +95,17 @@ void MonitorView::Apply(const MonitorEventMessage& event, double received_unix_s
   }
 }
 
+void MonitorView::Lose(HostState& host, const std::string& reason) {
+  host.lost = true;
+  host.state = "lost";
+  host.docs_through = host.docs_through_listed;
+  host.rejected = std::max<int64_t>(0, host.docs_through_listed - host.docs_listed);
+  host.tokens_computed = host.tokens_listed;
+  host.tokens_per_second = 0;
+  host.docs_samples.clear();
+  host.note = "lost: " + reason;
+}
+
 void MonitorView::RecordSkipped(std::string reason) {
   ++skipped_;
   last_skip_reason_ = std::move(reason);
@@ -99,7 +114,7 @@ void MonitorView::RecordSkipped(std::string reason) {
 bool MonitorView::AllFinished() const {
   return !hosts_.empty() && hosts_.size() >= static_cast<size_t>(expected_hosts_) &&
          std::all_of(hosts_.begin(), hosts_.end(),
-                     [](const auto& host) { return host.second.finished; });
+                     [](const auto& host) { return host.second.finished || host.second.lost; });
 }
 
 double MonitorView::DocsPerSecond(const HostState& host) {
@@ -149,7 +164,9 @@ MonitorView::JobDocs MonitorView::SumJobDocs() const {
 }
 
 double MonitorView::JobEtaSeconds(const JobDocs& docs) const {
-  const auto running = [](const HostState& host) { return !host.finished && !host.failed; };
+  const auto running = [](const HostState& host) {
+    return !host.finished && !host.failed && !host.lost;
+  };
   if (!docs.of_job) {
     double slowest = 0;
     for (const auto& [id, host] : hosts_) {
@@ -188,21 +205,26 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
   int64_t tokens = 0, shards = 0, rejected = 0;
   double tokens_per_second = 0;
   double last_received = -std::numeric_limits<double>::infinity();
-  size_t finished = 0, failed = 0, running = 0;
+  size_t finished = 0, failed = 0, lost = 0, running = 0;
   const JobDocs job = SumJobDocs();
   for (const auto& [id, host] : hosts_) {
     // A leased host's share is what it is granted (a host that only follows another's
     // grants writes nothing): its row shows what it did, the total row the job's.
     const bool leased = host.docs_total_of_job || (job.of_job && host.docs_total < 0);
     std::string eta;
+    bool running_now = false;
     if (host.finished) {
       eta = "done";
       ++finished;
     } else if (host.failed) {
       eta = "failed";
       ++failed;
+    } else if (host.lost) {
+      eta = "lost";
+      ++lost;
     } else {
       ++running;
+      running_now = true;
       eta = leased ? "-" : FormatDuration(EtaSeconds(host));
       tokens_per_second += std::isfinite(host.tokens_per_second) && host.tokens_per_second > 0
                                ? host.tokens_per_second
@@ -215,7 +237,7 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
                : FormatDocs(host.docs_through, host.docs_total, host.docs_total_estimated);
     rows.push_back({std::to_string(id), TerminalSafe(host.state, 16), docs,
                     GroupThousands(host.tokens_computed),
-                    host.finished || host.failed ? "-" : FormatRate(host.tokens_per_second),
+                    running_now ? FormatRate(host.tokens_per_second) : "-",
                     GroupThousands(host.shards_written), GroupThousands(host.rejected),
                     TerminalSafe(last_event, kMaxLastEventWidth), eta});
     tokens = SaturatingAdd(tokens, host.tokens_computed);
@@ -228,6 +250,7 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
   }
   std::string state = fmt::format("{}/{} finished", finished, hosts_.size());
   if (failed > 0) state += fmt::format(", {} failed", failed);
+  if (lost > 0) state += fmt::format(", {} lost", lost);
   const std::string job_eta_text = running > 0  ? FormatDuration(JobEtaSeconds(job))
                                    : failed > 0 ? "failed"
                                                 : "done";
@@ -257,6 +280,7 @@ std::string MonitorView::JsonLine(const MonitorEventMessage& event) {
   line["docs_total_estimated"] = event.docs_total_estimated;
   line["docs_total_of_job"] = event.docs_total_of_job;
   line["tokens_done"] = event.tokens_done;
+  line["docs_through_listed"] = event.docs_through_listed;
   line["docs_computed"] = event.docs_computed;
   line["tokens_computed"] = event.tokens_computed;
   line["tokens_per_second"] = event.tokens_per_second;

@@ -29,7 +29,9 @@ class MonitorView {
   // Records one event. Counters (docs, tokens, shards, rejected) never go down within
   // one run of a host, so an event sent with partial counters (an early error, say)
   // cannot erase progress; a "started" event begins a new run and resets them. A
-  // docs_total of -1 leaves a known total in place.
+  // docs_total of -1 leaves a known total in place. The one exception is the
+  // coordinator's "lost" event for a host the job went on without: that host then
+  // counts only what its metadata.json listed (see Lose).
   // "Last event ... ago" is measured from `received_unix_seconds`, the monitor's own
   // clock when the event arrived (the hosts' clocks may disagree with it); the
   // one-argument form uses the event's unix_seconds instead.
@@ -51,7 +53,8 @@ class MonitorView {
   static std::string JsonLine(const MonitorEventMessage& event);
 
   // True once every host of the job (the largest num_hosts any event named) was seen
-  // and each sent "finished" after its last "started".
+  // and each sent "finished" after its last "started", or was lost since (nothing
+  // more comes from it unless its command runs again).
   bool AllFinished() const;
   size_t hosts() const { return hosts_.size(); }
   int64_t events() const { return events_; }
@@ -65,10 +68,14 @@ class MonitorView {
     std::string state;  // kind of the last event
     bool finished = false;
     bool failed = false;
+    bool lost = false;         // the coordinator went on without it: it answers for what it listed
     int64_t docs_through = 0;  // computed (listed or not) or rejected
     int64_t docs_total = -1;
     bool docs_total_estimated = false;  // from the JSONL bytes read so far: shown as ~N
     bool docs_total_of_job = false;     // a leased job's total, not this host's share
+    int64_t docs_listed = 0;          // docs_done: in shards its metadata.json lists
+    int64_t docs_through_listed = 0;  // of the chunks it lists: those and rejected ones
+    int64_t tokens_listed = 0;
     int64_t tokens_computed = 0;
     double tokens_per_second = 0;
     int64_t shards_written = 0;
@@ -87,6 +94,11 @@ class MonitorView {
     bool of_job = false;  // a total the hosts reported for the whole (leased) job
   };
 
+  // The coordinator's "lost" event: what the host computed (or rejected) in chunks it
+  // did not list is redone by others (a leased job) or by its next run, so from now on
+  // it counts only the documents of its listed chunks, and its later events change
+  // nothing until it starts again.
+  static void Lose(HostState& host, const std::string& reason);
   // The host's recent docs/s; negative when unknown.
   static double DocsPerSecond(const HostState& host);
   // Seconds until the host is done at its recent docs/s; negative when unknown.

@@ -106,7 +106,7 @@ TEST(MonitorCommand, PrintsEveryEventAndExitsWhenAllHostsFinishedSkippingGarbage
     EXPECT_EQ(lines[i]["kind"], expected[i].first);
     EXPECT_EQ(lines[i]["host_id"], expected[i].second);
     EXPECT_EQ(lines[i]["docs_total"], 10);
-    EXPECT_EQ(lines[i].size(), 15u) << "every field of the event: " << lines[i];
+    EXPECT_EQ(lines[i].size(), 16u) << "every field of the event: " << lines[i];
   }
   EXPECT_EQ(lines[2]["message"], "slow disk");
   EXPECT_EQ(lines[4]["docs_done"], 10);

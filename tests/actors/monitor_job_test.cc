@@ -1,22 +1,28 @@
 // `actex monitor` on a leased job of real `actex node` processes, attached before the
-// job starts and with shards so large that none closes before the end: what it is told
+// job starts: with shards so large that none closes before the end, what it is told
 // while nothing is listed yet (documents and tokens computed, the job's total), and
-// that the numbers add up at the end.
+// that the numbers add up at the end; with a host killed mid-run, that they still do.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <map>
+#include <msgpack.hpp>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "actex_process.h"
+#include "actors/cli/monitor_view.h"
 #include "manual_job.h"
+#include "run_support.h"
 
 namespace actex {
 namespace {
 
+using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // The events `monitor --json` printed, in order.
@@ -74,6 +80,9 @@ TEST(MonitorOfALeasedJob, ShowsComputedDocumentsAndTheJobsTotalBeforeAnyShardClo
   for (const auto& [host, event] : finished) {
     EXPECT_EQ(event["docs_computed"], event["docs_done"]) << event;
     EXPECT_EQ(event["tokens_computed"], event["tokens_done"]) << event;
+    EXPECT_EQ(event["docs_through_listed"],
+              event["docs_done"].get<int64_t>() + event["rejected"].get<int64_t>())
+        << "every chunk listed, its rejected documents too: " << event;
     EXPECT_EQ(event["shards_written"], 1) << event;
     through += event["docs_computed"].get<int64_t>() + event["rejected"].get<int64_t>();
     exact_total = exact_total ||
@@ -81,6 +90,62 @@ TEST(MonitorOfALeasedJob, ShowsComputedDocumentsAndTheJobsTotalBeforeAnyShardClo
   }
   EXPECT_EQ(through, kDocuments);
   EXPECT_TRUE(exact_total) << monitor.out();
+}
+
+// A JSON line of `monitor --json` as the event it printed (the same field names).
+MonitorEventMessage EventOf(const nlohmann::json& line) {
+  const std::vector<uint8_t> packed = nlohmann::json::to_msgpack(line);
+  const msgpack::object_handle handle =
+      msgpack::unpack(reinterpret_cast<const char*>(packed.data()), packed.size());
+  return handle.get().as<MonitorEventMessage>();
+}
+
+// A host killed mid-run computed documents it never listed, which the others compute
+// again: the coordinator tells the monitor the host is lost, the monitor then counts
+// it for its listed chunks only, and with --exit-when-finished it leaves once the
+// others finished. The job's documents add up to the corpus's, not more.
+TEST(MonitorOfALeasedJob, ALostHostIsCountedForItsListedChunksAndNotWaitedFor) {
+  constexpr int64_t kDocuments = 4800;
+  TempDir dir;
+  const std::string corpus = dir.Write("corpus.jsonl", Corpus(kDocuments, 48));
+  ManualJob job(dir);
+  ActexProcess monitor(dir.path() + "/monitor",
+                       {"monitor", "tcp://127.0.0.1:" + std::to_string(job.port() + 1), "--json",
+                        "--exit-when-finished", "--timeout", "60"});
+  // Shards of tens of documents, so host 1 holds many it computed but did not list.
+  auto larger_shards = [](NodeOptions& node) { node.extract.shard_bytes = int64_t{2} << 20; };
+  std::vector<ActexProcess*> nodes = job.StartAll(3, corpus, "2d", larger_shards);
+  ASSERT_TRUE(WaitForFirstShard(dir.path() + "/out/host_01", seconds(60))) << nodes[1]->err();
+  std::this_thread::sleep_for(milliseconds(300));  // mid-run, past the first listing
+  nodes[1]->Signal(SIGKILL);
+  const int host0_status = nodes[0]->Wait(seconds(120));
+  EXPECT_EQ(nodes[2]->Wait(seconds(120)), 0) << nodes[2]->err();
+  const std::string host0_log = nodes[0]->err();
+  if (host0_status != 0 &&
+      host0_log.find("'s folder (it was lost while listing") != std::string::npos) {
+    // Killed between saying it lists chunks and saying it listed them: the job ends
+    // waiting for its folder (leased_job_test finishes such a job).
+    std::printf("host 1 was killed while listing: the job did not finish\n");
+    return;
+  }
+  ASSERT_EQ(host0_status, 0) << host0_log;
+  ASSERT_EQ(monitor.Wait(seconds(20)), 0) << "it waited for the lost host\n" << monitor.err();
+
+  MonitorView view;
+  int lost_events = 0;
+  for (const nlohmann::json& line : Events(monitor)) {
+    if (line["kind"] == "lost") {
+      ++lost_events;
+      EXPECT_EQ(line["host_id"], 1) << line;
+      EXPECT_NE(line["message"].get<std::string>().find("host 1 lost"), std::string::npos) << line;
+    }
+    view.Apply(EventOf(line));
+  }
+  EXPECT_EQ(lost_events, 1) << monitor.out();
+  EXPECT_TRUE(view.AllFinished());
+  const std::string table = view.RenderTable(0);
+  EXPECT_NE(table.find("4,800 / 4,800 (100.0%)"), std::string::npos) << table;
+  EXPECT_NE(table.find("2/3 finished, 1 lost"), std::string::npos) << table;
 }
 
 }  // namespace

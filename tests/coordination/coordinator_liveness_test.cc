@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/unix_time.h"
 #include "coordination/coordinator.h"
 #include "coordination/coordinator_client.h"
 #include "tests/coordination/coordinator_test_util.h"
@@ -20,12 +22,15 @@ namespace actex {
 namespace {
 
 using coordinator_test::ClientOptionsFor;
+using coordinator_test::Collect;
 using coordinator_test::FastOptions;
 using coordinator_test::ForEachClient;
 using coordinator_test::FreeTcpPort;
 using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
+using coordinator_test::Monitor;
+using coordinator_test::NodePublisher;
 using coordinator_test::WaitUntil;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
@@ -136,6 +141,46 @@ TEST(CoordinatorLiveness, AHostLostStopsTheOtherHostsOfItsGroupOnly) {
   ASSERT_FALSE(ended.has_value());
   EXPECT_THAT(ended.error(), HasSubstr("the job finished without 2 host(s), whose shares are "
                                        "not all written"));
+}
+
+// A monitor is told by the coordinator itself which hosts the job went on without and
+// why: the lost host, and the host stopped with its replica. Their nodes cannot say it.
+TEST(CoordinatorLiveness, MonitorsAreToldOfEveryHostTheJobGoesOnWithout) {
+  PairedJob job;
+  ASSERT_TRUE(job.started());
+  zmq::socket_t monitor = Monitor(job.context, job.options);
+  zmq::socket_t node = NodePublisher(job.context, job.options);
+  MonitorEventMessage probe;
+  probe.kind = "progress";
+  // Subscriptions reach the coordinator's feed asynchronously: once a node's event
+  // came through, so will the coordinator's.
+  ASSERT_TRUE(WaitUntil([&] {
+    EXPECT_TRUE(Send(node, probe).has_value());
+    return !Collect(monitor, 20ms).empty();
+  }));
+  std::vector<JoinResult>& clients = job.clients;
+  const double before = UnixSeconds();
+  clients.pop_back();  // host 3's process dies
+  auto results = ForEachClient(
+      clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 20s); });
+  std::map<int, MonitorEventMessage> lost;
+  for (const MonitorEventMessage& event : Collect(monitor, 200ms)) {
+    if (event.kind == "lost") EXPECT_TRUE(lost.emplace(event.host_id, event).second);
+  }
+  ASSERT_EQ(lost.size(), 2u);
+  EXPECT_EQ(lost[3].message,
+            "host 3 lost: its connection closed and it did not come back within "
+            "0.3 s");
+  EXPECT_EQ(lost[2].message,
+            "host 2 stopped with its replica, which lost host 3 (host 3 lost: "
+            "its connection closed and it did not come back within 0.3 s)");
+  for (const auto& [host, event] : lost) {
+    EXPECT_EQ(event.num_hosts, 4);
+    EXPECT_EQ(event.docs_done, 0) << "the coordinator knows no host's counters";
+    EXPECT_GE(event.unix_seconds, before);
+    EXPECT_LE(event.unix_seconds, UnixSeconds());
+  }
+  EXPECT_FALSE(job.coordinator->Join().has_value());
 }
 
 // Hosts 2-3 share a replica: once host 3 was lost (stopping host 2), a node coming for

@@ -22,6 +22,7 @@
 #include "tests/transport/wait_until.h"
 #include "transport/actor.h"
 #include "transport/schema.h"
+#include "transport/wire.h"
 
 namespace actex::coordinator_test {
 
@@ -121,6 +122,38 @@ inline std::vector<std::expected<void, std::string>> ForEachClient(
 }
 
 using ::actex::WaitUntil;  // tests/transport/wait_until.h
+
+// A node's PUB, connected to the coordinator's monitor collector.
+inline zmq::socket_t NodePublisher(zmq::context_t& context, const CoordinatorOptions& options) {
+  zmq::socket_t publisher(context, zmq::socket_type::pub);
+  publisher.set(zmq::sockopt::linger, 0);
+  publisher.connect("tcp://127.0.0.1:" + std::to_string(options.monitor_collect_port));
+  return publisher;
+}
+
+// A monitor's SUB to everything, attached to the coordinator's monitor feed.
+inline zmq::socket_t Monitor(zmq::context_t& context, const CoordinatorOptions& options) {
+  zmq::socket_t monitor(context, zmq::socket_type::sub);
+  monitor.set(zmq::sockopt::linger, 0);
+  monitor.set(zmq::sockopt::subscribe, "");  // events are published with an empty topic
+  monitor.connect("tcp://127.0.0.1:" + std::to_string(options.monitor_port));
+  return monitor;
+}
+
+// Every event waiting at `monitor` within `wait`, decoded.
+inline std::vector<MonitorEventMessage> Collect(zmq::socket_t& monitor,
+                                                std::chrono::milliseconds wait) {
+  std::vector<MonitorEventMessage> events;
+  while (true) {
+    auto received = Receive(monitor, wait);
+    EXPECT_TRUE(received.has_value()) << received.error().message;
+    if (!received || !*received) return events;
+    auto event = (*received)->As<MonitorEventMessage>();
+    EXPECT_TRUE(event.has_value()) << event.error();
+    if (event) events.push_back(*event);
+    wait = std::chrono::milliseconds(0);
+  }
+}
 
 }  // namespace actex::coordinator_test
 

@@ -16,25 +16,13 @@
 namespace actex {
 namespace {
 
+using coordinator_test::Collect;
 using coordinator_test::FastOptions;
+using coordinator_test::Monitor;
+using coordinator_test::NodePublisher;
 using coordinator_test::WaitUntil;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-zmq::socket_t NodePublisher(zmq::context_t& context, const CoordinatorOptions& options) {
-  zmq::socket_t publisher(context, zmq::socket_type::pub);
-  publisher.set(zmq::sockopt::linger, 0);
-  publisher.connect("tcp://127.0.0.1:" + std::to_string(options.monitor_collect_port));
-  return publisher;
-}
-
-zmq::socket_t Monitor(zmq::context_t& context, const CoordinatorOptions& options) {
-  zmq::socket_t monitor(context, zmq::socket_type::sub);
-  monitor.set(zmq::sockopt::linger, 0);
-  monitor.set(zmq::sockopt::subscribe, "");  // events are published with an empty topic
-  monitor.connect("tcp://127.0.0.1:" + std::to_string(options.monitor_port));
-  return monitor;
-}
 
 MonitorEventMessage Event(int host_id, int64_t docs_done) {
   MonitorEventMessage event;
@@ -42,20 +30,6 @@ MonitorEventMessage Event(int host_id, int64_t docs_done) {
   event.host_id = host_id;
   event.docs_done = docs_done;
   return event;
-}
-
-// Every event waiting at `monitor` within `wait`, decoded.
-std::vector<MonitorEventMessage> Collect(zmq::socket_t& monitor, std::chrono::milliseconds wait) {
-  std::vector<MonitorEventMessage> events;
-  while (true) {
-    auto received = Receive(monitor, wait);
-    EXPECT_TRUE(received.has_value()) << received.error().message;
-    if (!received || !*received) return events;
-    auto event = (*received)->As<MonitorEventMessage>();
-    EXPECT_TRUE(event.has_value()) << event.error();
-    if (event) events.push_back(*event);
-    wait = 0ms;
-  }
 }
 
 // Publishes from both nodes until the monitor saw an event of each (the

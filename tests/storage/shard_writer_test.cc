@@ -472,20 +472,29 @@ TEST(ShardWriter, FinishDropsTheChunkThatNeverEnded) {
   EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 0u);
 }
 
+// stats().chunk_docs counts the listed chunks' documents, the rejected ones too: what
+// a lost host still answers for (a monitor's count of it).
 TEST(ShardWriter, ListsChunksWhoseDocumentsWereAllRejected) {
   TempDir dir;
   auto writer = OpenOrDie(ChunksOf(2, dir.path()));
   ASSERT_TRUE(writer->EndChunk(0, 2));  // no shard open: it rides with the next one
   ASSERT_TRUE(writer->Add(MakeDocument(2, 1, kSites).View()));
   ASSERT_TRUE(writer->EndChunk(1, 2));
+  EXPECT_EQ(writer->stats().chunk_docs, 0) << "nothing listed yet";
   ASSERT_TRUE(writer->Finish());
+  EXPECT_EQ(writer->stats().docs, 1);
+  EXPECT_EQ(writer->stats().chunk_docs, 4);
   nlohmann::json metadata = ReadMetadata(dir.path());
   EXPECT_EQ(metadata["shards"][0]["chunks"], nlohmann::json::parse("[[0, 2], [1, 2]]"));
+  ShardWriterOptions resumed = ChunksOf(2, dir.path());
+  resumed.continue_from = metadata;
+  EXPECT_EQ(OpenOrDie(resumed)->stats().chunk_docs, 4) << "an earlier run's chunks count";
 
   TempDir only_rejects;
   writer = OpenOrDie(Options(only_rejects.path()));
   ASSERT_TRUE(writer->EndChunk(5, 1));
   ASSERT_TRUE(writer->Finish());
+  EXPECT_EQ(writer->stats().chunk_docs, 1);
   metadata = ReadMetadata(only_rejects.path());
   EXPECT_EQ(metadata["shards"].size(), 0u);
   EXPECT_EQ(metadata["chunks_without_documents"], nlohmann::json::parse("[[5, 1]]"));

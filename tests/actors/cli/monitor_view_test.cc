@@ -26,6 +26,7 @@ MonitorEventMessage Event(std::string kind, int32_t host, double at, int64_t doc
   event.docs_computed = docs;
   event.docs_total = total;
   event.tokens_done = docs * 100;
+  event.docs_through_listed = docs;
   event.tokens_computed = docs * 100;
   event.tokens_per_second = host == 0 ? 200 : 100;
   return event;
@@ -186,6 +187,7 @@ TEST(MonitorView, JsonLineHoldsEveryFieldInSchemaOrder) {
                                            {"docs_total_estimated", false},
                                            {"docs_total_of_job", false},
                                            {"tokens_done", 1200},
+                                           {"docs_through_listed", 12},
                                            {"docs_computed", 12},
                                            {"tokens_computed", 1200},
                                            {"tokens_per_second", 1234.5},
@@ -295,6 +297,94 @@ TEST(MonitorView, LeasedJobEndsWithEveryDocumentDone) {
   EXPECT_TRUE(view.AllFinished());
   const std::string total = Row(view.RenderTable(1500), "total");
   EXPECT_THAT(total, HasSubstr("1,000 / 1,000 (100.0%)")) << "computed or rejected";
+  EXPECT_THAT(total, EndsWith(" done"));
+}
+
+// The coordinator's "lost" event for host `host` of a 3-host leased job.
+MonitorEventMessage Lost(int32_t host, double at) {
+  MonitorEventMessage lost;
+  lost.kind = "lost";
+  lost.host_id = host;
+  lost.unix_seconds = at;
+  lost.message = "host " + std::to_string(host) + " lost: no message for 10 s";
+  lost.num_hosts = 3;
+  return lost;
+}
+
+// A leased job of 3 hosts at 1020 s: hosts 0 and 1 running; host 2 listed chunks of
+// 102 documents (100 in shards, 8,000 tokens, and 2 rejected), and computed 160 more
+// into the shard it was filling, rejecting 1 more.
+MonitorView ThreeLeasedHostsOneAboutToBeLost() {
+  MonitorView view;
+  for (int32_t host : {0, 1, 2}) {
+    MonitorEventMessage event = Event("progress", host, 1020, 200, 1000);
+    event.docs_total_of_job = true;
+    event.num_hosts = 3;
+    if (host == 2) {
+      event.docs_done = 100;
+      event.tokens_done = 8000;
+      event.docs_through_listed = 102;
+      event.docs_computed = 260;
+      event.tokens_computed = 20800;
+      event.rejected = 3;
+    }
+    view.Apply(event);
+  }
+  return view;
+}
+
+// What a lost host computed but did not list is redone by the hosts that take its
+// chunks: counting it too would put the job past its total.
+TEST(MonitorView, ALostHostCountsOnlyTheDocumentsOfTheChunksItListed) {
+  MonitorView view = ThreeLeasedHostsOneAboutToBeLost();
+  EXPECT_THAT(Row(view.RenderTable(1020), "total"), HasSubstr("663 / 1,000"));
+  view.Apply(Lost(2, 1030));
+  const std::string table = view.RenderTable(1030);
+  const std::string host2 = Row(table, "2");
+  EXPECT_THAT(host2, HasSubstr(" lost ")) << table;
+  EXPECT_THAT(host2, HasSubstr(" 102 ")) << "its listed chunks' documents";
+  EXPECT_THAT(host2, HasSubstr(" 8,000 ")) << "listed tokens only";
+  EXPECT_THAT(host2, HasSubstr(" 2 ")) << "rejected in its listed chunks";
+  EXPECT_THAT(host2, Not(HasSubstr(" 3 ")));
+  EXPECT_THAT(host2, HasSubstr("lost: host 2 lost: no message"));
+  EXPECT_THAT(Row(table, "total"), HasSubstr("502 / 1,000 (50.2%)")) << table;
+  EXPECT_THAT(Row(table, "total"), HasSubstr("0/3 finished, 1 lost"));
+}
+
+// A lost host may still be publishing (cut off from the coordinator only): its events
+// change nothing until its command runs again, which starts it afresh.
+TEST(MonitorView, ALostHostsLaterEventsCountOnlyOnceItStartsAgain) {
+  MonitorView view = ThreeLeasedHostsOneAboutToBeLost();
+  view.Apply(Lost(2, 1030));
+  MonitorEventMessage late = Event("progress", 2, 1031, 300, 1000);
+  late.docs_total_of_job = true;
+  view.Apply(late);
+  EXPECT_THAT(Row(view.RenderTable(1031), "2"), HasSubstr(" 102 "));
+  EXPECT_THAT(Row(view.RenderTable(1031), "2"), HasSubstr(" lost "));
+
+  view.Apply(Event("started", 2, 1040, 100));
+  view.Apply(late);
+  EXPECT_THAT(Row(view.RenderTable(1041), "2"), HasSubstr(" 300 "));
+  EXPECT_THAT(Row(view.RenderTable(1041), "total"), HasSubstr("0/3 finished"));
+  EXPECT_THAT(Row(view.RenderTable(1041), "total"), Not(HasSubstr("lost")));
+}
+
+// The job goes on without a lost host: once the others finished, nothing is left to
+// wait for, and the documents add up to the job's.
+TEST(MonitorView, AJobWithALostHostIsFinishedWhenTheOthersAre) {
+  MonitorView view = ThreeLeasedHostsOneAboutToBeLost();
+  view.Apply(Lost(2, 1030));
+  EXPECT_FALSE(view.AllFinished());
+  for (int32_t host : {0, 1}) {
+    MonitorEventMessage finished = Event("finished", host, 1100, host == 0 ? 450 : 448, 1000);
+    finished.docs_total_of_job = true;
+    finished.num_hosts = 3;
+    view.Apply(finished);
+  }
+  EXPECT_TRUE(view.AllFinished());
+  const std::string total = Row(view.RenderTable(1100), "total");
+  EXPECT_THAT(total, HasSubstr("1,000 / 1,000 (100.0%)"));
+  EXPECT_THAT(total, HasSubstr("2/3 finished, 1 lost"));
   EXPECT_THAT(total, EndsWith(" done"));
 }
 
