@@ -122,7 +122,8 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
       if (failure->hand_over && host_id == 0 && standby_active_) {
         return HandOver(fmt::format("host 0 left: {}", failure->reason), now);
       }
-      return LoseHost(host_id, fmt::format("host {} failed: {}", host_id, failure->reason), now);
+      return LoseHost(host_id, Departure::kEnded,
+                      fmt::format("host {} failed: {}", host_id, failure->reason), now);
     }
     case MessageType::kLeaseRequest:
     case MessageType::kListingIntent:
@@ -237,13 +238,13 @@ void CoordinatorSession::Tick(Clock::time_point now) {
     const Host& host = *hosts_[id];
     const int host_id = static_cast<int>(id);
     if (now - host.last_message >= options_.liveness.heartbeat_timeout) {
-      LoseHost(host_id,
+      LoseHost(host_id, Departure::kSilent,
                fmt::format("host {} lost: no message for {}", id,
                            SecondsText(options_.liveness.heartbeat_timeout)),
                now);
     } else if (host.disconnected_at &&
                now - *host.disconnected_at >= options_.liveness.disconnect_grace) {
-      LoseHost(host_id,
+      LoseHost(host_id, Departure::kEnded,
                fmt::format("host {} lost: its connection closed and it did not come back "
                            "within {}",
                            id, SecondsText(options_.liveness.disconnect_grace)),

@@ -186,9 +186,13 @@ class CoordinatorSession {
   void DropUnexpected(const std::string& why);
   // The admitted host that `identity` belongs to, or -1.
   int HostOf(const std::string& identity) const;
+  // How a host left the job: only one that fell silent may still be running, on the
+  // far side of a split network; a closed connection or a Failure means its process
+  // ended.
+  enum class Departure { kSilent, kEnded };
   // A host lost or failed: the job ends (host 0's stop group), or goes on without its group.
   // Either way monitors are told (AnnounceLost).
-  void LoseHost(int host_id, std::string reason, Clock::time_point now);
+  void LoseHost(int host_id, Departure departure, std::string reason, Clock::time_point now);
   // Queues the "lost" monitor event of host `host_id`: what it computed but did not
   // list is gone (or redone by others), so a monitor counts only what it listed.
   void AnnounceLost(int host_id, const std::string& reason);
@@ -213,9 +217,10 @@ class CoordinatorSession {
   std::set<std::string> refused_;                  // peers whose Hello ended the job
   std::map<std::string, std::set<int>> barriers_;  // name -> hosts arrived
   std::map<int, std::string> lost_;                // hosts the job went on without: why
-  std::map<int, Clock::time_point> lost_at_;       // and when
-  std::set<int> stopped_with_replica_;             // of those, the ones this coordinator stopped
-  std::map<int, Joining> returning_;               // by the host id whose place they take
+  // Of those, the ones lost by silence, and when (LoseStandby counts them).
+  std::map<int, Clock::time_point> silent_since_;
+  std::set<int> stopped_with_replica_;  // of those, the ones this coordinator stopped
+  std::map<int, Joining> returning_;    // by the host id whose place they take
   std::set<std::string> released_barriers_;
   std::map<int, uint64_t> waiting_leases_;  // host -> its open LeaseRequest
   // After a takeover: chunks a host holds whose grants were lost with host 0; its

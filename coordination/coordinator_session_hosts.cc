@@ -134,7 +134,7 @@ void CoordinatorSession::Readmit(int host_id, Joining node, Clock::time_point no
   hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, released_barriers_, 0, now};
   host_by_identity_[node.identity] = host_id;
   Queue(node.identity, WelcomeMessage{rendezvous_.endpoints()});
-  lost_at_.erase(host_id);
+  silent_since_.erase(host_id);
   stopped_with_replica_.erase(host_id);
   if (lost_.erase(host_id) > 0 || !rendezvous_.is_added(host_id)) {
     spdlog::info("coordinator: host {} is back, from {}; {}", host_id, node.address,
@@ -147,7 +147,8 @@ void CoordinatorSession::Readmit(int host_id, Joining node, Clock::time_point no
   }
 }
 
-void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_point now) {
+void CoordinatorSession::LoseHost(int host_id, Departure departure, std::string reason,
+                                  Clock::time_point now) {
   // A host at the final barrier finished its part: nothing of the job waits for it
   // any more, whatever the mesh.
   const auto final_barrier = barriers_.find(kFinalBarrierName);
@@ -181,11 +182,10 @@ void CoordinatorSession::LoseHost(int host_id, std::string reason, Clock::time_p
     }
     RemoveHost(other);
     lost_[other] = stopped;
-    lost_at_[other] = now;
     stopped_with_replica_.insert(other);
   }
   lost_[host_id] = std::move(reason);
-  lost_at_[host_id] = now;
+  if (departure == Departure::kSilent) silent_since_[host_id] = now;
   if (options_.leases) AnswerWaitingLeases(now);
   if (returning_.contains(host_id)) ReadmitWhenFree(host_id, now);
   std::vector<std::string> open;

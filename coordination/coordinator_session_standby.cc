@@ -166,11 +166,12 @@ void CoordinatorSession::LoseStandby(const std::string& why, Clock::time_point n
   for (size_t id = 0; id < hosts_.size(); ++id) {
     const int host_id = static_cast<int>(id);
     // A host found silent within the timeout was in the job when this silence began:
-    // host 0 may be the one cut off from both.
-    const auto lost = lost_at_.find(host_id);
-    const bool just_lost =
-        lost != lost_at_.end() && now - lost->second < options_.liveness.heartbeat_timeout;
-    if (!hosts_[id] && host_id != standby && !just_lost) continue;
+    // host 0 may be the one cut off from both. One whose process ended (its connection
+    // closed, or it failed) or that this coordinator stopped is in no other side.
+    const auto silent = silent_since_.find(host_id);
+    const bool just_silent =
+        silent != silent_since_.end() && now - silent->second < options_.liveness.heartbeat_timeout;
+    if (!hosts_[id] && host_id != standby && !just_silent) continue;
     ++in_job;
     if (host_id != standby && (host_id == coordinator_host_ || HeardSince(host_id, now - window))) {
       ++with_us;

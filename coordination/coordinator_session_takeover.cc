@@ -176,7 +176,7 @@ void CoordinatorSession::FinishTakeover(Clock::time_point now) {
   }
   for (int32_t host : members_) {
     if (hosts_[host]) continue;
-    LoseHost(host,
+    LoseHost(host, Departure::kSilent,
              host == 0
                  ? fmt::format("host 0 lost: {}", takeover_reason_)
                  : fmt::format("host {} lost: it did not reattach after host 0 was lost", host),

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -28,10 +29,13 @@ namespace actex {
 namespace {
 
 using coordinator_test::ClientOptionsFor;
+using coordinator_test::Collect;
 using coordinator_test::FastOptions;
 using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
+using coordinator_test::Monitor;
+using coordinator_test::NodePublisher;
 using coordinator_test::WaitUntil;
 using namespace std::chrono_literals;
 
@@ -320,6 +324,38 @@ TEST_F(StandbyCoordinatorTest, Host0GoesOnWithoutALostStandbyWhileMostHostsHearI
   // Held until the standby is found lost (0.5 s), then answered.
   EXPECT_EQ(AwaitGrant(clients, 3, all, 5000ms).chunk, 1);
   for (int host : all) EXPECT_TRUE((*clients[host])->Service()) << host;
+}
+
+// A worker whose process died (its connection closed) just before the standby was
+// lost is no host the standby could have taken over with: host 0 still hears most of
+// the hosts left (itself and host 2 of hosts 0-2), so it goes on without a standby.
+// Counted as in the job, host 3 would have made that two of four, and host 0 would
+// have ended a job nothing had split.
+TEST_F(StandbyCoordinatorTest, AHostWhoseProcessEndedJustBeforeTheStandbyIsLostCountsForNoSide) {
+  ASSERT_NO_FATAL_FAILURE(StartAndGrantHost2AChunk(20s, 500ms));
+  const std::vector<int> left = {0, 1, 2};
+  // Host 0's coordinator tells its monitors when it finds host 3 lost.
+  zmq::socket_t monitor = Monitor(*context, primary);
+  zmq::socket_t publisher = NodePublisher(*context, primary);
+  ASSERT_TRUE(WaitUntil([&] {
+    EXPECT_TRUE(Send(publisher, MonitorEventMessage{}).has_value());
+    return !Collect(monitor, 20ms).empty();
+  }));
+  clients[3]->reset();  // host 3's process dies
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (int host : left) (void)(*clients[host])->Service();
+        return std::ranges::any_of(Collect(monitor, 20ms), [](const MonitorEventMessage& event) {
+          return event.kind == "lost" && event.host_id == 3;
+        });
+      },
+      5000ms));
+
+  standby->Kill();
+  (*clients[2])->RequestLease({1, -1});
+  // Held until the standby is found lost (0.5 s), then answered.
+  EXPECT_EQ(AwaitGrant(clients, 2, left, 5000ms).chunk, 1);
+  for (int host : left) EXPECT_TRUE((*clients[host])->Service()) << host;
 }
 
 // The standby killed and its host's command started again at once with the same

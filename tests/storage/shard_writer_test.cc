@@ -2,7 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -12,6 +17,7 @@
 #include "storage/float_convert.h"
 #include "storage/safetensors.h"
 #include "storage/shard_listing.h"
+#include "storage/shard_spill.h"
 #include "tests/storage/shard_test_util.h"
 #include "tests/storage/temp_dir.h"
 
@@ -356,6 +362,48 @@ TEST(ShardWriter, GzipShardDecompressesToTheUncompressedShard) {
     EXPECT_EQ(metadata["shards"][shard - 1]["file"], name + ".gz");
   }
   EXPECT_EQ(CheckListedShards(gzip_dir.path()).size(), 12u);
+}
+
+// Writes 12 documents of 9 tokens in 68 x 20 byte shards to `dir` (4 shards).
+void WriteTwelveDocuments(const std::string& dir) {
+  ShardWriterOptions options = Options(dir);
+  options.shard_bytes = 68 * 20;
+  auto writer = OpenOrDie(options);
+  for (int64_t doc = 0; doc < 12; ++doc)
+    ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc, 9, kSites)));
+  ASSERT_TRUE(writer->Finish().has_value());
+}
+
+// A process whose /proc is an empty mount (a container without /proc), so that
+// /proc/self/fd cannot name an O_TMPFILE file: the writer then spills every tensor and
+// copies it into the shard, to the same bytes as in place. Exits 0 when it wrote
+// `dir`, 2 when no such process could be made, 3 when the spill stayed in place.
+[[noreturn]] void WriteWithoutProcSelfFd(const std::string& dir) {
+  if (::unshare(CLONE_NEWNS) != 0 ||
+      ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+      ::mount("tmpfs", "/proc", "tmpfs", 0, nullptr) != 0) {
+    std::fprintf(stderr, "no mount namespace without /proc: %s\n", std::strerror(errno));
+    std::_Exit(2);
+  }
+  auto spill = ShardSpill::CreateInPlace(dir, 0, 1, 0, 16, nullptr);
+  if (!spill || spill->in_place()) std::_Exit(3);
+  WriteTwelveDocuments(dir);
+  std::_Exit(testing::Test::HasFailure() ? 1 : 0);
+}
+
+TEST(ShardWriterDeathTest, WithoutProcSelfFdTheShardsAreCopiedToTheSameBytes) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a mount namespace needs root (CI runs as root)";
+  TempDir in_place, copied;
+  WriteTwelveDocuments(in_place.path());
+  EXPECT_EXIT(WriteWithoutProcSelfFd(copied.path()), testing::ExitedWithCode(0), "");
+  const nlohmann::json metadata = ReadMetadata(copied.path());
+  ASSERT_EQ(metadata["shards"].size(), 4u);
+  EXPECT_EQ(metadata["shards"], ReadMetadata(in_place.path())["shards"]) << "sizes and CRCs";
+  for (const auto& shard : metadata["shards"]) {
+    const std::string name = shard["file"];
+    EXPECT_EQ(ReadBytes(copied.File(name)), ReadBytes(in_place.File(name))) << name;
+  }
+  EXPECT_EQ(CheckListedShards(copied.path()).size(), 12u);
 }
 
 TEST(ShardWriter, RejectsInconsistentDocuments) {
