@@ -251,9 +251,13 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
   std::string state = fmt::format("{}/{} finished", finished, hosts_.size());
   if (failed > 0) state += fmt::format(", {} failed", failed);
   if (lost > 0) state += fmt::format(", {} lost", lost);
-  const std::string job_eta_text = running > 0  ? FormatDuration(JobEtaSeconds(job))
-                                   : failed > 0 ? "failed"
-                                                : "done";
+  // Without a lost host's share (a job whose hosts own their shares), the job ended
+  // short of its total: its command finishes it.
+  const bool short_of_total = lost > 0 && job.total >= 0 && job.through < job.total;
+  const std::string job_eta_text = running > 0      ? FormatDuration(JobEtaSeconds(job))
+                                   : failed > 0     ? "failed"
+                                   : short_of_total ? "incomplete"
+                                                    : "done";
   rows.push_back({"total", state, FormatDocs(job.through, job.total, job.estimated),
                   GroupThousands(tokens), running > 0 ? FormatRate(tokens_per_second) : "-",
                   GroupThousands(shards), GroupThousands(rejected),

@@ -388,6 +388,25 @@ TEST(MonitorView, AJobWithALostHostIsFinishedWhenTheOthersAre) {
   EXPECT_THAT(total, EndsWith(" done"));
 }
 
+// Hosts that own their shares: a lost host's share is left to its next run, so once
+// the others finished the job is incomplete, not done.
+TEST(MonitorView, AJobOfOwnSharesWithALostHostEndsIncomplete) {
+  MonitorView view;
+  for (int32_t host : {0, 1}) {
+    MonitorEventMessage event = Event("progress", host, 1000, host == 0 ? 40 : 15, 100);
+    event.num_hosts = 2;
+    view.Apply(event);
+  }
+  MonitorEventMessage lost = Lost(1, 1030);
+  lost.num_hosts = 2;
+  view.Apply(lost);
+  view.Apply(Event("finished", 0, 1100, 100, 100));
+  EXPECT_TRUE(view.AllFinished());
+  const std::string total = Row(view.RenderTable(1100), "total");
+  EXPECT_THAT(total, HasSubstr("115 / 200 (57.5%)")) << "host 1's 15 listed of its 100";
+  EXPECT_THAT(total, EndsWith(" incomplete"));
+}
+
 TEST(MonitorView, JsonLineOfTextThatIsNotUtf8IsStillJson) {
   MonitorEventMessage event = Event("warning", 0, 1, 0);
   event.message = "bad \xff\xfe bytes";
