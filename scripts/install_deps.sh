@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config git
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libopenblas-dev libdnnl-dev libspdlog-dev zlib1g-dev
   libsentencepiece-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libutf8proc-dev
-  libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev python3-numpy python3-torch
+  libsodium-dev libisal-dev libgtest-dev libgmock-dev libbenchmark-dev python3-numpy python3-torch
   # The build: the CUDA emulator's kernels are translated by a python3 script.
   python3
   # The Parquet corpus reader (storage/parquet): footer and page headers, codecs.
