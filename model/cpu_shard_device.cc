@@ -17,6 +17,7 @@
 namespace actex {
 
 void CpuShardDevice::Embed(float* resid_stream, float* scratch) {
+  ForgetRounding();
   const int64_t hidden = config_.hidden;
   const auto* embed = static_cast<const uint8_t*>(weights_.embed.data);
   const auto* position_embed = static_cast<const uint8_t*>(weights_.position_embed.data);
@@ -40,6 +41,7 @@ void CpuShardDevice::Embed(float* resid_stream, float* scratch) {
 }
 
 void CpuShardDevice::Rotate(int layer, float* queries, float* keys) {
+  ForgetRounding();
   const int64_t dim = config_.head_dim;
   const int64_t q_width = heads_.heads * dim;
   const int64_t kv_width = heads_.kv_heads * dim;
@@ -56,6 +58,7 @@ void CpuShardDevice::Rotate(int layer, float* queries, float* keys) {
 
 void CpuShardDevice::Attend(int layer, const float* queries, const float* keys, const float* values,
                             float* context) {
+  ForgetRounding();
   const int64_t dim = config_.head_dim;
   const int64_t q_width = heads_.heads * dim;
   const int64_t kv_width = heads_.kv_heads * dim;
@@ -125,6 +128,7 @@ void CpuShardDevice::GatedLinear(const float* x, const Product& gate, const Prod
 
 void CpuShardDevice::AddBias(float* rows, const std::vector<float>& bias) {
   if (bias.empty()) return;
+  ForgetRounding();
   const int64_t hidden = config_.hidden;
   team_.ForRanges(tokens_, kTeamRowGrain, [&](int64_t first, int64_t end, int) {
     for (int64_t t = first; t < end; ++t) AddInPlace(rows + t * hidden, bias.data(), hidden);

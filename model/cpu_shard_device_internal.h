@@ -60,7 +60,7 @@ class CpuShardDevice final : public ShardDevice {
                                               int32_t max_position) override {
     batch_ = &batch;
     tokens_ = static_cast<int64_t>(batch.token_ids.size());
-    rounded_input_ = nullptr;
+    ForgetRounding();
     sequence_starts_.clear();
     for (int64_t start = 0; int32_t length : batch.sequence_lengths) {
       sequence_starts_.push_back(start);
@@ -92,7 +92,7 @@ class CpuShardDevice final : public ShardDevice {
     // Normalize, Activate or GatedLinear has rounded x for these products when x is what
     // it wrote.
     const bool x_rounded = x == rounded_input_;
-    rounded_input_ = nullptr;
+    ForgetRounding();
     products_.Linear(x, products.begin()->weight.in_features(), tokens_, targets, &team_,
                      x_rounded);
   }
@@ -105,6 +105,7 @@ class CpuShardDevice final : public ShardDevice {
                    bool tapped) override;
   void AddBias(float* rows, const std::vector<float>& bias) override;
   void Accumulate(float* target, const float* addend) override {
+    ForgetRounding();
     team_.ForRanges(tokens_ * config_.hidden, kTeamElementGrain,
                     [&](int64_t first, int64_t end, int) {
                       AddInPlace(target + first, addend + first, end - first);
@@ -113,6 +114,7 @@ class CpuShardDevice final : public ShardDevice {
 
   std::expected<void, std::string> AllReduceSum(float* data, int64_t count,
                                                 Collective& collective) override {
+    ForgetRounding();
     return collective.AllReduceSum({data, static_cast<size_t>(count)});
   }
   std::span<const float> ToHost(const float* data, int64_t count, std::vector<float>*) override {
@@ -128,12 +130,16 @@ class CpuShardDevice final : public ShardDevice {
   std::expected<RoutingOutputs, std::string> SparseMlp(const LayerShardWeights& w,
                                                        const float* normed,
                                                        float* shard_sum) override {
-    rounded_input_ = nullptr;  // the experts' products round into the same buffer
+    ForgetRounding();  // the experts' products round into the same buffer
     experts_->Forward(w, normed, tokens_, shard_sum, products_, team_);
     return experts_->routing();
   }
 
  private:
+  // Every step that writes activations (but Normalize, Activate and GatedLinear, which
+  // leave their own rounding) drops the rounding left for the next Linear: rows it
+  // changed must be rounded again, whatever their address.
+  void ForgetRounding() { rounded_input_ = nullptr; }
   static void AddInPlace(float* target, const float* addend, int64_t count) {
     for (int64_t i = 0; i < count; ++i) target[i] += addend[i];
   }
@@ -162,8 +168,7 @@ class CpuShardDevice final : public ShardDevice {
   std::vector<int64_t> sequence_starts_;  // the first token of every sequence
   // bf16: the rows whose rounding to bfloat16 Normalize, Activate or GatedLinear left for
   // the next Linear (products_.RoundedInput), as they wrote them; null once any product
-  // has run.
-  // The loop writes nothing into those rows between the two steps.
+  // or any other writing step (ForgetRounding) has run, so only Taps may come between.
   const float* rounded_input_ = nullptr;
 };
 

@@ -34,6 +34,7 @@ void CpuShardDevice::Normalize(const float* x, const std::vector<float>& weight,
 }
 
 void CpuShardDevice::NormalizeHeads(const LayerShardWeights& w, float* queries, float* keys) {
+  ForgetRounding();
   const int64_t dim = config_.head_dim;
   const int64_t q_width = heads_.heads * dim;
   const int64_t kv_width = heads_.kv_heads * dim;
@@ -48,6 +49,7 @@ void CpuShardDevice::NormalizeHeads(const LayerShardWeights& w, float* queries, 
 
 std::expected<void, std::string> CpuShardDevice::NormalizeWholeProjections(
     int layer, const LayerShardWeights& w, float* queries, float* keys, Collective& collective) {
+  ForgetRounding();
   const int64_t dim = config_.head_dim;
   const int64_t q_width = heads_.heads * dim;
   const int64_t kv_width = heads_.kv_heads * dim;
