@@ -36,17 +36,29 @@ std::vector<nlohmann::json> Events(const ActexProcess& monitor) {
   return events;
 }
 
+// A corpus of `documents` for a leased job, and `actex monitor --json
+// --exit-when-finished` attached to the job before any of its nodes starts.
+struct MonitoredJob {
+  explicit MonitoredJob(int64_t documents)
+      : corpus(dir.Write("corpus.jsonl", Corpus(documents, 48))),
+        job(dir),
+        monitor(dir.path() + "/monitor",
+                {"monitor", "tcp://127.0.0.1:" + std::to_string(job.port() + 1), "--json",
+                 "--exit-when-finished", "--timeout", "60"}) {}
+
+  TempDir dir;
+  const std::string corpus;
+  ManualJob job;
+  ActexProcess monitor;
+};
+
 TEST(MonitorOfALeasedJob, ShowsComputedDocumentsAndTheJobsTotalBeforeAnyShardCloses) {
   constexpr int64_t kDocuments = 6000;
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(kDocuments, 48));
-  ManualJob job(dir);
-  ActexProcess monitor(dir.path() + "/monitor",
-                       {"monitor", "tcp://127.0.0.1:" + std::to_string(job.port() + 1), "--json",
-                        "--exit-when-finished", "--timeout", "60"});
+  MonitoredJob watched(kDocuments);
+  ActexProcess& monitor = watched.monitor;
   // One shard per host, listed at the end: until then a host lists nothing.
   auto one_shard = [](NodeOptions& node) { node.extract.shard_bytes = int64_t{1} << 30; };
-  for (ActexProcess* node : job.StartAll(2, corpus, "2d", one_shard)) {
+  for (ActexProcess* node : watched.job.StartAll(2, watched.corpus, "2d", one_shard)) {
     EXPECT_EQ(node->Wait(seconds(120)), 0) << node->err();
   }
   ASSERT_EQ(monitor.Wait(seconds(20)), 0) << monitor.err();
@@ -105,17 +117,13 @@ MonitorEventMessage EventOf(const nlohmann::json& line) {
 // it for its listed chunks only, and with --exit-when-finished it leaves once the
 // others finished. The job's documents add up to the corpus's, not more.
 TEST(MonitorOfALeasedJob, ALostHostIsCountedForItsListedChunksAndNotWaitedFor) {
-  constexpr int64_t kDocuments = 4800;
-  TempDir dir;
-  const std::string corpus = dir.Write("corpus.jsonl", Corpus(kDocuments, 48));
-  ManualJob job(dir);
-  ActexProcess monitor(dir.path() + "/monitor",
-                       {"monitor", "tcp://127.0.0.1:" + std::to_string(job.port() + 1), "--json",
-                        "--exit-when-finished", "--timeout", "60"});
+  MonitoredJob watched(4800);
+  ActexProcess& monitor = watched.monitor;
   // Shards of tens of documents, so host 1 holds many it computed but did not list.
   auto larger_shards = [](NodeOptions& node) { node.extract.shard_bytes = int64_t{2} << 20; };
-  std::vector<ActexProcess*> nodes = job.StartAll(3, corpus, "2d", larger_shards);
-  ASSERT_TRUE(WaitForFirstShard(dir.path() + "/out/host_01", seconds(60))) << nodes[1]->err();
+  std::vector<ActexProcess*> nodes = watched.job.StartAll(3, watched.corpus, "2d", larger_shards);
+  ASSERT_TRUE(WaitForFirstShard(watched.dir.path() + "/out/host_01", seconds(60)))
+      << nodes[1]->err();
   std::this_thread::sleep_for(milliseconds(300));  // mid-run, past the first listing
   nodes[1]->Signal(SIGKILL);
   const int host0_status = nodes[0]->Wait(seconds(120));
