@@ -97,6 +97,7 @@ void MonitorView::Apply(const MonitorEventMessage& event, double received_unix_s
 
 void MonitorView::Lose(HostState& host, const std::string& reason) {
   host.lost = true;
+  host.failed = false;  // a host that failed is lost too: the job went on without it
   host.state = "lost";
   host.docs_through = host.docs_through_listed;
   host.rejected = std::max<int64_t>(0, host.docs_through_listed - host.docs_listed);

@@ -369,10 +369,13 @@ TEST(MonitorView, ALostHostsLaterEventsCountOnlyOnceItStartsAgain) {
   EXPECT_THAT(Row(view.RenderTable(1041), "total"), Not(HasSubstr("lost")));
 }
 
-// The job goes on without a lost host: once the others finished, nothing is left to
-// wait for, and the documents add up to the job's.
+// The job goes on without a lost host (here one that failed): once the others
+// finished, nothing is left to wait for, and the documents add up to the job's.
 TEST(MonitorView, AJobWithALostHostIsFinishedWhenTheOthersAre) {
   MonitorView view = ThreeLeasedHostsOneAboutToBeLost();
+  MonitorEventMessage error = Event("error", 2, 1025, 0);
+  error.message = "disk full";
+  view.Apply(error);
   view.Apply(Lost(2, 1030));
   EXPECT_FALSE(view.AllFinished());
   for (int32_t host : {0, 1}) {
