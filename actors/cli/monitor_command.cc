@@ -17,6 +17,7 @@
 #include <zmq.hpp>
 
 #include "actors/cli/commands.h"
+#include "actors/cli/monitor_heard.h"
 #include "actors/cli/monitor_view.h"
 #include "base/unix_time.h"
 #include "transport/connection_watch.h"
@@ -81,53 +82,6 @@ std::string CheckEndpoint(const std::string& endpoint) {
   return "";
 }
 
-// What the monitor waits for, for the lines that say it heard nothing.
-constexpr const char* kWaitingFor =
-    "waiting for the job's monitor publisher, which host 0's `actex node` (or `actex simulate`) "
-    "opens at its --coordinator PORT+1 (the standby's PORT+1 once it took over)";
-
-// What reached the monitor's socket so far, from ZeroMQ's connection events.
-struct Heard {
-  int64_t connections = 0;  // tcp connections made to the endpoint
-  int64_t strangers = 0;    // connections dropped in ZeroMQ's handshake
-  int64_t skipped = 0;      // messages that were not monitor events
-  int64_t events = 0;       // monitor events received
-
-  enum class State { kSilent, kConnected, kStranger, kEvents };
-  State state() const {
-    return events > 0                     ? State::kEvents
-           : strangers > 0 || skipped > 0 ? State::kStranger
-           : connections > 0              ? State::kConnected
-                                          : State::kSilent;
-  }
-
-  // One line on what was heard from `endpoint` in `seconds` without an event.
-  // `waiting`: it goes on waiting (else it gives up).
-  std::string Describe(const std::string& endpoint, double seconds, bool keyed,
-                       bool waiting) const {
-    const std::string next = std::string(waiting ? "still " : "it was ") + kWaitingFor;
-    const std::string key_hint = keyed
-                                     ? " (is it the job's --job-key-file?)"
-                                     : " (if the job runs with a --job-key-file, give it here too)";
-    if (events > 0) {
-      return fmt::format("the last monitor event from {} came {:.0f} s ago", endpoint, seconds);
-    }
-    if (strangers > 0 || skipped > 0) {
-      return fmt::format(
-          "received nothing it understands from {} in {:.0f} s ({} connection(s) failed "
-          "ZeroMQ's handshake, {} message(s) were not monitor events): something else listens "
-          "there, or a job with a key{}; {}",
-          endpoint, seconds, strangers, skipped, key_hint, next);
-    }
-    if (connections > 0) {
-      return fmt::format("connected to {}, but no monitor event came in {:.0f} s{}; {}", endpoint,
-                         seconds, key_hint, next);
-    }
-    return fmt::format("heard nothing from {} in {:.0f} s: nothing accepts a connection there; {}",
-                       endpoint, seconds, next);
-  }
-};
-
 class Monitor {
  public:
   Monitor(const MonitorFlags& flags, bool table) : flags_(flags), table_(table) {}
@@ -168,11 +122,11 @@ class Monitor {
   const bool table_;
   zmq::context_t context_{1};
   MonitorView view_;
-  Heard heard_;
+  MonitorHeard heard_;
   std::string status_;  // what the silence means, shown above the table
   Clock::time_point last_event_;
   // What the last line said about the silence was about; kEvents: nothing said.
-  Heard::State said_ = Heard::State::kEvents;
+  MonitorHeard::State said_ = MonitorHeard::State::kEvents;
 };
 
 int Monitor::Run() {
@@ -250,7 +204,7 @@ std::optional<int> Monitor::TakeMessage(zmq::socket_t& socket) {
     return std::nullopt;
   }
   last_event_ = Clock::now();
-  if (heard_.events++ == 0 && said_ != Heard::State::kEvents) {
+  if (heard_.events++ == 0 && said_ != MonitorHeard::State::kEvents) {
     spdlog::info("monitor events arrive from {}", flags_.endpoint);
     status_.clear();
   }
