@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,8 +35,7 @@ using coordinator_test::FastOptions;
 using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
-using coordinator_test::Monitor;
-using coordinator_test::NodePublisher;
+using coordinator_test::SubscribedMonitor;
 using coordinator_test::WaitUntil;
 using namespace std::chrono_literals;
 
@@ -335,17 +335,13 @@ TEST_F(StandbyCoordinatorTest, AHostWhoseProcessEndedJustBeforeTheStandbyIsLostC
   ASSERT_NO_FATAL_FAILURE(StartAndGrantHost2AChunk(20s, 500ms));
   const std::vector<int> left = {0, 1, 2};
   // Host 0's coordinator tells its monitors when it finds host 3 lost.
-  zmq::socket_t monitor = Monitor(*context, primary);
-  zmq::socket_t publisher = NodePublisher(*context, primary);
-  ASSERT_TRUE(WaitUntil([&] {
-    EXPECT_TRUE(Send(publisher, MonitorEventMessage{}).has_value());
-    return !Collect(monitor, 20ms).empty();
-  }));
+  std::optional<zmq::socket_t> monitor = SubscribedMonitor(*context, primary);
+  ASSERT_TRUE(monitor);
   clients[3]->reset();  // host 3's process dies
   ASSERT_TRUE(WaitUntil(
       [&] {
         for (int host : left) (void)(*clients[host])->Service();
-        return std::ranges::any_of(Collect(monitor, 20ms), [](const MonitorEventMessage& event) {
+        return std::ranges::any_of(Collect(*monitor, 20ms), [](const MonitorEventMessage& event) {
           return event.kind == "lost" && event.host_id == 3;
         });
       },

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,8 +30,7 @@ using coordinator_test::FreeTcpPort;
 using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
-using coordinator_test::Monitor;
-using coordinator_test::NodePublisher;
+using coordinator_test::SubscribedMonitor;
 using coordinator_test::WaitUntil;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
@@ -148,23 +148,15 @@ TEST(CoordinatorLiveness, AHostLostStopsTheOtherHostsOfItsGroupOnly) {
 TEST(CoordinatorLiveness, MonitorsAreToldOfEveryHostTheJobGoesOnWithout) {
   PairedJob job;
   ASSERT_TRUE(job.started());
-  zmq::socket_t monitor = Monitor(job.context, job.options);
-  zmq::socket_t node = NodePublisher(job.context, job.options);
-  MonitorEventMessage probe;
-  probe.kind = "progress";
-  // Subscriptions reach the coordinator's feed asynchronously: once a node's event
-  // came through, so will the coordinator's.
-  ASSERT_TRUE(WaitUntil([&] {
-    EXPECT_TRUE(Send(node, probe).has_value());
-    return !Collect(monitor, 20ms).empty();
-  }));
+  std::optional<zmq::socket_t> monitor = SubscribedMonitor(job.context, job.options);
+  ASSERT_TRUE(monitor);
   std::vector<JoinResult>& clients = job.clients;
   const double before = UnixSeconds();
   clients.pop_back();  // host 3's process dies
   auto results = ForEachClient(
       clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 20s); });
   std::map<int, MonitorEventMessage> lost;
-  for (const MonitorEventMessage& event : Collect(monitor, 200ms)) {
+  for (const MonitorEventMessage& event : Collect(*monitor, 200ms)) {
     if (event.kind == "lost") EXPECT_TRUE(lost.emplace(event.host_id, event).second);
   }
   ASSERT_EQ(lost.size(), 2u);

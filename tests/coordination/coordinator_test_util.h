@@ -11,6 +11,7 @@
 #include <expected>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -153,6 +154,21 @@ inline std::vector<MonitorEventMessage> Collect(zmq::socket_t& monitor,
     if (event) events.push_back(*event);
     wait = std::chrono::milliseconds(0);
   }
+}
+
+// A monitor attached to the coordinator's feed once its subscription has reached the
+// coordinator (subscriptions travel asynchronously: once a node's event came through,
+// so will whatever the coordinator publishes itself); nullopt if it never did.
+inline std::optional<zmq::socket_t> SubscribedMonitor(zmq::context_t& context,
+                                                      const CoordinatorOptions& options) {
+  zmq::socket_t monitor = Monitor(context, options);
+  zmq::socket_t node = NodePublisher(context, options);
+  const bool subscribed = WaitUntil([&] {
+    EXPECT_TRUE(Send(node, MonitorEventMessage{}).has_value());
+    return !Collect(monitor, std::chrono::milliseconds(20)).empty();
+  });
+  if (!subscribed) return std::nullopt;
+  return monitor;
 }
 
 }  // namespace actex::coordinator_test
