@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
+#include <random>
 #include <thread>
 
 #include "actors/extract_flag_table.h"
@@ -24,22 +26,25 @@ extern char** environ;
 namespace actex {
 namespace {
 
-// Binds 127.0.0.1:port (0: any) and returns the socket, or -1.
-int BindLoopback(int port, int* bound_port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
+// Whether 127.0.0.1:port can be bound now (the socket is closed again at once).
+bool LoopbackPortFree(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = htons(port);
-  socklen_t length = sizeof(address);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    close(fd);
-    return -1;
-  }
-  if (bound_port) *bound_port = ntohs(address.sin_port);
-  return fd;
+  const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  close(fd);
+  return bound;
+}
+
+// The first port the kernel hands out on its own (bind to port 0, a connection's
+// source): /proc/sys/net/ipv4/ip_local_port_range's low end, 32768 where unreadable.
+int FirstEphemeralPort() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0;
+  return range >> low && low > 0 ? low : 32768;
 }
 
 std::string Seconds(std::chrono::milliseconds duration) {
@@ -49,16 +54,20 @@ std::string Seconds(std::chrono::milliseconds duration) {
 }  // namespace
 
 std::expected<int, std::string> FindFreePortTriple() {
+  // Below the ephemeral range, so that no connection made meanwhile (any process's
+  // outgoing source port, a bind to port 0) takes one of the three before the nodes
+  // bind them.
+  const int end = std::min(FirstEphemeralPort(), 65536);
+  constexpr int kFirst = 10000;
+  if (end - kFirst < 3) return std::unexpected("no loopback ports below the ephemeral range");
+  std::minstd_rand random(static_cast<unsigned>(
+      std::chrono::steady_clock::now().time_since_epoch().count() ^ getpid()));
+  std::uniform_int_distribution<int> pick(kFirst, end - 3);
   for (int attempt = 0; attempt < 100; ++attempt) {
-    int port = 0;
-    int first = BindLoopback(0, &port);
-    if (first < 0) return std::unexpected("cannot bind a loopback port");
-    int second = port < 65534 ? BindLoopback(port + 1, nullptr) : -1;
-    int third = port < 65533 ? BindLoopback(port + 2, nullptr) : -1;
-    for (int fd : {first, second, third}) {
-      if (fd >= 0) close(fd);
+    const int port = pick(random);
+    if (LoopbackPortFree(port) && LoopbackPortFree(port + 1) && LoopbackPortFree(port + 2)) {
+      return port;
     }
-    if (second >= 0 && third >= 0) return port;
   }
   return std::unexpected("found no three consecutive free loopback ports");
 }

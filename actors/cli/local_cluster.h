@@ -20,7 +20,8 @@ struct LocalClusterOptions {
   NodeOptions node;
 };
 
-// Picks three free consecutive loopback ports (coordinator, monitor, monitor feed).
+// Picks three free consecutive loopback ports (coordinator, monitor, monitor feed),
+// below the ephemeral range so that no connection's source port takes one meanwhile.
 std::expected<int, std::string> FindFreePortTriple();
 
 // The command line of host `host_id`'s node, for a coordinator on `port` (of
