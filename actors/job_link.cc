@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "actors/job_events.h"
 #include "actors/run_fingerprint.h"
 #include "coordination/coordinator.h"
 #include "coordination/coordinator_client.h"
@@ -37,8 +38,8 @@ struct JobLink::State {
   zmq::context_t* context = nullptr;
   std::shared_ptr<const JobSecurity> security;  // null: an open job
   std::unique_ptr<Actor> authenticator;         // with a key: ZAP for every server socket
-  zmq::socket_t setup;    // ROUTER: RingBound from local shards, RingTable back
-  zmq::socket_t monitor;  // PUB towards the coordinator's monitor feed
+  zmq::socket_t setup;              // ROUTER: RingBound from local shards, RingTable back
+  std::optional<JobEvents> events;  // PUB towards the coordinators' monitor feeds
   // Host 0's coordinator, or the standby coordinator on the standby's host.
   std::unique_ptr<Actor> coordinator_actor;
   std::shared_ptr<CoordinatorCounters> coordinator_counters =
@@ -129,20 +130,11 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
   state.setup = zmq::socket_t(context, zmq::socket_type::router);
   state.setup.set(zmq::sockopt::linger, 0);
   RetryInterrupted([&] { state.setup.bind(kSetupEndpoint); });
-  state.monitor = zmq::socket_t(context, zmq::socket_type::pub);
-  state.monitor.set(zmq::sockopt::linger, 0);
-  state.monitor.set(zmq::sockopt::sndhwm, 1000);
-  if (state.security) {
-    if (auto secured = state.security->ApplyClient(state.monitor); !secured) {
-      return std::unexpected("monitor events: " + secured.error());
-    }
-  }
-  // Events reach monitors attached to either coordinator: the standby's relays them
-  // once it took the job over.
+  auto events = JobEvents::Open(context, state.security);
+  if (!events) return std::unexpected(events.error());
+  state.events = std::move(*events);
   for (const auto& at : {std::optional(*coordinator), state.standby}) {
-    if (!at) continue;
-    const std::string events = "tcp://" + at->host + ":" + std::to_string(at->port + 2);
-    RetryInterrupted([&] { state.monitor.connect(NumericEndpoint(events)); });
+    if (at) state.events->AddCoordinator(fmt::format("tcp://{}:{}", at->host, at->port));
   }
   auto started =
       StartJobCoordinator(context, CoordinatorSettings(options, mesh, *coordinator, state.standby),
@@ -243,13 +235,20 @@ bool JobLink::Coordinating() const {
 
 std::shared_ptr<const JobSecurity> JobLink::security() const { return state_->security; }
 
-zmq::socket_t* JobLink::monitor() { return &state_->monitor; }
+zmq::socket_t* JobLink::monitor() { return &state_->events->socket(); }
 
 zmq::socket_t* JobLink::socket() { return state_->client ? &state_->client->socket() : nullptr; }
 
 std::expected<void, std::string> JobLink::Service() {
-  if (!state_->client) return {};
-  return state_->client->Service();
+  State& state = *state_;
+  if (!state.client) return {};
+  auto serviced = state.client->Service();
+  // Where the standby listens now (the Welcome's table, heartbeats): events go there too.
+  const auto standby = state.client->endpoints().find(kStandbyEndpointKey);
+  if (standby != state.client->endpoints().end()) {
+    state.events->AddCoordinator(standby->second, /*replaces_standby=*/true);
+  }
+  return serviced;
 }
 
 void JobLink::ReportFailure(const std::string& reason, bool hand_over) {

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -31,29 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Prepares the host: its part of the mesh and, when it writes a replica, its output
-// folder (fresh, resumed or overwritten) under OUT/host_NN, which `summary` records
-// with the tokens an earlier run listed there. Nothing is started yet.
-std::expected<HostShare, std::string> PrepareHost(const NodeOptions& options,
-                                                  const NodeResources& resources,
-                                                  ExtractionSummary& summary) {
-  if (options.num_hosts > 1 && options.coordinator.empty()) {
-    return std::unexpected("--coordinator HOST:PORT is needed when --num-hosts is above 1");
-  }
-  const MeshPlan& mesh = resources.mesh;
-  HostShare share{.host_id = options.host_id,
-                  .layout = HostLayout(mesh, options.host_id, JobLink::BindAddress(options)),
-                  .written = std::nullopt};
-  if (share.layout.written_replica() < 0) return share;
-  summary.host_dir =
-      (std::filesystem::path(options.extract.out_dir) / mesh.HostFolder(options.host_id)).string();
-  auto written = PrepareWrittenReplica(options, resources, summary.host_dir);
-  if (!written) return std::unexpected(written.error());
-  summary.tokens_resumed = written->tokens_resumed;
-  share.written = std::move(*written);
-  return share;
 }
 
 // One host's run from joining its job to its end. It holds what the run's actors are
@@ -293,7 +269,7 @@ std::expected<ExtractionSummary, std::string> RunPreparedNode(const NodeOptions&
     summary.job_finished_before = std::move(**finished);
     return summary;
   }
-  auto share = PrepareHost(options, resources, summary);
+  auto share = PrepareHostShare(options, resources, summary);
   if (!share) return std::unexpected(share.error());
   NodeRun run(options, resources, std::move(summary));
   if (auto joined = run.JoinJob(); !joined) return std::unexpected(joined.error());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <utility>
@@ -219,6 +220,26 @@ std::expected<void, std::string> StartPipeline(const ExtractOptions& extract,
                                                const NodeResources& resources, HostShare share,
                                                PipelineLinks links) {
   return PipelineStart(extract, resources, std::move(share), links).Run();
+}
+
+std::expected<HostShare, std::string> PrepareHostShare(const NodeOptions& options,
+                                                       const NodeResources& resources,
+                                                       ExtractionSummary& summary) {
+  if (options.num_hosts > 1 && options.coordinator.empty()) {
+    return std::unexpected("--coordinator HOST:PORT is needed when --num-hosts is above 1");
+  }
+  const MeshPlan& mesh = resources.mesh;
+  HostShare share{.host_id = options.host_id,
+                  .layout = HostLayout(mesh, options.host_id, JobLink::BindAddress(options)),
+                  .written = std::nullopt};
+  if (share.layout.written_replica() < 0) return share;
+  summary.host_dir =
+      (std::filesystem::path(options.extract.out_dir) / mesh.HostFolder(options.host_id)).string();
+  auto written = PrepareWrittenReplica(options, resources, summary.host_dir);
+  if (!written) return std::unexpected(written.error());
+  summary.tokens_resumed = written->tokens_resumed;
+  share.written = std::move(*written);
+  return share;
 }
 
 }  // namespace actex

@@ -7,8 +7,10 @@
 #include <zmq.hpp>
 
 #include "actors/extract_options.h"
+#include "actors/extraction_summary.h"
 #include "actors/host_layout.h"
 #include "actors/host_output.h"
+#include "actors/node_options.h"
 #include "actors/node_resources.h"
 #include "actors/node_supervisor.h"
 
@@ -28,6 +30,13 @@ struct HostShare {
   HostLayout layout;
   std::optional<WrittenReplica> written;  // none: this host writes nothing
 };
+
+// Prepares the host: its part of the mesh and, when it writes a replica, its output
+// folder (fresh, resumed or overwritten) under OUT/host_NN, which `summary` records
+// with the tokens an earlier run listed there. Nothing is started yet.
+std::expected<HostShare, std::string> PrepareHostShare(const NodeOptions& options,
+                                                       const NodeResources& resources,
+                                                       ExtractionSummary& summary);
 
 // What the pipeline's actors are joined to: the node's ZeroMQ context, the supervisor
 // they are added to, the link to the job's other hosts (null: a job of one host) and

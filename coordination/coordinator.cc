@@ -15,7 +15,7 @@
 #include "base/unix_time.h"
 #include "coordination/control_message.h"
 #include "coordination/coordinator_session.h"
-#include "coordination/monitor_relay.h"
+#include "coordination/coordinator_sockets.h"
 #include "transport/connection_watch.h"
 #include "transport/interrupted.h"
 #include "transport/numeric_endpoint.h"
@@ -29,9 +29,6 @@ using Clock = std::chrono::steady_clock;
 // Messages taken from one socket per turn of the loop, so a flood on one socket
 // cannot starve the others (or the deadlines).
 constexpr size_t kMaxBatch = 1000;
-// A larger control frame closes the sender's connection: a Hello of a host with
-// thousands of endpoints is a few hundred kB.
-constexpr int64_t kMaxControlFrameBytes = int64_t{16} << 20;
 
 class Coordinator {
  public:
@@ -44,9 +41,11 @@ class Coordinator {
   std::expected<void, std::string> Run();
 
  private:
-  std::expected<void, std::string> Bind();
   // Host 0's: connects the link to the standby once the session knows where it is.
   std::expected<void, std::string> LinkStandby();
+  // Host 0's: tells the monitors where the standby's monitors attach (a "standby"
+  // event), so that one attached here follows the job there when host 0 is lost.
+  void AnnounceStandby();
   // Sends what the session queued, one message per (identity, message).
   void Flush();
   std::chrono::milliseconds Wait(Clock::time_point now) const;
@@ -55,56 +54,12 @@ class Coordinator {
   CoordinatorOptions options_;
   std::shared_ptr<CoordinatorCounters> counters_;
   CoordinatorSession session_;
-  zmq::socket_t control_;
+  CoordinatorSockets sockets_;
   zmq::socket_t standby_link_;  // DEALER to the standby's control ROUTER (host 0's)
   // Declared after standby_link_, so it is destroyed (and stops watching) first.
   std::unique_ptr<ConnectionWatch> standby_watch_;
   std::string linked_standby_;  // where standby_link_ connects
-  // Declared after control_, so it is destroyed (and stops watching) first.
-  std::unique_ptr<ConnectionWatch> watch_;
-  std::unique_ptr<MonitorRelay> relay_;
-  // Declared after relay_, so they are destroyed first.
-  std::vector<std::unique_ptr<ConnectionWatch>> relay_watches_;
 };
-
-std::expected<void, std::string> Coordinator::Bind() {
-  const std::string address = fmt::format("{}:{}", options_.bind_address,
-                                          options_.port == 0 ? "*" : std::to_string(options_.port));
-  try {
-    control_ = zmq::socket_t(actor_.context(), zmq::socket_type::router);
-    control_.set(zmq::sockopt::linger, static_cast<int>(options_.linger.count()));
-    control_.set(zmq::sockopt::maxmsgsize, kMaxControlFrameBytes);
-    if (options_.security) {
-      if (auto secured = options_.security->ApplyServer(control_); !secured) {
-        return std::unexpected("control socket (ROUTER): " + secured.error());
-      }
-    }
-    RetryInterrupted([&] { control_.bind("tcp://" + address); });
-  } catch (const zmq::error_t& e) {
-    return std::unexpected(
-        fmt::format("cannot bind the control socket (ROUTER) to {}: {}", address, e.what()));
-  }
-  counters_->control_endpoint = control_.get(zmq::sockopt::last_endpoint);
-  auto watch = ConnectionWatch::Create(actor_.context(), control_);
-  if (!watch) return std::unexpected("control socket: " + watch.error());
-  watch_ = std::move(*watch);
-  MonitorRelayOptions relay_options;
-  relay_options.bind_address = options_.bind_address;
-  relay_options.subscriber_port = options_.monitor_port;
-  relay_options.publisher_port = options_.monitor_collect_port;
-  relay_options.security = options_.security;
-  auto relay = MonitorRelay::Bind(actor_.context(), relay_options);
-  if (!relay) return std::unexpected(relay.error());
-  relay_ = std::move(*relay);
-  // Strangers' failed handshakes on the monitor ports are counted like the control
-  // port's.
-  for (zmq::socket_t* watched : {&relay_->publishers(), &relay_->subscribers()}) {
-    auto relay_watch = ConnectionWatch::Create(actor_.context(), *watched);
-    if (!relay_watch) return std::unexpected("monitor relay: " + relay_watch.error());
-    relay_watches_.push_back(std::move(*relay_watch));
-  }
-  return {};
-}
 
 std::expected<void, std::string> Coordinator::LinkStandby() {
   const std::string& endpoint = *session_.standby_endpoint();
@@ -130,13 +85,26 @@ std::expected<void, std::string> Coordinator::LinkStandby() {
   auto watch = ConnectionWatch::Create(actor_.context(), standby_link_);
   if (!watch) return std::unexpected("the link to the standby: " + watch.error());
   standby_watch_ = std::move(*watch);
+  AnnounceStandby();
   return {};
+}
+
+void Coordinator::AnnounceStandby() {
+  const std::string feed = CoordinatorPortEndpoint(linked_standby_, kMonitorPortOffset);
+  if (feed.empty()) return;
+  MonitorEventMessage event;
+  event.kind = kStandbyEventKind;
+  event.host_id = options_.standby_host;
+  event.num_hosts = options_.num_hosts;
+  event.message = feed;
+  event.unix_seconds = UnixSeconds();
+  sockets_.relay->Publish(event);
 }
 
 void Coordinator::Flush() {
   for (MonitorEventMessage& event : session_.TakeMonitorEvents()) {
     event.unix_seconds = UnixSeconds();
-    relay_->Publish(event);
+    sockets_.relay->Publish(event);
   }
   for (OutgoingMessage& outgoing : session_.TakeOutgoing()) {
     if (outgoing.identity == CoordinatorSession::kStandbyLink) {
@@ -149,12 +117,12 @@ void Coordinator::Flush() {
     zmq::message_t identity(outgoing.identity.data(), outgoing.identity.size());
     try {
       // A ROUTER never blocks: a message to a peer that is gone or full is dropped.
-      if (!control_.send(identity, zmq::send_flags::sndmore)) continue;
+      if (!sockets_.control.send(identity, zmq::send_flags::sndmore)) continue;
     } catch (const zmq::error_t& e) {
       spdlog::warn("coordinator: cannot send to a node: {}", e.what());
       continue;
     }
-    if (auto sent = SendEncoded(control_, outgoing.type, outgoing.body, {}); !sent) {
+    if (auto sent = SendEncoded(sockets_.control, outgoing.type, outgoing.body, {}); !sent) {
       spdlog::warn("coordinator: cannot send to a node: {}", sent.error());
     }
   }
@@ -166,7 +134,9 @@ std::chrono::milliseconds Coordinator::Wait(Clock::time_point now) const {
 }
 
 std::expected<void, std::string> Coordinator::Run() {
-  if (auto bound = Bind(); !bound) return bound;
+  auto bound = CoordinatorSockets::Bind(actor_.context(), options_);
+  if (!bound) return std::unexpected(bound.error());
+  sockets_ = std::move(*bound);
   actor_.SignalReady();
   if (options_.standby) {
     spdlog::info("coordinator (standby on host {}): listening on {} for host 0's lease log",
@@ -185,12 +155,12 @@ std::expected<void, std::string> Coordinator::Run() {
   while (!session_.Finished(Clock::now())) {
     std::vector<zmq::pollitem_t> items = {
         {actor_.pipe().handle(), 0, ZMQ_POLLIN, 0},
-        {control_.handle(), 0, ZMQ_POLLIN, 0},
-        {watch_->socket().handle(), 0, ZMQ_POLLIN, 0},
-        {relay_->publishers().handle(), 0, ZMQ_POLLIN, 0},
-        {relay_->subscribers().handle(), 0, ZMQ_POLLIN, 0},
+        {sockets_.control.handle(), 0, ZMQ_POLLIN, 0},
+        {sockets_.control_watch->socket().handle(), 0, ZMQ_POLLIN, 0},
+        {sockets_.relay->publishers().handle(), 0, ZMQ_POLLIN, 0},
+        {sockets_.relay->subscribers().handle(), 0, ZMQ_POLLIN, 0},
     };
-    for (auto& relay_watch : relay_watches_) {
+    for (auto& relay_watch : sockets_.relay_watches) {
       items.push_back({relay_watch->socket().handle(), 0, ZMQ_POLLIN, 0});
     }
     if (standby_link_) {
@@ -216,7 +186,7 @@ std::expected<void, std::string> Coordinator::Run() {
       break;
     }
     for (size_t taken = 0; taken < kMaxBatch; ++taken) {
-      auto control = ReceiveControl(control_);
+      auto control = ReceiveControl(sockets_.control);
       if (!control) {
         session_.Abort("the coordinator's control socket failed: " + control.error(), Clock::now());
         break;
@@ -225,10 +195,10 @@ std::expected<void, std::string> Coordinator::Run() {
       ControlMessage& message = **control;
       session_.Handle(message.identity, message.fd, message.address, message.message, Clock::now());
     }
-    for (const ConnectionEvent& event : watch_->Drain()) {
+    for (const ConnectionEvent& event : sockets_.control_watch->Drain()) {
       session_.OnConnectionEvent(event, Clock::now());
     }
-    for (auto& relay_watch : relay_watches_) {
+    for (auto& relay_watch : sockets_.relay_watches) {
       for (const ConnectionEvent& event : relay_watch->Drain()) {
         // Only refusals: the monitor ports' connections are no host's.
         if (event.kind == ConnectionEvent::Kind::kHandshakeFailed) {
@@ -250,9 +220,10 @@ std::expected<void, std::string> Coordinator::Run() {
         session_.OnStandbyLinkEvent(event, Clock::now());
       }
     }
-    relay_->ForwardSubscriptions(kMaxBatch);
-    counters_->monitor_events_relayed += relay_->ForwardEvents(kMaxBatch);
-    counters_->dropped_monitor_messages = relay_->dropped_messages();
+    // A monitor that subscribed now learns where to follow the job.
+    if (sockets_.relay->ForwardSubscriptions(kMaxBatch) > 0) AnnounceStandby();
+    counters_->monitor_events_relayed += sockets_.relay->ForwardEvents(kMaxBatch);
+    counters_->dropped_monitor_messages = sockets_.relay->dropped_messages();
     session_.Tick(Clock::now());
     if (session_.standby_endpoint() && *session_.standby_endpoint() != linked_standby_) {
       if (auto linked = LinkStandby(); !linked) session_.Abort(linked.error(), Clock::now());

@@ -11,14 +11,37 @@ constexpr int kMaxHosts = 65536;
 
 }  // namespace
 
+int TcpEndpointPort(const std::string& endpoint) {
+  const size_t colon = endpoint.rfind(':');
+  if (!endpoint.starts_with("tcp://") || colon == std::string::npos || colon < 6 ||
+      colon + 1 == endpoint.size() || endpoint.size() - colon > 6) {
+    return 0;
+  }
+  int port = 0;
+  for (size_t i = colon + 1; i < endpoint.size(); ++i) {
+    if (endpoint[i] < '0' || endpoint[i] > '9') return 0;
+    port = port * 10 + (endpoint[i] - '0');
+  }
+  return port <= 65535 ? port : 0;
+}
+
+std::string CoordinatorPortEndpoint(const std::string& control_endpoint, int offset) {
+  const int port = TcpEndpointPort(control_endpoint);
+  if (port < 1 || port + offset > 65535) return "";
+  return control_endpoint.substr(0, control_endpoint.rfind(':') + 1) +
+         std::to_string(port + offset);
+}
+
 std::expected<void, std::string> CheckCoordinatorOptions(CoordinatorOptions& options) {
   // A standby on port 0 takes any free ports: its host publishes where it listens.
   const bool any_ports = options.standby && options.port == 0;
   if (any_ports) {
     options.monitor_port = options.monitor_collect_port = 0;
   } else {
-    if (options.monitor_port == 0) options.monitor_port = options.port + 1;
-    if (options.monitor_collect_port == 0) options.monitor_collect_port = options.port + 2;
+    if (options.monitor_port == 0) options.monitor_port = options.port + kMonitorPortOffset;
+    if (options.monitor_collect_port == 0) {
+      options.monitor_collect_port = options.port + kEventsPortOffset;
+    }
   }
   if (options.bind_address.empty()) return std::unexpected("no bind address given");
   if (options.standby && (!options.leases || options.standby_host < 1)) {

@@ -38,14 +38,29 @@ struct CoordinatorCounters {
   std::string control_endpoint;
 };
 
+// A coordinator listens on three ports in a row: its control port, then where monitors
+// attach (XPUB), then where the nodes publish their events (XSUB). Host 0's are
+// --coordinator's PORT and the next two; a standby's the same from its own port,
+// also when the kernel picks it, so its control endpoint names the other two.
+inline constexpr int kMonitorPortOffset = 1;
+inline constexpr int kEventsPortOffset = 2;
+
+// The PORT of "tcp://HOST:PORT" (1-65535), or 0 when `endpoint` is not of that form.
+int TcpEndpointPort(const std::string& endpoint);
+// "tcp://HOST:PORT" -> "tcp://HOST:PORT+offset"; empty when `control_endpoint` is not
+// of that form or the port would pass 65535.
+std::string CoordinatorPortEndpoint(const std::string& control_endpoint, int offset);
+
 struct CoordinatorOptions {
   // The interface to listen on, e.g. "10.0.0.10" (what --coordinator names) or
   // "127.0.0.1". Deliberately not 0.0.0.0 by default: the coordinator obeys anyone
   // who reaches its port.
   std::string bind_address = "127.0.0.1";
-  int port = 8476;               // control ROUTER: rendezvous, barriers, heartbeats
-  int monitor_port = 0;          // XPUB for `actex monitor`; 0: port + 1
-  int monitor_collect_port = 0;  // XSUB the nodes' monitor PUBs connect to; 0: port + 2
+  // The control ROUTER: rendezvous, barriers, heartbeats. 0 (a standby's only): any
+  // three free ports in a row (CoordinatorSockets), which the monitor ports follow.
+  int port = 8476;
+  int monitor_port = 0;          // XPUB for `actex monitor`; 0: port + kMonitorPortOffset
+  int monitor_collect_port = 0;  // XSUB where the nodes' PUBs publish; 0: port + kEventsPortOffset
   int num_hosts = 1;             // 1 to 65536
   // Host ids from num_hosts up to max_hosts - 1 are added hosts: no rendezvous waits
   // for them, and each joins the running job when it comes, taking leases (so only

@@ -195,7 +195,7 @@ void CoordinatorSession::LoseHost(int host_id, Departure departure, std::string 
 
 void CoordinatorSession::AnnounceLost(int host_id, const std::string& reason) {
   MonitorEventMessage lost;
-  lost.kind = "lost";
+  lost.kind = kLostEventKind;
   lost.host_id = host_id;
   lost.message = reason;
   lost.num_hosts = options_.num_hosts;

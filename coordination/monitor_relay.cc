@@ -42,8 +42,8 @@ bool ReceiveWhole(zmq::socket_t& from, std::vector<zmq::message_t>& frames, size
   return true;
 }
 
-// Why `frames` (of `count` in all) is not one MonitorEvent a monitor would accept,
-// or empty.
+// Why `frames` (of `count` in all) is not one node's MonitorEvent that a monitor
+// would accept, or empty.
 std::string RefuseEvent(const std::vector<zmq::message_t>& frames, size_t count) {
   if (count != 2) return fmt::format("{} frame(s), a MonitorEvent has 2", count);
   std::vector<zmq::message_t> copies;
@@ -51,7 +51,11 @@ std::string RefuseEvent(const std::vector<zmq::message_t>& frames, size_t count)
   auto message = DecodeMessage(std::move(copies));
   if (!message) return message.error().message;
   auto event = message->As<MonitorEventMessage>();
-  return event ? "" : event.error();
+  if (!event) return event.error();
+  // A stranger must not declare a host lost or send monitors elsewhere.
+  return event->from_coordinator()
+             ? fmt::format("a \"{}\" event, which only the coordinator publishes", event->kind)
+             : "";
 }
 
 // Why `frames` is not one (un)subscription, or empty: a single frame whose first
@@ -128,6 +132,10 @@ std::expected<std::unique_ptr<MonitorRelay>, std::string> MonitorRelay::Bind(
     subscribers.set(zmq::sockopt::linger, 0);
     subscribers.set(zmq::sockopt::sndhwm, options.high_water_mark);
     subscribers.set(zmq::sockopt::xpub_nodrop, false);
+    // Every monitor's (un)subscription comes through, not only the first of a topic:
+    // the coordinator answers each new monitor (its "standby" event), and the nodes'
+    // PUBs, which count them, see as many unsubscriptions as subscriptions.
+    subscribers.set(zmq::sockopt::xpub_verboser, true);
     // A monitor only ever sends (un)subscriptions, which are tiny.
     subscribers.set(zmq::sockopt::maxmsgsize, int64_t{4096});
     if (options.security) {

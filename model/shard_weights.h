@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/architecture.h"
 #include "model/kernels/linear.h"
 #include "model/model_weights.h"
 #include "model/shard_plan.h"
@@ -57,6 +58,11 @@ struct ShardWeights {
 // ArchitectureTensors lists and splits them. `weights` must outlive the result.
 std::expected<ShardWeights, std::string> SliceShardWeights(const ModelWeights& weights,
                                                            const ShardSlice& slice, int last_layer);
+
+// The field of `layer` that holds a vector (norm weight, bias) or a matrix of `role`
+// (`spec.role`, with its expert); nullptr for a role that is not that kind.
+std::vector<float>* VectorOf(LayerShardWeights& layer, TensorRole role);
+WeightSlice* MatrixOf(LayerShardWeights& layer, const TensorSpec& spec);
 
 // Calls `matrix` on every matrix of `layer` (empty ones included: weight.data null) and
 // `vector` on every small vector (empty ones included), dense and mixture-of-experts

@@ -176,8 +176,12 @@ struct UploadRequestMessage {
 
 // What a node tells whoever watches: kind is one of "started", "progress",
 // "shard_written", "uploaded", "upload_failed", "warning", "error", "finished". The
-// coordinator adds "lost" for a host it went on without (host_id that host, message
-// why, counters zero): PROTOCOL.md section 9.
+// coordinator adds two kinds of its own (PROTOCOL.md section 9), which its relay
+// never takes from a publisher: "lost" for a host it went on without (host_id that
+// host, message why, counters zero), and host 0's "standby" (host_id the standby's
+// host, message where monitors attach to the standby coordinator).
+inline constexpr char kLostEventKind[] = "lost";
+inline constexpr char kStandbyEventKind[] = "standby";
 struct MonitorEventMessage {
   static constexpr MessageType kType = MessageType::kMonitorEvent;
   std::string kind;
@@ -208,6 +212,7 @@ struct MonitorEventMessage {
   // Hosts in the job, so a monitor knows whom to wait for before it calls the job
   // finished (a slow host may not have sent its first event yet).
   int32_t num_hosts = 1;
+  bool from_coordinator() const { return kind == kLostEventKind || kind == kStandbyEventKind; }
   // The documents of docs_total this host is through with: computed or rejected.
   // Saturates: the counters may come off the wire from a stranger.
   int64_t docs_through() const {
@@ -216,8 +221,8 @@ struct MonitorEventMessage {
   }
   MSGPACK_DEFINE_MAP(kind, host_id, unix_seconds, docs_done, docs_total, docs_total_estimated,
                      docs_total_of_job, tokens_done, docs_through_listed, docs_computed,
-                     tokens_computed,
-                     tokens_per_second, shards_written, rejected, message, num_hosts);
+                     tokens_computed, tokens_per_second, shards_written, rejected, message,
+                     num_hosts);
 };
 
 // device shard -> its node: the endpoint its ring ingress is bound to (a tcp port

@@ -1,6 +1,7 @@
 // actex monitor ENDPOINT: subscribes to a job's monitor events (a node's PUB, or the
-// coordinator's XPUB that re-publishes every host's) and shows them live. It only ever
-// connects and subscribes, so it can attach to and leave a running job at any time.
+// coordinator's XPUB that re-publishes every host's, and the standby's it names) and
+// shows them live. It only ever connects and subscribes, so it can attach to and
+// leave a running job at any time.
 #include <signal.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -17,11 +18,11 @@
 #include <zmq.hpp>
 
 #include "actors/cli/commands.h"
+#include "actors/cli/monitor_feed.h"
 #include "actors/cli/monitor_heard.h"
 #include "actors/cli/monitor_view.h"
 #include "base/unix_time.h"
 #include "transport/connection_watch.h"
-#include "transport/job_security.h"
 #include "transport/wire.h"
 
 namespace actex {
@@ -67,21 +68,6 @@ void InstallLeaveHandler() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-// Empty when `endpoint` is one the monitor can connect to, else why not (CLI11 shows it).
-std::string CheckEndpoint(const std::string& endpoint) {
-  const std::string usage = "expected tcp://HOST:PORT or ipc://PATH, got \"" + endpoint + "\"";
-  if (endpoint.starts_with("ipc://")) {
-    return endpoint.size() > 6 ? "" : usage + " (no path)";
-  }
-  if (!endpoint.starts_with("tcp://")) return usage;
-  const size_t colon = endpoint.rfind(':');
-  if (colon <= 6 || colon + 1 == endpoint.size()) return usage + " (no host or no port)";
-  for (size_t i = colon + 1; i < endpoint.size(); ++i) {
-    if (endpoint[i] < '0' || endpoint[i] > '9') return usage + " (port is not a number)";
-  }
-  return "";
-}
-
 class Monitor {
  public:
   Monitor(const MonitorFlags& flags, bool table) : flags_(flags), table_(table) {}
@@ -93,17 +79,17 @@ class Monitor {
  private:
   using Clock = std::chrono::steady_clock;
 
-  // Subscribes `socket` to everything at the endpoint, with the job key when given: a
-  // job with a key only talks CURVE, and without it the monitor would wait in vain.
-  std::expected<void, std::string> Connect(zmq::socket_t& socket);
   // The silence since the last event: past --timeout the monitor gives up (its exit
   // code); past --warn-after it says, once per state, what it heard so far, so a wrong
   // address or a stranger's port is named within seconds instead of a blank wait.
   std::optional<int> WeighSilence();
-  // Reads the message queued on `socket`: a monitor event is shown (or printed as a
-  // JSON line), anything else skipped. Returns the exit code when the monitor leaves:
-  // stdout closed, or with --exit-when-finished an error event or every host finished.
-  std::optional<int> TakeMessage(zmq::socket_t& socket);
+  // Reads the message queued on the feed: a monitor event is shown (or printed as a
+  // JSON line) unless another relay brought it already, anything else skipped. Returns
+  // the exit code when the monitor leaves: stdout closed, or with --exit-when-finished
+  // an error event or every host finished.
+  std::optional<int> TakeMessage();
+  // Host 0 named the standby's feed: listen there too, to go on after a takeover.
+  void FollowStandby(const MonitorEventMessage& event);
   // Counts what the connection events say about the peer.
   void Listen(ConnectionWatch& watch);
   // The line on `seconds` of silence.
@@ -112,8 +98,7 @@ class Monitor {
   void Draw();
   // Writes `event` as one JSON line to stdout; false when stdout is closed.
   bool PrintJsonLine(const MonitorEventMessage& event);
-  // Counts a message that was not a monitor event and, without the table, logs the
-  // first few.
+  // Counts a message that is no monitor event; without the table, logs the first few.
   void Skip(const std::string& reason);
   // Final table (so the screen shows the end state), then why the monitor stopped.
   int Leave(int code, const std::string& why);
@@ -121,6 +106,7 @@ class Monitor {
   const MonitorFlags& flags_;
   const bool table_;
   zmq::context_t context_{1};
+  MonitorFeed feed_{context_};
   MonitorView view_;
   MonitorHeard heard_;
   std::string status_;  // what the silence means, shown above the table
@@ -130,12 +116,11 @@ class Monitor {
 };
 
 int Monitor::Run() {
-  zmq::socket_t socket(context_, zmq::socket_type::sub);
   // Watched before it connects, or a connection made at once (loopback) goes unseen.
   // Destroyed before the socket, as it must be.
-  auto watch = ConnectionWatch::Create(context_, socket);
+  auto watch = ConnectionWatch::Create(context_, feed_.socket());
   if (!watch) spdlog::warn("{}; silence will not be explained", watch.error());
-  if (auto connected = Connect(socket); !connected) {
+  if (auto connected = feed_.Connect(flags_.endpoint, flags_.job_key_file); !connected) {
     spdlog::error("{}", connected.error());
     return kExitCannotConnect;
   }
@@ -148,32 +133,16 @@ int Monitor::Run() {
       next_draw = Clock::now() + kRedrawInterval;
     }
     if (auto left = WeighSilence()) return *left;
-    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::pollitem_t item{feed_.socket().handle(), 0, ZMQ_POLLIN, 0};
     try {
       if (zmq::poll(&item, 1, kPollSlice) == 0) continue;
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;  // a signal: the loop condition looks at it
       return Leave(kExitCannotConnect, std::string("polling the socket failed: ") + e.what());
     }
-    if (auto left = TakeMessage(socket)) return *left;
+    if (auto left = TakeMessage()) return *left;
   }
   return Leave(0, "");
-}
-
-std::expected<void, std::string> Monitor::Connect(zmq::socket_t& socket) {
-  if (!flags_.job_key_file.empty()) {
-    auto security = JobSecurity::FromKeyFile(flags_.job_key_file);
-    if (!security) return std::unexpected("--job-key-file: " + security.error());
-    if (auto secured = (*security)->ApplyClient(socket); !secured) return secured;
-  }
-  try {
-    socket.set(zmq::sockopt::linger, 0);
-    socket.set(zmq::sockopt::subscribe, "");
-    socket.connect(flags_.endpoint);
-  } catch (const zmq::error_t& e) {
-    return std::unexpected(fmt::format("cannot connect to {}: {}", flags_.endpoint, e.what()));
-  }
-  return {};
 }
 
 std::optional<int> Monitor::WeighSilence() {
@@ -193,9 +162,9 @@ std::optional<int> Monitor::WeighSilence() {
   return std::nullopt;
 }
 
-std::optional<int> Monitor::TakeMessage(zmq::socket_t& socket) {
+std::optional<int> Monitor::TakeMessage() {
   // A whole message is queued now, so what Receive refuses is about the message.
-  auto message = Receive(socket);
+  auto message = Receive(feed_.socket());
   auto event = message ? message->As<MonitorEventMessage>()
                        : std::expected<MonitorEventMessage, std::string>(
                              std::unexpected(message.error().message));
@@ -204,6 +173,8 @@ std::optional<int> Monitor::TakeMessage(zmq::socket_t& socket) {
     return std::nullopt;
   }
   last_event_ = Clock::now();
+  if (!feed_.FirstCopy(*event)) return std::nullopt;
+  if (event->kind == kStandbyEventKind) FollowStandby(*event);
   if (heard_.events++ == 0 && said_ != MonitorHeard::State::kEvents) {
     spdlog::info("monitor events arrive from {}", flags_.endpoint);
     status_.clear();
@@ -216,6 +187,15 @@ std::optional<int> Monitor::TakeMessage(zmq::socket_t& socket) {
   }
   if (flags_.exit_when_finished && view_.AllFinished()) return Leave(0, "");
   return std::nullopt;
+}
+
+void Monitor::FollowStandby(const MonitorEventMessage& event) {
+  auto followed = feed_.Follow(event.message);
+  // Said once per endpoint, and not over the table (whose last lines name the feed).
+  if (!followed) spdlog::warn("not following the standby coordinator's feed: {}", followed.error());
+  if (followed && *followed && !table_) {
+    spdlog::info("following the standby coordinator's feed at {} too", event.message);
+  }
 }
 
 void Monitor::Listen(ConnectionWatch& watch) {
@@ -278,8 +258,9 @@ CommandRunner AddMonitorCommand(CLI::App& command) {
       .add_option("ENDPOINT", flags->endpoint,
                   "a node's or the coordinator's event publisher, tcp://HOST:PORT or ipc://PATH")
       ->required()
-      ->check(CLI::Validator([](std::string& endpoint) { return CheckEndpoint(endpoint); }, "",
-                             "endpoint"));
+      ->check(
+          CLI::Validator([](std::string& endpoint) { return MonitorFeed::CheckEndpoint(endpoint); },
+                         "", "endpoint"));
   command.add_flag("--json", flags->json,
                    "print every event as one JSON line (also when stdout is not a terminal)");
   command.add_flag("--exit-when-finished", flags->exit_when_finished,
@@ -302,7 +283,9 @@ CommandRunner AddMonitorCommand(CLI::App& command) {
       ->envname("ACTEX_JOB_KEY_FILE");
   command.footer(
       "The job's monitor publisher is host 0's actex node (or actex simulate) at its "
-      "--coordinator PORT+1. Until its first event the monitor says on stderr, after "
+      "--coordinator PORT+1; it names the standby coordinator's publisher, which the "
+      "monitor then follows too, so it goes on when host 0 is lost. Until its first event the "
+      "monitor says on stderr, after "
       "--warn-after seconds, whether nothing answers at ENDPOINT, something that is not "
       "ZeroMQ does, or a publisher sends nothing, and keeps waiting.\n"
       "Exit codes: 0 finished or left with Ctrl-C, 1 an error event (with "

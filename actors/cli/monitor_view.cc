@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <msgpack.hpp>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -42,6 +43,8 @@ std::string Ago(double now, double then) {
 void MonitorView::Apply(const MonitorEventMessage& event) { Apply(event, event.unix_seconds); }
 
 void MonitorView::Apply(const MonitorEventMessage& event, double received_unix_seconds) {
+  // About the job's coordinators, not a host's run.
+  if (event.kind == kStandbyEventKind) return void(standby_feed_ = event.message);
   auto found = hosts_.find(event.host_id);
   if (found == hosts_.end()) {
     if (hosts_.size() >= kMaxHosts) {
@@ -56,7 +59,7 @@ void MonitorView::Apply(const MonitorEventMessage& event, double received_unix_s
   if (event.kind == "started") host = HostState{};
   host.last_received = received_unix_seconds;
   if (event.kind == "error") ++errors_;
-  if (event.kind == "lost") return Lose(host, event.message);
+  if (event.kind == kLostEventKind) return Lose(host, event.message);
   // Until it starts again, a lost host's work belongs to the hosts that took it over.
   if (host.lost) return;
   host.state = event.kind;
@@ -264,6 +267,10 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
                   GroupThousands(shards), GroupThousands(rejected),
                   Ago(now_unix_seconds, last_received), job_eta_text});
   std::string table = RenderRows(rows, aligns) + DocsLegend(job);
+  if (!standby_feed_.empty()) {
+    table += fmt::format("the standby coordinator's feed (followed if host 0 is lost): {}\n",
+                         TerminalSafe(standby_feed_, 120));
+  }
   if (skipped_ > 0) {
     table += fmt::format("skipped {} message(s) that were not monitor events; last: {}\n", skipped_,
                          TerminalSafe(last_skip_reason_, 120));
@@ -276,23 +283,11 @@ std::string MonitorView::RenderTable(double now_unix_seconds) const {
 }
 
 std::string MonitorView::JsonLine(const MonitorEventMessage& event) {
-  nlohmann::ordered_json line;
-  line["kind"] = event.kind;
-  line["host_id"] = event.host_id;
-  line["unix_seconds"] = event.unix_seconds;
-  line["docs_done"] = event.docs_done;
-  line["docs_total"] = event.docs_total;
-  line["docs_total_estimated"] = event.docs_total_estimated;
-  line["docs_total_of_job"] = event.docs_total_of_job;
-  line["tokens_done"] = event.tokens_done;
-  line["docs_through_listed"] = event.docs_through_listed;
-  line["docs_computed"] = event.docs_computed;
-  line["tokens_computed"] = event.tokens_computed;
-  line["tokens_per_second"] = event.tokens_per_second;
-  line["shards_written"] = event.shards_written;
-  line["rejected"] = event.rejected;
-  line["message"] = event.message;
-  line["num_hosts"] = event.num_hosts;
+  // The schema's own map (MSGPACK_DEFINE_MAP): every field, by its name, in its order.
+  msgpack::sbuffer packed;
+  msgpack::pack(packed, event);
+  const auto bytes = reinterpret_cast<const uint8_t*>(packed.data());
+  const auto line = nlohmann::ordered_json::from_msgpack(bytes, bytes + packed.size());
   return line.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 

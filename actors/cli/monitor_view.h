@@ -31,7 +31,8 @@ class MonitorView {
   // cannot erase progress; a "started" event begins a new run and resets them. A
   // docs_total of -1 leaves a known total in place. The one exception is the
   // coordinator's "lost" event for a host the job went on without: that host then
-  // counts only what its metadata.json listed (see Lose).
+  // counts only what its metadata.json listed (see Lose). Host 0's "standby" event
+  // names no host's run: the table shows where the standby's feed is.
   // "Last event ... ago" is measured from `received_unix_seconds`, the monitor's own
   // clock when the event arrived (the hosts' clocks may disagree with it); the
   // one-argument form uses the event's unix_seconds instead.
@@ -73,8 +74,8 @@ class MonitorView {
     int64_t docs_total = -1;
     bool docs_total_estimated = false;  // from the JSONL bytes read so far: shown as ~N
     bool docs_total_of_job = false;     // a leased job's total, not this host's share
-    int64_t docs_listed = 0;          // docs_done: in shards its metadata.json lists
-    int64_t docs_through_listed = 0;  // of the chunks it lists: those and rejected ones
+    int64_t docs_listed = 0;            // docs_done: in shards its metadata.json lists
+    int64_t docs_through_listed = 0;    // of the chunks it lists: those and rejected ones
     int64_t tokens_listed = 0;
     int64_t tokens_computed = 0;
     double tokens_per_second = 0;
@@ -120,6 +121,7 @@ class MonitorView {
   int64_t skipped_ = 0;
   int64_t ignored_events_ = 0;
   std::string last_skip_reason_;
+  std::string standby_feed_;  // the last "standby" event's endpoint
 };
 
 }  // namespace actex

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "storage/parquet/page_codec.h"
+#include "storage/parquet/plain_values.h"
 #include "storage/parquet/rle_hybrid.h"
 
 namespace actex::parquet {
@@ -21,43 +22,6 @@ uint32_t ReadLittleEndian32(const uint8_t* data) {
 
 int BitWidth(int max_level) { return std::bit_width(static_cast<uint32_t>(max_level)); }
 
-// PLAIN values of `type`: BYTE_ARRAY as views into `data`, INT32 / INT64 widened.
-std::expected<void, std::string> DecodePlain(int32_t type, const uint8_t* data, size_t size,
-                                             size_t count, std::vector<std::string_view>* strings,
-                                             std::vector<int64_t>* integers) {
-  size_t pos = 0;
-  if (type == static_cast<int32_t>(PhysicalType::kByteArray)) {
-    strings->resize(count);
-    for (size_t i = 0; i < count; ++i) {
-      if (size - pos < 4) return std::unexpected("PLAIN values end after " + std::to_string(i));
-      const uint32_t length = ReadLittleEndian32(data + pos);
-      pos += 4;
-      if (length > size - pos) {
-        return std::unexpected("PLAIN value " + std::to_string(i) + " of " +
-                               std::to_string(length) + " bytes runs past the end of its page");
-      }
-      (*strings)[i] = std::string_view(reinterpret_cast<const char*>(data + pos), length);
-      pos += length;
-    }
-    return {};
-  }
-  const size_t width = type == static_cast<int32_t>(PhysicalType::kInt32) ? 4 : 8;
-  if (count > size / width) {
-    return std::unexpected("PLAIN page holds fewer than its " + std::to_string(count) + " values");
-  }
-  integers->resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    if (width == 4) {
-      int32_t value;
-      std::memcpy(&value, data + 4 * i, 4);
-      (*integers)[i] = value;
-    } else {
-      std::memcpy(&(*integers)[i], data + 8 * i, 8);
-    }
-  }
-  return {};
-}
-
 }  // namespace
 
 ColumnChunkReader::ColumnChunkReader(std::vector<uint8_t> chunk, const ColumnChunkMeta& meta,
@@ -65,7 +29,7 @@ ColumnChunkReader::ColumnChunkReader(std::vector<uint8_t> chunk, const ColumnChu
     : chunk_(std::move(chunk)), meta_(meta), leaf_(std::move(leaf)) {}
 
 std::unexpected<std::string> ColumnChunkReader::Unsupported(int32_t encoding,
-                                                             const std::string& what) {
+                                                            const std::string& what) {
   // An encoding parquet.thrift names is one actex does not read; any other number
   // is a damaged header.
   unsupported_ = encoding >= static_cast<int32_t>(Encoding::kPlain) &&
@@ -80,10 +44,10 @@ std::expected<bool, PageError> ColumnChunkReader::NextPage() {
     const size_t start = position_;
     const int page = pages_ + 1;
     auto fail = [&](PageError::Kind kind, const std::string& what, int64_t entries = 0) {
-      return std::unexpected(PageError{kind,
-                                       "page " + std::to_string(page) + " at chunk byte " +
-                                           std::to_string(start) + ": " + what,
-                                       entries});
+      return std::unexpected(PageError{
+          kind,
+          "page " + std::to_string(page) + " at chunk byte " + std::to_string(start) + ": " + what,
+          entries});
     };
     if (position_ >= chunk_.size()) {
       return std::unexpected(PageError{PageError::Kind::kChunkDamaged,

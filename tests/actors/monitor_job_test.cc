@@ -1,14 +1,17 @@
 // `actex monitor` on a leased job of real `actex node` processes, attached before the
 // job starts: with shards so large that none closes before the end, what it is told
 // while nothing is listed yet (documents and tokens computed, the job's total), and
-// that the numbers add up at the end; with a host killed mid-run, that they still do.
+// that the numbers add up at the end; with a host killed mid-run, that they still do;
+// with host 0 killed, that it follows the job to the standby coordinator.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <msgpack.hpp>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -154,6 +157,52 @@ TEST(MonitorOfALeasedJob, ALostHostIsCountedForItsListedChunksAndNotWaitedFor) {
   const std::string table = view.RenderTable(0);
   EXPECT_NE(table.find("4,800 / 4,800 (100.0%)"), std::string::npos) << table;
   EXPECT_NE(table.find("2/3 finished, 1 lost"), std::string::npos) << table;
+}
+
+// A monitor attached to host 0 only: host 0 names the standby's feed, so when host 0
+// is killed the monitor hears the job from the standby, which counts host 0 lost,
+// and leaves once hosts 1-3 finished. Each event is counted once though both
+// coordinators relayed it until then.
+TEST(MonitorOfALeasedJob, FollowsTheJobToTheStandbyWhenHost0IsLost) {
+  MonitoredJob watched(4800);
+  ActexProcess& monitor = watched.monitor;
+  std::vector<ActexProcess*> nodes = watched.job.StartAll(4, watched.corpus, "2d");
+  ASSERT_TRUE(WaitForFirstShard(watched.dir.path() + "/out/host_00", seconds(60)))
+      << nodes[0]->err();
+  std::this_thread::sleep_for(milliseconds(100));  // past a listing
+  nodes[0]->Signal(SIGKILL);
+  const int host1_status = nodes[1]->Wait(seconds(120));
+  for (int host : {2, 3}) EXPECT_EQ(nodes[host]->Wait(seconds(60)), 0) << nodes[host]->err();
+  if (host1_status != 0 && nodes[1]->err().find("wait for host-0's folder") != std::string::npos) {
+    // Killed between saying it lists chunks and saying it listed them: the job ends
+    // waiting for its folder (standby_takeover_test finishes such a job).
+    std::printf("host 0 was killed while listing: the job did not finish\n");
+    return;
+  }
+  ASSERT_EQ(host1_status, 0) << nodes[1]->err();
+  ASSERT_EQ(monitor.Wait(seconds(30)), 0) << "it did not follow the job\n" << monitor.err();
+
+  MonitorView view;
+  int standby_events = 0, lost_events = 0;
+  std::set<std::string> lines;
+  for (const nlohmann::json& line : Events(monitor)) {
+    EXPECT_TRUE(lines.insert(line.dump()).second) << "printed twice: " << line;
+    if (line["kind"] == "standby") {
+      ++standby_events;
+      EXPECT_EQ(line["host_id"], 1) << line;
+    }
+    if (line["kind"] == "lost") {
+      ++lost_events;
+      EXPECT_EQ(line["host_id"], 0) << line;
+    }
+    view.Apply(EventOf(line));
+  }
+  EXPECT_GE(standby_events, 1) << monitor.out();
+  EXPECT_EQ(lost_events, 1) << monitor.out();
+  EXPECT_TRUE(view.AllFinished());
+  const std::string table = view.RenderTable(0);
+  EXPECT_NE(table.find("4,800 / 4,800 (100.0%)"), std::string::npos) << table;
+  EXPECT_NE(table.find("3/4 finished, 1 lost"), std::string::npos) << table;
 }
 
 }  // namespace

@@ -311,6 +311,64 @@ TEST_F(StandbyCoordinatorTest, AfterATakeoverANodeThatComesJoinsThroughTheStandb
   for (int host : {0, 1, 2, 3}) EXPECT_TRUE((*clients[host])->Service()) << host;
 }
 
+// A standby on ports the kernel picks still has its monitor ports right after its
+// control port, and host 0 names its feed to the monitors: one that follows the name
+// hears what the nodes publish to the standby (the control port + 2), as it will
+// after a takeover.
+TEST_F(StandbyCoordinatorTest, Host0NamesTheStandbysFeedWhichFollowsItsControlPort) {
+  zmq::context_t context;
+  CoordinatorOptions standby_options = Standby();
+  standby_options.leases = StandbyLeases();
+  auto standby = StartCoordinator(context, standby_options);
+  ASSERT_TRUE(standby) << standby.error();
+  const std::string control = standby_options.counters->control_endpoint;
+  CoordinatorOptions primary = Primary();
+  primary.leases = PrimaryLeases();
+  auto host0 = StartCoordinator(context, primary);
+  ASSERT_TRUE(host0) << host0.error();
+  std::optional<zmq::socket_t> monitor = SubscribedMonitor(context, primary);
+  ASSERT_TRUE(monitor);
+  std::vector<JoinResult> clients = JoinJob(context, primary, control);
+
+  const std::string feed = CoordinatorPortEndpoint(control, kMonitorPortOffset);
+  std::vector<MonitorEventMessage> named;
+  EXPECT_TRUE(WaitUntil([&] {
+    for (const auto& event : Collect(*monitor, 20ms)) {
+      if (event.kind == kStandbyEventKind) named.push_back(event);
+    }
+    return !named.empty();
+  })) << "no \"standby\" event from host 0";
+  ASSERT_FALSE(named.empty());
+  EXPECT_EQ(named.front().host_id, kStandbyHost);
+  EXPECT_EQ(named.front().message, feed);
+  EXPECT_EQ(named.front().num_hosts, kHosts);
+
+  zmq::socket_t follower(context, zmq::socket_type::sub);
+  follower.set(zmq::sockopt::linger, 0);
+  follower.set(zmq::sockopt::subscribe, "");
+  follower.connect(feed);
+  zmq::socket_t node(context, zmq::socket_type::pub);
+  node.set(zmq::sockopt::linger, 0);
+  node.connect(CoordinatorPortEndpoint(control, kEventsPortOffset));
+  MonitorEventMessage progress;
+  progress.kind = "progress";
+  progress.host_id = 2;
+  EXPECT_TRUE(WaitUntil([&] {
+    EXPECT_TRUE(Send(node, progress).has_value());
+    return !Collect(follower, 20ms).empty();
+  })) << "nothing came through the standby's feed at "
+      << feed;
+
+  // A monitor that attaches later is told when its subscription arrives.
+  zmq::socket_t later = coordinator_test::Monitor(context, primary);
+  EXPECT_TRUE(WaitUntil([&] {
+    for (const auto& event : Collect(later, 20ms)) {
+      if (event.kind == kStandbyEventKind && event.message == feed) return true;
+    }
+    return false;
+  }));
+}
+
 // The standby lost (killed) while every host still hears host 0: host 0's
 // coordinator goes on without one once the link's connection has been closed for
 // the disconnect grace (long before the heartbeat timeout), and holds no answer back

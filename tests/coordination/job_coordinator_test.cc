@@ -1,10 +1,13 @@
 // The addresses a node is given for the job's coordinators: host 0's
-// (--coordinator) and the standby's (--standby-coordinator).
+// (--coordinator) and the standby's (--standby-coordinator), and the ports that
+// follow a coordinator's control port.
 #include "coordination/job_coordinator.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include "coordination/coordinator_options.h"
 
 namespace actex {
 namespace {
@@ -50,6 +53,19 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"10.0.0.10:84x6",
                 "the port must be a number from 1 to 65533 (the next two ports carry monitor "
                 "events)"}));
+
+// Whoever knows where a coordinator's control socket is knows where its monitors
+// attach and its nodes publish.
+TEST(CoordinatorPortEndpoint, NamesThePortsAfterTheControlPort) {
+  EXPECT_EQ(CoordinatorPortEndpoint("tcp://10.0.0.11:9000", kMonitorPortOffset),
+            "tcp://10.0.0.11:9001");
+  EXPECT_EQ(CoordinatorPortEndpoint("tcp://[::1]:9000", kEventsPortOffset), "tcp://[::1]:9002");
+  EXPECT_EQ(TcpEndpointPort("tcp://127.0.0.1:65535"), 65535);
+  for (const std::string bad : {"", "tcp://10.0.0.11", "ipc:///tmp/x:9000", "tcp://h:9x",
+                                "tcp://h:", "tcp://h:123456", "tcp://10.0.0.11:65534"}) {
+    EXPECT_EQ(CoordinatorPortEndpoint(bad, kEventsPortOffset), "") << bad;
+  }
+}
 
 }  // namespace
 }  // namespace actex

@@ -20,6 +20,7 @@ using coordinator_test::Collect;
 using coordinator_test::FastOptions;
 using coordinator_test::Monitor;
 using coordinator_test::NodePublisher;
+using coordinator_test::SubscribedMonitor;
 using coordinator_test::WaitUntil;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -155,6 +156,33 @@ TEST(MonitorRelay, StrangersGarbageOnEitherPortIsDroppedAndCounted) {
     for (const auto& event : Collect(monitor, 20ms)) events.push_back(event);
     return !events.empty() && events.back().docs_done == 42;
   }));
+}
+
+// "lost" and "standby" are the coordinator's own words: from a publisher (a stranger
+// on the collector port) they are dropped, and a node's events still pass.
+TEST(MonitorRelay, ACoordinatorsKindOfEventFromAPublisherIsDropped) {
+  zmq::context_t context;
+  CoordinatorOptions options = FastOptions(1);
+  auto coordinator = StartCoordinator(context, options);
+  ASSERT_TRUE(coordinator.has_value()) << coordinator.error();
+  std::optional<zmq::socket_t> monitor = SubscribedMonitor(context, options);
+  ASSERT_TRUE(monitor);
+  zmq::socket_t stranger = NodePublisher(context, options);
+  const uint64_t before = options.counters->dropped_monitor_messages;
+  std::vector<MonitorEventMessage> events;
+  EXPECT_TRUE(WaitUntil([&] {
+    for (const char* kind : {kLostEventKind, kStandbyEventKind}) {
+      MonitorEventMessage forged = Event(1, 0);
+      forged.kind = kind;
+      forged.message = "tcp://127.0.0.1:1";
+      EXPECT_TRUE(Send(stranger, forged).has_value());
+    }
+    EXPECT_TRUE(Send(stranger, Event(0, 42)).has_value());
+    for (const auto& event : Collect(*monitor, 20ms)) events.push_back(event);
+    return !events.empty() && events.back().docs_done == 42;
+  }));
+  EXPECT_GE(options.counters->dropped_monitor_messages, before + 2);
+  for (const MonitorEventMessage& event : events) EXPECT_EQ(event.kind, "progress");
 }
 
 }  // namespace

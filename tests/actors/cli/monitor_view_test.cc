@@ -410,6 +410,23 @@ TEST(MonitorView, AJobOfOwnSharesWithALostHostEndsIncomplete) {
   EXPECT_THAT(total, EndsWith(" incomplete"));
 }
 
+// Host 0's "standby" event is about the coordinators: no host row, nothing waited
+// for; the table says where the standby's feed is.
+TEST(MonitorView, TheStandbysFeedIsNoHost) {
+  MonitorView view;
+  view.Apply(Event("finished", 0, 1000, 100, 100));
+  MonitorEventMessage standby = Event(kStandbyEventKind, 1, 1001, 0);
+  standby.num_hosts = 1;
+  standby.message = "tcp://10.0.0.11:9001";
+  view.Apply(standby);
+  EXPECT_EQ(view.hosts(), 1u);
+  EXPECT_TRUE(view.AllFinished());
+  const std::string table = view.RenderTable(1001);
+  EXPECT_EQ(Row(table, "1"), "");
+  EXPECT_THAT(table, HasSubstr("the standby coordinator's feed (followed if host 0 is lost): "
+                               "tcp://10.0.0.11:9001\n"));
+}
+
 TEST(MonitorView, JsonLineOfTextThatIsNotUtf8IsStillJson) {
   MonitorEventMessage event = Event("warning", 0, 1, 0);
   event.message = "bad \xff\xfe bytes";
