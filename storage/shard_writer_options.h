@@ -48,6 +48,12 @@ struct ShardWriterOptions {
   // crash at most this much work, and in a leased job shortens the time a host spends
   // between asking to list and having listed (which a lost host's chunks wait out).
   std::chrono::milliseconds listing_interval{0};
+  // A closed shard is sealed (its header written, its other tensors copied after the
+  // first, fsynced, named) on a thread of its own while the next one fills, and
+  // listed at the first chunk end (or ListEnded, Finish) after that: a shard of
+  // several sites copies most of its bytes there. Ignored with fail_after_bytes (its
+  // budget counts the bytes of one thread).
+  bool seal_in_background = false;
   // The SAEs whose latents are among `sites` (S.latents.ids and S.latents.values,
   // storage/shard_examples.h): SAE site S -> its latent count d_sae. With each shard the
   // writer writes and lists the latents' examples over its tokens

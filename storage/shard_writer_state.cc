@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <span>
 #include <utility>
 
 #include "storage/crc32.h"
@@ -43,6 +45,38 @@ std::string ShardFileName(int number, bool gzip) {
   char name[64];
   std::snprintf(name, sizeof(name), "shard_%06d.safetensors%s", number, gzip ? ".gz" : "");
   return name;
+}
+
+// Writes the closed shard `spill` as `path`, `header` first: in place, or else through
+// a sink into path.tmp (gzip, or no O_TMPFILE), fsynced and renamed over `path`.
+std::expected<ShardSpill::Sealed, std::string> SealShard(ShardSpill& spill, const std::string& path,
+                                                         const std::string& header, bool gzip,
+                                                         WriteBudget* budget,
+                                                         std::span<uint8_t> scratch) {
+  if (spill.in_place()) return spill.SealInPlace(path, header, scratch);
+  const std::string tmp_path = path + ".tmp";
+  auto copied = [&]() -> std::expected<ShardSpill::Sealed, std::string> {
+    auto sink = ShardFileSink::Create(tmp_path, gzip, budget);
+    if (!sink) return std::unexpected(sink.error());
+    if (auto ok = (*sink)->Write(header.data(), header.size()); !ok) {
+      return std::unexpected(ok.error());
+    }
+    if (auto ok = spill.CopyTo(**sink, scratch); !ok) return std::unexpected(ok.error());
+    if (auto ok = (*sink)->Finish(); !ok) return std::unexpected(ok.error());
+    if (auto ok = CommitRename(tmp_path, path); !ok) return std::unexpected(ok.error());
+    return ShardSpill::Sealed{(*sink)->crc32(), (*sink)->bytes_written()};
+  }();
+  if (!copied) ::unlink(tmp_path.c_str());
+  return copied;
+}
+
+// A shard's metadata.json entry with what its seal wrote.
+nlohmann::ordered_json WithSeal(nlohmann::ordered_json entry, const ShardSpill::Sealed& sealed) {
+  entry["bytes"] = sealed.bytes;
+  entry["crc32"] = FormatCrc32(sealed.crc32);
+  spdlog::debug("wrote {}: {} docs, {} tokens, {} bytes", entry["file"].get<std::string>(),
+                entry["docs"].get<int64_t>(), entry["tokens"].get<int64_t>(), sealed.bytes);
+  return entry;
 }
 
 }  // namespace
@@ -120,57 +154,62 @@ std::expected<void, std::string> ShardWriterState::SpillRows(const DocumentActiv
   return {};
 }
 
-std::expected<ShardSpill::Sealed, std::string> ShardWriterState::CopyIntoShard(
-    const std::string& path, const std::string& header) {
-  const std::string tmp_path = path + ".tmp";
-  auto copied = [&]() -> std::expected<ShardSpill::Sealed, std::string> {
-    auto sink = ShardFileSink::Create(tmp_path, options.gzip, &budget);
-    if (!sink) return std::unexpected(sink.error());
-    if (auto ok = (*sink)->Write(header.data(), header.size()); !ok) {
-      return std::unexpected(ok.error());
-    }
-    if (auto ok = spill->CopyTo(**sink, scratch); !ok) return std::unexpected(ok.error());
-    if (auto ok = (*sink)->Finish(); !ok) return std::unexpected(ok.error());
-    if (auto ok = CommitRename(tmp_path, path); !ok) return std::unexpected(ok.error());
-    return ShardSpill::Sealed{(*sink)->crc32(), (*sink)->bytes_written()};
-  }();
-  if (!copied) ::unlink(tmp_path.c_str());
-  return copied;
-}
-
 std::expected<void, std::string> ShardWriterState::CloseShard() {
   auto header = EncodeSafetensorsHeader(ShardLayout(shard_tokens), ShardMetadata(),
                                         static_cast<size_t>(header_room));
   if (!header) return std::unexpected(options.dir + ": " + header.error());
-
   const std::string name = ShardFileName(shard_number, options.gzip);
   const std::string path = PathOf(name);
-  auto written =
-      spill->in_place() ? spill->SealInPlace(path, *header, scratch) : CopyIntoShard(path, *header);
-  if (!written) return std::unexpected(written.error());
-  spill.reset();  // closing the descriptors frees the unlinked spill files
-  spdlog::debug("wrote {}: docs {}..{} ({} docs, {} tokens, {} bytes)", path, first_doc_id,
-                last_doc_id, shard_docs, shard_tokens, written->bytes);
-  nlohmann::ordered_json entry = {{"file", name},
-                                  {"first_doc_id", first_doc_id},
-                                  {"last_doc_id", last_doc_id},
-                                  {"docs", shard_docs},
-                                  {"tokens", shard_tokens},
-                                  {"bytes", written->bytes},
-                                  {"crc32", FormatCrc32(written->crc32)},
-                                  {"chunks", ended_chunks}};
+  std::optional<ShardSpill::Sealed> written;  // sealed here (else in the background)
+  if (!SealsInBackground()) {
+    auto sealed_here = SealShard(*spill, path, *header, options.gzip, &budget, scratch);
+    if (!sealed_here) return std::unexpected(sealed_here.error());
+    written = *sealed_here;
+    spill.reset();  // closing the descriptors frees the unlinked spill files
+  }
+  nlohmann::ordered_json entry = {
+      {"file", name},       {"first_doc_id", first_doc_id}, {"last_doc_id", last_doc_id},
+      {"docs", shard_docs}, {"tokens", shard_tokens},       {"bytes", 0},
+      {"crc32", ""},        {"chunks", ended_chunks}};
   if (!examples.empty()) {
     const std::string examples_name = ExamplesFileName(name);
     auto saved = examples.Save(PathOf(examples_name), examples_name, &budget);
     if (!saved) return std::unexpected(saved.error());
     entry["examples"] = {{"file", saved->file}, {"bytes", saved->bytes}, {"crc32", saved->crc32}};
   }
-  sealed.push_back({std::move(entry), open_statistics});
+  if (written) {
+    sealed.push_back({WithSeal(std::move(entry), *written), open_statistics});
+  } else {
+    // One seal at a time: the one before this must be done (at most two shards'
+    // spills on disk, the one sealing and the one filling).
+    if (auto collected = CollectSealing(/*wait=*/true); !collected) return collected;
+    sealing = std::make_unique<Sealing>(Sealing{.spill = std::move(*spill),
+                                                .path = path,
+                                                .header = std::move(*header),
+                                                .entry = std::move(entry),
+                                                .statistics = open_statistics});
+    spill.reset();
+    Sealing* job = sealing.get();
+    auto seal = [job, gzip = options.gzip] {
+      job->result = SealShard(job->spill, job->path, job->header, gzip, nullptr, job->scratch);
+    };
+    sealing_run.emplace(seal_thread.Start(seal));
+    if (!sealing_run->started()) seal();  // no thread to be had: seal it here
+  }
   ended_chunks = nlohmann::ordered_json::array();
   for (size_t i = 0; i < open_statistics.size(); ++i) {
     open_statistics[i] = SiteStatistics(options.sites[i].width);
   }
   return ListSealedWhenDue();
+}
+
+std::expected<void, std::string> ShardWriterState::CollectSealing(bool wait) {
+  if (!sealing || (!wait && !sealing_run->Done())) return {};
+  sealing_run.reset();  // waits for the seal
+  const std::unique_ptr<Sealing> done = std::move(sealing);
+  if (!done->result) return std::unexpected(done->result.error());
+  sealed.push_back({WithSeal(std::move(done->entry), *done->result), std::move(done->statistics)});
+  return {};
 }
 
 std::expected<void, std::string> ShardWriterState::ListSealed(
@@ -190,6 +229,7 @@ std::expected<void, std::string> ShardWriterState::ListSealed(
 }
 
 std::expected<void, std::string> ShardWriterState::ListSealedWhenDue() {
+  if (auto collected = CollectSealing(/*wait=*/false); !collected) return collected;
   if (sealed.empty() ||
       std::chrono::steady_clock::now() - last_listing < options.listing_interval) {
     return {};
@@ -210,6 +250,7 @@ std::expected<void, std::string> ShardWriterState::ListEnded() {
     if (auto closed = CloseShard(); !closed) return closed;
   }
   spill.reset();
+  if (auto collected = CollectSealing(/*wait=*/true); !collected) return collected;
   // What is left ended in no shard: chunks without documents.
   return ListSealed(std::exchange(ended_chunks, nlohmann::ordered_json::array()));
 }

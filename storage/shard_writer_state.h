@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <expected>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -65,10 +66,28 @@ struct ShardWriterState {
     std::vector<SiteStatistics> statistics;  // per site
   };
   std::vector<Sealed> sealed;
+  // A closed shard sealed on seal_thread (options.seal_in_background); the job
+  // touches only spill, path, header, scratch and result.
+  struct Sealing {
+    ShardSpill spill;
+    std::string path, header;
+    nlohmann::ordered_json entry;  // its bytes and crc32 filled in once sealed
+    std::vector<SiteStatistics> statistics;
+    std::vector<uint8_t> scratch = std::vector<uint8_t>(kCopyChunkBytes);
+    std::expected<ShardSpill::Sealed, std::string> result;
+  };
   std::chrono::steady_clock::time_point last_listing = std::chrono::steady_clock::now();
   bool finished = false;
   std::string failure;           // set by the first error; every later call reports it
   SideThread statistics_thread;  // a large document's statistics, beside its spilling
+  SideThread seal_thread;
+  std::unique_ptr<Sealing> sealing;  // one at a time
+  // Declared last: destroyed first, it waits for the seal that uses `sealing`.
+  std::optional<SideThread::Running> sealing_run;
+
+  bool SealsInBackground() const {
+    return options.seal_in_background && options.fail_after_bytes < 0;
+  }
 
   std::string PathOf(const std::string& name) const { return options.dir + "/" + name; }
   std::expected<void, std::string> WriteMetadata(bool complete);
@@ -77,11 +96,12 @@ struct ShardWriterState {
   std::map<std::string, std::string> ShardMetadata() const;
   std::expected<void, std::string> OpenShard();
   std::expected<void, std::string> SpillRows(const DocumentActivations& document, size_t site);
+  // Seals the open shard (or starts sealing it: SealsInBackground) and lists the
+  // sealed ones when due.
   std::expected<void, std::string> CloseShard();
-  // A shard not written in place: `header`, then every spilled tensor, into path.tmp
-  // (through gzip with options.gzip), fsynced and renamed over `path`.
-  std::expected<ShardSpill::Sealed, std::string> CopyIntoShard(const std::string& path,
-                                                               const std::string& header);
+  // Takes the shard sealed in the background into `sealed` once its seal is done
+  // (`wait`: waits for it); its error, if it failed.
+  std::expected<void, std::string> CollectSealing(bool wait);
   std::expected<void, std::string> CutBackOpenChunk();
   // Asks options.before_listing about `chunks` ([chunk, documents] pairs).
   std::expected<void, std::string> AllowListing(const nlohmann::ordered_json& chunks);

@@ -17,6 +17,12 @@ SideThread::~SideThread() {
 SideThread::Running::Running(Running&& other) noexcept
     : side_(std::exchange(other.side_, nullptr)) {}
 
+bool SideThread::Running::Done() const {
+  if (side_ == nullptr) return true;
+  std::lock_guard lock(side_->mutex_);
+  return !side_->job_;
+}
+
 void SideThread::Running::Wait() {
   if (side_ == nullptr) return;
   std::unique_lock lock(side_->mutex_);

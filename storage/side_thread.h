@@ -10,8 +10,9 @@ namespace actex {
 
 // One thread kept beside its owner to run one job at a time while the owner does
 // something else: the writer's statistics of a large document beside its rounding and
-// spilling, without a thread started per document (~20 µs each). One owner thread
-// uses it; a job never outlives the Running that started it.
+// spilling, without a thread started per document (~20 µs each), or a closed shard's
+// seal beside the next shard. One owner thread uses it; a job never outlives the
+// Running that started it.
 class SideThread {
  public:
   SideThread() = default;
@@ -32,6 +33,8 @@ class SideThread {
     static Running NotStarted() { return Running(nullptr); }
     // Whether the job runs on the side thread (else the caller must run it).
     bool started() const { return side_ != nullptr; }
+    // Whether the job ended (or was never started), without waiting.
+    bool Done() const;
     void Wait();
 
    private:

@@ -43,7 +43,23 @@ TEST(SideThread, WaitIsExplicitOrOnDestructionAndANotStartedJobIsTheCallers) {
   running.Wait();  // a second wait returns at once
   SideThread::Running not_started = SideThread::Running::NotStarted();
   EXPECT_FALSE(not_started.started());
+  EXPECT_TRUE(not_started.Done());
   not_started.Wait();
+}
+
+// Done() tells, without waiting, whether the job ended: the writer lists a shard sealed
+// beside it only once its seal is done.
+TEST(SideThread, DoneSaysWhetherTheJobEndedWithoutWaiting) {
+  SideThread side;
+  std::atomic<bool> release{false};
+  SideThread::Running running = side.Start([&] {
+    while (!release.load()) std::this_thread::yield();
+  });
+  EXPECT_FALSE(running.Done());
+  release = true;
+  while (!running.Done()) std::this_thread::yield();
+  running.Wait();
+  EXPECT_TRUE(running.Done());
 }
 
 }  // namespace

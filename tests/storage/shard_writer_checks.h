@@ -1,0 +1,104 @@
+#ifndef ACTEX_TESTS_STORAGE_SHARD_WRITER_CHECKS_H_
+#define ACTEX_TESTS_STORAGE_SHARD_WRITER_CHECKS_H_
+
+// What the ShardWriter tests share: the writer they open, and the check that every
+// shard metadata.json lists is whole.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "storage/safetensors.h"
+#include "storage/shard_writer.h"
+#include "tests/storage/shard_test_util.h"
+#include "tests/storage/temp_dir.h"
+
+namespace actex::writer_test {
+
+inline const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 8},
+                                               {"blocks.1.hook_mlp_out", 5}};
+
+inline ShardWriterOptions Options(const std::string& dir) {
+  ShardWriterOptions options;
+  options.dir = dir;
+  options.sites = kSites;
+  options.tensor_metadata = {{"model", "qwen2-tiny"}};
+  options.run_config = {{"model", "qwen2-tiny"}, {"seq_len", 64}};
+  return options;
+}
+
+inline ShardWriterOptions ChunksOf(int64_t chunk_docs, const std::string& dir) {
+  ShardWriterOptions options = Options(dir);
+  options.chunks = *ChunkRule::Of(chunk_docs);
+  return options;
+}
+
+inline std::unique_ptr<ShardWriter> OpenOrDie(ShardWriterOptions options) {
+  auto writer = ShardWriter::Open(std::move(options));
+  EXPECT_TRUE(writer.has_value()) << writer.error();
+  return writer.has_value() ? std::move(*writer) : nullptr;
+}
+
+inline nlohmann::json ReadMetadata(const std::string& dir) {
+  return nlohmann::json::parse(ReadBytes(dir + "/metadata.json"));
+}
+
+template <typename T>
+inline std::vector<T> Values(const SafetensorsTensor& tensor) {
+  std::vector<T> values(tensor.bytes.size() / sizeof(T));
+  std::memcpy(values.data(), tensor.bytes.data(), tensor.bytes.size());
+  return values;
+}
+
+// Every shard listed in metadata.json exists with the listed size and CRC-32 and
+// holds exactly the listed documents, whole; returns the doc ids found, in order.
+inline std::vector<int64_t> CheckListedShards(const std::string& dir) {
+  const nlohmann::json metadata = ReadMetadata(dir);
+  std::vector<int64_t> doc_order;
+  for (const auto& shard : metadata["shards"]) {
+    const std::string path = dir + "/" + shard["file"].get<std::string>();
+    const std::string bytes = ReadBytes(path);
+    EXPECT_EQ(static_cast<int64_t>(bytes.size()), shard["bytes"].get<int64_t>()) << path;
+    char crc[9];
+    std::snprintf(crc, sizeof(crc), "%08x", Crc32Of(bytes));
+    EXPECT_EQ(shard["crc32"], crc) << path;
+    std::string plain_path = path;
+    if (path.ends_with(".gz")) {
+      plain_path = path.substr(0, path.size() - 3) + ".check";
+      WriteBytes(plain_path, Gunzip(path));
+    }
+    auto file = SafetensorsFile::Open(plain_path);
+    EXPECT_TRUE(file.has_value()) << file.error();
+    if (!file.has_value()) continue;
+    const auto doc_ids = Values<int64_t>((*file)->tensors().at("doc_ids"));
+    const auto positions = Values<int32_t>((*file)->tensors().at("positions"));
+    EXPECT_EQ(static_cast<int64_t>(doc_ids.size()), shard["tokens"].get<int64_t>());
+    std::vector<int64_t> docs;
+    for (size_t i = 0; i < doc_ids.size(); ++i) {
+      if (i == 0 || doc_ids[i] != doc_ids[i - 1]) {
+        docs.push_back(doc_ids[i]);
+        EXPECT_EQ(positions[i], 0) << "a document starts mid-way in " << path;
+      } else {
+        EXPECT_EQ(positions[i], positions[i - 1] + 1) << path;
+      }
+    }
+    EXPECT_EQ(static_cast<int64_t>(docs.size()), shard["docs"].get<int64_t>());
+    if (!docs.empty()) {
+      EXPECT_EQ(docs.front(), shard["first_doc_id"].get<int64_t>());
+      EXPECT_EQ(docs.back(), shard["last_doc_id"].get<int64_t>());
+    }
+    doc_order.insert(doc_order.end(), docs.begin(), docs.end());
+    if (plain_path != path) std::filesystem::remove(plain_path);
+  }
+  return doc_order;
+}
+
+}  // namespace actex::writer_test
+
+#endif  // ACTEX_TESTS_STORAGE_SHARD_WRITER_CHECKS_H_
