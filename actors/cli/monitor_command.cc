@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "actors/cli/commands.h"
@@ -28,8 +29,7 @@
 namespace actex {
 namespace {
 
-// Exit codes besides 0 (finished, or left with Ctrl-C). 1: an error event, or stdout
-// closed under us.
+// Exit codes besides 0 (finished, or left with Ctrl-C); 1: an error event, or no stdout.
 constexpr int kExitError = 1;
 constexpr int kExitCannotConnect = 2;
 constexpr int kExitTimedOut = 3;
@@ -40,7 +40,7 @@ constexpr auto kRedrawInterval = std::chrono::seconds(1);
 constexpr int64_t kLoggedSkips = 5;
 
 struct MonitorFlags {
-  std::string endpoint;
+  std::vector<std::string> endpoints;  // the first, then any the user adds
   bool json = false;
   bool exit_when_finished = false;
   double timeout_seconds = 0;     // 0: wait for ever
@@ -85,8 +85,7 @@ class Monitor {
   std::optional<int> WeighSilence();
   // Reads the message queued on the feed: a monitor event is shown (or printed as a
   // JSON line) unless another relay brought it already, anything else skipped. Returns
-  // the exit code when the monitor leaves: stdout closed, or with --exit-when-finished
-  // an error event or every host finished.
+  // the exit code when the monitor leaves (stdout closed; --exit-when-finished).
   std::optional<int> TakeMessage();
   // Host 0 named the standby's feed: listen there too, to go on after a takeover.
   void FollowStandby(const MonitorEventMessage& event);
@@ -120,7 +119,7 @@ int Monitor::Run() {
   // Destroyed before the socket, as it must be.
   auto watch = ConnectionWatch::Create(context_, feed_.socket());
   if (!watch) spdlog::warn("{}; silence will not be explained", watch.error());
-  if (auto connected = feed_.Connect(flags_.endpoint, flags_.job_key_file); !connected) {
+  if (auto connected = feed_.Connect(flags_.endpoints, flags_.job_key_file); !connected) {
     spdlog::error("{}", connected.error());
     return kExitCannotConnect;
   }
@@ -150,7 +149,7 @@ std::optional<int> Monitor::WeighSilence() {
   if (flags_.timeout_seconds > 0 && quiet.count() >= flags_.timeout_seconds) {
     return Leave(
         kExitTimedOut,
-        fmt::format("no monitor event from {} for {} s, giving up (--timeout): {}", flags_.endpoint,
+        fmt::format("no monitor event from {} for {} s, giving up (--timeout): {}", feed_.named(),
                     flags_.timeout_seconds, Silence(quiet.count(), /*waiting=*/false)));
   }
   if (flags_.warn_after_seconds > 0 && quiet.count() >= flags_.warn_after_seconds &&
@@ -176,7 +175,7 @@ std::optional<int> Monitor::TakeMessage() {
   if (!feed_.FirstCopy(*event)) return std::nullopt;
   if (event->kind == kStandbyEventKind) FollowStandby(*event);
   if (heard_.events++ == 0 && said_ != MonitorHeard::State::kEvents) {
-    spdlog::info("monitor events arrive from {}", flags_.endpoint);
+    spdlog::info("monitor events arrive from {}", feed_.named());
     status_.clear();
   }
   view_.Apply(*event, UnixSeconds());
@@ -206,14 +205,14 @@ void Monitor::Listen(ConnectionWatch& watch) {
 }
 
 std::string Monitor::Silence(double seconds, bool waiting) const {
-  return heard_.Describe(flags_.endpoint, seconds, !flags_.job_key_file.empty(), waiting);
+  return heard_.Describe(feed_.named(), seconds, !flags_.job_key_file.empty(), waiting);
 }
 
 void Monitor::Draw() {
   // Home the cursor, rewrite every line clearing its tail, then clear what is below:
   // no full-screen clear, so the table does not flicker.
   std::string screen = "\x1b[H\x1b[2K";
-  screen += fmt::format("actex monitor {}  (Ctrl-C leaves; the job goes on)\n", flags_.endpoint);
+  screen += fmt::format("actex monitor {}  (Ctrl-C leaves; the job goes on)\n", feed_.named());
   if (!status_.empty()) screen += "\x1b[2K" + status_ + "\n";
   std::string table = view_.RenderTable(UnixSeconds());
   for (size_t start = 0; start < table.size();) {
@@ -255,9 +254,11 @@ int Monitor::Leave(int code, const std::string& why) {
 CommandRunner AddMonitorCommand(CLI::App& command) {
   auto flags = std::make_shared<MonitorFlags>();
   command
-      .add_option("ENDPOINT", flags->endpoint,
-                  "a node's or the coordinator's event publisher, tcp://HOST:PORT or ipc://PATH")
+      .add_option("ENDPOINT", flags->endpoints,
+                  "a node's or the coordinator's event publisher, tcp://HOST:PORT or ipc://PATH; "
+                  "several: each event once (host 0's and the standby's, say)")
       ->required()
+      ->expected(1, static_cast<int>(MonitorFeed::kMaxFollowed))
       ->check(
           CLI::Validator([](std::string& endpoint) { return MonitorFeed::CheckEndpoint(endpoint); },
                          "", "endpoint"));
@@ -283,11 +284,10 @@ CommandRunner AddMonitorCommand(CLI::App& command) {
       ->envname("ACTEX_JOB_KEY_FILE");
   command.footer(
       "The job's monitor publisher is host 0's actex node (or actex simulate) at its "
-      "--coordinator PORT+1; it names the standby coordinator's publisher, which the "
-      "monitor then follows too, so it goes on when host 0 is lost. Until its first event the "
-      "monitor says on stderr, after "
-      "--warn-after seconds, whether nothing answers at ENDPOINT, something that is not "
-      "ZeroMQ does, or a publisher sends nothing, and keeps waiting.\n"
+      "--coordinator PORT+1; it names the standby coordinator's, which the monitor follows "
+      "too, so it goes on when host 0 is lost. Until its first event the monitor says on "
+      "stderr, after --warn-after seconds, whether nothing answers at ENDPOINT, something "
+      "that is not ZeroMQ does, or a publisher sends nothing, and keeps waiting.\n"
       "Exit codes: 0 finished or left with Ctrl-C, 1 an error event (with "
       "--exit-when-finished), 2 cannot connect, 3 --timeout passed without an event.");
   return [flags] {

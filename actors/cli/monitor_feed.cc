@@ -27,21 +27,26 @@ std::string MonitorFeed::CheckEndpoint(const std::string& endpoint) {
 
 MonitorFeed::MonitorFeed(zmq::context_t& context) : socket_(context, zmq::socket_type::sub) {}
 
-std::expected<void, std::string> MonitorFeed::Connect(const std::string& endpoint,
+std::expected<void, std::string> MonitorFeed::Connect(const std::vector<std::string>& endpoints,
                                                       const std::string& job_key_file) {
   if (!job_key_file.empty()) {
     auto security = JobSecurity::FromKeyFile(job_key_file);
     if (!security) return std::unexpected("--job-key-file: " + security.error());
     if (auto secured = (*security)->ApplyClient(socket_); !secured) return secured;
   }
+  std::string endpoint;
   try {
     socket_.set(zmq::sockopt::linger, 0);
     socket_.set(zmq::sockopt::subscribe, "");
-    RetryInterrupted([&] { socket_.connect(endpoint); });
+    for (const std::string& each : endpoints) {
+      endpoint = each;
+      RetryInterrupted([&] { socket_.connect(endpoint); });
+      endpoints_.insert(endpoint);
+      named_ += (named_.empty() ? "" : " ") + endpoint;
+    }
   } catch (const zmq::error_t& e) {
     return std::unexpected(fmt::format("cannot connect to {}: {}", endpoint, e.what()));
   }
-  endpoints_.insert(endpoint);
   return {};
 }
 
@@ -50,7 +55,7 @@ std::expected<bool, std::string> MonitorFeed::Follow(const std::string& endpoint
   if (!endpoint.starts_with("tcp://") || !CheckEndpoint(endpoint).empty()) {
     return std::unexpected(fmt::format("not a tcp://HOST:PORT endpoint: \"{}\"", endpoint));
   }
-  if (endpoints_.size() > kMaxFollowed) {
+  if (followed_ == kMaxFollowed) {
     return std::unexpected(
         fmt::format("{} endpoints followed already; not {}", kMaxFollowed, endpoint));
   }
@@ -60,6 +65,7 @@ std::expected<bool, std::string> MonitorFeed::Follow(const std::string& endpoint
     return std::unexpected(fmt::format("cannot connect to {}: {}", endpoint, e.what()));
   }
   endpoints_.insert(endpoint);
+  ++followed_;
   return true;
 }
 

@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <unordered_set>
+#include <vector>
 #include <zmq.hpp>
 
 #include "transport/schema.h"
@@ -34,22 +35,27 @@ class MonitorFeed {
 
   explicit MonitorFeed(zmq::context_t& context);
 
-  // Subscribes to everything at `endpoint`, with the job's key from `job_key_file`
-  // when not empty (a job with a key only talks CURVE).
-  std::expected<void, std::string> Connect(const std::string& endpoint,
+  // Subscribes to everything at each of `endpoints` (the user's: host 0's, and the
+  // standby's where host 0's name for it is not reachable from here), with the job's
+  // key from `job_key_file` when not empty (a job with a key only talks CURVE).
+  std::expected<void, std::string> Connect(const std::vector<std::string>& endpoints,
                                            const std::string& job_key_file);
-  // Connects to `endpoint` too, unless it was connected already, is not tcp, or
-  // kMaxFollowed were followed; true when it connected now.
+  // Connects to `endpoint` (one a coordinator named) too, unless it was connected
+  // already, is not tcp, or kMaxFollowed were followed; true when it connected now.
   std::expected<bool, std::string> Follow(const std::string& endpoint);
 
   // False for an event handed on already (the same bytes from another relay).
   bool FirstCopy(const MonitorEventMessage& event);
 
   zmq::socket_t& socket() { return socket_; }
+  // The endpoints Connect was given, for messages: "tcp://a:1 tcp://b:2".
+  const std::string& named() const { return named_; }
 
  private:
   zmq::socket_t socket_;
   std::set<std::string> endpoints_;
+  size_t followed_ = 0;
+  std::string named_;
   std::unordered_set<uint64_t> seen_;
   std::deque<uint64_t> seen_order_;  // oldest first, to forget beyond kRemembered
 };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -114,6 +115,30 @@ TEST(MonitorCommand, PrintsEveryEventAndExitsWhenAllHostsFinishedSkippingGarbage
   EXPECT_EQ(lines[4]["docs_computed"], 11);
   EXPECT_EQ(lines[4]["tokens_computed"], 550);
   EXPECT_THAT(monitor.err(), HasSubstr("skipped 3 message(s)"));
+}
+
+// Two endpoints given (host 0's and the standby's relays, each relaying every node's
+// events): each event is printed once, whichever relay brought it first.
+TEST(MonitorCommand, SeveralEndpointsPrintEachEventOnce) {
+  TempDir dir;
+  Publisher host0, standby;
+  MonitorProcess monitor(dir, {host0.endpoint(), standby.endpoint(), "--json",
+                               "--exit-when-finished", "--timeout", "10"});
+  ASSERT_TRUE(host0.WaitForSubscriber()) << monitor.err();
+  ASSERT_TRUE(standby.WaitForSubscriber()) << monitor.err();
+  for (Publisher* relay : {&host0, &standby}) relay->Publish("progress", 0);
+  standby.Publish("progress", 1);  // host 0's relay missed it
+  for (Publisher* relay : {&standby, &host0}) relay->Publish("finished", 0);
+  for (Publisher* relay : {&host0, &standby}) relay->Publish("finished", 1);
+  ASSERT_EQ(monitor.Wait(std::chrono::seconds(15)), 0) << monitor.err();
+  std::vector<std::pair<std::string, int>> printed;
+  for (const nlohmann::json& line : JsonLines(monitor.out())) {
+    printed.emplace_back(line["kind"], line["host_id"]);
+  }
+  std::sort(printed.begin(), printed.end());  // the relays' order between them is any
+  EXPECT_EQ(printed, (std::vector<std::pair<std::string, int>>{
+                         {"finished", 0}, {"finished", 1}, {"progress", 0}, {"progress", 1}}))
+      << monitor.out();
 }
 
 TEST(MonitorCommand, ExitWhenFinishedWaitsForAHostThatSentNothingYet) {

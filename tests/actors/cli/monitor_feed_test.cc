@@ -44,7 +44,8 @@ TEST(MonitorFeed, ForgetsTheOldestBeyondWhatItRemembers) {
 TEST(MonitorFeed, FollowsNewTcpEndpointsUpToItsLimit) {
   zmq::context_t context;
   MonitorFeed feed(context);
-  ASSERT_TRUE(feed.Connect("tcp://127.0.0.1:9001", ""));
+  ASSERT_TRUE(feed.Connect({"tcp://127.0.0.1:9001", "tcp://127.0.0.1:9002"}, ""));
+  EXPECT_EQ(feed.named(), "tcp://127.0.0.1:9001 tcp://127.0.0.1:9002");
   auto same = feed.Follow("tcp://127.0.0.1:9001");
   ASSERT_TRUE(same) << same.error();
   EXPECT_FALSE(*same) << "connected already";
