@@ -15,7 +15,8 @@ struct GzipDecoder::Stream {
   bool initialized = false;
   bool member_ended = false;  // the last member ended cleanly and no byte followed yet
   int members_ended = 0;
-  std::string error;  // sticky: after an error the rest is not looked at
+  int64_t bytes_given = 0;  // over every SetInput
+  std::string error;        // sticky: after an error the rest is not looked at
 };
 
 GzipDecoder::GzipDecoder() : stream_(std::make_unique<Stream>()) {
@@ -33,9 +34,14 @@ GzipDecoder::~GzipDecoder() {
 void GzipDecoder::SetInput(const uint8_t* data, size_t size) {
   stream_->z.next_in = const_cast<Bytef*>(data);
   stream_->z.avail_in = static_cast<uInt>(size);
+  stream_->bytes_given += static_cast<int64_t>(size);
 }
 
 bool GzipDecoder::NeedsInput() const { return stream_->z.avail_in == 0; }
+
+int64_t GzipDecoder::bytes_consumed() const {
+  return stream_->bytes_given - static_cast<int64_t>(stream_->z.avail_in);
+}
 
 std::expected<size_t, std::string> GzipDecoder::Inflate(uint8_t* output, size_t size) {
   Stream& s = *stream_;

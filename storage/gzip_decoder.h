@@ -24,6 +24,8 @@ class GzipDecoder {
   void SetInput(const uint8_t* data, size_t size);
   // Every byte given to SetInput has been consumed.
   bool NeedsInput() const;
+  // Compressed bytes consumed so far, over every SetInput.
+  int64_t bytes_consumed() const;
   // Inflates into output[0, size), returning how many bytes it wrote (0 when it
   // needs input). Errors: "not valid gzip data: ...", "bytes after the end of the
   // gzip stream are not gzip data (...)"; bytes inflated before the damage are

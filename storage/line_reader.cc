@@ -80,13 +80,27 @@ std::expected<bool, std::string> LineReader::Refill() {
       }
       decoder_->SetInput(compressed_.data(), static_cast<size_t>(got));
     }
+    const int64_t consumed_before = decoder_->bytes_consumed();
     auto inflated = decoder_->Inflate(reinterpret_cast<uint8_t*>(chunk_.data()), chunk_.size());
     if (!inflated) return std::unexpected("cannot read " + where + ": " + inflated.error());
     if (*inflated > 0) {
       chunk_end_ = *inflated;
+      chunk_consumed_begin_ = consumed_before;
+      chunk_consumed_end_ = decoder_->bytes_consumed();
       return true;
     }
   }
+}
+
+int64_t LineReader::file_bytes_consumed() const {
+  if (decoder_ == nullptr) {
+    return file_bytes_read_ - static_cast<int64_t>(chunk_end_ - chunk_begin_);
+  }
+  if (at_end_ || chunk_end_ == 0) return decoder_->bytes_consumed();
+  const double into_chunk = static_cast<double>(chunk_begin_) / static_cast<double>(chunk_end_);
+  return chunk_consumed_begin_ +
+         static_cast<int64_t>(into_chunk *
+                              static_cast<double>(chunk_consumed_end_ - chunk_consumed_begin_));
 }
 
 void LineReader::Append(std::string_view piece) {

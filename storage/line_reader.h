@@ -37,11 +37,10 @@ class LineReader {
   // Lines returned so far (the 1-based number of the last one).
   int64_t lines() const { return lines_; }
   // Bytes of the file behind the lines returned, for progress against its size:
-  // exact for a plain file; for gzip the compressed bytes read, up to a chunk ahead.
-  int64_t file_bytes_consumed() const {
-    return decoder_ ? file_bytes_read_
-                    : file_bytes_read_ - static_cast<int64_t>(chunk_end_ - chunk_begin_);
-  }
+  // exact for a plain file; for gzip the compressed bytes behind the inflated chunk
+  // being read, in proportion to how far into it the lines are (a compressed chunk
+  // read ahead counts only as it is inflated).
+  int64_t file_bytes_consumed() const;
 
   ~LineReader();
   LineReader(const LineReader&) = delete;
@@ -66,6 +65,8 @@ class LineReader {
   bool line_started_ = false;
   int64_t lines_ = 0;
   int64_t file_bytes_read_ = 0;
+  // gzip: the compressed bytes consumed before and after inflating the current chunk.
+  int64_t chunk_consumed_begin_ = 0, chunk_consumed_end_ = 0;
   bool at_end_ = false;
 };
 
