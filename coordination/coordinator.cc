@@ -44,7 +44,10 @@ class Coordinator {
   // Host 0's: connects the link to the standby once the session knows where it is.
   std::expected<void, std::string> LinkStandby();
   // Host 0's: tells the monitors where the standby's monitors attach (a "standby"
-  // event), so that one attached here follows the job there when host 0 is lost.
+  // event), so that one attached here follows the job there when host 0 is lost: when
+  // the link is made, when a monitor subscribes, and every heartbeat interval for
+  // monitors that attach later (the XPUB passes on only a topic's first subscription).
+  // Always the same bytes, so a monitor that heard it shows it once.
   void AnnounceStandby();
   // Sends what the session queued, one message per (identity, message).
   void Flush();
@@ -58,7 +61,9 @@ class Coordinator {
   zmq::socket_t standby_link_;  // DEALER to the standby's control ROUTER (host 0's)
   // Declared after standby_link_, so it is destroyed (and stops watching) first.
   std::unique_ptr<ConnectionWatch> standby_watch_;
-  std::string linked_standby_;  // where standby_link_ connects
+  std::string linked_standby_;    // where standby_link_ connects
+  double standby_linked_at_ = 0;  // unix seconds: the "standby" event's time
+  Clock::time_point next_standby_announcement_;
 };
 
 std::expected<void, std::string> Coordinator::LinkStandby() {
@@ -85,11 +90,13 @@ std::expected<void, std::string> Coordinator::LinkStandby() {
   auto watch = ConnectionWatch::Create(actor_.context(), standby_link_);
   if (!watch) return std::unexpected("the link to the standby: " + watch.error());
   standby_watch_ = std::move(*watch);
+  standby_linked_at_ = UnixSeconds();
   AnnounceStandby();
   return {};
 }
 
 void Coordinator::AnnounceStandby() {
+  next_standby_announcement_ = Clock::now() + options_.liveness.heartbeat_interval;
   const std::string feed = CoordinatorPortEndpoint(linked_standby_, kMonitorPortOffset);
   if (feed.empty()) return;
   MonitorEventMessage event;
@@ -97,7 +104,7 @@ void Coordinator::AnnounceStandby() {
   event.host_id = options_.standby_host;
   event.num_hosts = options_.num_hosts;
   event.message = feed;
-  event.unix_seconds = UnixSeconds();
+  event.unix_seconds = standby_linked_at_;
   sockets_.relay->Publish(event);
 }
 
@@ -220,8 +227,10 @@ std::expected<void, std::string> Coordinator::Run() {
         session_.OnStandbyLinkEvent(event, Clock::now());
       }
     }
-    // A monitor that subscribed now learns where to follow the job.
-    if (sockets_.relay->ForwardSubscriptions(kMaxBatch) > 0) AnnounceStandby();
+    if (sockets_.relay->ForwardSubscriptions(kMaxBatch) > 0 ||
+        Clock::now() >= next_standby_announcement_) {
+      AnnounceStandby();
+    }
     counters_->monitor_events_relayed += sockets_.relay->ForwardEvents(kMaxBatch);
     counters_->dropped_monitor_messages = sockets_.relay->dropped_messages();
     session_.Tick(Clock::now());

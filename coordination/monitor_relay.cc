@@ -132,10 +132,6 @@ std::expected<std::unique_ptr<MonitorRelay>, std::string> MonitorRelay::Bind(
     subscribers.set(zmq::sockopt::linger, 0);
     subscribers.set(zmq::sockopt::sndhwm, options.high_water_mark);
     subscribers.set(zmq::sockopt::xpub_nodrop, false);
-    // Every monitor's (un)subscription comes through, not only the first of a topic:
-    // the coordinator answers each new monitor (its "standby" event), and the nodes'
-    // PUBs, which count them, see as many unsubscriptions as subscriptions.
-    subscribers.set(zmq::sockopt::xpub_verboser, true);
     // A monitor only ever sends (un)subscriptions, which are tiny.
     subscribers.set(zmq::sockopt::maxmsgsize, int64_t{4096});
     if (options.security) {
