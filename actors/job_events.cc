@@ -24,6 +24,7 @@ std::expected<JobEvents, std::string> JobEvents::Open(
 }
 
 void JobEvents::AddCoordinator(const std::string& control_endpoint, bool replaces_standby) {
+  if (!added_.insert(control_endpoint).second) return;
   const std::string events =
       NumericEndpoint(CoordinatorPortEndpoint(control_endpoint, kEventsPortOffset));
   if (events.empty() || connected_.contains(events)) return;
@@ -31,6 +32,7 @@ void JobEvents::AddCoordinator(const std::string& control_endpoint, bool replace
     if (replaces_standby && !standby_.empty()) {
       RetryInterrupted([&] { socket_.disconnect(standby_); });
       connected_.erase(standby_);
+      added_.erase(standby_control_);
     }
     RetryInterrupted([&] { socket_.connect(events); });
   } catch (const zmq::error_t& e) {
@@ -39,7 +41,10 @@ void JobEvents::AddCoordinator(const std::string& control_endpoint, bool replace
     return;
   }
   connected_.insert(events);
-  if (replaces_standby) standby_ = events;
+  if (replaces_standby) {
+    standby_ = events;
+    standby_control_ = control_endpoint;
+  }
 }
 
 }  // namespace actex

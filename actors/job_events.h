@@ -24,7 +24,8 @@ class JobEvents {
 
   // Publishes to the coordinator at `control_endpoint` ("tcp://HOST:PORT") too, at its
   // events port (coordination/coordinator_options.h). The same endpoint again changes
-  // nothing. With `replaces_standby`, this is where the standby listens now: the
+  // nothing, and costs no name lookup (JobLink::Service passes the standby's at every
+  // turn). With `replaces_standby`, this is where the standby listens now: the
   // standby's earlier endpoint is dropped (a standby run again listens elsewhere).
   void AddCoordinator(const std::string& control_endpoint, bool replaces_standby = false);
 
@@ -34,8 +35,10 @@ class JobEvents {
   explicit JobEvents(zmq::socket_t socket) : socket_(std::move(socket)) {}
 
   zmq::socket_t socket_;
+  std::set<std::string> added_;      // control endpoints given, as given
   std::set<std::string> connected_;  // events endpoints, numeric
   std::string standby_;              // the standby's events endpoint, when learned
+  std::string standby_control_;      // and its control endpoint, as given
 };
 
 }  // namespace actex

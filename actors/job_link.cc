@@ -124,8 +124,8 @@ std::expected<std::unique_ptr<JobLink>, std::string> JobLink::Open(zmq::context_
         "{}:{}-{} or this node's ring ports on {} can join the job, inject messages or read "
         "activations in transit; give every host the same --job-key-file (make one with `actex "
         "make-job-key FILE`)",
-        options.host_id, coordinator->host, coordinator->port, coordinator->port + 2,
-        BindAddress(options));
+        options.host_id, coordinator->host, coordinator->port,
+        coordinator->port + kEventsPortOffset, BindAddress(options));
   }
   state.setup = zmq::socket_t(context, zmq::socket_type::router);
   state.setup.set(zmq::sockopt::linger, 0);

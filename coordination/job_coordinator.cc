@@ -56,9 +56,7 @@ std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
   };
   CoordinatorOptions coordinating;
   coordinating.bind_address = listen_on(coordinator.host);
-  coordinating.port = coordinator.port;
-  coordinating.monitor_port = coordinator.port + 1;
-  coordinating.monitor_collect_port = coordinator.port + 2;
+  coordinating.port = coordinator.port;  // the monitor ports follow it (0: their default)
   coordinating.num_hosts = settings.num_hosts;
   coordinating.max_hosts = settings.max_hosts;
   coordinating.security = security;
@@ -90,8 +88,6 @@ std::expected<std::unique_ptr<Actor>, std::string> StartJobCoordinator(
       const CoordinatorAddress& at = *settings.standby_at;
       coordinating.bind_address = listen_on(at.host);
       coordinating.port = at.port;
-      coordinating.monitor_port = at.port + 1;
-      coordinating.monitor_collect_port = at.port + 2;
     }
   }
   return StartCoordinator(context, coordinating);
