@@ -192,6 +192,7 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
   plan.devices = std::move(*devices);
   plan.tokenizer_threads = options.tokenizer_threads > 0 ? options.tokenizer_threads
                                                          : DefaultTokenizerThreads(plan.devices, 1);
+  plan.spill_threads = DefaultSpillThreads(plan.devices, 1);
   return plan;
 }
 
@@ -204,6 +205,12 @@ int DefaultTokenizerThreads(const DevicePlan& devices, int replicas_on_this_host
   if (!devices.cuda) return 1;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return std::clamp(cores / (4 * std::max(1, replicas_on_this_host)), 1, 4);
+}
+
+int DefaultSpillThreads(const DevicePlan& devices, int replicas_on_this_host) {
+  if (!devices.cuda) return 1;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::clamp(cores / (2 * std::max(1, replicas_on_this_host)), 1, 8);
 }
 
 ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan& plan) {

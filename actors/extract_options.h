@@ -96,6 +96,7 @@ struct ExtractPlan {
   std::string dtype_name;  // as written in metadata: "bfloat16", "float16", "float32"
   int blas_threads = 1;
   int tokenizer_threads = 1;  // per local replica
+  int spill_threads = 1;      // per local replica's writer (ShardWriterOptions)
   DevicePlan devices;
   int32_t bos_token_id = -1;         // >= 0: put before documents (see --bos)
   bool bos_on_pretokenized = false;  // --bos yes: before pre-tokenized documents too
@@ -128,6 +129,11 @@ int DefaultBlasThreads(int shards_on_this_host);
 // --device cuda the cores are free and a GPU forward outruns one thread on long or
 // slow-to-tokenize documents: a quarter of the cores per local replica, 1 to 4.
 int DefaultTokenizerThreads(const DevicePlan& devices, int replicas_on_this_host);
+// Threads a replica's writer rounds and spills its sites on (no more than it stores).
+// On the CPU one: the forward is thousands of times slower than one thread's writing.
+// With --device cuda a shard of several sites would hold a GPU to one core's rate
+// (~0.2M tokens/s for four 896-wide sites): half the cores per local replica, 1 to 8.
+int DefaultSpillThreads(const DevicePlan& devices, int replicas_on_this_host);
 
 // Parses "20,21,22,23" or "20-23" or a mix ("0,4-6"); errors name `flag`.
 std::expected<std::vector<int>, std::string> ParseIndexList(const std::string& text,

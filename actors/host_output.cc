@@ -29,6 +29,7 @@ WriterConfig MakeWriterConfig(const NodeOptions& options, const NodeResources& r
   writer.shards.gzip = options.extract.gzip;
   writer.shards.dtype = resources.plan.dtype;
   writer.shards.seal_in_background = true;  // the next shard fills while one is sealed
+  writer.shards.spill_threads = resources.plan.spill_threads;
   // The device shard sends the captured sites in plan order, then each SAE's latents.
   for (const Site& site : resources.plan.sites) {
     writer.shards.sites.push_back({site.HookName(), site.Width(resources.config), site.IsInteger(),

@@ -47,10 +47,12 @@ std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options
   }
   // The plan counted one replica's shards; this host runs extract.shards of them.
   if (extract.blas_threads == 0) resources.plan.blas_threads = DefaultBlasThreads(extract.shards);
+  const int local_replicas = extract.shards / mesh->model;
   if (extract.tokenizer_threads == 0) {
     resources.plan.tokenizer_threads =
-        DefaultTokenizerThreads(resources.plan.devices, extract.shards / mesh->model);
+        DefaultTokenizerThreads(resources.plan.devices, local_replicas);
   }
+  resources.plan.spill_threads = DefaultSpillThreads(resources.plan.devices, local_replicas);
   auto weights = ModelWeights::Open(extract.model_dir);
   if (!weights) return std::unexpected(weights.error());
   resources.weights = *weights;

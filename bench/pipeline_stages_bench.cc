@@ -6,7 +6,7 @@
 // to hold against a GPU forward's rate (bench/README.md).
 //
 //   build/bench/bench_pipeline_stages [--threads N] [--docs N] [--writer-tokens N]
-//       [--shm-dir DIR] [--disk-dir DIR]
+//       [--writer-sites N] [--spill-threads N] [--shard-mb N] [--shm-dir DIR] [--disk-dir DIR]
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -207,11 +207,13 @@ std::vector<StoredSite> ResidSites(int count) {
   return sites;
 }
 
-// How the writer is run: its shards' size and where it seals them.
+// How the writer is run: its shards' size, where it seals them and how many threads
+// spill its sites.
 struct WriterRun {
   int sites = 1;
   int64_t shard_bytes = int64_t{256} << 20;
   bool seal_in_background = false;
+  int spill_threads = 1;
 };
 
 // The writer actor's work from the batches' float32 frames to listed shard files: the
@@ -230,7 +232,8 @@ double WriteRate(const std::string& dir, const std::vector<float>& batch_values,
                                    .dtype = OutputDtype::kBF16,
                                    .sites = ResidSites(site_count),
                                    .chunks = *chunks,
-                                   .seal_in_background = run.seal_in_background});
+                                   .seal_in_background = run.seal_in_background,
+                                   .spill_threads = run.spill_threads});
   if (!writer) Die(writer.error());
   DocumentAssembler assembler(ResidSites(site_count));
   auto sink = [&](const DocumentActivations& document) { return (*writer)->Add(document); };
@@ -291,6 +294,7 @@ int Main(int argc, char** argv) {
   int docs = 2000, max_seq_len = 256, repeats = 3;
   int64_t writer_tokens = 131072, batch_tokens = 8192;
   int writer_sites = 1, shard_mb = 256;
+  int spill_threads = 0;  // 0: one a site, up to the hardware threads
   std::string work = "/tmp/actex-stages", shm_dir = "/dev/shm/actex-stages-writer",
               disk_dir = "/tmp/actex-stages/writer";
   app.add_option("--threads", threads, "tokenizer threads up to (1, 2, 4, ... N)")
@@ -305,6 +309,11 @@ int Main(int argc, char** argv) {
                  "others copied behind it)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  app.add_option("--spill-threads", spill_threads,
+                 "threads spilling the sites (at most one a site), against one in the same run; "
+                 "0: one a site, up to the hardware threads")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
   app.add_option("--shard-mb", shard_mb, "the writer's shard size in MiB")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
@@ -358,28 +367,40 @@ int Main(int argc, char** argv) {
   const std::vector<float> batch = Activations(batch_tokens);
   ReportWriterParts(batch, batch_tokens);
   const double bytes_per_token = double{kWidth} * sizeof(uint16_t) * writer_sites;
+  // Each seal on the writer's thread, then on a thread of its own, then the sites
+  // spilled by --spill-threads as well (as the writer actor runs it), alternated so that
+  // all meet the same machine.
+  const int spillers = std::min(
+      spill_threads > 0 ? spill_threads : static_cast<int>(std::thread::hardware_concurrency()),
+      writer_sites);
+  std::vector<std::pair<std::string, WriterRun>> runs = {
+      {"sealed in turn, 1 spill thread ", {.seal_in_background = false}},
+      {"sealed beside,  1 spill thread ", {.seal_in_background = true}}};
+  if (spillers > 1) {
+    runs.push_back({"sealed beside, " + std::to_string(spillers) + " spill threads",
+                    {.seal_in_background = true, .spill_threads = spillers}});
+  }
+  for (auto& [label, run] : runs) {
+    run.sites = writer_sites;
+    run.shard_bytes = int64_t{shard_mb} << 20;
+  }
   for (const auto& [where, dir] : {std::pair{"tmpfs", shm_dir}, std::pair{"disk", disk_dir}}) {
-    // Each seal on the writer's thread, then on a thread of its own (as the writer
-    // actor runs it), alternated so that both meet the same machine.
-    double rates[2] = {0, 0}, disk = 0;
+    std::vector<double> rates(runs.size(), 0);
+    double disk = 0;
     for (int r = 0; r < repeats; ++r) {
-      for (const bool background : {false, true}) {
-        const WriterRun run{.sites = writer_sites,
-                            .shard_bytes = int64_t{shard_mb} << 20,
-                            .seal_in_background = background};
-        rates[background] = std::max(rates[background], WriteRate(dir, batch, batch_tokens,
-                                                                  writer_tokens, max_seq_len, run));
+      for (size_t i = 0; i < runs.size(); ++i) {
+        rates[i] = std::max(rates[i], WriteRate(dir, batch, batch_tokens, writer_tokens,
+                                                max_seq_len, runs[i].second));
       }
       disk = std::max(disk, DiskMegabytesPerSecond(dir, writer_tokens * bytes_per_token));
     }
     std::filesystem::remove_all(dir);
-    for (const bool background : {false, true}) {
-      const double rate = rates[background];
+    for (size_t i = 0; i < runs.size(); ++i) {
       std::printf(
-          "  writer to %-5s %d site(s), %d MiB shards sealed %s: %10.0f tokens/s (%.0f MB/s of "
+          "  writer to %-5s %d site(s), %d MiB shards %s: %10.0f tokens/s (%.0f MB/s of "
           "bf16); the folder takes %.0f MB/s = %.0f tokens/s written once (%s)\n",
-          where, writer_sites, shard_mb, background ? "beside    " : "in turn   ", rate,
-          rate * bytes_per_token / 1e6, disk, disk * 1e6 / bytes_per_token, dir.c_str());
+          where, writer_sites, shard_mb, runs[i].first.c_str(), rates[i],
+          rates[i] * bytes_per_token / 1e6, disk, disk * 1e6 / bytes_per_token, dir.c_str());
     }
   }
   return 0;

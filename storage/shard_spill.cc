@@ -91,13 +91,18 @@ std::expected<void, std::string> ShardSpill::Append(size_t tensor, const void* d
   }
   file.crc = Crc32Update(file.crc, data, bytes);  // while the bytes are in the cache
   file.bytes += static_cast<int64_t>(bytes);
-  bytes_ += static_cast<int64_t>(bytes);
   if (in_place_ && tensor == front_ &&
       (appended_since_writeback_ += static_cast<int64_t>(bytes)) >= kWritebackBytes) {
     StartWriteback(file.fd.get());
     appended_since_writeback_ = 0;
   }
   return {};
+}
+
+int64_t ShardSpill::bytes() const {
+  int64_t bytes = 0;
+  for (const File& file : files_) bytes += file.bytes;
+  return bytes;
 }
 
 std::vector<int64_t> ShardSpill::Mark() const {
@@ -114,7 +119,6 @@ std::expected<void, std::string> ShardSpill::CutBackTo(const std::vector<int64_t
         ::lseek(file.fd.get(), file.front + mark[i], SEEK_SET) < 0) {
       return std::unexpected(OsError("cannot cut back spill file", file.path, errno));
     }
-    bytes_ -= file.bytes - mark[i];
     file.bytes = mark[i];
     // The CRC of what is left, read back: a cut is rare (a run ending inside a chunk).
     std::vector<uint8_t> piece(std::min<int64_t>(file.bytes, int64_t{1} << 20));
@@ -218,7 +222,6 @@ std::expected<ShardSpill::Sealed, std::string> ShardSpill::SealInPlace(const std
     return std::unexpected(named.error());
   }
   files_.clear();  // the other tensors' files are freed as they close
-  bytes_ = 0;
   return sealed;
 }
 

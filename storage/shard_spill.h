@@ -43,11 +43,12 @@ class ShardSpill {
                                                               WriteBudget* budget);
   bool in_place() const { return in_place_; }
 
-  // Appends `bytes` bytes to tensor `tensor`'s file.
+  // Appends `bytes` bytes to tensor `tensor`'s file. Appends to different tensors may
+  // run on different threads at once where no budget counts (a budget is one count).
   std::expected<void, std::string> Append(size_t tensor, const void* data, size_t bytes);
 
   // Bytes appended so far over all tensors.
-  int64_t bytes() const { return bytes_; }
+  int64_t bytes() const;
 
   // How long each tensor's file is now, to cut the spill back to later.
   std::vector<int64_t> Mark() const;
@@ -90,7 +91,6 @@ class ShardSpill {
   bool BudgetCounts() const { return budget_ != nullptr && budget_->remaining >= 0; }
 
   std::vector<File> files_;
-  int64_t bytes_ = 0;
   WriteBudget* budget_ = nullptr;
   bool in_place_ = false;
   size_t front_ = 0;  // in place: the tensor in the shard file to be

@@ -24,11 +24,12 @@ float OverflowMagnitude(OutputDtype dtype) {
   return SiteStatistics::kNoOverflow;
 }
 
-// Values of a document (over its sites) from which its statistics run on a thread of
-// their own: a 256-token document of one 896-wide site takes 30-40 µs of statistics
-// (AVX-512; 0.2-0.7 ms before they were vectorized). The writer keeps that thread
-// (SideThread), so each costs a hand-over, not a thread's start (~20 µs).
-constexpr size_t kStatisticsThreadValues = 65536;
+// Values of a document (over its sites) from which its statistics, and its groups of
+// sites to spill, run on threads of their own: a 256-token document of one 896-wide
+// site takes 30-40 µs of statistics (AVX-512; 0.2-0.7 ms before they were vectorized).
+// The writer keeps those threads (SideThread), so each costs a hand-over, not a
+// thread's start (~20 µs).
+constexpr size_t kBesideValues = 65536;
 
 }  // namespace
 
@@ -67,7 +68,7 @@ std::expected<std::unique_ptr<ShardWriter>, std::string> ShardWriter::Open(
   state.options = std::move(options);
   state.budget.remaining = state.options.fail_after_bytes;
   state.scratch.resize(kCopyChunkBytes);
-  state.converted.resize(kCopyChunkBytes / sizeof(uint16_t));
+  state.GroupSites();
   for (const StoredSite& site : state.options.sites) {
     state.open_statistics.emplace_back(site.width);
     state.chunk_statistics.emplace_back(site.width);
@@ -159,7 +160,6 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
     state.open_chunk = chunk;
     state.chunks_seen.insert(chunk);
   }
-  const size_t sites = document.sites.size();
   // The statistics, on a thread of their own beside the rounding and spilling when the
   // document is large enough to pay for it: the same rows added in the same order, so
   // the same sums to the bit. Integer sites have none: their entry stays empty.
@@ -174,25 +174,12 @@ std::expected<void, std::string> ShardWriter::Add(const DocumentActivations& doc
   size_t values = 0;
   for (const SiteRows& rows : document.sites) values += rows.size();
   // On any return below, the Running's destructor waits for the statistics.
-  SideThread::Running statistics = values >= kStatisticsThreadValues
-                                       ? state.statistics_thread.Start(add_statistics)
-                                       : SideThread::Running::NotStarted();
+  const bool beside = values >= kBesideValues;
+  SideThread::Running statistics =
+      beside ? state.statistics_thread.Start(add_statistics) : SideThread::Running::NotStarted();
   if (!statistics.started()) add_statistics();
-  for (size_t i = 0; i < sites; ++i) {
-    // A statistics-only site's spill stays empty and its shards have no tensor of it.
-    if (state.options.sites[i].statistics_only) continue;
-    if (auto spilled = state.SpillRows(document, i); !spilled) return state.Fail(spilled.error());
-  }
-  const std::vector<int64_t> doc_ids(tokens, document.doc_id);
-  const std::pair<const void*, size_t> id_bytes[] = {
-      {document.token_ids.data(), document.token_ids.size_bytes()},
-      {doc_ids.data(), doc_ids.size() * sizeof(int64_t)},
-      {document.positions.data(), document.positions.size_bytes()}};
-  for (size_t i = 0; i < std::size(id_bytes); ++i) {
-    const auto [data, size] = id_bytes[i];
-    if (auto spilled = state.spill->Append(sites + i, data, size); !spilled) {
-      return state.Fail(spilled.error());
-    }
+  if (auto spilled = state.SpillDocument(document, beside); !spilled) {
+    return state.Fail(spilled.error());
   }
   statistics.Wait();
   state.last_doc_id = document.doc_id;

@@ -54,6 +54,11 @@ struct ShardWriterOptions {
   // several sites copies most of its bytes there. Ignored with fail_after_bytes (its
   // budget counts the bytes of one thread).
   bool seal_in_background = false;
+  // Threads that round and spill each document's stored sites, the writer's own among
+  // them (at most one a stored site): the sites are shared out by width, so that a
+  // shard of several sites is not held to one core's rate. 1: all on the writer's
+  // thread. Ignored with fail_after_bytes, as seal_in_background.
+  int spill_threads = 1;
   // The SAEs whose latents are among `sites` (S.latents.ids and S.latents.values,
   // storage/shard_examples.h): SAE site S -> its latent count d_sae. With each shard the
   // writer writes and lists the latents' examples over its tokens

@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "storage/crc32.h"
-#include "storage/float_convert.h"
 #include "storage/safetensors.h"
 #include "storage/shard_file_sink.h"
 
@@ -127,30 +126,6 @@ std::expected<void, std::string> ShardWriterState::OpenShard() {
   if (!opened) return std::unexpected(opened.error());
   spill.emplace(std::move(*opened));
   shard_docs = shard_tokens = 0;
-  return {};
-}
-
-std::expected<void, std::string> ShardWriterState::SpillRows(const DocumentActivations& document,
-                                                             size_t site) {
-  const SiteRows& rows = document.sites[site];
-  if (rows.integer() || options.dtype == OutputDtype::kF32) {
-    return spill->Append(site, rows.data(), rows.size_bytes());  // I32 and F32 as they are
-  }
-  const std::span<const float> values = rows.values;
-  // Convert through a fixed scratch buffer so a long document costs no extra memory.
-  const size_t per_chunk = converted.size();
-  uint16_t* out = converted.data();
-  for (size_t begin = 0; begin < values.size(); begin += per_chunk) {
-    const auto chunk = values.subspan(begin, std::min(per_chunk, values.size() - begin));
-    if (options.dtype == OutputDtype::kBF16) {
-      ConvertToBfloat16(chunk, out);
-    } else {
-      ConvertToHalf(chunk, out);
-    }
-    if (auto spilled = spill->Append(site, out, chunk.size() * sizeof(uint16_t)); !spilled) {
-      return spilled;
-    }
-  }
   return {};
 }
 

@@ -1,17 +1,20 @@
 #ifndef ACTEX_STORAGE_SHARD_WRITER_STATE_H_
 #define ACTEX_STORAGE_SHARD_WRITER_STATE_H_
 
-// The inside of a ShardWriter, shared by its two files: shard_writer.cc (the calls,
-// what they check) and shard_writer_state.cc (spilling, closing and listing shards).
+// The inside of a ShardWriter, shared by its files: shard_writer.cc (the calls, what
+// they check), shard_writer_sites.cc (a document's sites into the spill, on the spill
+// threads) and shard_writer_state.cc (opening, closing and listing shards).
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <expected>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,7 +43,12 @@ struct ShardWriterState {
   std::optional<ShardSpill> spill;  // the open shard: sites in order, then kIdTensors
   int64_t header_room = 0;          // the open shard's header, padded to it
   std::vector<uint8_t> scratch;     // spill bytes on their way into a shard
-  std::vector<uint16_t> converted;  // half-precision rows on their way into a spill
+  // Each document's stored sites are rounded and spilled in groups, one a thread: group
+  // 0 on the writer's own, group g on spill_threads[g - 1]. spill_group[site] is the
+  // site's group (unused for a statistics-only site); converted[g] holds group g's
+  // half-precision rows on their way into the spill.
+  std::vector<size_t> spill_group;
+  std::vector<std::vector<uint16_t>> converted;
   // The open shard (when spill holds one): its ended chunks, then maybe an open one.
   int shard_number = 0;
   int64_t shard_docs = 0, shard_tokens = 0;
@@ -81,13 +89,15 @@ struct ShardWriterState {
   std::string failure;           // set by the first error; every later call reports it
   SideThread statistics_thread;  // a large document's statistics, beside its spilling
   SideThread seal_thread;
+  std::deque<SideThread> spill_threads;
   std::unique_ptr<Sealing> sealing;  // one at a time
   // Declared last: destroyed first, it waits for the seal that uses `sealing`.
   std::optional<SideThread::Running> sealing_run;
 
-  bool SealsInBackground() const {
-    return options.seal_in_background && options.fail_after_bytes < 0;
-  }
+  // Whether the writer may write from more than its own thread: a test's write budget
+  // counts the bytes of one.
+  bool WritesBeside() const { return options.fail_after_bytes < 0; }
+  bool SealsInBackground() const { return options.seal_in_background && WritesBeside(); }
 
   std::string PathOf(const std::string& name) const { return options.dir + "/" + name; }
   std::expected<void, std::string> WriteMetadata(bool complete);
@@ -95,7 +105,15 @@ struct ShardWriterState {
   std::vector<TensorToWrite> ShardLayout(int64_t tokens) const;
   std::map<std::string, std::string> ShardMetadata() const;
   std::expected<void, std::string> OpenShard();
-  std::expected<void, std::string> SpillRows(const DocumentActivations& document, size_t site);
+  // Shares the stored sites out into the groups of options.spill_threads.
+  void GroupSites();
+  // Appends the document's rows of every stored site and its id tensors to the spill,
+  // each group of sites on its thread when `beside` (else all on the caller's); the
+  // first error in site order, if any.
+  std::expected<void, std::string> SpillDocument(const DocumentActivations& document, bool beside);
+  // One site's rows, rounded through `rounded` (its group's converted).
+  std::expected<void, std::string> SpillRows(const DocumentActivations& document, size_t site,
+                                             std::span<uint16_t> rounded);
   // Seals the open shard (or starts sealing it: SealsInBackground) and lists the
   // sealed ones when due.
   std::expected<void, std::string> CloseShard();

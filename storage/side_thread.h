@@ -10,8 +10,9 @@ namespace actex {
 
 // One thread kept beside its owner to run one job at a time while the owner does
 // something else: the writer's statistics of a large document beside its rounding and
-// spilling, without a thread started per document (~20 µs each), or a closed shard's
-// seal beside the next shard. One owner thread uses it; a job never outlives the
+// spilling, without a thread started per document (~20 µs each), a group of its sites'
+// rounding and spilling beside the others, or a closed shard's seal beside the next
+// shard. One owner thread uses it; a job never outlives the
 // Running that started it.
 class SideThread {
  public:

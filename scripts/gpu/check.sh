@@ -95,8 +95,9 @@ if wants cpu; then
     mkdir -p /tmp/actex-stages-disk
     step cpu_stages 240 "tokens/s|CPU|threads|error" bench_pipeline_stages --threads "$(nproc)" \
       --docs 8000 --writer-tokens 262144 --disk-dir /tmp/actex-stages-disk
-    # Four sites a shard (three copied behind the first at each seal), sealed in turn
-    # and beside the next shard: what 16 cores make of the seal thread.
+    # Four sites a shard (three copied behind the first at each seal), sealed in turn,
+    # beside the next shard, and beside with the sites spilled by four threads: what
+    # 16 cores make of the seal and spill threads.
     step cpu_writer_4_sites 120 "writer to|CPU|error" bench_pipeline_stages --threads 1 \
       --docs 200 --repeats 2 --writer-sites 4 --shard-mb 64 --writer-tokens 131072 \
       --disk-dir /tmp/actex-stages-disk

@@ -106,5 +106,17 @@ TEST(DevicePlan, TokenizerThreadsAreOneOnTheCpuAndSeveralPerGpuReplicaAtMostFour
   EXPECT_EQ(DefaultTokenizerThreads(cuda, 1000), 1);
 }
 
+TEST(DevicePlan, SpillThreadsAreOneOnTheCpuAndHalfTheCoresPerGpuReplicaAtMostEight) {
+  DevicePlan cpu;
+  EXPECT_EQ(DefaultSpillThreads(cpu, 1), 1);
+  DevicePlan cuda;
+  cuda.cuda = true;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int one_replica = DefaultSpillThreads(cuda, 1);
+  EXPECT_EQ(one_replica, std::clamp(cores / 2, 1, 8));
+  EXPECT_LE(DefaultSpillThreads(cuda, 8), one_replica);
+  EXPECT_EQ(DefaultSpillThreads(cuda, 1000), 1);
+}
+
 }  // namespace
 }  // namespace actex

@@ -1,12 +1,16 @@
 #ifndef ACTEX_TESTS_STORAGE_SHARD_WRITER_CHECKS_H_
 #define ACTEX_TESTS_STORAGE_SHARD_WRITER_CHECKS_H_
 
-// What the ShardWriter tests share: the writer they open, and the check that every
-// shard metadata.json lists is whole.
+// What the ShardWriter tests share: the writer they open, documents written with the
+// check that every shard metadata.json lists is whole, and a disk that fills up.
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -97,6 +101,51 @@ inline std::vector<int64_t> CheckListedShards(const std::string& dir) {
     if (plain_path != path) std::filesystem::remove(plain_path);
   }
   return doc_order;
+}
+
+// Writes documents 0 to `documents` - 1 of `tokens` tokens, one chunk each; after every
+// chunk end, what metadata.json lists is whole. Returns the first error ("" if none).
+inline std::string WriteDocuments(const ShardWriterOptions& options, int documents,
+                                  int tokens = 9) {
+  auto writer = ShardWriter::Open(options);
+  if (!writer) return writer.error();
+  for (int64_t doc = 0; doc < documents; ++doc) {
+    if (auto added = AddWhole(**writer, MakeDocument(doc, tokens, options.sites)); !added) {
+      return added.error();
+    }
+    const std::vector<int64_t> listed = CheckListedShards(options.dir);
+    for (size_t i = 0; i < listed.size(); ++i) EXPECT_EQ(listed[i], static_cast<int64_t>(i));
+  }
+  auto finished = (*writer)->Finish();
+  return finished ? "" : finished.error();
+}
+
+// In a child process of a death test: mounts a tmpfs of `kilobytes` KiB at `dir` in a
+// mount namespace of its own, or exits 2 saying why it could not.
+inline void MountTmpfsOrExit(const std::string& dir, int kilobytes) {
+  const std::string size = "size=" + std::to_string(kilobytes) + "k";
+  if (::unshare(CLONE_NEWNS) != 0 ||
+      ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+      ::mount("tmpfs", dir.c_str(), "tmpfs", 0, size.c_str()) != 0) {
+    std::fprintf(stderr, "no tmpfs of %s at %s: %s\n", size.c_str(), dir.c_str(),
+                 std::strerror(errno));
+    std::_Exit(2);
+  }
+}
+
+// After a full disk stopped the writer in `dir`: the error says so naming a file there,
+// nothing half-written is left behind, metadata.json says the output is incomplete,
+// and every shard it lists is whole.
+inline void CheckStoppedByAFullDisk(const std::string& dir, const std::string& error) {
+  EXPECT_NE(error.find("No space left on device"), std::string::npos) << error;
+  EXPECT_NE(error.find(dir + "/"), std::string::npos) << error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename();
+    EXPECT_FALSE(name.ends_with(".tmp")) << name << " left behind";
+    EXPECT_EQ(name.find("spill"), std::string::npos) << name << " left behind";
+  }
+  EXPECT_FALSE(ReadMetadata(dir)["complete"].get<bool>());
+  CheckListedShards(dir);
 }
 
 }  // namespace actex::writer_test
