@@ -22,11 +22,16 @@ void ShardWriterState::GroupSites() {
   const size_t groups = WritesBeside() ? std::clamp<size_t>(options.spill_threads, 1,
                                                             std::max<size_t>(stored.size(), 1))
                                        : 1;
-  // Each site, widest first, to the group with the fewest values a token so far.
+  // Each site, widest first, to the group with the fewest values a token so far, the
+  // last of equals: the writer's own thread (group 0), which also spills the id tensors
+  // and then waits for the others, takes the narrowest.
   std::vector<int64_t> load(groups, 0);
   spill_group.assign(options.sites.size(), 0);
   for (const size_t site : stored) {
-    const size_t group = static_cast<size_t>(std::ranges::min_element(load) - load.begin());
+    size_t group = groups - 1;
+    for (size_t other = group; other-- > 0;) {
+      if (load[other] < load[group]) group = other;
+    }
     spill_group[site] = group;
     load[group] += options.sites[site].width;
   }

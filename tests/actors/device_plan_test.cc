@@ -93,29 +93,27 @@ TEST(DevicePlan, GpusAreTakenInTurnAndEachIndexIsChecked) {
   ExpectRefusedSaying(PlanDevices("cuda", "0,0", "fp32"), "given twice");
 }
 
-TEST(DevicePlan, TokenizerThreadsAreOneOnTheCpuAndSeveralPerGpuReplicaAtMostFour) {
+// A thread count per local replica: one on the CPU; with --device cuda the cores
+// divided by `share`, 1 to `most`, and for more replicas on the host never more each,
+// never none.
+void ExpectPerReplicaDefault(int (*threads)(const DevicePlan&, int), int share, int most) {
   DevicePlan cpu;
-  EXPECT_EQ(DefaultTokenizerThreads(cpu, 1), 1);
+  EXPECT_EQ(threads(cpu, 1), 1);
   DevicePlan cuda;
   cuda.cuda = true;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int one_replica = DefaultTokenizerThreads(cuda, 1);
-  EXPECT_EQ(one_replica, std::clamp(cores / 4, 1, 4));
-  // More replicas on the host share its cores: never more threads each, never none.
-  EXPECT_LE(DefaultTokenizerThreads(cuda, 8), one_replica);
-  EXPECT_EQ(DefaultTokenizerThreads(cuda, 1000), 1);
+  const int one_replica = threads(cuda, 1);
+  EXPECT_EQ(one_replica, std::clamp(cores / share, 1, most));
+  EXPECT_LE(threads(cuda, 8), one_replica);
+  EXPECT_EQ(threads(cuda, 1000), 1);
+}
+
+TEST(DevicePlan, TokenizerThreadsAreOneOnTheCpuAndSeveralPerGpuReplicaAtMostFour) {
+  ExpectPerReplicaDefault(DefaultTokenizerThreads, 4, 4);
 }
 
 TEST(DevicePlan, SpillThreadsAreOneOnTheCpuAndHalfTheCoresPerGpuReplicaAtMostEight) {
-  DevicePlan cpu;
-  EXPECT_EQ(DefaultSpillThreads(cpu, 1), 1);
-  DevicePlan cuda;
-  cuda.cuda = true;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int one_replica = DefaultSpillThreads(cuda, 1);
-  EXPECT_EQ(one_replica, std::clamp(cores / 2, 1, 8));
-  EXPECT_LE(DefaultSpillThreads(cuda, 8), one_replica);
-  EXPECT_EQ(DefaultSpillThreads(cuda, 1000), 1);
+  ExpectPerReplicaDefault(DefaultSpillThreads, 2, 8);
 }
 
 }  // namespace

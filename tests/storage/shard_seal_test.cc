@@ -3,7 +3,6 @@
 // same files as sealing in turn, a listing that only ever names whole shards, and a
 // disk that fills up during a seal losing nothing listed.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -20,10 +19,11 @@ namespace actex {
 namespace {
 
 using writer_test::CheckListedShards;
-using writer_test::CheckStoppedByAFullDisk;
+using writer_test::CheckStoppedBy;
+using writer_test::CountFullDisks;
+using writer_test::ExpectSameShards;
 using writer_test::MountTmpfsOrExit;
 using writer_test::Options;
-using writer_test::ReadMetadata;
 using writer_test::WriteDocuments;
 
 // Options for 68 x 20 byte shards (one closes every two or three documents of 9
@@ -41,13 +41,7 @@ TEST(ShardSeal, BesideTheNextShardTheFilesAreThoseOfSealingInTurn) {
     TempDir in_turn, beside;
     ASSERT_EQ(WriteDocuments(SmallShards(in_turn.path(), false, gzip), 40), "");
     ASSERT_EQ(WriteDocuments(SmallShards(beside.path(), true, gzip), 40), "");
-    const nlohmann::json metadata = ReadMetadata(beside.path());
-    ASSERT_GE(metadata["shards"].size(), 12u);
-    EXPECT_EQ(metadata, ReadMetadata(in_turn.path())) << "sizes, CRCs, chunks, statistics";
-    for (const auto& shard : metadata["shards"]) {
-      const std::string name = shard["file"];
-      EXPECT_EQ(ReadBytes(beside.File(name)), ReadBytes(in_turn.File(name))) << name;
-    }
+    EXPECT_GE(ExpectSameShards(beside.path(), in_turn.path()), 12u);
     EXPECT_EQ(CheckListedShards(beside.path()).size(), 40u);
   }
 }
@@ -65,23 +59,14 @@ TEST(ShardSeal, BesideTheNextShardTheFilesAreThoseOfSealingInTurn) {
   options.sites = {{"blocks.0.hook_resid_post", 8}, {"blocks.1.hook_mlp_out", 2048}};
   options.shard_bytes = 160 << 10;
   const std::string error = WriteDocuments(options, 100000);
-  CheckStoppedByAFullDisk(dir, error);
+  CheckStoppedBy("No space left on device", dir, error);
   if (testing::Test::HasFailure()) std::_Exit(1);
   std::_Exit(error.find(".safetensors.tmp") != std::string::npos ? 4 : 0);
 }
 
 TEST(ShardSealDeathTest, ADiskFullDuringASealLosesNothingListed) {
   if (::geteuid() != 0) GTEST_SKIP() << "a mount namespace needs root (CI runs as root)";
-  int seals_failed = 0;
-  for (int kilobytes = 256; kilobytes <= 1024; kilobytes += 32) {
-    TempDir dir;
-    const auto reported = [&seals_failed](int status) {
-      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      seals_failed += code == 4;
-      return code == 0 || code == 4;
-    };
-    EXPECT_EXIT(FillATmpfs(dir.path(), kilobytes), reported, "") << kilobytes << " KiB";
-  }
+  const int seals_failed = CountFullDisks(FillATmpfs, 256, 1024, 32, 4);
   std::printf("%d of the disks filled up during a seal\n", seals_failed);
   EXPECT_GT(seals_failed, 0) << "no disk filled up during a seal: the test missed its case";
 }

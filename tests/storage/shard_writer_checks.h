@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -133,11 +134,12 @@ inline void MountTmpfsOrExit(const std::string& dir, int kilobytes) {
   }
 }
 
-// After a full disk stopped the writer in `dir`: the error says so naming a file there,
-// nothing half-written is left behind, metadata.json says the output is incomplete,
-// and every shard it lists is whole.
-inline void CheckStoppedByAFullDisk(const std::string& dir, const std::string& error) {
-  EXPECT_NE(error.find("No space left on device"), std::string::npos) << error;
+// After a failed write (`reason`: strerror's words) stopped the writer in `dir`: the
+// error says so naming a file there, nothing half-written is left behind,
+// metadata.json says the output is incomplete, and every shard it lists is whole.
+inline void CheckStoppedBy(const std::string& reason, const std::string& dir,
+                           const std::string& error) {
+  EXPECT_NE(error.find(reason), std::string::npos) << error;
   EXPECT_NE(error.find(dir + "/"), std::string::npos) << error;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename();
@@ -146,6 +148,36 @@ inline void CheckStoppedByAFullDisk(const std::string& dir, const std::string& e
   }
   EXPECT_FALSE(ReadMetadata(dir)["complete"].get<bool>());
   CheckListedShards(dir);
+}
+
+// The shards `dir` lists are those `reference` lists, byte for byte, with the same
+// metadata.json; returns how many.
+inline size_t ExpectSameShards(const std::string& dir, const std::string& reference) {
+  const nlohmann::json metadata = ReadMetadata(dir);
+  EXPECT_EQ(metadata, ReadMetadata(reference)) << "sizes, CRCs, chunks, statistics";
+  for (const auto& shard : metadata["shards"]) {
+    const std::string name = shard["file"];
+    EXPECT_EQ(ReadBytes(dir + "/" + name), ReadBytes(reference + "/" + name)) << name;
+  }
+  return metadata["shards"].size();
+}
+
+// Runs fill(dir, kilobytes) in a death test's child for tmpfs sizes from `smallest` to
+// `largest` KiB in `step`s, each in a fresh folder; the child must exit 0, or
+// `counted` when it met the case under test. Returns how many met it.
+template <typename Fill>
+int CountFullDisks(Fill fill, int smallest, int largest, int step, int counted) {
+  int met = 0;
+  for (int kilobytes = smallest; kilobytes <= largest; kilobytes += step) {
+    TempDir dir;
+    const auto reported = [&met, counted](int status) {
+      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      met += code == counted;
+      return code == 0 || code == counted;
+    };
+    EXPECT_EXIT(fill(dir.path(), kilobytes), reported, "") << kilobytes << " KiB";
+  }
+  return met;
 }
 
 }  // namespace actex::writer_test

@@ -1,11 +1,12 @@
 // A ShardWriter that rounds and spills a document's sites on several threads
 // (ShardWriterOptions::spill_threads, as the writer actor of --device cuda runs it):
-// the same files as one thread, and a disk that fills up under a spilling thread
-// losing nothing listed.
+// the same files as one thread, a spilling thread's failed write reported, and a disk
+// that fills up under spilling threads losing nothing listed.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -20,10 +21,11 @@ namespace actex {
 namespace {
 
 using writer_test::CheckListedShards;
-using writer_test::CheckStoppedByAFullDisk;
+using writer_test::CheckStoppedBy;
+using writer_test::CountFullDisks;
+using writer_test::ExpectSameShards;
 using writer_test::MountTmpfsOrExit;
 using writer_test::Options;
-using writer_test::ReadMetadata;
 using writer_test::WriteDocuments;
 
 // Sites of different widths and kinds: a document of 48 tokens has 89,376 values,
@@ -54,54 +56,60 @@ TEST(SpillThreads, SitesSpilledOnSeveralThreadsMakeTheFilesOfOne) {
       TempDir one, several;
       ASSERT_EQ(WriteDocuments(MixedSites(one.path(), 1, dtype, gzip), 20, kTokens), "");
       ASSERT_EQ(WriteDocuments(MixedSites(several.path(), 8, dtype, gzip), 20, kTokens), "");
-      const nlohmann::json metadata = ReadMetadata(several.path());
-      ASSERT_GE(metadata["shards"].size(), 3u);
-      EXPECT_EQ(metadata, ReadMetadata(one.path())) << "sizes, CRCs, chunks, statistics";
-      for (const auto& shard : metadata["shards"]) {
-        const std::string name = shard["file"];
-        EXPECT_EQ(ReadBytes(several.File(name)), ReadBytes(one.File(name))) << name;
-      }
+      EXPECT_GE(ExpectSameShards(several.path(), one.path()), 3u);
       EXPECT_EQ(CheckListedShards(several.path()).size(), 20u);
     }
   }
 }
 
-// In a mount namespace of its own, writes three equal sites, each on a thread of its
-// own, into a tmpfs of `kilobytes` KiB at `dir` until the disk is full. Exits 0 when
-// that was reported naming the file, with nothing listed lost or half-written left; 5
-// when a write to the spill of a site another thread spills failed (not the writer's
-// own: its first site, written in place, or its id tensors; nor a seal's copy of
-// them); 2 when no tmpfs could be mounted.
-[[noreturn]] void FillATmpfs(const std::string& dir, int kilobytes) {
-  MountTmpfsOrExit(dir, kilobytes);
+// Two wide sites, each spilled by a thread of its own, and a narrow first site (in place)
+// on the writer's own thread.
+ShardWriterOptions TwoSpillingThreads(const std::string& dir) {
   ShardWriterOptions options = MixedSites(dir, 3, OutputDtype::kBF16, false);
-  options.sites = {{"blocks.0.hook_resid_post", 1024},
+  options.sites = {{"blocks.0.hook_resid_post", 8},
                    {"blocks.1.hook_resid_post", 1024},
                    {"blocks.2.hook_resid_post", 1024}};
-  const std::string error = WriteDocuments(options, 100000, 24);
-  CheckStoppedByAFullDisk(dir, error);
-  if (testing::Test::HasFailure()) std::_Exit(1);
-  const bool spill_thread = error.find("cannot write " + dir + "/.shard_") != std::string::npos &&
-                            (error.find(".spill.1:") != std::string::npos ||
-                             error.find(".spill.2:") != std::string::npos);
-  std::_Exit(spill_thread ? 5 : 0);
+  return options;
+}
+constexpr int kSpilledTokens = 32;  // 65,792 values a document: spilled beside
+
+// Files of at most 256 KiB (RLIMIT_FSIZE, with SIGXFSZ ignored so that a write past it
+// fails with EFBIG): the wide sites' spills (64 KiB a document) reach it in the fifth
+// document, long before the 4 MiB shard closes. Exits 0 when that stopped the writer
+// naming one of them, with nothing half-written left.
+[[noreturn]] void WriteIntoFilesTooSmall(const std::string& dir) {
+  const rlimit most = {256 << 10, 256 << 10};
+  if (std::signal(SIGXFSZ, SIG_IGN) == SIG_ERR || ::setrlimit(RLIMIT_FSIZE, &most) != 0) {
+    std::_Exit(2);
+  }
+  ShardWriterOptions options = TwoSpillingThreads(dir);
+  options.shard_bytes = 4 << 20;
+  const std::string error = WriteDocuments(options, 100, kSpilledTokens);
+  CheckStoppedBy("File too large", dir, error);
+  EXPECT_TRUE(error.find(".spill.1: ") != std::string::npos ||
+              error.find(".spill.2: ") != std::string::npos)
+      << "not a spilling thread's file: " << error;
+  std::_Exit(testing::Test::HasFailure() ? 1 : 0);
 }
 
-TEST(SpillThreadsDeathTest, ADiskFullUnderASpillingThreadLosesNothingListed) {
+TEST(SpillThreadsDeathTest, AWriteFailingOnASpillingThreadStopsTheWriterNamingItsFile) {
+  TempDir dir;
+  EXPECT_EXIT(WriteIntoFilesTooSmall(dir.path()), testing::ExitedWithCode(0), "");
+}
+
+// In a mount namespace of its own, writes into a tmpfs of `kilobytes` KiB at `dir`
+// until the disk is full. Exits 0 when that was reported naming the file, with nothing
+// listed lost or half-written left; 2 when no tmpfs could be mounted.
+[[noreturn]] void FillATmpfs(const std::string& dir, int kilobytes) {
+  MountTmpfsOrExit(dir, kilobytes);
+  const std::string error = WriteDocuments(TwoSpillingThreads(dir), 100000, kSpilledTokens);
+  CheckStoppedBy("No space left on device", dir, error);
+  std::_Exit(testing::Test::HasFailure() ? 1 : 0);
+}
+
+TEST(SpillThreadsDeathTest, ADiskFullUnderSpillingThreadsLosesNothingListed) {
   if (::geteuid() != 0) GTEST_SKIP() << "a mount namespace needs root (CI runs as root)";
-  int on_spill_threads = 0;
-  for (int kilobytes = 1024; kilobytes <= 2560; kilobytes += 32) {
-    TempDir dir;
-    const auto reported = [&on_spill_threads](int status) {
-      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      on_spill_threads += code == 5;
-      return code == 0 || code == 5;
-    };
-    EXPECT_EXIT(FillATmpfs(dir.path(), kilobytes), reported, "") << kilobytes << " KiB";
-  }
-  std::printf("%d of the disks filled up under a spilling thread\n", on_spill_threads);
-  EXPECT_GT(on_spill_threads, 0) << "no disk filled up under a spilling thread: the test missed "
-                                    "its case";
+  CountFullDisks(FillATmpfs, 1024, 2560, 64, 0);
 }
 
 }  // namespace
