@@ -4,10 +4,17 @@
 # beside this script builds actex in one stage and copies it into a slim runtime stage.
 #
 #   scripts/container/build.sh [--tag actex:latest] [--mirror URL] [--rebuild-base]
+#                              [--cuda DIR [--cuda-architectures LIST]]
 #
 # --mirror: the Debian archive to debootstrap from (default: the bookworm entry of this
 #           machine's own apt sources). The image's apt uses the same mirror.
 # --rebuild-base: debootstrap again even if the base image (actex-base:bookworm) exists.
+# --cuda DIR: build with the CUDA toolkit in DIR (e.g. /usr/local/cuda; not a Debian 12
+#           package), mounted read-only into the build stage, so that the image runs
+#           --device cuda; its cuBLAS libraries go into the image (~600 MB more), the
+#           GPU driver comes from the host at run time. Default tag then actex:cuda.
+# --cuda-architectures LIST: the GPUs' compute capabilities to compile for, as CMake's
+#           CUDA_ARCHITECTURES (default 80-real;90: A100 and 8.x, H100/H200, and PTX).
 # ACTEX_CCACHE_DIR=DIR: a ccache folder mounted into the build stage (optional, faster
 #           rebuilds). JOBS: compile jobs (default 2).
 # Needs root; installs podman and debootstrap itself on a fresh Debian 12 machine.
@@ -18,24 +25,44 @@ source "$(dirname "$0")/common.sh"
 here="$repo/scripts/container"
 
 
-tag=actex:latest
+tag=
 base=actex-base:bookworm
 mirror=
 rebuild_base=0
+cuda_home=
+cuda_architectures=
 while [ $# -gt 0 ]; do
   case "$1" in
     --tag) tag=$2; shift 2 ;;
     --mirror) mirror=$2; shift 2 ;;
     --rebuild-base) rebuild_base=1; shift ;;
+    --cuda) cuda_home=$2; shift 2 ;;
+    --cuda-architectures) cuda_architectures=$2; shift 2 ;;
     -h|--help) usage ;;
     *) echo "build.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 
+cuda_build=()
+if [ -n "$cuda_home" ]; then
+  [ -x "$cuda_home/bin/nvcc" ] || { echo "build.sh: --cuda $cuda_home: no bin/nvcc there" >&2; exit 2; }
+  # Mounted at its own real path: the toolkit's links and nvcc.profile stay valid.
+  cuda_home=$(realpath "$cuda_home")
+  cuda_build=(-v "$cuda_home:$cuda_home:ro" --build-arg CUDA_HOME="$cuda_home")
+  [ -z "$cuda_architectures" ] ||
+    cuda_build+=(--build-arg CUDA_ARCHITECTURES="$cuda_architectures")
+  tag=${tag:-actex:cuda}
+fi
+tag=${tag:-actex:latest}
+[ -z "$cuda_architectures" ] || [ -n "$cuda_home" ] ||
+  { echo "build.sh: --cuda-architectures needs --cuda DIR" >&2; exit 2; }
+
 [ "$(id -u)" -eq 0 ] || { echo "build.sh: run as root (debootstrap and podman need it)" >&2; exit 2; }
 # What a fresh Debian 12 machine lacks: podman with its network stack and DNS (the
-# container test names hosts), runc, debootstrap, git (it lists the build context).
-packages=(podman netavark aardvark-dns runc debootstrap debian-archive-keyring ca-certificates git)
+# container test names hosts; netavark sets up its firewall rules with iptables, which
+# podman only recommends), runc, debootstrap, git (it lists the build context).
+packages=(podman netavark aardvark-dns iptables runc debootstrap debian-archive-keyring
+  ca-certificates git)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f '${Status}' "$package" 2>/dev/null | grep -q 'ok installed' ||
@@ -95,7 +122,7 @@ if [ -n "${ACTEX_CCACHE_DIR:-}" ]; then
   mkdir -p "$ACTEX_CCACHE_DIR"
   ccache_mount=(-v "$ACTEX_CCACHE_DIR:/ccache")
 fi
-podman build "${podman_flags[@]}" "${ccache_mount[@]}" --build-arg BASE="$base" \
+podman build "${podman_flags[@]}" "${ccache_mount[@]}" "${cuda_build[@]}" --build-arg BASE="$base" \
   --build-arg JOBS="${JOBS:-2}" -f "$here/Containerfile" -t "$tag" "$context"
 echo "build.sh: built $tag, $(podman image inspect "$tag" --format '{{.Size}}' |
   awk '{ printf "%.1f MB", $1 / 1e6 }')" >&2
