@@ -1,7 +1,11 @@
-// A ShardWriter that rounds and spills a document's sites on several threads
-// (ShardWriterOptions::spill_threads, as the writer actor of --device cuda runs it):
-// the same files as one thread, a spilling thread's failed write reported, and a disk
-// that fills up under spilling threads losing nothing listed.
+// A ShardWriter's threads beside its own, as the writer actor runs them:
+// - each closed shard sealed on a thread of its own while the next one fills
+//   (ShardWriterOptions::seal_in_background): the same files as sealing in turn, a
+//   listing that only ever names whole shards, a disk that fills up during a seal
+//   losing nothing listed;
+// - a document's sites rounded and spilled on several threads (spill_threads, as with
+//   --device cuda): the same files as one thread, a spilling thread's failed write
+//   reported, a disk that fills up under spilling threads losing nothing listed.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -9,6 +13,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -27,6 +32,51 @@ using writer_test::ExpectSameShards;
 using writer_test::MountTmpfsOrExit;
 using writer_test::Options;
 using writer_test::WriteDocuments;
+
+// Options for 68 x 20 byte shards (one closes every two or three documents of 9
+// tokens), sealed beside the next shard when `beside`.
+ShardWriterOptions SmallShards(const std::string& dir, bool beside, bool gzip) {
+  ShardWriterOptions options = Options(dir);
+  options.shard_bytes = 68 * 20;
+  options.gzip = gzip;
+  options.seal_in_background = beside;
+  return options;
+}
+
+TEST(ShardSeal, BesideTheNextShardTheFilesAreThoseOfSealingInTurn) {
+  for (const bool gzip : {false, true}) {
+    TempDir in_turn, beside;
+    ASSERT_EQ(WriteDocuments(SmallShards(in_turn.path(), false, gzip), 40), "");
+    ASSERT_EQ(WriteDocuments(SmallShards(beside.path(), true, gzip), 40), "");
+    EXPECT_GE(ExpectSameShards(beside.path(), in_turn.path()), 12u);
+    EXPECT_EQ(CheckListedShards(beside.path()).size(), 40u);
+  }
+}
+
+// In a mount namespace of its own, writes into a tmpfs of `kilobytes` KiB mounted at
+// `dir` until the disk is full. Exits 0 when the failure was reported as a full disk
+// naming the file, nothing listed was lost and nothing half-written is left behind;
+// 4 when a seal (not a spill) failed; 2 when no tmpfs could be mounted.
+[[noreturn]] void FillATmpfsWhileSealing(const std::string& dir, int kilobytes) {
+  MountTmpfsOrExit(dir, kilobytes);
+  // The first site (written in place) narrow, the second (copied behind it by the
+  // seal) wide: a 9-token document is 72 KiB of it, so a seal needs as many new pages
+  // as its spill took. Shards of two or three documents.
+  ShardWriterOptions options = SmallShards(dir, /*beside=*/true, /*gzip=*/false);
+  options.sites = {{"blocks.0.hook_resid_post", 8}, {"blocks.1.hook_mlp_out", 2048}};
+  options.shard_bytes = 160 << 10;
+  const std::string error = WriteDocuments(options, 100000);
+  CheckStoppedBy("No space left on device", dir, error);
+  if (testing::Test::HasFailure()) std::_Exit(1);
+  std::_Exit(error.find(".safetensors.tmp") != std::string::npos ? 4 : 0);
+}
+
+TEST(ShardSealDeathTest, ADiskFullDuringASealLosesNothingListed) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a mount namespace needs root (CI runs as root)";
+  const int seals_failed = CountFullDisks(FillATmpfsWhileSealing, 256, 1024, 32, 4);
+  std::printf("%d of the disks filled up during a seal\n", seals_failed);
+  EXPECT_GT(seals_failed, 0) << "no disk filled up during a seal: the test missed its case";
+}
 
 // Sites of different widths and kinds: a document of 48 tokens has 89,376 values,
 // enough for the writer to spill it on its threads (and not only on its own).
@@ -100,7 +150,7 @@ TEST(SpillThreadsDeathTest, AWriteFailingOnASpillingThreadStopsTheWriterNamingIt
 // In a mount namespace of its own, writes into a tmpfs of `kilobytes` KiB at `dir`
 // until the disk is full. Exits 0 when that was reported naming the file, with nothing
 // listed lost or half-written left; 2 when no tmpfs could be mounted.
-[[noreturn]] void FillATmpfs(const std::string& dir, int kilobytes) {
+[[noreturn]] void FillATmpfsWhileSpilling(const std::string& dir, int kilobytes) {
   MountTmpfsOrExit(dir, kilobytes);
   const std::string error = WriteDocuments(TwoSpillingThreads(dir), 100000, kSpilledTokens);
   CheckStoppedBy("No space left on device", dir, error);
@@ -109,7 +159,7 @@ TEST(SpillThreadsDeathTest, AWriteFailingOnASpillingThreadStopsTheWriterNamingIt
 
 TEST(SpillThreadsDeathTest, ADiskFullUnderSpillingThreadsLosesNothingListed) {
   if (::geteuid() != 0) GTEST_SKIP() << "a mount namespace needs root (CI runs as root)";
-  CountFullDisks(FillATmpfs, 1024, 2560, 64, 0);
+  CountFullDisks(FillATmpfsWhileSpilling, 1024, 2560, 64, 0);
 }
 
 }  // namespace
