@@ -10,6 +10,9 @@
 namespace actex {
 namespace {
 
+// The machine's hardware threads, at least one (0 where it cannot tell).
+int Cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 std::expected<int, std::string> ParseInt(std::string_view text) {
   int value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -197,20 +200,17 @@ std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& opt
 }
 
 int DefaultBlasThreads(int shards_on_this_host) {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / std::max(1, shards_on_this_host));
+  return std::max(1, Cores() / std::max(1, shards_on_this_host));
 }
 
 int DefaultTokenizerThreads(const DevicePlan& devices, int replicas_on_this_host) {
   if (!devices.cuda) return 1;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::clamp(cores / (4 * std::max(1, replicas_on_this_host)), 1, 4);
+  return std::clamp(Cores() / (4 * std::max(1, replicas_on_this_host)), 1, 4);
 }
 
 int DefaultSpillThreads(const DevicePlan& devices, int replicas_on_this_host) {
   if (!devices.cuda) return 1;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::clamp(cores / (2 * std::max(1, replicas_on_this_host)), 1, 8);
+  return std::clamp(Cores() / (2 * std::max(1, replicas_on_this_host)), 1, 8);
 }
 
 ExtractOptions ResolvedOptions(const ExtractOptions& options, const ExtractPlan& plan) {

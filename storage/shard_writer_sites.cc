@@ -19,9 +19,10 @@ void ShardWriterState::GroupSites() {
   }
   std::ranges::stable_sort(stored, std::ranges::greater{},
                            [&](size_t site) { return options.sites[site].width; });
-  const size_t groups = WritesBeside() ? std::clamp<size_t>(options.spill_threads, 1,
-                                                            std::max<size_t>(stored.size(), 1))
-                                       : 1;
+  // At most one a stored site; one where a test's budget counts the writes.
+  const size_t wanted =
+      WritesBeside() ? static_cast<size_t>(std::max(options.spill_threads, 1)) : 1;
+  const size_t groups = std::min(wanted, std::max<size_t>(stored.size(), 1));
   // Each site, widest first, to the group with the fewest values a token so far, the
   // last of equals: the writer's own thread (group 0), which also spills the id tensors
   // and then waits for the others, takes the narrowest.
