@@ -1,5 +1,4 @@
 #include "transport/connection_watch.h"
-#include "transport/interrupted.h"
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -9,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 #include <utility>
+
+#include "transport/interrupted.h"
 
 namespace actex {
 namespace {
@@ -33,12 +34,13 @@ bool ReceiveNow(zmq::socket_t& socket, zmq::message_t& frame) {
 
 }  // namespace
 
-ConnectionWatch::ConnectionWatch(zmq::socket_t& watched, zmq::socket_t events)
+ConnectionWatch::ConnectionWatch(void* watched, zmq::socket_t events)
     : watched_(watched), events_(std::move(events)) {}
 
 ConnectionWatch::~ConnectionWatch() {
-  // Stops the monitor, so the watched socket can be closed without it.
-  if (watched_.handle() != nullptr) zmq_socket_monitor(watched_.handle(), nullptr, 0);
+  // Stops the monitor before its reader closes: the watched socket's later events
+  // (its connections ending while it lingers) must find no monitor to send to.
+  zmq_socket_monitor(watched_, nullptr, 0);
 }
 
 std::expected<std::unique_ptr<ConnectionWatch>, std::string> ConnectionWatch::Create(
@@ -59,7 +61,8 @@ std::expected<std::unique_ptr<ConnectionWatch>, std::string> ConnectionWatch::Cr
     zmq::socket_t events(context, zmq::socket_type::pair);
     events.set(zmq::sockopt::linger, 0);
     RetryInterrupted([&] { events.connect(endpoint); });
-    return std::unique_ptr<ConnectionWatch>(new ConnectionWatch(watched, std::move(events)));
+    return std::unique_ptr<ConnectionWatch>(
+        new ConnectionWatch(watched.handle(), std::move(events)));
   } catch (const zmq::error_t& e) {
     zmq_socket_monitor(watched.handle(), nullptr, 0);
     return std::unexpected(fmt::format("cannot read the socket's connection events: {}", e.what()));

@@ -32,9 +32,14 @@ struct ConnectionEvent {
 // before any message reaches the application).
 //
 // The watch must be used from the thread that uses the watched socket, and must be
-// destroyed before that socket is closed. Events arrive asynchronously, shortly
-// after the fact; nothing is lost while the watch is not read (up to the monitor
-// socket's high-water mark, 1000 events, beyond which ZeroMQ drops them).
+// destroyed before that socket is closed: it stops the monitor then. It follows the
+// ZeroMQ socket itself, not the zmq::socket_t naming it, so the socket_t may move
+// (into a struct returned by value, say) while watched. A monitor left running past
+// its reader would block ZeroMQ's I/O thread, and with it every connection of the
+// context, at the socket's next event (libzmq sends events blocking).
+// Events arrive asynchronously, shortly after the fact; nothing is lost while the
+// watch is not read, up to the monitor socket's high-water mark (1000 events), where
+// the same blocking begins: read it every turn of the loop that uses the socket.
 class ConnectionWatch {
  public:
   static std::expected<std::unique_ptr<ConnectionWatch>, std::string> Create(
@@ -48,8 +53,8 @@ class ConnectionWatch {
   std::vector<ConnectionEvent> Drain();
 
  private:
-  ConnectionWatch(zmq::socket_t& watched, zmq::socket_t events);
-  zmq::socket_t& watched_;
+  ConnectionWatch(void* watched, zmq::socket_t events);
+  void* watched_;  // libzmq's socket, which moving a zmq::socket_t leaves where it is
   zmq::socket_t events_;
 };
 
