@@ -71,7 +71,7 @@ std::expected<void, std::string> WriteTextCorpus(const std::string& path, int64_
 std::expected<void, std::string> WriteTextParquet(const std::string& path, int64_t documents) {
   auto out = OpenForWriting(path);
   if (!out) return std::unexpected(out.error());
-  *out << testing::ParquetWithText(
+  *out << test_support::ParquetWithText(
       TextDocuments(documents), "text",
       {.rows_per_group = 1000,
        .snappy = true,

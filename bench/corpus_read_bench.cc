@@ -119,7 +119,7 @@ int Main(int argc, char** argv) {
   const std::string parquet = dir + "/fineweb-shaped.parquet",
                     jsonl = dir + "/fineweb-shaped.jsonl";
   {
-    std::ofstream(parquet, std::ios::binary) << testing::ParquetWithText(
+    std::ofstream(parquet, std::ios::binary) << test_support::ParquetWithText(
         documents, "text",
         {.rows_per_group = 1000,
          .snappy = true,

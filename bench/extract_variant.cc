@@ -108,12 +108,6 @@ std::expected<RunFigures, std::string> RunOnce(const VariantContext& context,
   return figures;
 }
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
 }  // namespace
 
 std::string SaeSite(const ExtractVariant& variant) {

@@ -34,7 +34,7 @@ constexpr int64_t kTokens = 2048;
 constexpr int64_t kHidden = 896;
 constexpr int64_t kIntermediate = 4864;
 constexpr int kHeads = 14, kKvHeads = 2, kHeadDim = 64;
-constexpr int64_t kDocumentTokens = 256;
+constexpr int64_t kPositionsPerDocument = 256;
 
 std::vector<float> RandomFloats(int64_t count, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -218,9 +218,10 @@ void BM_RmsNorm(benchmark::State& state) {
 void BM_Rotary(benchmark::State& state) {
   std::vector<float> rows = RandomFloats(kTokens * kHidden, 1);
   std::vector<int32_t> positions(kTokens);
-  for (int64_t t = 0; t < kTokens; ++t) positions[t] = static_cast<int32_t>(t % kDocumentTokens);
+  for (int64_t t = 0; t < kTokens; ++t)
+    positions[t] = static_cast<int32_t>(t % kPositionsPerDocument);
   RotaryTable table(kHeadDim, 1000000.0f);
-  table.Reserve(kDocumentTokens);
+  table.Reserve(kPositionsPerDocument);
   for (auto _ : state) {
     ApplyRotary(rows.data(), kTokens, kHidden, kHeads, kHeadDim, positions.data(), table);
     benchmark::DoNotOptimize(rows.data());
@@ -304,7 +305,7 @@ BENCHMARK(BM_Bf16GemmCreation)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CausalAttention)
     ->ArgNames({"length", "threads"})
-    ->ArgsProduct({{kDocumentTokens, 2048}, {1, 2}})
+    ->ArgsProduct({{kPositionsPerDocument, 2048}, {1, 2}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RmsNorm)->Unit(benchmark::kMicrosecond);

@@ -23,7 +23,7 @@
 #include "actors/document_encoder.h"
 #include "actors/sequence_packer.h"
 #include "bench/bench_corpora.h"
-#include "bench/cpu_model.h"
+#include "model/kernels/cpu_isa.h"
 #include "model/tokenizer/tokenizer_folder.h"
 #include "storage/corpus_reader.h"
 #include "storage/crc32.h"

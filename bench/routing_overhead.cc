@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/throughput_setup.h"
 #include "model/blas_threads.h"
 #include "model/kernels/linear.h"
 #include "model/kernels/linear_products.h"
@@ -24,11 +25,6 @@ double Seconds(const std::function<void()>& run) {
   const auto start = std::chrono::steady_clock::now();
   run();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 }  // namespace

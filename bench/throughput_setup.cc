@@ -22,12 +22,6 @@ namespace {
 
 constexpr const char* kCompleteMarker = ".bench-complete";
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
 // One product X[tokens, in] · W[out, in]ᵀ on `threads` cores. OpenBLAS runs it as one
 // call on that many of its own threads (how this figure has always been taken); oneDNN
 // as the forward pass runs it: a share of the output features per thread, each share
@@ -136,6 +130,12 @@ SgemmReference MeasureSgemm(GemmBackend backend, int64_t tokens, int64_t hidden,
   reference.down_gflops = flops / down_seconds / 1e9;
   reference.combined_gflops = 2 * flops / (up_seconds + down_seconds) / 1e9;
   return reference;
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
 }  // namespace actex

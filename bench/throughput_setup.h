@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <expected>
 #include <string>
+#include <vector>
 
 #include "bench/bench_corpora.h"
 #include "model/kernels/gemm.h"
@@ -45,6 +46,9 @@ struct SgemmReference {
 };
 SgemmReference MeasureSgemm(GemmBackend backend, int64_t tokens, int64_t hidden,
                             int64_t intermediate, int threads, int repeats);
+
+// The median of `values` (the mean of the middle two of an even count); `values` not empty.
+double Median(std::vector<double> values);
 
 }  // namespace actex
 

@@ -28,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 
 // Messages taken from one socket per turn of the loop, so a flood on one socket
 // cannot starve the others (or the deadlines).
-constexpr size_t kMaxBatch = 1000;
+constexpr size_t kMaxMessagesPerTurn = 1000;
 
 class Coordinator {
  public:
@@ -192,7 +192,7 @@ std::expected<void, std::string> Coordinator::Run() {
       Flush();
       break;
     }
-    for (size_t taken = 0; taken < kMaxBatch; ++taken) {
+    for (size_t taken = 0; taken < kMaxMessagesPerTurn; ++taken) {
       auto control = ReceiveControl(sockets_.control);
       if (!control) {
         session_.Abort("the coordinator's control socket failed: " + control.error(), Clock::now());
@@ -227,11 +227,11 @@ std::expected<void, std::string> Coordinator::Run() {
         session_.OnStandbyLinkEvent(event, Clock::now());
       }
     }
-    if (sockets_.relay->ForwardSubscriptions(kMaxBatch) > 0 ||
+    if (sockets_.relay->ForwardSubscriptions(kMaxMessagesPerTurn) > 0 ||
         Clock::now() >= next_standby_announcement_) {
       AnnounceStandby();
     }
-    counters_->monitor_events_relayed += sockets_.relay->ForwardEvents(kMaxBatch);
+    counters_->monitor_events_relayed += sockets_.relay->ForwardEvents(kMaxMessagesPerTurn);
     counters_->dropped_monitor_messages = sockets_.relay->dropped_messages();
     session_.Tick(Clock::now());
     if (session_.standby_endpoint() && *session_.standby_endpoint() != linked_standby_) {

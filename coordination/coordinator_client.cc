@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/log_sampling.h"
 #include "coordination/rendezvous.h"
 #include "transport/interrupted.h"
 
@@ -15,9 +16,7 @@ namespace actex {
 namespace {
 
 // Messages handled per Service call, so one call stays short whatever arrives.
-constexpr size_t kMaxBatch = 1000;
-
-bool ShouldLogDrop(uint64_t dropped) { return dropped <= 10 || dropped % 1000 == 0; }
+constexpr size_t kMaxMessagesPerService = 1000;
 
 }  // namespace
 
@@ -39,7 +38,7 @@ std::string CoordinatorClient::CoordinatorName() const {
 
 void CoordinatorClient::Drop(const std::string& why) {
   ++dropped_messages_;
-  if (ShouldLogDrop(dropped_messages_)) {
+  if (ShouldLogOccurrence(dropped_messages_)) {
     spdlog::warn("host {}: dropped a message from the coordinator ({} so far): {}", host_id_,
                  dropped_messages_, why);
   }
@@ -128,7 +127,7 @@ std::expected<void, std::string> CoordinatorClient::Service() {
     last_message_ = serviced;
   }
   last_serviced_ = serviced;
-  for (size_t taken = 0; taken < kMaxBatch && !failure_ && !finished_; ++taken) {
+  for (size_t taken = 0; taken < kMaxMessagesPerService && !failure_ && !finished_; ++taken) {
     try {
       const int events = RetryInterrupted([&] { return socket_.get(zmq::sockopt::events); });
       if ((events & ZMQ_POLLIN) == 0) break;
@@ -157,7 +156,7 @@ std::expected<void, std::string> CoordinatorClient::Service() {
   for (const ConnectionEvent& event : watch_->Drain()) {
     if (event.kind == ConnectionEvent::Kind::kHandshakeFailed) {
       ++failed_handshakes_;
-      if (ShouldLogDrop(failed_handshakes_)) {
+      if (ShouldLogOccurrence(failed_handshakes_)) {
         spdlog::warn(
             "host {}: the connection to the coordinator at {} ended during the ZeroMQ handshake "
             "({} so far): does every host have the same --job-key-file (or none)?",

@@ -6,13 +6,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/log_sampling.h"
+
 namespace actex {
-namespace {
-
-// A flood of strangers' messages must not flood the log as well.
-bool ShouldLogDrop(uint64_t dropped) { return dropped <= 10 || dropped % 1000 == 0; }
-
-}  // namespace
 
 CoordinatorSession::CoordinatorSession(const CoordinatorOptions& options,
                                        CoordinatorCounters& counters)
@@ -41,7 +37,7 @@ int CoordinatorSession::HostOf(const std::string& identity) const {
 
 void CoordinatorSession::DropMalformed(const std::string& sender, const std::string& why) {
   const uint64_t count = ++counters_.malformed_messages;
-  if (ShouldLogDrop(count)) {
+  if (ShouldLogOccurrence(count)) {
     spdlog::warn("coordinator: dropped a message from {} ({} malformed so far): {}", sender, count,
                  why);
   }
@@ -49,7 +45,7 @@ void CoordinatorSession::DropMalformed(const std::string& sender, const std::str
 
 void CoordinatorSession::DropUnexpected(const std::string& why) {
   const uint64_t count = ++counters_.unexpected_messages;
-  if (ShouldLogDrop(count)) {
+  if (ShouldLogOccurrence(count)) {
     spdlog::warn("coordinator: dropped {} ({} unexpected so far)", why, count);
   }
 }
@@ -145,7 +141,7 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
 void CoordinatorSession::OnConnectionEvent(const ConnectionEvent& event, Clock::time_point now) {
   if (event.kind == ConnectionEvent::Kind::kHandshakeFailed) {
     const uint64_t count = ++counters_.refused_connections;
-    if (ShouldLogDrop(count)) {
+    if (ShouldLogOccurrence(count)) {
       spdlog::warn(
           "coordinator: refused a connection on {} that failed the ZeroMQ handshake: not "
           "ZeroMQ, or without this job's key ({} so far)",

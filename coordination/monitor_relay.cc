@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/log_sampling.h"
 #include "transport/interrupted.h"
 #include "transport/wire.h"
 
@@ -15,8 +16,6 @@ namespace {
 
 // A MonitorEvent is 2 frames and a subscription 1; more frames are only drained.
 constexpr size_t kMaxKeptFrames = 3;
-
-bool ShouldLogDrop(uint64_t dropped) { return dropped <= 10 || dropped % 1000 == 0; }
 
 // Receives one whole multipart message without blocking, keeping its first
 // kMaxKeptFrames frames; `count` is how many it had. False when none was waiting.
@@ -71,7 +70,7 @@ std::string RefuseSubscription(const std::vector<zmq::message_t>& frames, size_t
 
 void MonitorRelay::Drop(const char* what, const std::string& why) {
   ++dropped_messages_;
-  if (ShouldLogDrop(dropped_messages_)) {
+  if (ShouldLogOccurrence(dropped_messages_)) {
     spdlog::warn("monitor relay: dropped {} ({} dropped so far): {}", what, dropped_messages_, why);
   }
 }

@@ -24,7 +24,6 @@ namespace actex {
 namespace {
 
 constexpr size_t kReadChunkBytes = size_t{1} << 20;
-constexpr size_t kLengthPrefixBytes = 8;
 
 // Doc ids and positions token by token; see CheckShard.
 void CheckDocuments(std::span<const uint8_t> doc_id_bytes, std::span<const uint8_t> position_bytes,
@@ -101,7 +100,7 @@ void CheckPlainContents(const ShardEntry& shard, ShardCheck* check) {
                             WithoutPath(file.error(), shard.path));
     return;
   }
-  const int64_t data_bytes = (*file)->file_bytes() - static_cast<int64_t>(kLengthPrefixBytes) -
+  const int64_t data_bytes = (*file)->file_bytes() - static_cast<int64_t>(kSafetensorsLengthBytes) -
                              static_cast<int64_t>((*file)->header_json().size());
   if (!CheckShardLayout((*file)->header_json(), data_bytes, shard, &check->faults)) return;
   const auto& tensors = (*file)->tensors();

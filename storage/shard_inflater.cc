@@ -9,7 +9,6 @@ namespace actex {
 namespace {
 
 constexpr size_t kOutputChunkBytes = size_t{1} << 20;
-constexpr size_t kLengthPrefixBytes = 8;
 // The safetensors format caps its header at 100 MB; a larger length means damage,
 // and believing it would make the verifier buffer whatever follows.
 constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
@@ -64,7 +63,7 @@ void ShardInflater::Finish() {
 }
 
 int64_t ShardInflater::data_bytes() const {
-  return header_complete_ ? inflated_bytes_ - static_cast<int64_t>(kLengthPrefixBytes) -
+  return header_complete_ ? inflated_bytes_ - static_cast<int64_t>(kSafetensorsLengthBytes) -
                                 static_cast<int64_t>(header_length_)
                           : 0;
 }
@@ -72,11 +71,11 @@ int64_t ShardInflater::data_bytes() const {
 void ShardInflater::Consume(const uint8_t* data, size_t size) {
   while (size > 0 && error_.empty()) {
     size_t taken = 0;
-    if (inflated_bytes_ < static_cast<int64_t>(kLengthPrefixBytes)) {
+    if (inflated_bytes_ < static_cast<int64_t>(kSafetensorsLengthBytes)) {
       const size_t at = static_cast<size_t>(inflated_bytes_);
-      taken = std::min(size, kLengthPrefixBytes - at);
+      taken = std::min(size, kSafetensorsLengthBytes - at);
       std::memcpy(length_prefix_ + at, data, taken);
-      if (at + taken == kLengthPrefixBytes) {
+      if (at + taken == kSafetensorsLengthBytes) {
         std::memcpy(&header_length_, length_prefix_, sizeof(header_length_));  // little-endian
         if (header_length_ > kMaxHeaderBytes) {
           error_ = "header length " + std::to_string(header_length_) +

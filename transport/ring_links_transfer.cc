@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "base/log_sampling.h"
 #include "transport/interrupted.h"
 #include "transport/ring_links.h"
 #include "transport/ring_links_state.h"
@@ -12,16 +13,11 @@
 #include "transport/wire.h"
 
 namespace actex {
-namespace {
-
-// A flood of strangers' messages must not flood the log as well.
-bool ShouldLogDrop(uint64_t dropped) { return dropped <= 10 || dropped % 1000 == 0; }
-
-}  // namespace
+namespace {}  // namespace
 
 void RingLinks::State::Drop(std::string reason) {
   ++dropped;
-  if (ShouldLogDrop(dropped)) {
+  if (ShouldLogOccurrence(dropped)) {
     spdlog::warn("{}: dropped a message ({} so far): {}", Who(), dropped, reason);
   }
   last_drop_reason = std::move(reason);
@@ -32,7 +28,7 @@ void RingLinks::State::DrainIngressWatch() {
   for (const ConnectionEvent& event : ingress_watch->Drain()) {
     if (event.kind != ConnectionEvent::Kind::kHandshakeFailed) continue;
     ++refused_connections;
-    if (ShouldLogDrop(refused_connections)) {
+    if (ShouldLogOccurrence(refused_connections)) {
       spdlog::warn(
           "{}: refused a connection on {} that failed the ZeroMQ handshake: not ZeroMQ, or "
           "without this job's key ({} so far)",

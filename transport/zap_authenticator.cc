@@ -1,5 +1,4 @@
 #include "transport/zap_authenticator.h"
-#include "transport/interrupted.h"
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -10,14 +9,15 @@
 #include <utility>
 #include <vector>
 
+#include "base/log_sampling.h"
+#include "transport/interrupted.h"
+
 namespace actex {
 namespace {
 
 // A ZAP request is 7 frames plus the mechanism's credentials (CURVE: one); libzmq
 // never sends more, so anything longer is not a request.
 constexpr size_t kMaxRequestFrames = 16;
-
-bool ShouldLog(uint64_t count) { return count <= 10 || count % 1000 == 0; }
 
 // Receives one whole multipart message without blocking (the caller polled), keeping
 // at most kMaxRequestFrames + 2 frames (routing id, delimiter) and draining the rest.
@@ -129,7 +129,7 @@ class Authenticator {
 
   void Refuse(const std::string& address, const std::string& why) {
     const uint64_t count = ++policy_.counters->refused;
-    if (ShouldLog(count)) {
+    if (ShouldLogOccurrence(count)) {
       spdlog::warn("authenticator: refused a connection from {} ({} refused so far): {}", address,
                    count, why);
     }

@@ -14,30 +14,34 @@
 extern char** environ;
 
 namespace actex {
-namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-}  // namespace
-
 const std::string& ActexBinary() {
   static const std::string binary = ACTEX_BINARY_DIR "/actors/actex";
   return binary;
 }
 
-ActexOutcome RunActex(const std::string& output_prefix, std::vector<std::string> args,
-                      std::chrono::milliseconds limit) {
-  ActexProcess process(output_prefix, std::move(args));
+namespace {
+
+ActexOutcome WaitForOutcome(ActexProcess& process, std::chrono::milliseconds limit) {
   ActexOutcome outcome;
   outcome.exit_code = process.Wait(limit);
   outcome.out = process.out();
   outcome.err = process.err();
+  outcome.max_rss_kb = process.max_rss_kb();
   return outcome;
+}
+
+}  // namespace
+
+ActexOutcome RunActex(const std::string& output_prefix, std::vector<std::string> args,
+                      std::chrono::milliseconds limit, const std::string& working_dir) {
+  ActexProcess process(output_prefix, std::move(args), "/dev/null", working_dir);
+  return WaitForOutcome(process, limit);
+}
+
+ActexOutcome RunActex(const TempDir& dir, std::vector<std::string> args,
+                      const std::string& stdin_path) {
+  ActexProcess process(dir.path() + "/run", std::move(args), stdin_path);
+  return WaitForOutcome(process, std::chrono::seconds(120));
 }
 
 ActexProcess::ActexProcess(const std::string& output_prefix, std::vector<std::string> args,
@@ -108,7 +112,7 @@ void ActexProcess::Signal(int signal) {
   if (!exit_code_ && pid_ > 0) kill(pid_, signal);
 }
 
-std::string ActexProcess::out() const { return Slurp(out_path_); }
-std::string ActexProcess::err() const { return Slurp(err_path_); }
+std::string ActexProcess::out() const { return ReadBytes(out_path_); }
+std::string ActexProcess::err() const { return ReadBytes(err_path_); }
 
 }  // namespace actex

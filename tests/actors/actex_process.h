@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_files.h"
+
 namespace actex {
 
 class ActexProcess {
@@ -53,12 +55,17 @@ const std::string& ActexBinary();
 struct ActexOutcome {
   int exit_code = -1;
   std::string out, err;
+  long max_rss_kb = 0;
 };
 
-// Runs `actex ARGS...` to its end (output files at `output_prefix`.out/.err); past
-// `limit` it is killed and the calling test fails.
+// Runs `actex ARGS...` to its end (output files at `output_prefix`.out/.err; in
+// `working_dir` where not empty); past `limit` it is killed and the calling test fails.
 ActexOutcome RunActex(const std::string& output_prefix, std::vector<std::string> args,
-                      std::chrono::milliseconds limit = std::chrono::seconds(120));
+                      std::chrono::milliseconds limit = std::chrono::seconds(120),
+                      const std::string& working_dir = "");
+// The same with its output files at `dir`/run.out and .err, stdin from `stdin_path`.
+ActexOutcome RunActex(const TempDir& dir, std::vector<std::string> args,
+                      const std::string& stdin_path = "/dev/null");
 
 }  // namespace actex
 

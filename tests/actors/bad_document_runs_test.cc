@@ -12,16 +12,16 @@
 
 #include "actex_process.h"
 #include "storage/corpus_reader.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
 using nlohmann::json;
 
-ActexOutcome RunActex(const TempDir& dir, const std::string& name,
-                      std::vector<std::string> args) {
-  return actex::RunActex(dir.path() + "/" + name, std::move(args), std::chrono::seconds(240));
+ActexOutcome RunActexAs(const TempDir& dir, const std::string& name,
+                        std::vector<std::string> args) {
+  return RunActex(dir.path() + "/" + name, std::move(args), std::chrono::seconds(240));
 }
 
 std::vector<json> ReadJsonLines(const std::string& path) {
@@ -31,13 +31,8 @@ std::vector<json> ReadJsonLines(const std::string& path) {
   return lines;
 }
 
-json Metadata(const std::string& out) {
-  std::ifstream in(out + "/host_00/metadata.json");
-  return json::parse(in);
-}
-
 void ExpectVerified(const TempDir& dir, const std::string& out) {
-  ActexOutcome verify = RunActex(dir, "verify", {"verify", out});
+  ActexOutcome verify = RunActexAs(dir, "verify", {"verify", out});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   EXPECT_NE(verify.out.find("OK"), std::string::npos) << verify.out;
 }
@@ -45,10 +40,10 @@ void ExpectVerified(const TempDir& dir, const std::string& out) {
 // A tiny model with a byte-level BPE tokenizer, so that text documents are read.
 std::string MakeModel(const TempDir& dir) {
   ActexOutcome made =
-      RunActex(dir, "make-model",
-               {"make-model", "--preset", "tiny", "--vocab", "3259", "--seed", "7", "--tokenizer",
-                ACTEX_FIXTURES_DIR "/tokenizers/bpe-qwen2-style/tokenizer.json", "--out",
-                dir.path() + "/model"});
+      RunActexAs(dir, "make-model",
+                 {"make-model", "--preset", "tiny", "--vocab", "3259", "--seed", "7", "--tokenizer",
+                  ACTEX_FIXTURES_DIR "/tokenizers/bpe-qwen2-style/tokenizer.json", "--out",
+                  dir.path() + "/model"});
   EXPECT_EQ(made.exit_code, 0) << made.err;
   return dir.path() + "/model";
 }
@@ -86,8 +81,9 @@ TEST(BadDocumentRuns, LineLongerThanTheLimitIsARejectedDocument) {
       std::ofstream(corpus) << lines;
     }
     const std::string out = dir.path() + (gzip ? "/out-gz" : "/out");
-    ActexOutcome run = RunActex(dir, "extract", {"extract", "--model", model, "--data", corpus, "--out",
-                                            out, "--layers", "0", "--max-seq-len", "16"});
+    ActexOutcome run = RunActexAs(dir, "extract",
+                                  {"extract", "--model", model, "--data", corpus, "--out", out,
+                                   "--layers", "0", "--max-seq-len", "16"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const std::vector<json> rejects = ReadJsonLines(out + "/host_00/rejects.jsonl");
     ASSERT_EQ(rejects.size(), 1u);
@@ -96,7 +92,7 @@ TEST(BadDocumentRuns, LineLongerThanTheLimitIsARejectedDocument) {
     EXPECT_EQ(rejects[0]["line"], 2);
     EXPECT_EQ(rejects[0]["reason"], "line longer than " + std::to_string(limit) + " bytes (" +
                                         std::to_string(limit + 1) + ")");
-    const json metadata = Metadata(out);
+    const json metadata = ReadJson(out + "/host_00/metadata.json");
     EXPECT_EQ(metadata["complete"], true);
     EXPECT_EQ(metadata["totals"]["docs"], 3);  // a line of exactly the limit is read
     ExpectVerified(dir, out);
@@ -116,14 +112,15 @@ TEST(BadDocumentRuns, Gpt2DocumentPastNPositionsIsCutPerOverflow) {
   for (const std::string overflow : {"truncate", "split"}) {
     SCOPED_TRACE(overflow);
     const std::string out = dir.path() + "/out-" + overflow;
-    ActexOutcome run = RunActex(dir, "extract", {"extract", "--model", model, "--data", corpus, "--out",
-                                            out, "--layers", "0", "--overflow", overflow});
+    ActexOutcome run = RunActexAs(dir, "extract",
+                                  {"extract", "--model", model, "--data", corpus, "--out", out,
+                                   "--layers", "0", "--overflow", overflow});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_NE(run.err.find("--max-seq-len 256: gpt2 has learned positions: n_positions 256 in "
                            "config.json, fewer than the default 2048"),
               std::string::npos)
         << run.err;
-    const json metadata = Metadata(out);
+    const json metadata = ReadJson(out + "/host_00/metadata.json");
     EXPECT_EQ(metadata["complete"], true);
     EXPECT_EQ(metadata["config"]["max_seq_len"], 256);
     EXPECT_EQ(metadata["totals"]["docs"], 2);
@@ -132,8 +129,9 @@ TEST(BadDocumentRuns, Gpt2DocumentPastNPositionsIsCutPerOverflow) {
   }
   // A length the user asked for that the model cannot hold is refused before any work.
   ActexOutcome refused =
-      RunActex(dir, "refused", {"extract", "--model", model, "--data", corpus, "--out",
-                                dir.path() + "/out-refused", "--layers", "0", "--max-seq-len", "300"});
+      RunActexAs(dir, "refused",
+                 {"extract", "--model", model, "--data", corpus, "--out",
+                  dir.path() + "/out-refused", "--layers", "0", "--max-seq-len", "300"});
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("--max-seq-len 300: gpt2 has learned positions: n_positions 256 in "
                              "config.json; give at most 256"),
@@ -149,10 +147,11 @@ TEST(BadDocumentRuns, DamagedParquetRowsAreRejectsAndEveryReadableRowIsWritten) 
   const std::string model = MakeModel(dir);
   const std::string corpus = ACTEX_FIXTURES_DIR "/parquet/broken-truncated-footer-intact.parquet";
   const std::string out = dir.path() + "/out";
-  ActexOutcome run = RunActex(dir, "extract", {"extract", "--model", model, "--data", corpus, "--out",
-                                          out, "--layers", "0", "--max-seq-len", "16"});
+  ActexOutcome run = RunActexAs(dir, "extract",
+                                {"extract", "--model", model, "--data", corpus, "--out", out,
+                                 "--layers", "0", "--max-seq-len", "16"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const json metadata = Metadata(out);
+  const json metadata = ReadJson(out + "/host_00/metadata.json");
   EXPECT_EQ(metadata["complete"], true);
   int64_t damaged = 0, other = 0;
   for (const json& reject : ReadJsonLines(out + "/host_00/rejects.jsonl")) {

@@ -11,41 +11,23 @@
 #include "actex_process.h"
 #include "extraction_reader.h"
 #include "storage/shard_writer.h"
+#include "tests/support/fixture_dirs.h"
 #include "tests/support/parquet_test_writer.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
-const std::string kModel = ACTEX_FIXTURES_DIR "/qwen2-tiny";
-
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-  long max_rss_kb = 0;
-};
-
-// Runs actex with `args` to its end, stdin from `stdin_path`.
-Outcome RunActex(const TempDir& dir, std::vector<std::string> args,
-                 const std::string& stdin_path = "/dev/null") {
-  ActexProcess process(dir.path() + "/run", std::move(args), stdin_path);
-  Outcome outcome;
-  outcome.exit_code = process.Wait(std::chrono::seconds(120));
-  outcome.out = process.out();
-  outcome.err = process.err();
-  outcome.max_rss_kb = process.max_rss_kb();
-  return outcome;
-}
-
 std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& corpus) {
-  return {"extract",           "--model",  kModel, "--data",  corpus,    "--out",
-          dir.path() + "/out", "--layers", "0,1",  "--dtype", "bfloat16"};
+  return {"extract",           "--model",  kTinyModelDir, "--data",  corpus,    "--out",
+          dir.path() + "/out", "--layers", "0,1",         "--dtype", "bfloat16"};
 }
 
 TEST(Cli, UnknownFlagIsRefusedNamingIt) {
   TempDir dir;
   auto args = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
   args.push_back("--frobnicate");
-  Outcome outcome = RunActex(dir, args);
+  ActexOutcome outcome = RunActex(dir, args);
   EXPECT_NE(outcome.exit_code, 0);
   EXPECT_NE((outcome.err + outcome.out).find("--frobnicate"), std::string::npos) << outcome.err;
 }
@@ -63,7 +45,7 @@ TEST(Cli, EveryParseErrorExitsWithTheUsageCodeTwo) {
   for (const auto& extra : cases) {
     auto args = base;
     args.insert(args.end(), extra.begin(), extra.end());
-    Outcome outcome = RunActex(dir, args);
+    ActexOutcome outcome = RunActex(dir, args);
     EXPECT_EQ(outcome.exit_code, 2) << extra.front() << ": " << outcome.err;
     EXPECT_NE((outcome.err + outcome.out).find(extra.front()), std::string::npos) << outcome.err;
   }
@@ -78,7 +60,7 @@ TEST(Cli, LayerBeyondTheModelIsRefusedNamingTheFlag) {
   TempDir dir;
   auto args = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
   args[8] = "0,7";
-  Outcome outcome = RunActex(dir, args);
+  ActexOutcome outcome = RunActex(dir, args);
   EXPECT_NE(outcome.exit_code, 0);
   EXPECT_NE(outcome.err.find("--layers 0,7: layer 7 is not in the model"), std::string::npos)
       << outcome.err;
@@ -96,7 +78,7 @@ TEST(Cli, UploadFlagsThatCannotWorkAreRefusedBeforeAnyWork) {
   for (const auto& [flags, message] : cases) {
     auto args = base;
     args.insert(args.end(), flags.begin(), flags.end());
-    Outcome outcome = RunActex(dir, args);
+    ActexOutcome outcome = RunActex(dir, args);
     EXPECT_NE(outcome.exit_code, 0) << message;
     EXPECT_NE(outcome.err.find(message), std::string::npos) << outcome.err;
     EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out")) << message;
@@ -105,11 +87,11 @@ TEST(Cli, UploadFlagsThatCannotWorkAreRefusedBeforeAnyWork) {
 
 TEST(Cli, ExtractThenInspectReportsWhatWasWritten) {
   TempDir dir;
-  Outcome extract = RunActex(
+  ActexOutcome extract = RunActex(
       dir,
       ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1,2,3]}\n{\"input_ids\":[4]}\n")));
   ASSERT_EQ(extract.exit_code, 0) << extract.err;
-  Outcome inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
+  ActexOutcome inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_NE(inspect.out.find("2 docs, 4 tokens"), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("blocks.1.hook_resid_post[64]"), std::string::npos) << inspect.out;
@@ -129,12 +111,12 @@ TEST(Cli, InspectMarksAnIntegerSiteI32AndGivesStatisticsOfFloatSitesOnly) {
   ASSERT_TRUE((*writer)->Add({0, tokens, positions, {SiteRows(values), SiteRows(experts)}}));
   ASSERT_TRUE((*writer)->EndChunk(0, 1));
   ASSERT_TRUE((*writer)->Finish());
-  Outcome inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
+  ActexOutcome inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_NE(inspect.out.find("blocks.0.hook_resid_post[2] blocks.0.mlp.hook_expert_indices[2] I32"),
             std::string::npos)
       << inspect.out;
-  Outcome stats = RunActex(dir, {"inspect", dir.path() + "/out", "--stats"});
+  ActexOutcome stats = RunActex(dir, {"inspect", dir.path() + "/out", "--stats"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   EXPECT_NE(stats.out.find("blocks.0.hook_resid_post [2]: 1 rows"), std::string::npos) << stats.out;
   EXPECT_EQ(stats.out.find("hook_expert_indices"), std::string::npos) << stats.out;
@@ -144,10 +126,10 @@ TEST(Cli, RerunOverAFinishedOutputSaysSoInsteadOfATokenRate) {
   TempDir dir;
   const auto args =
       ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1,2,3]}\n{\"input_ids\":[4]}\n"));
-  Outcome first = RunActex(dir, args);
+  ActexOutcome first = RunActex(dir, args);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.err.find("tokens/s"), std::string::npos) << first.err;
-  Outcome again = RunActex(dir, args);
+  ActexOutcome again = RunActex(dir, args);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("was already complete: 2 documents (4 tokens) in 1 shard(s); nothing "
                            "left to compute"),
@@ -163,13 +145,13 @@ TEST(Cli, TokenizePrintsFixtureIdsForTextAndForStdin) {
   std::string first_line;
   std::getline(cases, first_line);
   auto expected = nlohmann::json::parse(first_line);
-  Outcome single = RunActex(
+  ActexOutcome single = RunActex(
       dir, {"tokenize", "--tokenizer", tokenizer, "--text", expected["text"].get<std::string>()});
   ASSERT_EQ(single.exit_code, 0) << single.err;
   EXPECT_EQ(nlohmann::json::parse(single.out)["ids"], expected["ids"]);
 
-  Outcome piped = RunActex(dir, {"tokenize", "--tokenizer", tokenizer},
-                           dir.Write("in.jsonl", first_line + "\nnot json\n"));
+  ActexOutcome piped = RunActex(dir, {"tokenize", "--tokenizer", tokenizer},
+                                dir.Write("in.jsonl", first_line + "\nnot json\n"));
   EXPECT_EQ(piped.exit_code, 1) << "a bad stdin line must show in the exit code";
   EXPECT_EQ(nlohmann::json::parse(piped.out.substr(0, piped.out.find('\n')))["ids"],
             expected["ids"]);
@@ -195,7 +177,7 @@ TEST(Cli, MemoryStaysFlatWhenTheCorpusIsFarLargerThanTheQueues) {
     args.insert(args.end(), {"--batch-tokens", "512", "--shard-size", "4MB", "--max-seq-len", "8"});
     args[8] = "0";
     std::filesystem::remove_all(dir.path() + "/out");
-    Outcome outcome = RunActex(dir, args);
+    ActexOutcome outcome = RunActex(dir, args);
     EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
     return outcome.max_rss_kb;
   };
@@ -210,12 +192,13 @@ TEST(Cli, MemoryStaysFlatWhenTheCorpusIsFarLargerThanTheQueues) {
 // The tiny model has no tokenizer, so its Parquet corpora are pre-tokenized.
 TEST(Cli, ExtractsFromParquetAndFromParquetMixedWithJsonlGz) {
   TempDir dir;
-  const std::string parquet = dir.Write(
-      "c.parquet", testing::ParquetWithInputIds({{1, 2, 3}, {}, {4, 5}, {6}},
-                                                {.rows_per_group = 2, .other_columns = {"id"}}));
-  Outcome extract = RunActex(dir, ExtractArgs(dir, parquet));
+  const std::string parquet =
+      dir.Write("c.parquet",
+                test_support::ParquetWithInputIds({{1, 2, 3}, {}, {4, 5}, {6}},
+                                                  {.rows_per_group = 2, .other_columns = {"id"}}));
+  ActexOutcome extract = RunActex(dir, ExtractArgs(dir, parquet));
   ASSERT_EQ(extract.exit_code, 0) << extract.err;
-  Outcome inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
+  ActexOutcome inspect = RunActex(dir, {"inspect", dir.path() + "/out"});
   EXPECT_NE(inspect.out.find("3 docs, 6 tokens"), std::string::npos) << inspect.out;
   EXPECT_NE(inspect.out.find("corpus: 1 Parquet files (4 rows), 0 JSONL files (0 bytes), 4 "
                              "documents in all"),
@@ -253,7 +236,7 @@ TEST(Cli, BrokenParquetFailsNamingTheFileAndTheCause) {
            {"broken-text-int64.parquet", "column \"text\" has physical type INT64"},
            {"broken-bad-magic.parquet", "not a Parquet file: bad magic"}}) {
     std::filesystem::remove_all(dir.path() + "/out");
-    Outcome extract = RunActex(dir, ExtractArgs(dir, fixtures + name));
+    ActexOutcome extract = RunActex(dir, ExtractArgs(dir, fixtures + name));
     EXPECT_NE(extract.exit_code, 0) << name;
     EXPECT_NE(extract.err.find("parquet file " + fixtures + name + ": " + cause), std::string::npos)
         << extract.err;

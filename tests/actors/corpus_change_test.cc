@@ -14,15 +14,17 @@
 #include "actex_process.h"
 #include "actors/node.h"
 #include "extraction_reader.h"
+#include "manual_job.h"
 #include "run_support.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
 namespace fs = std::filesystem;
+using std::chrono::seconds;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
-using std::chrono::seconds;
 
 std::vector<std::string> Lines(const std::string& path) {
   std::ifstream file(path);
@@ -42,11 +44,6 @@ void SwapLines(const std::string& path, size_t a, size_t b) {
   for (const std::string& line : lines) file << line << '\n';
   file.close();
   ASSERT_EQ(fs::file_size(path), size);
-}
-
-nlohmann::json Metadata(const std::string& host_dir) {
-  std::ifstream file(host_dir + "/metadata.json");
-  return nlohmann::json::parse(file);
 }
 
 TEST(CorpusChange, EveryListedChunkCarriesTheDigestOfWhatTheLoaderRead) {

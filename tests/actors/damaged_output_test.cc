@@ -17,6 +17,8 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/fixture_dirs.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -27,24 +29,10 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr std::chrono::seconds kLimit{120};
-const std::string kModel = ACTEX_FIXTURES_DIR "/qwen2-tiny";
-
-std::string Slurp(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-nlohmann::json ReadJson(const std::string& path) { return nlohmann::json::parse(Slurp(path)); }
-void WriteJson(const std::string& path, const nlohmann::json& value) {
-  std::ofstream(path, std::ios::trunc) << value.dump(2) << "\n";
-}
-
 std::vector<std::string> ExtractArgs(const std::string& corpus, const std::string& out) {
-  return {"extract",  "--model",      kModel, "--data",       corpus,       "--out",
-          out,        "--layers",     "0",    "--sites",      "resid_post", "--dtype",
-          "bfloat16", "--shard-size", "1",    "--chunk-docs", "1",          "--blas-threads",
+  return {"extract",  "--model",      kTinyModelDir, "--data",       corpus,       "--out",
+          out,        "--layers",     "0",           "--sites",      "resid_post", "--dtype",
+          "bfloat16", "--shard-size", "1",           "--chunk-docs", "1",          "--blas-threads",
           "1"};
 }
 
@@ -106,7 +94,7 @@ TEST_F(DamagedOutput, AnUnlistedShardIsSetAsideByAResumeNeverDeleted) {
     fs::remove_all(Out());
     fs::copy(run_->path() + "/out", Out(), fs::copy_options::recursive);
     const std::string shard = Host() + "/shard_000004.safetensors";
-    const std::string bytes = Slurp(shard);
+    const std::string bytes = ReadBytes(shard);
     ForgetLastShard(Metadata(), fix_totals);
 
     ActexOutcome verified = Actex("verify", {"verify", Out(), "--allow-incomplete"});
@@ -120,9 +108,9 @@ TEST_F(DamagedOutput, AnUnlistedShardIsSetAsideByAResumeNeverDeleted) {
     const std::string aside = Host() + "/unlisted/shard_000004.safetensors";
     EXPECT_THAT(resumed.err, HasSubstr("moved to " + aside));
     ASSERT_TRUE(fs::exists(aside));
-    EXPECT_EQ(Slurp(aside), bytes) << "set aside byte for byte";
+    EXPECT_EQ(ReadBytes(aside), bytes) << "set aside byte for byte";
     // The resume computed document 3 again, into a shard of the same name.
-    EXPECT_EQ(Slurp(shard), bytes);
+    EXPECT_EQ(ReadBytes(shard), bytes);
 
     ActexOutcome after = Actex("verify-after", {"verify", Out()});
     EXPECT_EQ(after.exit_code, 0) << after.out << after.err;
@@ -151,12 +139,12 @@ TEST_F(DamagedOutput, ASecondRunOnTheSameOutputIsRefusedNamingTheFirst) {
   const std::string lock = out + "/.host_00.lock";
   const std::string holder = "pid " + std::to_string(first.pid()) + " on host ";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (Slurp(lock).find(holder) == std::string::npos &&
+  while (ReadBytes(lock).find(holder) == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
     ASSERT_FALSE(first.Poll().has_value()) << first.err();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_THAT(Slurp(lock), HasSubstr(holder));
+  ASSERT_THAT(ReadBytes(lock), HasSubstr(holder));
 
   ActexOutcome second = Actex("second", ExtractArgs(corpus, out));
   EXPECT_EQ(second.exit_code, 2) << second.err;
@@ -171,12 +159,12 @@ TEST_F(DamagedOutput, ASecondRunOnTheSameOutputIsRefusedNamingTheFirst) {
   ActexProcess third(dir_.path() + "/third", ExtractArgs(corpus, out));
   const std::string third_holder = "pid " + std::to_string(third.pid()) + " on host ";
   const auto third_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (Slurp(lock).find(third_holder) == std::string::npos &&
+  while (ReadBytes(lock).find(third_holder) == std::string::npos &&
          std::chrono::steady_clock::now() < third_deadline) {
     ASSERT_FALSE(third.Poll().has_value()) << third.err();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_THAT(Slurp(lock), HasSubstr(third_holder));
+  EXPECT_THAT(ReadBytes(lock), HasSubstr(third_holder));
   third.Signal(SIGKILL);
   third.Wait(kLimit);
 }
@@ -223,8 +211,7 @@ TEST_F(DamagedOutput, AMetadataFieldOfTheWrongTypeIsAnErrorFromEveryCommand) {
 TEST_F(DamagedOutput, AMetadataJsonThatIsAFifoIsRefusedByEveryCommandNotReadForever) {
   fs::remove(Metadata());
   ASSERT_EQ(::mkfifo(Metadata().c_str(), 0644), 0);  // nothing will ever write to it
-  for (const auto& [name, args] :
-       std::vector<std::pair<std::string, std::vector<std::string>>>{
+  for (const auto& [name, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
            {"resume", ExtractArgs(corpus_, Out())},
            {"inspect", {"inspect", Out()}},
            {"verify", {"verify", Out()}}}) {

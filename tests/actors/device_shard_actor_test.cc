@@ -15,7 +15,7 @@
 namespace actex {
 namespace {
 
-constexpr auto kPatience = std::chrono::seconds(30);
+constexpr auto kShardPatience = std::chrono::seconds(30);
 const std::string kFixture = std::string(ACTEX_FIXTURES_DIR) + "/qwen2-tiny";
 
 class DeviceShardActorTest : public ::testing::Test {
@@ -87,7 +87,7 @@ TEST_F(DeviceShardActorTest, TwoShardsOfAPackedBatchGiveWhatHfComputedThroughRan
   Broadcast(batch);
   Broadcast(EndOfStreamMessage{2, 0, 1, ""});
 
-  auto message = Receive(activations_, kPatience);
+  auto message = Receive(activations_, kShardPatience);
   ASSERT_TRUE(message && *message) << "no activations from rank 0";
   auto activations = (*message)->As<ActivationBatchMessage>();
   ASSERT_TRUE(activations) << activations.error();
@@ -114,7 +114,7 @@ TEST_F(DeviceShardActorTest, TwoShardsOfAPackedBatchGiveWhatHfComputedThroughRan
         << name;
   }
 
-  auto end = Receive(activations_, kPatience);
+  auto end = Receive(activations_, kShardPatience);
   ASSERT_TRUE(end && *end);
   auto forwarded = (*end)->As<EndOfStreamMessage>();
   ASSERT_TRUE(forwarded) << "rank 0 forwards the tokenizer's EndOfStream";

@@ -55,7 +55,7 @@ ExtractOptions EveryFlagSet(const std::string& model_dir) {
 }
 
 TEST(ExtractFlagTable, EveryRowParsesBackWhatItPrints) {
-  const ExtractOptions set = EveryFlagSet(testing::TempDir());
+  const ExtractOptions set = EveryFlagSet(::testing::TempDir());
   for (const ExtractFlag& flag : ExtractFlagTable()) {
     const std::vector<std::string> texts = flag.print(set);
     ASSERT_FALSE(texts.empty()) << flag.name << " printed nothing for a value off its default";
@@ -120,7 +120,7 @@ TEST(ExtractFlagTable, NodeArgumentsLeaveDefaultsOutAndCallShardsPerHost) {
 }
 
 TEST(ExtractFlagTable, RecordedAndSharedFlagsAreWhatMetadataAndFingerprintHold) {
-  const ExtractOptions options = EveryFlagSet(testing::TempDir());
+  const ExtractOptions options = EveryFlagSet(::testing::TempDir());
   ExtractPlan plan;
   plan.config.name = "m";
   plan.dtype_name = options.dtype;

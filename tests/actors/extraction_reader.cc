@@ -104,17 +104,10 @@ std::multiset<int64_t> RejectedIds(const std::string& out) {
   return rejected;
 }
 
-TempDir::TempDir() {
-  char pattern[] = "/tmp/actex-test-XXXXXX";
-  path_ = mkdtemp(pattern);
-}
-
-TempDir::~TempDir() { std::filesystem::remove_all(path_); }
-
-std::string TempDir::Write(const std::string& name, const std::string& contents) const {
-  std::string path = path_ + "/" + name;
-  std::ofstream(path, std::ios::binary) << contents;
-  return path;
+std::string InputIdsLine(const std::vector<int32_t>& ids) {
+  std::string line = "{\"input_ids\":[";
+  for (size_t i = 0; i < ids.size(); ++i) line += (i ? "," : "") + std::to_string(ids[i]);
+  return line + "]}\n";
 }
 
 std::vector<float> FixtureTensor(const std::string& file, const std::string& name) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "actors/extract_options.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 
@@ -32,21 +33,12 @@ std::map<int64_t, DocumentRows> ReadJob(const std::string& out);
 // kept (as verify counts them: the others were left by a run that stopped).
 std::multiset<int64_t> RejectedIds(const std::string& out);
 
-// A temporary folder removed when the object goes away.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-  std::string Write(const std::string& name, const std::string& contents) const;
-
- private:
-  std::string path_;
-};
-
 // Reads one F32 or I32 tensor of a fixture file, widened to float.
 std::vector<float> FixtureTensor(const std::string& file, const std::string& name);
 std::vector<int32_t> FixtureIds(const std::string& file, const std::string& name);
+
+// A corpus line of the pre-tokenized document `ids`: {"input_ids":[...]} and a newline.
+std::string InputIdsLine(const std::vector<int32_t>& ids);
 
 // Largest |a - b| and largest |b| over the two tensors (which must be equally long).
 struct Deviation {

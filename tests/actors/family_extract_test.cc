@@ -8,15 +8,10 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
-
-std::string IdsJson(const std::vector<int32_t>& ids) {
-  std::string json = "{\"input_ids\":[";
-  for (size_t i = 0; i < ids.size(); ++i) json += (i ? "," : "") + std::to_string(ids[i]);
-  return json + "]}\n";
-}
 
 class FamilyExtractTest : public ::testing::TestWithParam<std::string> {};
 
@@ -28,7 +23,7 @@ TEST_P(FamilyExtractTest, ExtractWritesWhatHuggingFaceComputes) {
   const std::vector<std::string> cases = {"len33", "len7"};
   std::string corpus;
   for (const std::string& name : cases)
-    corpus += IdsJson(FixtureIds(expected, name + ".input_ids"));
+    corpus += InputIdsLine(FixtureIds(expected, name + ".input_ids"));
   ActexProcess process(
       dir.path() + "/run",
       {"extract", "--model", model, "--data", dir.Write("c.jsonl", corpus), "--out",

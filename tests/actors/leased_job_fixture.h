@@ -15,6 +15,7 @@
 #include "actors/node.h"
 #include "manual_job.h"
 #include "run_support.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 

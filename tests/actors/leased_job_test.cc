@@ -23,6 +23,7 @@
 #include "leased_job_fixture.h"
 #include "manual_job.h"
 #include "run_support.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

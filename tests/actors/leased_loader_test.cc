@@ -8,12 +8,13 @@
 
 #include "actors/loader_actor.h"
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 #include "transport/wire.h"
 
 namespace actex {
 namespace {
 
-constexpr auto kPatience = std::chrono::seconds(10);
+constexpr auto kLeasedLoaderPatience = std::chrono::seconds(10);
 constexpr int64_t kChunkDocs = 300;  // more than a pipeline's queue holds
 
 // What one pipeline received up to and including its EndOfStream.
@@ -29,8 +30,8 @@ struct Received {
 // Reads `socket` until a message of type `until` came, or the EndOfStream.
 void ReadUntil(zmq::socket_t& socket, Received& into, MessageType until) {
   while (true) {
-    auto message = Receive(socket, kPatience);
-    ASSERT_TRUE(message && *message) << "nothing within " << kPatience.count() << " s";
+    auto message = Receive(socket, kLeasedLoaderPatience);
+    ASSERT_TRUE(message && *message) << "nothing within " << kLeasedLoaderPatience.count() << " s";
     const ReceivedMessage& got = **message;
     switch (got.type) {
       case MessageType::kDocument:
@@ -101,7 +102,7 @@ class LeasedLoaderTest : public ::testing::Test {
   }
 
   LeaseRequestMessage NextRequest() {
-    auto message = Receive(requests_, kPatience);
+    auto message = Receive(requests_, kLeasedLoaderPatience);
     EXPECT_TRUE(message && *message) << "no lease request";
     if (!message || !*message) return {};
     return *(*message)->As<LeaseRequestMessage>();

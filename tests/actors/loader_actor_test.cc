@@ -11,12 +11,13 @@
 #include <thread>
 
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 #include "transport/wire.h"
 
 namespace actex {
 namespace {
 
-constexpr auto kPatience = std::chrono::seconds(10);
+constexpr auto kLoaderPatience = std::chrono::seconds(10);
 
 // Every message one socket receives up to and including an EndOfStream.
 struct Stream {
@@ -30,7 +31,7 @@ struct Stream {
 Stream Drain(zmq::socket_t& socket) {
   Stream stream;
   while (true) {
-    auto message = Receive(socket, kPatience);
+    auto message = Receive(socket, kLoaderPatience);
     EXPECT_TRUE(message && *message) << "no EndOfStream";
     if (!message || !*message) return stream;
     if ((*message)->type == MessageType::kEndOfStream) {

@@ -9,32 +9,23 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/fixture_dirs.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kFixture = ACTEX_FIXTURES_DIR "/qwen2-tiny";
-
-struct Outcome {
-  int exit_code = -1;
-  std::string err;
-};
-
 // Runs `actex extract` from `model` of `corpus` (empty: a one-document corpus); a run
 // that reads a FIFO would block, so a short limit makes that a failure.
-Outcome Extract(const TempDir& dir, const std::string& model, const std::string& corpus = "",
-                const std::string& layers = "0,1") {
+ActexOutcome Extract(const TempDir& dir, const std::string& model, const std::string& corpus = "",
+                     const std::string& layers = "0,1") {
   const std::string data =
       corpus.empty() ? dir.Write("c.jsonl", "{\"input_ids\":[1,2,3]}\n") : corpus;
   std::vector<std::string> args = {"extract", "--model",           model,      "--data", data,
                                    "--out",   dir.path() + "/out", "--layers", layers};
-  ActexProcess process(dir.path() + "/run", args);
-  Outcome outcome;
-  outcome.exit_code = process.Wait(std::chrono::seconds(60));
-  outcome.err = process.err();
-  return outcome;
+  return RunActex(dir.path() + "/run", std::move(args), std::chrono::seconds(60));
 }
 
 // A model folder of the fixture's files, each a symlink (so any one can be replaced).
@@ -42,14 +33,14 @@ std::string ModelCopy(const TempDir& dir) {
   const std::string model = dir.path() + "/model";
   fs::create_directory(model);
   for (const char* name : {"config.json", "model.safetensors"}) {
-    fs::create_symlink(kFixture + "/" + name, model + "/" + name);
+    fs::create_symlink(kTinyModelDir + "/" + name, model + "/" + name);
   }
   return model;
 }
 
 void Replace(const std::string& path) { fs::remove(path); }
 
-void ExpectRefused(const Outcome& outcome, const std::string& message) {
+void ExpectRefused(const ActexOutcome& outcome, const std::string& message) {
   EXPECT_NE(outcome.exit_code, 0) << outcome.err;
   EXPECT_LT(outcome.exit_code, 128) << "killed after the time limit: it read forever";
   EXPECT_NE(outcome.err.find(message), std::string::npos) << outcome.err;
@@ -81,7 +72,7 @@ TEST(ModelFiles, ATokenizerJsonThatIsAFifoOrADirectoryIsNamedAsSuch) {
   TempDir dir;
   const std::string model = ModelCopy(dir);
   fs::create_directory(model + "/tokenizer.json");
-  const Outcome outcome = Extract(dir, model);
+  const ActexOutcome outcome = Extract(dir, model);
   ExpectRefused(outcome, "tokenizer.json is a directory, not a regular file");
   EXPECT_EQ(outcome.err.find("not valid JSON"), std::string::npos) << outcome.err;
 }
@@ -101,7 +92,7 @@ TEST(ModelFiles, ADanglingOrLoopingWeightsSymlinkSaysWhereItPoints) {
     const std::string model = ModelCopy(dir);
     Replace(model + "/model.safetensors");
     fs::create_symlink(dir.path() + "/gone.safetensors", model + "/model.safetensors");
-    const Outcome outcome = Extract(dir, model);
+    const ActexOutcome outcome = Extract(dir, model);
     ExpectRefused(outcome, "model.safetensors is a symbolic link to " + dir.path() +
                                "/gone.safetensors, which does not exist");
     EXPECT_EQ(outcome.err.find("has neither"), std::string::npos) << outcome.err;
@@ -116,10 +107,10 @@ TEST(ModelFiles, ADanglingOrLoopingWeightsSymlinkSaysWhereItPoints) {
 
 TEST(CorpusFiles, AGlobInAMissingFolderNamesTheFolder) {
   TempDir dir;
-  ExpectRefused(Extract(dir, kFixture, dir.path() + "/nope/*.jsonl"),
+  ExpectRefused(Extract(dir, kTinyModelDir, dir.path() + "/nope/*.jsonl"),
                 "the folder " + dir.path() + "/nope does not exist");
   fs::create_directory(dir.path() + "/empty");
-  ExpectRefused(Extract(dir, kFixture, dir.path() + "/empty/*.jsonl"),
+  ExpectRefused(Extract(dir, kTinyModelDir, dir.path() + "/empty/*.jsonl"),
                 "matches no file in " + dir.path() + "/empty");
 }
 
@@ -127,7 +118,7 @@ TEST(CorpusFiles, AFifoIsRefusedSayingWhy) {
   TempDir dir;
   const std::string fifo = dir.path() + "/stream.jsonl";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
-  ExpectRefused(Extract(dir, kFixture, fifo),
+  ExpectRefused(Extract(dir, kTinyModelDir, fifo),
                 "input " + fifo +
                     " is a FIFO (named pipe), not a regular file: actex reads each "
                     "corpus file more than once");
@@ -135,7 +126,7 @@ TEST(CorpusFiles, AFifoIsRefusedSayingWhy) {
 
 TEST(Layers, ARangeBeyondTheModelIsQuotedAsGiven) {
   TempDir dir;
-  const Outcome outcome = Extract(dir, kFixture, "", "0-5");
+  const ActexOutcome outcome = Extract(dir, kTinyModelDir, "", "0-5");
   ExpectRefused(outcome, "--layers 0-5: layer 2 is not in the model, which has 2 layers (0..1)");
 }
 

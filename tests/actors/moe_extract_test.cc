@@ -10,6 +10,7 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -18,19 +19,13 @@ std::string MoeFixture(const std::string& family) {
   return std::string(ACTEX_FIXTURES_DIR) + "/moe-families/" + family;
 }
 
-std::string IdsJson(const std::vector<int32_t>& ids) {
-  std::string json = "{\"input_ids\":[";
-  for (size_t i = 0; i < ids.size(); ++i) json += (i ? "," : "") + std::to_string(ids[i]);
-  return json + "]}\n";
-}
-
 // Runs `actex extract` of the fixture's len33 and len7 documents into `out` with
 // two shards and reads the job back.
 std::map<int64_t, DocumentRows> Extract(const std::string& family, const TempDir& dir,
                                         const std::string& sites, const std::string& dtype) {
   const std::string expected = MoeFixture(family) + "/expected.safetensors";
-  const std::string corpus = IdsJson(FixtureIds(expected, "len33.input_ids")) +
-                             IdsJson(FixtureIds(expected, "len7.input_ids"));
+  const std::string corpus = InputIdsLine(FixtureIds(expected, "len33.input_ids")) +
+                             InputIdsLine(FixtureIds(expected, "len7.input_ids"));
   ActexProcess process(dir.path() + "/run",
                        {"extract", "--model", MoeFixture(family), "--data",
                         dir.Write("c.jsonl", corpus), "--out", dir.path() + "/out", "--layers",

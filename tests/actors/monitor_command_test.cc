@@ -12,6 +12,7 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 #include "transport/wire.h"
 
 namespace actex {

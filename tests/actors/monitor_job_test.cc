@@ -21,6 +21,7 @@
 #include "actors/cli/monitor_view.h"
 #include "manual_job.h"
 #include "run_support.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -20,6 +20,7 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -117,7 +118,7 @@ TEST(MonitorSilence, AStrangersBytesAreNotPrintedAndAreSaidToBeNothingItUndersta
   // Bytes that open like ZeroMQ's greeting and then are not, bytes that libzmq takes for
   // its old framing, and an HTTP server's answer.
   for (const std::string& greeting : {std::string("\xff\x01\x02\x03", 4), std::string("\x05"),
-                                     std::string("HTTP/1.1 400 Bad Request\r\n\r\n")}) {
+                                      std::string("HTTP/1.1 400 Bad Request\r\n\r\n")}) {
     TempDir dir;
     StrangerServer stranger(greeting);
     ActexProcess monitor(dir.path() + "/monitor", {"monitor", stranger.endpoint(), "--json",

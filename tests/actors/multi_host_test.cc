@@ -31,6 +31,7 @@
 #include "extraction_reader.h"
 #include "manual_job.h"
 #include "run_support.h"
+#include "tests/support/test_files.h"
 #include "transport/job_security.h"
 #include "transport/schema.h"
 #include "transport/wire.h"

@@ -1,23 +1,23 @@
 // Bad input never stops a run silently nor loses what was written: lines that are
 // not documents are listed in rejects.jsonl, impossible options are refused before
 // any work, and a corpus the model cannot read fails with the line named.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "actors/node.h"
 #include "extraction_reader.h"
+#include "tests/support/fixture_dirs.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
-const std::string kModel = ACTEX_FIXTURES_DIR "/qwen2-tiny";
-
 ExtractOptions Options(const TempDir& dir, const std::string& corpus) {
   ExtractOptions options;
-  options.model_dir = kModel;
+  options.model_dir = kTinyModelDir;
   options.data = {dir.Write("corpus.jsonl", corpus)};
   options.out_dir = dir.path() + "/out";
   options.layers = {0};
@@ -37,10 +37,10 @@ TEST(ExtractionErrors, BadLinesAreListedInRejectsAndTheRunGoesOn) {
   TempDir dir;
   std::string corpus =
       "{\"input_ids\": [1, 2, 3]}\n"
-      "{\"input_ids\": [1, 2\n"                 // not JSON
-      "{\"title\": \"no text field\"}\n"        // missing field
-      "{\"text\": \"\xff\xfe broken\"}\n"       // not UTF-8
-      "{\"input_ids\": [4, 99999]}\n"           // beyond the vocabulary of 512
+      "{\"input_ids\": [1, 2\n"            // not JSON
+      "{\"title\": \"no text field\"}\n"   // missing field
+      "{\"text\": \"\xff\xfe broken\"}\n"  // not UTF-8
+      "{\"input_ids\": [4, 99999]}\n"      // beyond the vocabulary of 512
       "{\"input_ids\": [5, 6]}\n";
   auto summary = RunExtraction(Options(dir, corpus));
   ASSERT_TRUE(summary) << summary.error();
@@ -108,8 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
         RefusedOption{"UnknownSite", [](ExtractOptions& o) { o.sites = {"resid_sideways"}; },
                       "--sites"},
         RefusedOption{"UnknownDtype", [](ExtractOptions& o) { o.dtype = "int8"; }, "--dtype"},
-        RefusedOption{"BosWithoutBosId", [](ExtractOptions& o) { o.bos = "yes"; },
-                      "--bos yes"}),
+        RefusedOption{"BosWithoutBosId", [](ExtractOptions& o) { o.bos = "yes"; }, "--bos yes"}),
     [](const testing::TestParamInfo<RefusedOption>& info) { return info.param.name; });
 
 }  // namespace

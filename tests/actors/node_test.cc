@@ -3,13 +3,14 @@
 // transformers computed for the same token ids (tests/fixtures/qwen2-tiny).
 #include "actors/node.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -26,7 +27,8 @@ std::vector<Reference> References(const std::string& model_dir) {
   const std::string expected = model_dir + "/expected.safetensors";
   std::vector<Reference> references;
   for (const char* name : {"len1", "len7", "len33", "len128"}) {
-    references.push_back({std::string(name) + ".", FixtureIds(expected, std::string(name) + ".input_ids")});
+    references.push_back(
+        {std::string(name) + ".", FixtureIds(expected, std::string(name) + ".input_ids")});
   }
   auto padded = FixtureIds(expected, "padbatch.input_ids");  // [3, 40]
   auto lengths = FixtureIds(expected, "padbatch.lengths");
@@ -73,8 +75,8 @@ TEST_P(ExtractionParity, WrittenActivationsMatchHuggingFace) {
   const ParityCase& parity = GetParam();
   TempDir dir;
   auto references = References(parity.model_dir);
-  auto summary = RunExtraction(Options(dir, parity.model_dir, PretokenizedCorpus(references),
-                                       parity.shards));
+  auto summary =
+      RunExtraction(Options(dir, parity.model_dir, PretokenizedCorpus(references), parity.shards));
   ASSERT_TRUE(summary) << summary.error();
   EXPECT_EQ(summary->docs, 7);
   auto documents = ReadHostFolder(summary->host_dir);
@@ -100,16 +102,17 @@ TEST_P(ExtractionParity, WrittenActivationsMatchHuggingFace) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    F32AndBF16Weights, ExtractionParity,
-    testing::Values(ParityCase{kFixtures, 1}, ParityCase{kFixtures, 2}, ParityCase{kFixtures, 3},
-                    ParityCase{kFixtures + "/model-bf16", 1},
-                    ParityCase{kFixtures + "/model-bf16", 2},
-                    ParityCase{kFixtures + "/model-bf16", 3}),
-    [](const testing::TestParamInfo<ParityCase>& info) {
-      return std::string(info.param.model_dir.ends_with("bf16") ? "BF16" : "F32") + "Shards" +
-             std::to_string(info.param.shards);
-    });
+INSTANTIATE_TEST_SUITE_P(F32AndBF16Weights, ExtractionParity,
+                         testing::Values(ParityCase{kFixtures, 1}, ParityCase{kFixtures, 2},
+                                         ParityCase{kFixtures, 3},
+                                         ParityCase{kFixtures + "/model-bf16", 1},
+                                         ParityCase{kFixtures + "/model-bf16", 2},
+                                         ParityCase{kFixtures + "/model-bf16", 3}),
+                         [](const testing::TestParamInfo<ParityCase>& info) {
+                           return std::string(info.param.model_dir.ends_with("bf16") ? "BF16"
+                                                                                     : "F32") +
+                                  "Shards" + std::to_string(info.param.shards);
+                         });
 
 TEST(Extraction, EveryShardCountAgreesWithOneShardOnEverySite) {
   auto references = References(kFixtures);

@@ -13,6 +13,7 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -20,10 +21,6 @@ namespace {
 using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
-
-ActexOutcome RunActex(const TempDir& dir, std::vector<std::string> args) {
-  return actex::RunActex(dir.path() + "/run", std::move(args));
-}
 
 // Sets embed_tokens[row][column] of the F32 model.safetensors in `model_dir`.
 void PatchEmbedding(const std::string& model_dir, int64_t row, int64_t column, float value) {
@@ -71,11 +68,6 @@ std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& mode
           "0",       "--dtype", dtype,     "--blas-threads",   "1"};
 }
 
-nlohmann::json Metadata(const std::string& out) {
-  std::ifstream file(out + "/host_00/metadata.json");
-  return nlohmann::json::parse(file);  // throws, failing the test, if it is not valid JSON
-}
-
 TEST(NonFiniteActivations, AreCountedPerSiteInTheStoredDtypeReportedAndWarnedAbout) {
   TempDir dir;
   const std::string model = DamagedModel(dir);
@@ -85,7 +77,7 @@ TEST(NonFiniteActivations, AreCountedPerSiteInTheStoredDtypeReportedAndWarnedAbo
   EXPECT_THAT(run.err, HasSubstr("activations that are not finite as stored in float16"));
   EXPECT_THAT(run.err, HasSubstr("hook_embed: 3 values in 3 rows"));
 
-  const nlohmann::json metadata = Metadata(out);
+  const nlohmann::json metadata = ReadJson(out + "/host_00/metadata.json");
   const auto& embed = metadata["statistics"]["hook_embed"];
   EXPECT_EQ(embed["non_finite_values"], 3);
   EXPECT_EQ(embed["non_finite_rows"], 3);
@@ -114,7 +106,7 @@ TEST(NonFiniteActivations, AreCountedPerSiteInTheStoredDtypeReportedAndWarnedAbo
   ActexOutcome again = RunActex(dir, ExtractArgs(dir, model, "float16", out));
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.err, HasSubstr("hook_embed: 3 values in 3 rows"));
-  EXPECT_EQ(Metadata(out)["statistics"], metadata["statistics"]);
+  EXPECT_EQ(ReadJson(out + "/host_00/metadata.json")["statistics"], metadata["statistics"]);
 }
 
 TEST(NonFiniteActivations, Float32StoresTheValuesFloat16CannotHold) {
@@ -124,16 +116,20 @@ TEST(NonFiniteActivations, Float32StoresTheValuesFloat16CannotHold) {
   ActexOutcome run = RunActex(dir, ExtractArgs(dir, model, "float32", out));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.err, HasSubstr("hook_embed: 1 value in 1 row"));
-  EXPECT_EQ(Metadata(out)["statistics"]["hook_embed"]["non_finite_values"], 1) << "the NaN only";
+  EXPECT_EQ(
+      ReadJson(out + "/host_00/metadata.json")["statistics"]["hook_embed"]["non_finite_values"], 1)
+      << "the NaN only";
 }
 
 TEST(NonFiniteActivations, AFiniteRunSaysNothingAboutThem) {
   TempDir dir;
   const std::string out = dir.path() + "/clean";
-  ActexOutcome run = RunActex(dir, ExtractArgs(dir, ACTEX_FIXTURES_DIR "/qwen2-tiny", "float16", out));
+  ActexOutcome run =
+      RunActex(dir, ExtractArgs(dir, ACTEX_FIXTURES_DIR "/qwen2-tiny", "float16", out));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.err, testing::Not(HasSubstr("not finite")));
-  EXPECT_EQ(Metadata(out)["statistics"]["hook_embed"]["non_finite_values"], 0);
+  EXPECT_EQ(
+      ReadJson(out + "/host_00/metadata.json")["statistics"]["hook_embed"]["non_finite_values"], 0);
   ActexOutcome verify = RunActex(dir, {"verify", out});
   EXPECT_THAT(verify.out, testing::Not(HasSubstr("not finite")));
 }

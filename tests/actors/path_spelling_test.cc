@@ -9,25 +9,16 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
 // Runs actex with `args`, its current directory `cwd`.
-Outcome RunActexIn(const TempDir& dir, const std::string& cwd, std::vector<std::string> args) {
-  ActexProcess process(dir.path() + "/run", std::move(args), "/dev/null", cwd);
-  Outcome outcome;
-  outcome.exit_code = process.Wait(std::chrono::seconds(120));
-  outcome.out = process.out();
-  outcome.err = process.err();
-  return outcome;
+ActexOutcome RunActexIn(const TempDir& dir, const std::string& cwd, std::vector<std::string> args) {
+  return RunActex(dir.path() + "/run", std::move(args), std::chrono::seconds(120), cwd);
 }
 
 std::vector<std::string> Extract(const std::string& model, const std::string& data,
@@ -53,22 +44,22 @@ class PathSpelling : public testing::Test {
     CopyModel(dir_, "m");
     dir_.Write("c.jsonl", "{\"input_ids\":[1,2,3]}\n{\"input_ids\":[4,5]}\n");
     fs::create_directory(dir_.path() + "/elsewhere");
-    const Outcome first = RunActexIn(dir_, dir_.path(), Extract("m/", "c.jsonl", "out"));
+    const ActexOutcome first = RunActexIn(dir_, dir_.path(), Extract("m/", "c.jsonl", "out"));
     ASSERT_EQ(first.exit_code, 0) << first.err;
   }
   TempDir dir_;
 };
 
 TEST_F(PathSpelling, TheSameFolderAndFilesSpelledOtherwiseResume) {
-  const Outcome dotted = RunActexIn(dir_, dir_.path(), Extract("./m", "./c.jsonl", "out"));
+  const ActexOutcome dotted = RunActexIn(dir_, dir_.path(), Extract("./m", "./c.jsonl", "out"));
   EXPECT_EQ(dotted.exit_code, 0) << dotted.err;
   EXPECT_NE(dotted.err.find(kComplete), std::string::npos) << dotted.err;
   const std::string root = dir_.path();
-  const Outcome absolute =
+  const ActexOutcome absolute =
       RunActexIn(dir_, root + "/elsewhere", Extract(root + "/m", root + "/c.jsonl", root + "/out"));
   EXPECT_EQ(absolute.exit_code, 0) << absolute.err;
   EXPECT_NE(absolute.err.find(kComplete), std::string::npos) << absolute.err;
-  const Outcome relative =
+  const ActexOutcome relative =
       RunActexIn(dir_, root + "/elsewhere", Extract("../m", "../c.jsonl", "../out"));
   EXPECT_EQ(relative.exit_code, 0) << relative.err;
   EXPECT_NE(relative.err.find(kComplete), std::string::npos) << relative.err;
@@ -76,14 +67,14 @@ TEST_F(PathSpelling, TheSameFolderAndFilesSpelledOtherwiseResume) {
 
 TEST_F(PathSpelling, AModelFolderMovedWithTheSameFilesIsTheSameModel) {
   fs::rename(dir_.path() + "/m", dir_.path() + "/moved");
-  const Outcome moved = RunActexIn(dir_, dir_.path(), Extract("moved", "c.jsonl", "out"));
+  const ActexOutcome moved = RunActexIn(dir_, dir_.path(), Extract("moved", "c.jsonl", "out"));
   EXPECT_EQ(moved.exit_code, 0) << moved.err;
   EXPECT_NE(moved.err.find(kComplete), std::string::npos) << moved.err;
 }
 
 TEST_F(PathSpelling, AnotherModelFolderWithOtherFilesIsRefusedNamingModel) {
   CopyModel(dir_, "other", "/model-bf16");  // the same model in bfloat16: other files
-  const Outcome refused = RunActexIn(dir_, dir_.path(), Extract("other", "c.jsonl", "out"));
+  const ActexOutcome refused = RunActexIn(dir_, dir_.path(), Extract("other", "c.jsonl", "out"));
   EXPECT_NE(refused.exit_code, 0) << refused.err;
   EXPECT_NE(refused.err.find("--model: out/host_00 was written with the model in " + dir_.path() +
                              "/m, this run gives " + dir_.path() + "/other, whose files differ"),
@@ -94,7 +85,7 @@ TEST_F(PathSpelling, AnotherModelFolderWithOtherFilesIsRefusedNamingModel) {
     fs::copy_file(dir_.path() + "/other/" + file, dir_.path() + "/m/" + file,
                   fs::copy_options::overwrite_existing);
   }
-  const Outcome changed = RunActexIn(dir_, dir_.path(), Extract("m", "c.jsonl", "out"));
+  const ActexOutcome changed = RunActexIn(dir_, dir_.path(), Extract("m", "c.jsonl", "out"));
   EXPECT_NE(changed.exit_code, 0) << changed.err;
   EXPECT_NE(changed.err.find("--model: the files in " + dir_.path() + "/m changed since"),
             std::string::npos)
@@ -103,7 +94,7 @@ TEST_F(PathSpelling, AnotherModelFolderWithOtherFilesIsRefusedNamingModel) {
 
 TEST_F(PathSpelling, AChangedDataIsNamedAsDataWithTheFileThatDiffers) {
   dir_.Write("d.jsonl", "{\"input_ids\":[7]}\n");
-  const Outcome changed = RunActexIn(dir_, dir_.path(), Extract("m", "d.jsonl", "out"));
+  const ActexOutcome changed = RunActexIn(dir_, dir_.path(), Extract("m", "d.jsonl", "out"));
   EXPECT_NE(changed.exit_code, 0);
   EXPECT_NE(changed.err.find("--data: "), std::string::npos) << changed.err;
   EXPECT_NE(changed.err.find(dir_.path() + "/c.jsonl (now " + dir_.path() + "/d.jsonl)"),
@@ -112,7 +103,7 @@ TEST_F(PathSpelling, AChangedDataIsNamedAsDataWithTheFileThatDiffers) {
   EXPECT_EQ(changed.err.find("corpus_size"), std::string::npos) << changed.err;
   // The same file with other contents is named as a changed corpus, not as its size.
   dir_.Write("c.jsonl", "{\"input_ids\":[1,2,3]}\n");
-  const Outcome edited = RunActexIn(dir_, dir_.path(), Extract("m", "c.jsonl", "out"));
+  const ActexOutcome edited = RunActexIn(dir_, dir_.path(), Extract("m", "c.jsonl", "out"));
   EXPECT_NE(edited.exit_code, 0);
   EXPECT_NE(edited.err.find("--data: the corpus files " + dir_.path() + "/c.jsonl changed"),
             std::string::npos)
@@ -120,7 +111,7 @@ TEST_F(PathSpelling, AChangedDataIsNamedAsDataWithTheFileThatDiffers) {
 }
 
 TEST_F(PathSpelling, VerifyReadsTheRecordedCorpusFromAnyDirectoryAndSaysWhich) {
-  const Outcome verify = RunActexIn(dir_, "/", {"verify", dir_.path() + "/out"});
+  const ActexOutcome verify = RunActexIn(dir_, "/", {"verify", dir_.path() + "/out"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   EXPECT_NE(verify.out.find("corpus: " + dir_.path() + "/c.jsonl (as host_00/metadata.json"),
             std::string::npos)
@@ -135,9 +126,10 @@ TEST_F(PathSpelling, VerifySaysWhereAnOlderOutputsRelativeCorpusPathsWereTaken) 
   nlohmann::json metadata = nlohmann::json::parse(std::ifstream(metadata_path));
   metadata["config"]["data"] = {"c.jsonl"};
   std::ofstream(metadata_path) << metadata.dump(2);
-  const Outcome verify = RunActexIn(dir_, dir_.path(), {"verify", "out"});
+  const ActexOutcome verify = RunActexIn(dir_, dir_.path(), {"verify", "out"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
-  EXPECT_NE(verify.out.find("corpus: " + dir_.path() + "/c.jsonl (as host_00/metadata.json names "
+  EXPECT_NE(verify.out.find("corpus: " + dir_.path() +
+                            "/c.jsonl (as host_00/metadata.json names "
                             "it; its relative paths are taken from the current directory " +
                             dir_.path() + ")"),
             std::string::npos)

@@ -16,17 +16,13 @@
 #include "extraction_reader.h"
 #include "manual_job.h"
 #include "run_support.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-nlohmann::json Metadata(const std::string& host_dir) {
-  std::ifstream file(host_dir + "/metadata.json");
-  return nlohmann::json::parse(file, nullptr, false);
-}
 
 // An uninterrupted run of `options` into `reference`, and a run into `out` that
 // `interrupt` stops once it has listed a shard.

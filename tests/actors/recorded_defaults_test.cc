@@ -9,21 +9,14 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string err;
-};
-
-Outcome RunActex(const TempDir& dir, std::vector<std::string> args) {
-  ActexProcess process(dir.path() + "/run", std::move(args), "/dev/null", dir.path());
-  Outcome outcome;
-  outcome.exit_code = process.Wait(std::chrono::seconds(120));
-  outcome.err = process.err();
-  return outcome;
+// actex run with `dir` as its current directory.
+ActexOutcome RunActexInside(const TempDir& dir, std::vector<std::string> args) {
+  return RunActex(dir.path() + "/run", std::move(args), std::chrono::seconds(120), dir.path());
 }
 
 // Rewrites host_00/metadata.json's config through `edit`.
@@ -40,15 +33,15 @@ TEST(RecordedDefaults, ARunRecordedBeforePrecisionExistedResumesAsFp32) {
   const std::vector<std::string> extract = {"extract", "--model",  ACTEX_FIXTURES_DIR "/qwen2-tiny",
                                             "--data",  "c.jsonl",  "--out",
                                             "out",     "--layers", "1"};
-  ASSERT_EQ(RunActex(dir, extract).exit_code, 0);
+  ASSERT_EQ(RunActexInside(dir, extract).exit_code, 0);
 
   EditRecordedConfig(dir, [](nlohmann::json& config) { config.erase("precision"); });
-  const Outcome older = RunActex(dir, extract);
+  const ActexOutcome older = RunActexInside(dir, extract);
   EXPECT_EQ(older.exit_code, 0) << older.err;
   EXPECT_NE(older.err.find("was already complete"), std::string::npos) << older.err;
 
   EditRecordedConfig(dir, [](nlohmann::json& config) { config["precision"] = "bf16"; });
-  const Outcome other = RunActex(dir, extract);
+  const ActexOutcome other = RunActexInside(dir, extract);
   EXPECT_NE(other.exit_code, 0);
   EXPECT_NE(other.err.find("--precision: "), std::string::npos) << other.err;
   EXPECT_NE(other.err.find("was written with \"bf16\", this run asks for \"fp32\""),

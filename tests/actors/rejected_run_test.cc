@@ -11,6 +11,8 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/fixture_dirs.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -18,15 +20,10 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kModel = ACTEX_FIXTURES_DIR "/qwen2-tiny";
 constexpr int kExitTooManyRejected = 3;
 
-ActexOutcome RunActex(const TempDir& dir, std::vector<std::string> args) {
-  return actex::RunActex(dir.path() + "/run", std::move(args));
-}
-
 std::vector<std::string> ExtractArgs(const TempDir& dir, const std::string& corpus,
-                                     const std::string& model = kModel) {
+                                     const std::string& model = kTinyModelDir) {
   return {"extract", "--model",           model,      "--data", corpus,
           "--out",   dir.path() + "/out", "--layers", "0",      "--dtype",
           "float32", "--blas-threads",    "1"};
@@ -108,7 +105,8 @@ TEST(RejectedRun, TokenizerWithIdsBeyondTheModelsVocabularyExitsThree) {
 
 TEST(RejectedRun, UnderTheFractionExitsZeroOverItThreeKeepingWhatWasWritten) {
   TempDir dir;
-  ActexOutcome mostly_good = RunActex(dir, ExtractArgs(dir, dir.Write("good.jsonl", MixedCorpus(8, 2))));
+  ActexOutcome mostly_good =
+      RunActex(dir, ExtractArgs(dir, dir.Write("good.jsonl", MixedCorpus(8, 2))));
   EXPECT_EQ(mostly_good.exit_code, 0) << mostly_good.err;
   EXPECT_THAT(mostly_good.err, HasSubstr("2 line(s) rejected"));
 

@@ -18,6 +18,7 @@
 #include "actors/node.h"
 #include "extraction_reader.h"
 #include "run_support.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -11,17 +11,14 @@
 
 #include "actors/extract_flag_table.h"
 #include "extraction_reader.h"
+#include "tests/support/fixture_dirs.h"
 
 namespace actex {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-namespace {
-
-const std::string kModel = ACTEX_FIXTURES_DIR "/qwen2-tiny";
-
-}  // namespace
+namespace {}  // namespace
 
 std::string Corpus(int documents) {
   std::ostringstream corpus;
@@ -39,7 +36,7 @@ std::string Corpus(int documents) {
 
 ExtractOptions SmallShardOptions(const std::string& corpus, const std::string& out) {
   ExtractOptions options;
-  options.model_dir = kModel;
+  options.model_dir = kTinyModelDir;
   options.data = {corpus};
   options.out_dir = out;
   options.layers = {0, 1};

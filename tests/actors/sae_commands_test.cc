@@ -19,6 +19,7 @@
 #include "storage/job_latents.h"
 #include "storage/latent_examples.h"
 #include "storage/latent_sites.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

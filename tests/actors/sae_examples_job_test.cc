@@ -18,6 +18,7 @@
 #include "manual_job.h"
 #include "run_support.h"
 #include "storage/job_latents.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

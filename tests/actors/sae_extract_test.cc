@@ -17,6 +17,7 @@
 #include "sae/sae_loader.h"
 #include "sae_run.h"
 #include "storage/latent_sites.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

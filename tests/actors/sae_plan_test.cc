@@ -8,16 +8,16 @@
 
 #include "actors/extract_options.h"
 #include "model/config_reader.h"
+#include "tests/support/fixture_dirs.h"
 
 namespace actex {
 namespace {
 
-const std::string kModel = std::string(ACTEX_FIXTURES_DIR) + "/qwen2-tiny";
 const std::string kSae = std::string(ACTEX_FIXTURES_DIR) + "/sae/saelens-topk";
 
 ExtractOptions SaeOptions(std::vector<int> layers, std::vector<std::string> saes) {
   ExtractOptions options;
-  options.model_dir = kModel;
+  options.model_dir = kTinyModelDir;
   options.data = {"c.jsonl"};
   options.out_dir = "out";
   options.layers = std::move(layers);
@@ -28,7 +28,7 @@ ExtractOptions SaeOptions(std::vector<int> layers, std::vector<std::string> saes
 }
 
 TEST(SaePlan, AShortFormIsResolvedAndTheSiteCapturedForStatisticsOnly) {
-  auto config = LoadModelConfig(kModel);
+  auto config = LoadModelConfig(kTinyModelDir);
   ASSERT_TRUE(config) << config.error();
   auto plan = PlanExtraction(SaeOptions({1}, {"resid_post=" + kSae}), *config);
   ASSERT_TRUE(plan) << plan.error();
@@ -42,7 +42,7 @@ TEST(SaePlan, AShortFormIsResolvedAndTheSiteCapturedForStatisticsOnly) {
 }
 
 TEST(SaePlan, AmbiguousOrRepeatedSitesAreRefusedNamingTheEntry) {
-  auto config = LoadModelConfig(kModel);
+  auto config = LoadModelConfig(kTinyModelDir);
   ASSERT_TRUE(config) << config.error();
   auto several = PlanSaes({"resid_post=" + kSae}, {0, 1}, *config);
   ASSERT_FALSE(several);
@@ -55,7 +55,7 @@ TEST(SaePlan, AmbiguousOrRepeatedSitesAreRefusedNamingTheEntry) {
 }
 
 TEST(SaePlan, LoadingSetsTheTopKSaesOwnKAndDigestsItsFiles) {
-  auto config = LoadModelConfig(kModel);
+  auto config = LoadModelConfig(kTinyModelDir);
   ASSERT_TRUE(config) << config.error();
   auto saes = PlanSaes({"blocks.1.hook_resid_post=" + kSae}, {1}, *config);
   ASSERT_TRUE(saes) << saes.error();
@@ -69,7 +69,7 @@ TEST(SaePlan, LoadingSetsTheTopKSaesOwnKAndDigestsItsFiles) {
 // Hosts compare SaeFingerprint at the rendezvous (RunFingerprint's "SAE files"): two SAEs
 // of one site differ there, by their files' digests, whatever their folders.
 TEST(SaePlan, TheFingerprintTellsSaesByTheirFiles) {
-  auto config = LoadModelConfig(kModel);
+  auto config = LoadModelConfig(kTinyModelDir);
   ASSERT_TRUE(config) << config.error();
   auto fingerprint_of = [&](const std::string& dir) {
     auto saes = PlanSaes({"blocks.1.hook_resid_post=" + dir}, {1}, *config);
@@ -83,7 +83,7 @@ TEST(SaePlan, TheFingerprintTellsSaesByTheirFiles) {
 }
 
 TEST(SaePlan, AnSaeOfAnotherLayerIsRefusedNamingBoth) {
-  auto config = LoadModelConfig(kModel);
+  auto config = LoadModelConfig(kTinyModelDir);
   ASSERT_TRUE(config) << config.error();
   auto saes = PlanSaes({"blocks.0.hook_resid_post=" + kSae}, {0}, *config);
   ASSERT_TRUE(saes) << saes.error();

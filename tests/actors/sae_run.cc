@@ -24,7 +24,7 @@ std::vector<std::string> SaeExtractArgs(const TempDir& dir, const std::string& s
                                         const std::string& sae) {
   return {"extract",
           "--model",
-          kSaeModel,
+          kTinyModelDir,
           "--data",
           dir.path() + "/c.jsonl",
           "--out",

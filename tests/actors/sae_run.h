@@ -9,10 +9,10 @@
 
 #include "actex_process.h"
 #include "extraction_reader.h"
+#include "tests/support/fixture_dirs.h"
 
 namespace actex {
 
-inline const std::string kSaeModel = std::string(ACTEX_FIXTURES_DIR) + "/qwen2-tiny";
 inline const std::string kSaeSite = "blocks.1.hook_resid_post";
 inline constexpr int kSaeTopK = 8;
 

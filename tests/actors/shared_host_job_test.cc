@@ -18,6 +18,7 @@
 #include "extraction_reader.h"
 #include "manual_job.h"
 #include "run_support.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

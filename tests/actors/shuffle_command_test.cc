@@ -15,6 +15,7 @@
 #include "run_support.h"
 #include "storage/shuffled_output.h"
 #include "tests/storage/synthetic_output.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -16,6 +16,7 @@
 #include "extraction_reader.h"
 #include "storage/shuffled_output.h"
 #include "tests/storage/synthetic_output.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

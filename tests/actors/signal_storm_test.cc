@@ -18,11 +18,11 @@
 
 #include "actors/node.h"
 #include "extraction_reader.h"
+#include "tests/support/fixture_dirs.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
-
-const std::string kModel = ACTEX_FIXTURES_DIR "/qwen2-tiny";
 
 std::atomic<int64_t> signals_handled{0};
 
@@ -86,7 +86,7 @@ ExtractOptions Options(const TempDir& dir) {
     corpus << nlohmann::json{{"input_ids", ids}}.dump() << '\n';
   }
   ExtractOptions options;
-  options.model_dir = kModel;
+  options.model_dir = kTinyModelDir;
   options.data = {dir.Write("corpus.jsonl", corpus.str())};
   options.out_dir = dir.path() + "/out";
   options.layers = {0, 1};

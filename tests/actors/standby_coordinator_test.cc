@@ -24,6 +24,7 @@
 #include "storage/host_folder_files.h"
 #include "tests/actors/extraction_reader.h"
 #include "tests/coordination/coordinator_test_util.h"
+#include "tests/support/test_files.h"
 #include "transport/wire.h"
 
 namespace actex {

@@ -17,6 +17,7 @@
 #include "actors/cli/local_cluster.h"
 #include "actors/extraction_summary.h"
 #include "leased_job_fixture.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -12,7 +12,7 @@
 namespace actex {
 namespace {
 
-constexpr auto kPatience = std::chrono::seconds(10);
+constexpr auto kTokenizerPatience = std::chrono::seconds(10);
 
 DocumentMessage Pretokenized(int64_t doc_id, std::vector<int32_t> ids) {
   DocumentMessage document;
@@ -60,7 +60,7 @@ class TokenizerActorTest : public ::testing::Test {
       int shard, std::vector<size_t>* chunk_ends = nullptr) {
     std::vector<TokenBatchMessage> batches;
     while (true) {
-      auto message = Receive(shards_[shard], kPatience);
+      auto message = Receive(shards_[shard], kTokenizerPatience);
       EXPECT_TRUE(message && *message) << "shard " << shard << " heard nothing";
       if (!message || !*message) return {batches, {}};
       if ((*message)->type == MessageType::kEndOfStream) {
@@ -145,7 +145,7 @@ TEST_F(TokenizerActorTest, ADrainEndsEveryStreamAfterTheChunkInProgress) {
   SendDocument(Pretokenized(0, {1, 2, 3}));
   SendDocument(Pretokenized(1, {4, 5, 6, 7}));
   SendDocument(Pretokenized(2, {8, 9, 10, 11, 12}));  // sends the first batch, waits packed
-  auto first = Receive(shards_[0], kPatience);
+  auto first = Receive(shards_[0], kTokenizerPatience);
   ASSERT_TRUE(first && *first);
   actor_->RequestDrain();
   SendChunkEnd(0, 3);
@@ -162,7 +162,7 @@ TEST_F(TokenizerActorTest, ADrainEndsEveryStreamAfterTheChunkInProgress) {
   auto [second, second_end] = DrainShard(1);
   EXPECT_EQ(second.size(), 2u);
   EXPECT_TRUE(second_end.drained);
-  auto rejects_end = Receive(rejects_, kPatience);
+  auto rejects_end = Receive(rejects_, kTokenizerPatience);
   ASSERT_TRUE(rejects_end && *rejects_end);
   ASSERT_EQ((*rejects_end)->type, MessageType::kEndOfStream);
   EXPECT_TRUE((*rejects_end)->As<EndOfStreamMessage>()->drained);
@@ -175,9 +175,9 @@ TEST_F(TokenizerActorTest, ADrainBetweenChunksEndsTheStreamsAtOnce) {
   Start(std::move(config), 1);
   SendDocument(Pretokenized(0, {1, 2}));
   SendChunkEnd(0, 1);
-  auto batch = Receive(shards_[0], kPatience);
+  auto batch = Receive(shards_[0], kTokenizerPatience);
   ASSERT_TRUE(batch && *batch);
-  auto chunk_end = Receive(shards_[0], kPatience);
+  auto chunk_end = Receive(shards_[0], kTokenizerPatience);
   ASSERT_TRUE(chunk_end && *chunk_end);
   EXPECT_EQ((*chunk_end)->type, MessageType::kChunkEnd);
   actor_->RequestDrain();
@@ -204,7 +204,7 @@ TEST_F(TokenizerActorTest, IdsOutsideTheVocabularyAreRejectedNamingTheIdAndCount
   EXPECT_EQ(end.documents, 1);
   EXPECT_EQ(end.rejected, 4 + 2);  // the loader's and its own
 
-  auto reject = Receive(rejects_, kPatience);
+  auto reject = Receive(rejects_, kTokenizerPatience);
   ASSERT_TRUE(reject && *reject);
   auto out_of_vocabulary = (*reject)->As<RejectMessage>();
   ASSERT_TRUE(out_of_vocabulary);
@@ -212,10 +212,10 @@ TEST_F(TokenizerActorTest, IdsOutsideTheVocabularyAreRejectedNamingTheIdAndCount
   EXPECT_EQ(out_of_vocabulary->line, 2);
   EXPECT_NE(out_of_vocabulary->reason.find("token id 50"), std::string::npos)
       << out_of_vocabulary->reason;
-  reject = Receive(rejects_, kPatience);
+  reject = Receive(rejects_, kTokenizerPatience);
   ASSERT_TRUE(reject && *reject);
   EXPECT_EQ((*reject)->As<RejectMessage>()->reason, "no tokens");
-  reject = Receive(rejects_, kPatience);
+  reject = Receive(rejects_, kTokenizerPatience);
   ASSERT_TRUE(reject && *reject);
   auto rejects_end = (*reject)->As<EndOfStreamMessage>();
   ASSERT_TRUE(rejects_end);
@@ -323,7 +323,7 @@ TEST_F(TokenizerActorTest, SeveralTokenizerThreadsSendWhatOneThreadInOrderSends)
   }
   std::vector<int64_t> rejected;
   while (true) {
-    auto message = Receive(rejects_, kPatience);
+    auto message = Receive(rejects_, kTokenizerPatience);
     ASSERT_TRUE(message && *message);
     if ((*message)->type == MessageType::kEndOfStream) break;
     rejected.push_back((*message)->As<RejectMessage>()->doc_id);

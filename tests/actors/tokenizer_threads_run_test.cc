@@ -8,7 +8,7 @@
 #include <iterator>
 
 #include "actex_process.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "extraction_reader.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -15,6 +15,7 @@
 #include "extraction_reader.h"
 #include "run_support.h"
 #include "storage/upload_ledger.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -15,6 +15,8 @@
 #include "actex_process.h"
 #include "actors/node.h"
 #include "extraction_reader.h"
+#include "tests/support/fixture_dirs.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -25,27 +27,6 @@ using ::testing::Not;
 
 constexpr std::chrono::seconds kVerifyLimit{60};
 
-std::string Slurp(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-void Spill(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-nlohmann::json ReadJson(const std::string& path) { return nlohmann::json::parse(Slurp(path)); }
-void WriteJson(const std::string& path, const nlohmann::json& value) {
-  Spill(path, value.dump(2) + "\n");
-}
-
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
 class VerifyCommand : public testing::Test {
  protected:
   // One real extraction for the whole suite: documents 0, 1, 3, 4 written one per
@@ -53,7 +34,7 @@ class VerifyCommand : public testing::Test {
   static void SetUpTestSuite() {
     run_ = new TempDir();
     ExtractOptions options;
-    options.model_dir = ACTEX_FIXTURES_DIR "/qwen2-tiny";
+    options.model_dir = kTinyModelDir;
     options.data = {run_->Write("corpus.jsonl",
                                 "{\"input_ids\": [1, 2, 3]}\n{\"input_ids\": [4, 5]}\nnot json\n"
                                 "{\"input_ids\": [6, 7, 8, 9]}\n{\"input_ids\": [10]}\n")};
@@ -80,14 +61,9 @@ class VerifyCommand : public testing::Test {
   std::string Out() const { return dir_.path() + "/out"; }
   std::string Host() const { return Out() + "/host_00"; }
 
-  Outcome Verify(std::vector<std::string> args = {}) const {
+  ActexOutcome Verify(std::vector<std::string> args = {}) const {
     args.insert(args.begin(), {"verify", Out()});
-    ActexProcess process(dir_.path() + "/verify", args);
-    Outcome outcome;
-    outcome.exit_code = process.Wait(kVerifyLimit);
-    outcome.out = process.out();
-    outcome.err = process.err();
-    return outcome;
+    return RunActex(dir_.path() + "/verify", std::move(args), kVerifyLimit);
   }
 
   static TempDir* run_;
@@ -97,7 +73,7 @@ class VerifyCommand : public testing::Test {
 TempDir* VerifyCommand::run_ = nullptr;
 
 TEST_F(VerifyCommand, CleanRunExitsZeroWithTheSummary) {
-  Outcome outcome = Verify();
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 0) << outcome.out << outcome.err;
   const auto bytes = ReadJson(Host() + "/metadata.json")["totals"]["bytes"].get<int64_t>();
   EXPECT_THAT(outcome.out, HasSubstr("verified 5 documents: 4 written, 1 rejected, 0 missing, "
@@ -108,12 +84,12 @@ TEST_F(VerifyCommand, CleanRunExitsZeroWithTheSummary) {
 
 TEST_F(VerifyCommand, FlippedByteIsACrcFault) {
   const std::string shard = Host() + "/shard_000002.safetensors";
-  std::string bytes = Slurp(shard);
+  std::string bytes = ReadBytes(shard);
   uint64_t header = 0;
   std::memcpy(&header, bytes.data(), sizeof(header));
   bytes[8 + header] ^= 0x10;
-  Spill(shard, bytes);
-  Outcome outcome = Verify();
+  WriteBytes(shard, bytes);
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 1);
   EXPECT_THAT(outcome.out, HasSubstr("fault: host_00/shard_000002.safetensors: crc32 is "));
   EXPECT_THAT(outcome.out, HasSubstr("FAILED: 1 faults"));
@@ -122,7 +98,7 @@ TEST_F(VerifyCommand, FlippedByteIsACrcFault) {
 TEST_F(VerifyCommand, TruncatedShardIsASizeFault) {
   const std::string shard = Host() + "/shard_000003.safetensors";
   fs::resize_file(shard, fs::file_size(shard) - 100);
-  Outcome outcome = Verify();
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 1);
   EXPECT_THAT(outcome.out, HasSubstr("fault: host_00/shard_000003.safetensors: is "));
   EXPECT_THAT(outcome.out, HasSubstr("1 documents missing (neither written nor in a "
@@ -131,7 +107,7 @@ TEST_F(VerifyCommand, TruncatedShardIsASizeFault) {
 
 TEST_F(VerifyCommand, DeletedShardIsAFault) {
   fs::remove(Host() + "/shard_000001.safetensors");
-  Outcome outcome = Verify();
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 1);
   EXPECT_THAT(outcome.out, HasSubstr("fault: host_00/shard_000001.safetensors: listed in "
                                      "metadata.json but missing"));
@@ -139,12 +115,12 @@ TEST_F(VerifyCommand, DeletedShardIsAFault) {
 
 TEST_F(VerifyCommand, TamperedHeaderIsAFault) {
   const std::string shard = Host() + "/shard_000004.safetensors";
-  std::string bytes = Slurp(shard);
+  std::string bytes = ReadBytes(shard);
   const size_t at = bytes.find("\"I64\"");
   ASSERT_NE(at, std::string::npos);
   bytes.replace(at, 5, "\"U64\"");
-  Spill(shard, bytes);
-  Outcome outcome = Verify();
+  WriteBytes(shard, bytes);
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 1);
   EXPECT_THAT(outcome.out, HasSubstr("fault: host_00/shard_000004.safetensors: tensor "
                                      "\"doc_ids\" is U64, expected I64"));
@@ -155,7 +131,7 @@ TEST_F(VerifyCommand, ListingWithOtherDocIdsIsAFault) {
   metadata["shards"][3]["first_doc_id"] = 5;
   metadata["shards"][3]["last_doc_id"] = 5;
   WriteJson(Host() + "/metadata.json", metadata);
-  Outcome outcome = Verify();
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 1);
   EXPECT_THAT(outcome.out, HasSubstr("fault: host_00/shard_000004.safetensors: holds documents "
                                      "4..4, metadata.json lists 5..5"));
@@ -171,7 +147,7 @@ TEST_F(VerifyCommand, DocumentWithoutShardOrListingIsMissing) {
   metadata["totals"]["shards"] = 3;
   WriteJson(Host() + "/metadata.json", metadata);
   fs::remove(Host() + "/" + entry["file"].get<std::string>());
-  Outcome outcome = Verify();
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 1);
   EXPECT_THAT(outcome.out, HasSubstr("fault: 1 documents missing (neither written nor in a "
                                      "rejects.jsonl): 1\n"));
@@ -181,7 +157,7 @@ TEST_F(VerifyCommand, DocumentWithoutShardOrListingIsMissing) {
 
 TEST_F(VerifyCommand, HostFolderCopiedIntoASecondFolderDuplicatesItsDocuments) {
   fs::copy(Host(), Out() + "/host_01", fs::copy_options::recursive);
-  Outcome outcome = Verify();
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 1);
   EXPECT_THAT(outcome.out,
               HasSubstr("fault: 5 documents duplicated (written or rejected more than once): 0 "
@@ -194,19 +170,19 @@ TEST_F(VerifyCommand, UnfinishedRunFailsUnlessAllowed) {
   nlohmann::json metadata = ReadJson(Host() + "/metadata.json");
   metadata["complete"] = false;
   WriteJson(Host() + "/metadata.json", metadata);
-  Outcome outcome = Verify();
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 1);
   EXPECT_THAT(outcome.out, HasSubstr("fault: host_00: did not finish (\"complete\": false): "
                                      "resume the run"));
-  Outcome allowed = Verify({"--allow-incomplete"});
+  ActexOutcome allowed = Verify({"--allow-incomplete"});
   EXPECT_EQ(allowed.exit_code, 0) << allowed.out;
   EXPECT_THAT(allowed.out, HasSubstr("host_00: incomplete, 4 shards"));
 }
 
 TEST_F(VerifyCommand, LeftoversOfAnInterruptedRunAreWarningsOnly) {
   fs::copy_file(Host() + "/shard_000004.safetensors", Host() + "/shard_000005.safetensors");
-  Spill(Host() + "/shard_000006.safetensors.tmp", "half a shard");
-  Outcome outcome = Verify();
+  WriteBytes(Host() + "/shard_000006.safetensors.tmp", "half a shard");
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 0) << outcome.out;
   EXPECT_THAT(outcome.out, HasSubstr("warning: host_00/shard_000005.safetensors: shard not "
                                      "listed in metadata.json"));
@@ -221,7 +197,7 @@ TEST_F(VerifyCommand, MovedCorpusIsGivenWithData) {
   fs::copy_file(metadata["config"]["data"][0].get<std::string>(), moved);
   metadata["config"]["data"] = {dir_.path() + "/gone.jsonl"};
   WriteJson(Host() + "/metadata.json", metadata);
-  Outcome outcome = Verify();
+  ActexOutcome outcome = Verify();
   EXPECT_EQ(outcome.exit_code, 1);
   EXPECT_THAT(outcome.out, HasSubstr("if it moved, give its files with --data"));
   outcome = Verify({"--data", moved});

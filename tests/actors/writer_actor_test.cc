@@ -12,12 +12,13 @@
 
 #include "extraction_reader.h"
 #include "storage/shard_listing.h"
+#include "tests/support/test_files.h"
 #include "transport/wire.h"
 
 namespace actex {
 namespace {
 
-constexpr auto kPatience = std::chrono::seconds(10);
+constexpr auto kWriterPatience = std::chrono::seconds(10);
 constexpr int kWidth = 2;  // one site, blocks.0.hook_resid_post
 
 // A batch of `sequences` whose site rows are 100 * doc_id + token position.
@@ -98,10 +99,10 @@ class WriterActorTest : public ::testing::Test {
     }
     return events;
   }
-  // The next event of `kind`, skipping the others; an empty event after kPatience.
+  // The next event of `kind`, skipping the others; an empty event after kWriterPatience.
   MonitorEventMessage NextEvent(const std::string& kind) {
     while (true) {
-      auto event = Receive(events_, kPatience);
+      auto event = Receive(events_, kWriterPatience);
       EXPECT_TRUE(event && *event) << "no " << kind << " event";
       if (!event || !*event) return {};
       MonitorEventMessage message = *(*event)->As<MonitorEventMessage>();
@@ -303,7 +304,7 @@ TEST_F(WriterEstimateTest, ReportsTheEstimatedTotalThenTheExactOne) {
   // shard its batch closes (documents of 10 tokens fill a 64-byte shard each).
   auto next_shard_event = [this]() {
     while (true) {
-      auto event = Receive(events_, kPatience);
+      auto event = Receive(events_, kWriterPatience);
       EXPECT_TRUE(event && *event) << "no shard_written event";
       if (!event || !*event) return MonitorEventMessage{};
       auto message = (*event)->As<MonitorEventMessage>();

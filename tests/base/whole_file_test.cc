@@ -11,7 +11,7 @@ namespace actex {
 namespace {
 
 TEST(ReadWholeFile, ReadsEveryByteAndNamesAMissingFile) {
-  const std::string path = testing::TempDir() + "/whole_file_test.bin";
+  const std::string path = ::testing::TempDir() + "/whole_file_test.bin";
   const std::string bytes("a\0b\nc", 5);
   std::ofstream(path, std::ios::binary) << bytes;
   EXPECT_EQ(ReadWholeFile(path), bytes);
@@ -23,7 +23,7 @@ TEST(ReadWholeFile, ReadsEveryByteAndNamesAMissingFile) {
 
 // A FIFO would block open(2) and read(2) forever; it must be refused at once.
 TEST(ReadWholeFile, RefusesAFifoADeviceAndADirectoryNamingWhatTheyAre) {
-  const std::string dir = testing::TempDir() + "/whole_file_kinds";
+  const std::string dir = ::testing::TempDir() + "/whole_file_kinds";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directory(dir);
   ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0644), 0);
@@ -37,7 +37,7 @@ TEST(ReadWholeFile, RefusesAFifoADeviceAndADirectoryNamingWhatTheyAre) {
 }
 
 TEST(ReadWholeFile, RefusesAFileOverTheBoundUnread) {
-  const std::string path = testing::TempDir() + "/whole_file_big";
+  const std::string path = ::testing::TempDir() + "/whole_file_big";
   std::ofstream(path) << "0123456789";
   EXPECT_EQ(ReadWholeFile(path, 10), "0123456789");
   EXPECT_EQ(ReadWholeFile(path, 9).error(),
@@ -48,7 +48,7 @@ TEST(ReadWholeFile, RefusesAFileOverTheBoundUnread) {
 }
 
 TEST(ReadWholeFile, SaysWhereADanglingOrLoopingSymlinkPoints) {
-  const std::string dir = testing::TempDir() + "/whole_file_links";
+  const std::string dir = ::testing::TempDir() + "/whole_file_links";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directory(dir);
   std::filesystem::create_symlink(dir + "/gone", dir + "/dangling");

@@ -27,6 +27,7 @@ using coordinator_test::Collect;
 using coordinator_test::FastOptions;
 using coordinator_test::ForEachClient;
 using coordinator_test::FreeTcpPort;
+using coordinator_test::Hellos;
 using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
@@ -35,12 +36,6 @@ using coordinator_test::WaitUntil;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-std::vector<HelloMessage> Hellos(int num_hosts) {
-  std::vector<HelloMessage> hellos;
-  for (int id = 0; id < num_hosts; ++id) hellos.push_back(MakeHello(id, num_hosts));
-  return hellos;
-}
 
 TEST(CoordinatorLiveness, SilentHostIsLostAfterTheHeartbeatTimeout) {
   zmq::context_t context;

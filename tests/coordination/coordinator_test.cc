@@ -17,6 +17,7 @@ namespace {
 using coordinator_test::ClientOptionsFor;
 using coordinator_test::FastOptions;
 using coordinator_test::ForEachClient;
+using coordinator_test::Hellos;
 using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
@@ -25,12 +26,6 @@ using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using ::testing::StartsWith;
 using namespace std::chrono_literals;
-
-std::vector<HelloMessage> Hellos(int num_hosts) {
-  std::vector<HelloMessage> hellos;
-  for (int id = 0; id < num_hosts; ++id) hellos.push_back(MakeHello(id, num_hosts));
-  return hellos;
-}
 
 class RendezvousOfHosts : public ::testing::TestWithParam<int> {};
 

@@ -92,6 +92,13 @@ inline HelloMessage MakeHello(int host_id, int num_hosts) {
   return hello;
 }
 
+// The Hellos of hosts 0 to num_hosts - 1 of one job.
+inline std::vector<HelloMessage> Hellos(int num_hosts) {
+  std::vector<HelloMessage> hellos;
+  for (int id = 0; id < num_hosts; ++id) hellos.push_back(MakeHello(id, num_hosts));
+  return hellos;
+}
+
 using JoinResult = std::expected<std::unique_ptr<CoordinatorClient>, std::string>;
 
 // Joins every Hello at once, one thread each, and returns the results in order.

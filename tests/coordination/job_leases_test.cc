@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/actors/extraction_reader.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/whole_file.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -121,11 +121,16 @@ TEST(LeaseLog, EveryWordOfEveryLineEditedCarelesslyIsReplayedOrRefusedNamingTheL
   // A log as actex writes it; each word of each line in turn is replaced, dropped or
   // doubled. Replaying must never crash: it either takes the edited log as records
   // the table accepts, or refuses it naming the file and the line.
-  const std::vector<std::string> lines = {
-      "actex-leases 1 chunk_docs 8", "granted 0 a", "granted 1 b", "listing 1 b",
-      "listed 1 b",                  "lost a",      "released a",  "ended 5"};
-  const std::vector<std::string> words = {"", "-1", "x", "99999999999999999999", "null",
-                                          "1.5", "{}", "0x10", " ", "\xff"};
+  const std::vector<std::string> lines = {"actex-leases 1 chunk_docs 8",
+                                          "granted 0 a",
+                                          "granted 1 b",
+                                          "listing 1 b",
+                                          "listed 1 b",
+                                          "lost a",
+                                          "released a",
+                                          "ended 5"};
+  const std::vector<std::string> words = {
+      "", "-1", "x", "99999999999999999999", "null", "1.5", "{}", "0x10", " ", "\xff"};
   TempDir dir;
   const std::string path = dir.File("leases.log");
   int edits = 0, refused = 0;

@@ -9,6 +9,7 @@
 #include "model/decoder_forward.h"
 #include "model/shard_plan.h"
 #include "tests/model/model_test_util.h"
+#include "tests/support/fixture_dirs.h"
 
 namespace actex {
 namespace {
@@ -22,7 +23,7 @@ std::expected<std::unique_ptr<DecoderShard>, std::string> CudaShardOf(const std:
 
 TEST(CudaDevice, WithoutTheCudaBuildEveryShardIsRefusedSayingSo) {
   if (CudaBuilt()) GTEST_SKIP() << "this build has the CUDA device";
-  auto shard = CudaShardOf(testing::TinyFixtureDir());
+  auto shard = CudaShardOf(kTinyModelDir);
   ASSERT_FALSE(shard.has_value());
   EXPECT_NE(shard.error().find("built without CUDA"), std::string::npos) << shard.error();
   EXPECT_NE(shard.error().find("--device cpu"), std::string::npos) << shard.error();
@@ -32,14 +33,14 @@ TEST(CudaDevice, WithoutTheCudaBuildEveryShardIsRefusedSayingSo) {
 TEST(CudaDevice, WithoutAUsableGpuTheShardIsRefusedNamingWhy) {
   if (!CudaBuilt()) GTEST_SKIP() << "built without CUDA";
   if (UsableGpuCount().has_value()) GTEST_SKIP() << "this machine has a usable GPU";
-  auto shard = CudaShardOf(testing::TinyFixtureDir());
+  auto shard = CudaShardOf(kTinyModelDir);
   ASSERT_FALSE(shard.has_value());
   EXPECT_NE(shard.error().find("no usable GPU"), std::string::npos) << shard.error();
   std::printf("refused: %s\n", shard.error().c_str());
 }
 
 TEST(CudaDevice, FewerThanOneHostThreadIsRefused) {
-  auto weights = ModelWeights::Open(testing::TinyFixtureDir());
+  auto weights = ModelWeights::Open(kTinyModelDir);
   ASSERT_TRUE(weights.has_value()) << weights.error();
   auto slice = PlanShard((*weights)->config(), 0, 1);
   auto shard = DecoderShard::Create(*weights, *slice, {{SiteKind::kResidPost, 0}},

@@ -28,11 +28,12 @@
 #include "storage/safetensors.h"
 #include "tests/model/family_fixture.h"
 #include "tests/model/model_test_util.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
-using testing::WorstErrors;
+using test_support::WorstErrors;
 
 // Why a GPU case cannot run here (it then skips), or nothing. The emulator always offers
 // its GPU: a case that skipped there would prove nothing, so there it fails instead.
@@ -49,11 +50,11 @@ class GpuParityTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
-    auto files = testing::OpenFamilyFiles(GetParam());
+    auto files = test_support::OpenFamilyFiles(GetParam());
     ASSERT_TRUE(files.has_value()) << files.error();
     files_ = std::move(*files);
     comparisons_ =
-        testing::Comparisons(files_.weights->config(), files_.expected.get(), files_.z.get());
+        test_support::Comparisons(files_.weights->config(), files_.expected.get(), files_.z.get());
   }
 
   // Runs every case of the fixture on `shards` shards of GPU 0 in `precision` and checks
@@ -64,13 +65,13 @@ class GpuParityTest : public ::testing::TestWithParam<std::string> {
                     Precision precision, int shards, float bound, WorstErrors& worst) {
     const std::string label =
         GetParam() + " " + PrecisionName(precision) + " S=" + std::to_string(shards);
-    testing::ExpectEveryCaseMatches(
+    test_support::ExpectEveryCaseMatches(
         files_.weights, *files_.expected, reference, reference_z, comparisons_,
         CudaShardDevices({.gpu = 0, .precision = precision}), shards, bound, label, worst,
         /*routing_must_match=*/precision == Precision::kFp32);
   }
 
-  testing::FamilyFiles files_;
+  test_support::FamilyFiles files_;
   std::vector<std::pair<Site, std::string>> comparisons_;
 };
 
@@ -78,21 +79,21 @@ TEST_P(GpuParityTest, Fp32MatchesHuggingFaceAtEverySiteOnOneAndTwoShards) {
   WorstErrors worst;
   for (int shards : {1, 2})
     CheckAgainst(*files_.expected, *files_.z, Precision::kFp32, shards, 2e-5f, worst);
-  testing::PrintWorst(GetParam() + " GPU fp32 S=1,2", worst);
+  test_support::PrintWorst(GetParam() + " GPU fp32 S=1,2", worst);
 }
 
 TEST_P(GpuParityTest, Bf16StaysWithinItsBoundOfHuggingFace) {
   WorstErrors worst, before_routing;
   for (int shards : {1, 2}) {
-    testing::ExpectBf16WithinBounds(GetParam(), files_, comparisons_,
-                                    CudaShardDevices({.gpu = 0, .precision = Precision::kBf16}),
-                                    shards, GetParam() + " gpu bf16 S=" + std::to_string(shards),
-                                    worst, before_routing);
+    test_support::ExpectBf16WithinBounds(
+        GetParam(), files_, comparisons_,
+        CudaShardDevices({.gpu = 0, .precision = Precision::kBf16}), shards,
+        GetParam() + " gpu bf16 S=" + std::to_string(shards), worst, before_routing);
   }
-  if (testing::IsMixtureOfExperts(GetParam())) {
-    testing::PrintWorst(GetParam() + " GPU bf16 before routing", before_routing);
+  if (test_support::IsMixtureOfExperts(GetParam())) {
+    test_support::PrintWorst(GetParam() + " GPU bf16 before routing", before_routing);
   }
-  testing::PrintWorst(GetParam() + " GPU bf16 vs HF fp32", worst);
+  test_support::PrintWorst(GetParam() + " GPU bf16 vs HF fp32", worst);
   const char* hf_bf16_dir = std::getenv("ACTEX_HF_BF16_DIR");
   if (hf_bf16_dir == nullptr) return;
   const std::string path = std::string(hf_bf16_dir) + "/" + GetParam() + ".safetensors";
@@ -107,30 +108,32 @@ TEST_P(GpuParityTest, Bf16StaysWithinItsBoundOfHuggingFace) {
   // HF's own bf16 run against its fp32 one, and ours against HF's bf16: printed, bounded
   // only loosely (two bf16 roundings of different steps may differ by both errors).
   WorstErrors theirs, ours;
-  for (const std::string& name : testing::SingleSequenceCases(*files_.expected)) {
+  for (const std::string& name : test_support::SingleSequenceCases(*files_.expected)) {
     if ((*hf_bf16)->tensors().count(name + ".hidden_states.0") == 0) continue;
-    const std::vector<int32_t> ids = testing::ReadInts(*files_.expected, name + ".input_ids");
+    const std::vector<int32_t> ids = test_support::ReadInts(*files_.expected, name + ".input_ids");
     std::vector<SiteActivations> hf_as_captures;
     for (const auto& [site, tensor] : comparisons_) {
       SiteActivations capture;
       capture.site = site;
       capture.width = site.Width(files_.weights->config());
       if (site.IsInteger()) {
-        capture.integers = testing::ReadInts(**hf_bf16, name + "." + tensor);
+        capture.integers = test_support::ReadInts(**hf_bf16, name + "." + tensor);
       } else {
-        capture.values = testing::ReadFloats(**hf_bf16, name + "." + tensor);
+        capture.values = test_support::ReadFloats(**hf_bf16, name + "." + tensor);
       }
       hf_as_captures.push_back(std::move(capture));
     }
-    testing::ExpectMatchesFixture(hf_as_captures, comparisons_, *files_.expected, *files_.z, name,
-                                  0, static_cast<int64_t>(ids.size()), "HF bf16", theirs, 1.0f,
-                                  /*routing_must_match=*/false);
+    test_support::ExpectMatchesFixture(hf_as_captures, comparisons_, *files_.expected, *files_.z,
+                                       name, 0, static_cast<int64_t>(ids.size()), "HF bf16", theirs,
+                                       1.0f,
+                                       /*routing_must_match=*/false);
   }
-  const float loose = testing::IsMixtureOfExperts(GetParam()) ? testing::kBf16MoeBound
-                                                              : 2 * testing::kBf16DenseBound;
+  const float loose = test_support::IsMixtureOfExperts(GetParam())
+                          ? test_support::kBf16MoeBound
+                          : 2 * test_support::kBf16DenseBound;
   CheckAgainst(**hf_bf16, **hf_bf16, Precision::kBf16, 1, loose, ours);
-  testing::PrintWorst(GetParam() + " HF bf16 vs HF fp32", theirs);
-  testing::PrintWorst(GetParam() + " GPU bf16 vs HF bf16", ours);
+  test_support::PrintWorst(GetParam() + " HF bf16 vs HF fp32", theirs);
+  test_support::PrintWorst(GetParam() + " GPU bf16 vs HF bf16", ours);
 }
 
 TEST_P(GpuParityTest, AGpuPastTheOnesThereAreIsRefused) {
@@ -166,7 +169,7 @@ class GpuMatchesCpu : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuMatchesCpu, OnRealWidthsAndLongPackedSequences) {
   if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
-  testing::TempDir dir;
+  TempDir dir;
   RandomModelOptions options;
   options.output_dir = dir.path();
   options.preset = GetParam();
@@ -190,16 +193,16 @@ TEST_P(GpuMatchesCpu, OnRealWidthsAndLongPackedSequences) {
                                    {SiteKind::kMlpPost, 0},
                                    {SiteKind::kResidPost, 1},
                                    {SiteKind::kLnFinal, -1}};
-  const auto cpu = testing::RunShards(
+  const auto cpu = test_support::RunShards(
       *weights, 1, sites, batch,
       CpuShardDevices(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
   ASSERT_EQ(cpu.size(), 1u);
   for (int shards : {1, 2}) {
-    const auto gpu = testing::RunShards(*weights, shards, sites, batch, CudaShardDevices({}));
+    const auto gpu = test_support::RunShards(*weights, shards, sites, batch, CudaShardDevices({}));
     ASSERT_EQ(static_cast<int>(gpu.size()), shards);
     for (size_t i = 0; i < sites.size(); ++i) {
-      const float difference = testing::MaxAbsDifference(gpu[0][i].values, cpu[0][i].values);
-      const float scale = testing::MaxAbs(cpu[0][i].values);
+      const float difference = test_support::MaxAbsDifference(gpu[0][i].values, cpu[0][i].values);
+      const float scale = test_support::MaxAbs(cpu[0][i].values);
       EXPECT_LE(difference, 2e-5f * scale)
           << GetParam() << " S=" << shards << " " << sites[i].HookName();
       std::printf("gpu vs cpu %s S=%d %s: max|d|/max|ref| %.2g over %zu tokens\n",
@@ -211,10 +214,11 @@ TEST_P(GpuMatchesCpu, OnRealWidthsAndLongPackedSequences) {
 
 INSTANTIATE_TEST_SUITE_P(Presets, GpuMatchesCpu,
                          ::testing::Values("qwen2.5-0.5b", "gemma-2-2b", "gpt2"),
-                         testing::FamilyTestName);
+                         test_support::FamilyTestName);
 
-INSTANTIATE_TEST_SUITE_P(ModelFamilies, GpuParityTest, ::testing::ValuesIn(testing::EveryFamily()),
-                         testing::FamilyTestName);
+INSTANTIATE_TEST_SUITE_P(ModelFamilies, GpuParityTest,
+                         ::testing::ValuesIn(test_support::EveryFamily()),
+                         test_support::FamilyTestName);
 
 }  // namespace
 }  // namespace actex

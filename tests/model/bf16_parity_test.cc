@@ -31,7 +31,7 @@
 namespace actex {
 namespace {
 
-using testing::WorstErrors;
+using test_support::WorstErrors;
 
 class CpuBf16ParityTest : public ::testing::TestWithParam<std::string> {};
 
@@ -39,20 +39,20 @@ TEST_P(CpuBf16ParityTest, StaysWithinItsBoundOfHuggingFaceOnOneAndTwoShards) {
   if (auto supported = Bf16ProductsSupported(); !supported) {
     GTEST_SKIP() << supported.error();
   }
-  auto files = testing::OpenFamilyFiles(GetParam());
+  auto files = test_support::OpenFamilyFiles(GetParam());
   ASSERT_TRUE(files.has_value()) << files.error();
   const auto comparisons =
-      testing::Comparisons(files->weights->config(), files->expected.get(), files->z.get());
+      test_support::Comparisons(files->weights->config(), files->expected.get(), files->z.get());
   WorstErrors worst, before_routing;
   for (int shards : {1, 2}) {
-    testing::ExpectBf16WithinBounds(
+    test_support::ExpectBf16WithinBounds(
         GetParam(), *files, comparisons, CpuShardDevices(2, Precision::kBf16), shards,
         GetParam() + " cpu bf16 S=" + std::to_string(shards), worst, before_routing);
   }
-  if (testing::IsMixtureOfExperts(GetParam())) {
-    testing::PrintWorst(GetParam() + " CPU bf16 before routing", before_routing);
+  if (test_support::IsMixtureOfExperts(GetParam())) {
+    test_support::PrintWorst(GetParam() + " CPU bf16 before routing", before_routing);
   }
-  testing::PrintWorst(GetParam() + " CPU bf16 vs HF fp32 S=1,2", worst);
+  test_support::PrintWorst(GetParam() + " CPU bf16 vs HF fp32 S=1,2", worst);
 }
 
 // Untapped, the MLP's activation reaches down_proj only in bfloat16 (cpu_shard_device.cc,
@@ -60,25 +60,25 @@ TEST_P(CpuBf16ParityTest, StaysWithinItsBoundOfHuggingFaceOnOneAndTwoShards) {
 TEST(CpuBf16Device, UntappedMlpActivationGivesTheBitsOfATappedOne) {
   if (auto supported = Bf16ProductsSupported(); !supported) GTEST_SKIP() << supported.error();
   for (const std::string family : {"llama", "gpt2", "gemma2"}) {  // SwiGLU, GELU, GeGLU
-    auto weights = ModelWeights::Open(testing::FamilyDir(family));
+    auto weights = ModelWeights::Open(test_support::FamilyDir(family));
     ASSERT_TRUE(weights.has_value()) << weights.error();
     const int last = (*weights)->config().layers - 1;
     const std::vector<Site> untapped = {{SiteKind::kResidPost, last}};
     std::vector<Site> tapped = untapped;
     for (int layer = 0; layer <= last; ++layer) tapped.push_back({SiteKind::kMlpPost, layer});
-    const PackedBatch batch = testing::SingleSequence(
+    const PackedBatch batch = test_support::SingleSequence(
         {1, 5, 9, 2, 7, 3, 8, 4, 6, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
     const auto plain =
-        testing::RunShards(*weights, 1, untapped, batch, CpuShardDevices(2, Precision::kBf16));
+        test_support::RunShards(*weights, 1, untapped, batch, CpuShardDevices(2, Precision::kBf16));
     const auto with_taps =
-        testing::RunShards(*weights, 1, tapped, batch, CpuShardDevices(2, Precision::kBf16));
+        test_support::RunShards(*weights, 1, tapped, batch, CpuShardDevices(2, Precision::kBf16));
     EXPECT_EQ(plain[0][0].values, with_taps[0][0].values) << family;
     EXPECT_NE(with_taps[0][1].values, std::vector<float>(with_taps[0][1].values.size(), 0.0f));
   }
 }
 
 TEST(CpuBf16Device, IsRefusedNamingWhyWhereUnsupportedElseDescribedAsBf16) {
-  auto weights = ModelWeights::Open(testing::FamilyDir("llama"));
+  auto weights = ModelWeights::Open(test_support::FamilyDir("llama"));
   ASSERT_TRUE(weights.has_value()) << weights.error();
   auto slice = PlanShard((*weights)->config(), 0, 1);
   ASSERT_TRUE(slice.has_value()) << slice.error();
@@ -97,7 +97,8 @@ TEST(CpuBf16Device, IsRefusedNamingWhyWhereUnsupportedElseDescribedAsBf16) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryFamily, CpuBf16ParityTest,
-                         ::testing::ValuesIn(testing::EveryFamily()), testing::FamilyTestName);
+                         ::testing::ValuesIn(test_support::EveryFamily()),
+                         test_support::FamilyTestName);
 
 }  // namespace
 }  // namespace actex

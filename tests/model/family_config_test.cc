@@ -18,6 +18,7 @@
 #include "model/shard_plan.h"
 #include "model/shard_weights.h"
 #include "tests/model/model_test_util.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -43,10 +44,10 @@ ModelConfig LoadOrFail(const std::string& dir) {
 
 // The error LoadModelConfig gives for `family`'s config with `edit` applied.
 std::string ErrorAfter(const std::string& family, void (*edit)(nlohmann::json&)) {
-  testing::TempDir dir;
+  TempDir dir;
   nlohmann::json json = FamilyConfigJson(family);
   edit(json);
-  std::ofstream(dir / "config.json") << json.dump(2);
+  std::ofstream(dir.File("config.json")) << json.dump(2);
   auto config = LoadModelConfig(dir.path());
   EXPECT_FALSE(config.has_value()) << family;
   return config.has_value() ? std::string() : config.error();
@@ -71,13 +72,13 @@ TEST(FamilyConfig, LlamaReadsLlama3RopeScalingAndBiases) {
 }
 
 TEST(FamilyConfig, NewerRopeParametersEqualRopeScaling) {
-  testing::TempDir dir;
+  TempDir dir;
   nlohmann::json json = FamilyConfigJson("llama");
   json["rope_parameters"] = json["rope_scaling"];
   json["rope_parameters"]["rope_theta"] = json["rope_theta"];
   json.erase("rope_scaling");
   json.erase("rope_theta");
-  std::ofstream(dir / "config.json") << json.dump(2);
+  std::ofstream(dir.File("config.json")) << json.dump(2);
   const ModelConfig newer = LoadOrFail(dir.path());
   const ModelConfig older = LoadOrFail(FamilyDir("llama"));
   EXPECT_EQ(RopeInverseFrequencies(16, newer.rope), RopeInverseFrequencies(16, older.rope));
@@ -156,11 +157,11 @@ TEST(FamilyConfig, RefusesWhatWouldChangeTheMathNamingTheField) {
 }
 
 TEST(FamilyWeights, NamesAMissingFamilyTensor) {
-  testing::TempDir dir;
-  testing::CopyFolder(FamilyDir("qwen3"), dir.path());
+  TempDir dir;
+  test_support::CopyFolder(FamilyDir("qwen3"), dir.path());
   nlohmann::json json = FamilyConfigJson("qwen3");
   json["num_hidden_layers"] = 5;  // the files hold four layers
-  std::ofstream(dir / "config.json") << json.dump(2);
+  std::ofstream(dir.File("config.json")) << json.dump(2);
   auto weights = ModelWeights::Open(dir.path());
   ASSERT_FALSE(weights.has_value());
   EXPECT_THAT(weights.error(), HasSubstr("has no tensor model.layers.4.self_attn.q_proj.weight"));
@@ -214,11 +215,11 @@ TEST(MoeConfig, EachMixtureOfExpertsFixtureReadsItsRouting) {
 }
 
 TEST(MoeConfig, MlpOnlyLayersAndDecoderSparseStepChooseTheRoutedLayers) {
-  testing::TempDir dir;
+  TempDir dir;
   nlohmann::json json = FamilyConfigJson("qwen3_moe");
   json["decoder_sparse_step"] = 2;  // layers 1 and 3
   json["mlp_only_layers"] = {3};
-  std::ofstream(dir / "config.json") << json.dump(2);
+  std::ofstream(dir.File("config.json")) << json.dump(2);
   EXPECT_EQ(LoadOrFail(dir.path()).moe.layer_sparse,
             (std::vector<bool>{false, true, false, false}));
 }

@@ -8,8 +8,9 @@
 #include <span>
 
 #include "tests/model/model_test_util.h"
+#include "tests/support/fixture_dirs.h"
 
-namespace actex::testing {
+namespace actex::test_support {
 namespace {
 
 // The comparisons of what a mixture of experts computes before its first routing.
@@ -39,7 +40,7 @@ std::vector<std::string> EveryFamily() {
 }
 
 std::string FamilyDir(const std::string& family) {
-  if (family == "qwen2-tiny") return TinyFixtureDir();
+  if (family == "qwen2-tiny") return kTinyModelDir;
   return std::string(ACTEX_FIXTURES_DIR) +
          (IsMixtureOfExperts(family) ? "/moe-families/" : "/model-families/") + family;
 }
@@ -245,4 +246,4 @@ void ExpectBf16WithinBounds(const std::string& family, const FamilyFiles& files,
                          label + " before routing", before_routing);
 }
 
-}  // namespace actex::testing
+}  // namespace actex::test_support

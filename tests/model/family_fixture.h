@@ -21,7 +21,7 @@
 #include "model/sites.h"
 #include "storage/safetensors.h"
 
-namespace actex::testing {
+namespace actex::test_support {
 
 bool IsMixtureOfExperts(const std::string& family);
 // Every family fixture: qwen2-tiny, the dense model-families, the moe-families.
@@ -101,6 +101,6 @@ void ExpectBf16WithinBounds(const std::string& family, const FamilyFiles& files,
 // Prints "parity <label> max|d|/max|ref|: <kind> <error> ...".
 void PrintWorst(const std::string& label, const WorstErrors& worst);
 
-}  // namespace actex::testing
+}  // namespace actex::test_support
 
 #endif  // ACTEX_TESTS_MODEL_FAMILY_FIXTURE_H_

@@ -23,17 +23,18 @@
 #include "storage/safetensors.h"
 #include "tests/model/family_fixture.h"
 #include "tests/model/model_test_util.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
-using testing::Comparisons;
-using testing::FamilyDir;
-using testing::MaxAbs;
-using testing::MaxAbsDifference;
-using testing::ReadInts;
-using testing::SitesOf;
-using testing::WorstErrors;
+using test_support::Comparisons;
+using test_support::FamilyDir;
+using test_support::MaxAbs;
+using test_support::MaxAbsDifference;
+using test_support::ReadInts;
+using test_support::SitesOf;
+using test_support::WorstErrors;
 
 class FamilyParityTest : public ::testing::TestWithParam<std::string> {};
 
@@ -43,39 +44,40 @@ TEST_P(FamilyParityTest, EveryShardCountMatchesHuggingFaceAtEverySite) {
   ASSERT_TRUE(weights.has_value()) << weights.error();
   auto expected = SafetensorsFile::Open(dir + "/expected.safetensors");
   ASSERT_TRUE(expected.has_value()) << expected.error();
-  auto z = SafetensorsFile::Open(testing::ZFile(GetParam()));
+  auto z = SafetensorsFile::Open(test_support::ZFile(GetParam()));
   ASSERT_TRUE(z.has_value()) << z.error();
   const ModelConfig& config = (*weights)->config();
   const auto comparisons = Comparisons(config);
   const std::vector<Site> sites = SitesOf(comparisons);
 
-  const PackedBatch packed = testing::UnpaddedBatch(**expected);
+  const PackedBatch packed = test_support::UnpaddedBatch(**expected);
   const std::vector<int32_t> lengths = ReadInts(**expected, "padbatch.lengths");
 
   WorstErrors worst;
   for (int shards = 1; shards <= config.heads; ++shards) {
     const std::string label = GetParam() + " S=" + std::to_string(shards);
     for (const std::string name : {"len1", "len7", "len33", "len128"}) {
-      const PackedBatch batch = testing::SingleSequence(ReadInts(**expected, name + ".input_ids"));
-      auto captures = testing::RunShards(*weights, shards, sites, batch);
+      const PackedBatch batch =
+          test_support::SingleSequence(ReadInts(**expected, name + ".input_ids"));
+      auto captures = test_support::RunShards(*weights, shards, sites, batch);
       ASSERT_EQ(static_cast<int>(captures.size()), shards);
       for (int rank = 0; rank < shards; ++rank) {
-        testing::ExpectMatchesFixture(captures[rank], comparisons, **expected, **z, name, 0,
-                                      static_cast<int64_t>(batch.token_ids.size()),
-                                      label + " rank " + std::to_string(rank), worst);
+        test_support::ExpectMatchesFixture(captures[rank], comparisons, **expected, **z, name, 0,
+                                           static_cast<int64_t>(batch.token_ids.size()),
+                                           label + " rank " + std::to_string(rank), worst);
       }
     }
-    auto captures = testing::RunShards(*weights, shards, sites, packed);
+    auto captures = test_support::RunShards(*weights, shards, sites, packed);
     ASSERT_EQ(static_cast<int>(captures.size()), shards);
     int64_t first = 0;
     for (size_t row = 0; row < lengths.size(); ++row) {
-      testing::ExpectMatchesFixture(captures[0], comparisons, **expected, **z,
-                                    "padbatch.row" + std::to_string(row), first, lengths[row],
-                                    label, worst);
+      test_support::ExpectMatchesFixture(captures[0], comparisons, **expected, **z,
+                                         "padbatch.row" + std::to_string(row), first, lengths[row],
+                                         label, worst);
       first += lengths[row];
     }
   }
-  testing::PrintWorst(GetParam() + " F32 S=1.." + std::to_string(config.heads), worst);
+  test_support::PrintWorst(GetParam() + " F32 S=1.." + std::to_string(config.heads), worst);
 }
 
 // Writes the fixture's weights as `dtype` ("BF16" or "F16") into `half_dir` and their
@@ -116,7 +118,7 @@ void WriteHalfAndWidened(const std::string& family, const std::string& dtype,
 
 TEST_P(FamilyParityTest, SixteenBitWeightsGiveTheForwardOfTheirWidenedValues) {
   for (const std::string dtype : {"BF16", "F16"}) {
-    testing::TempDir half_dir, wide_dir;
+    TempDir half_dir, wide_dir;
     WriteHalfAndWidened(GetParam(), dtype, half_dir.path(), wide_dir.path());
     auto half = ModelWeights::Open(half_dir.path());
     ASSERT_TRUE(half.has_value()) << half.error();
@@ -126,11 +128,11 @@ TEST_P(FamilyParityTest, SixteenBitWeightsGiveTheForwardOfTheirWidenedValues) {
     const std::vector<Site> sites = SitesOf(Comparisons(config));
     auto expected = SafetensorsFile::Open(FamilyDir(GetParam()) + "/expected.safetensors");
     ASSERT_TRUE(expected.has_value());
-    const PackedBatch batch = testing::SingleSequence(ReadInts(**expected, "len33.input_ids"));
+    const PackedBatch batch = test_support::SingleSequence(ReadInts(**expected, "len33.input_ids"));
     float worst = 0.0f;
     for (int shards : {1, config.heads}) {
-      const auto reference = testing::RunShards(*wide, shards, sites, batch);
-      const auto actual = testing::RunShards(*half, shards, sites, batch);
+      const auto reference = test_support::RunShards(*wide, shards, sites, batch);
+      const auto actual = test_support::RunShards(*half, shards, sites, batch);
       for (size_t i = 0; i < sites.size(); ++i) {
         if (sites[i].IsInteger()) {
           EXPECT_EQ(actual[0][i].integers, reference[0][i].integers)

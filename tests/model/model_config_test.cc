@@ -9,6 +9,8 @@
 
 #include "model/config_reader.h"
 #include "tests/model/model_test_util.h"
+#include "tests/support/fixture_dirs.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -16,7 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 
 nlohmann::json FixtureConfig() {
-  std::ifstream in(testing::TinyFixtureDir() + "/config.json");
+  std::ifstream in(kTinyModelDir + "/config.json");
   return nlohmann::json::parse(in);
 }
 
@@ -27,7 +29,7 @@ void WriteConfig(const std::string& dir, const nlohmann::json& config) {
 }
 
 TEST(LoadModelConfig, ReadsTheFixtureConfig) {
-  auto config = LoadModelConfig(testing::TinyFixtureDir());
+  auto config = LoadModelConfig(kTinyModelDir);
   ASSERT_TRUE(config.has_value()) << config.error();
   EXPECT_EQ(config->model_type, "qwen2");
   EXPECT_EQ(config->name, "qwen2-tiny");  // no _name_or_path: the folder's name
@@ -44,14 +46,14 @@ TEST(LoadModelConfig, ReadsTheFixtureConfig) {
   EXPECT_EQ(config->torch_dtype, "float32");
   EXPECT_FALSE(config->bos_token_id.has_value());
 
-  auto bf16 = LoadModelConfig(testing::TinyBf16FixtureDir() + "/");
+  auto bf16 = LoadModelConfig(test_support::TinyBf16FixtureDir() + "/");
   ASSERT_TRUE(bf16.has_value()) << bf16.error();
   EXPECT_EQ(bf16->torch_dtype, "bfloat16");
   EXPECT_EQ(bf16->name, "model-bf16");  // a trailing slash does not hide the name
 }
 
 TEST(LoadModelConfig, RefusesOtherModelTypesNamingTheFile) {
-  testing::TempDir dir;
+  TempDir dir;
   auto json = FixtureConfig();
   json["model_type"] = "falcon";
   WriteConfig(dir.path(), json);
@@ -65,7 +67,7 @@ TEST(LoadModelConfig, RefusesOtherModelTypesNamingTheFile) {
 
 TEST(LoadModelConfig, NamesAMissingField) {
   for (const char* field : {"hidden_size", "num_key_value_heads", "vocab_size", "model_type"}) {
-    testing::TempDir dir;
+    TempDir dir;
     auto json = FixtureConfig();
     json.erase(field);
     WriteConfig(dir.path(), json);
@@ -77,7 +79,7 @@ TEST(LoadModelConfig, NamesAMissingField) {
 }
 
 TEST(LoadModelConfig, RefusesInconsistentHeadCounts) {
-  testing::TempDir dir;
+  TempDir dir;
   auto json = FixtureConfig();
   json["num_attention_heads"] = 5;  // 64 is not divisible by 5
   WriteConfig(dir.path(), json);
@@ -94,7 +96,7 @@ TEST(LoadModelConfig, RefusesInconsistentHeadCounts) {
 }
 
 TEST(LoadModelConfig, RefusesWrongTypesAndNonPositiveSizes) {
-  testing::TempDir dir;
+  TempDir dir;
   auto json = FixtureConfig();
   json["hidden_size"] = "64";
   WriteConfig(dir.path(), json);
@@ -110,7 +112,7 @@ TEST(LoadModelConfig, RefusesWrongTypesAndNonPositiveSizes) {
 }
 
 TEST(LoadModelConfig, AppliesDefaultsAndReadsOptionalFields) {
-  testing::TempDir dir;
+  TempDir dir;
   auto json = FixtureConfig();
   json.erase("rope_theta");
   json.erase("torch_dtype");
@@ -132,7 +134,7 @@ TEST(LoadModelConfig, AppliesDefaultsAndReadsOptionalFields) {
 }
 
 TEST(LoadModelConfig, RefusesFeaturesThatWouldChangeTheMath) {
-  testing::TempDir dir;
+  TempDir dir;
   auto json = FixtureConfig();
   json["use_sliding_window"] = true;
   WriteConfig(dir.path(), json);
@@ -149,13 +151,13 @@ TEST(LoadModelConfig, RefusesFeaturesThatWouldChangeTheMath) {
 }
 
 TEST(LoadModelConfig, ReportsMissingFileAndInvalidJson) {
-  testing::TempDir dir;
+  TempDir dir;
   auto config = LoadModelConfig(dir.path());
   ASSERT_FALSE(config.has_value());
   EXPECT_THAT(config.error(), HasSubstr("cannot open " + dir.path() + "/config.json"));
   EXPECT_THAT(config.error(), HasSubstr("No such file"));
 
-  std::ofstream(dir / "config.json") << "{\"model_type\": \"qwen2\",";
+  std::ofstream(dir.File("config.json")) << "{\"model_type\": \"qwen2\",";
   config = LoadModelConfig(dir.path());
   ASSERT_FALSE(config.has_value());
   EXPECT_THAT(config.error(), HasSubstr("not valid JSON"));

@@ -11,23 +11,11 @@
 
 #include "model/shard_plan.h"
 #include "tests/model/thread_collective.h"
+#include "tests/support/fixture_dirs.h"
 
-namespace actex::testing {
+namespace actex::test_support {
 
-TempDir::TempDir() {
-  char pattern[] = "/tmp/actex-model-test-XXXXXX";
-  const char* made = ::mkdtemp(pattern);
-  EXPECT_NE(made, nullptr) << std::strerror(errno);
-  path_ = made != nullptr ? made : "";
-}
-
-TempDir::~TempDir() {
-  std::error_code error;
-  if (!path_.empty()) std::filesystem::remove_all(path_, error);
-}
-
-std::string TinyFixtureDir() { return std::string(ACTEX_FIXTURES_DIR) + "/qwen2-tiny"; }
-std::string TinyBf16FixtureDir() { return TinyFixtureDir() + "/model-bf16"; }
+std::string TinyBf16FixtureDir() { return kTinyModelDir + "/model-bf16"; }
 
 std::vector<float> ReadFloats(const SafetensorsFile& file, const std::string& name) {
   auto it = file.tensors().find(name);
@@ -117,4 +105,4 @@ void CopyFolder(const std::string& from, const std::string& to) {
   }
 }
 
-}  // namespace actex::testing
+}  // namespace actex::test_support

@@ -11,23 +11,11 @@
 #include "model/decoder_forward.h"
 #include "model/model_weights.h"
 #include "storage/safetensors.h"
+#include "tests/support/fixture_dirs.h"
 
-namespace actex::testing {
+namespace actex::test_support {
 
-// A fresh directory under /tmp (mkdtemp), removed with everything in it.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string TinyFixtureDir();      // tests/fixtures/qwen2-tiny (F32 weights)
-std::string TinyBf16FixtureDir();  // tests/fixtures/qwen2-tiny/model-bf16
+std::string TinyBf16FixtureDir();  // kTinyModelDir's model-bf16 (BF16 weights)
 
 // A tensor of `file` as float32 (F32) or int32 (I32) values; fails the test if absent.
 std::vector<float> ReadFloats(const SafetensorsFile& file, const std::string& name);
@@ -49,6 +37,6 @@ PackedBatch SingleSequence(std::vector<int32_t> token_ids);
 // Copies every file of directory `from` (not recursively) into `to`.
 void CopyFolder(const std::string& from, const std::string& to);
 
-}  // namespace actex::testing
+}  // namespace actex::test_support
 
 #endif  // ACTEX_TESTS_MODEL_MODEL_TEST_UTIL_H_

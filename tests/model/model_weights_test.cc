@@ -13,6 +13,8 @@
 #include "model/kernels/half_float.h"
 #include "storage/safetensors.h"
 #include "tests/model/model_test_util.h"
+#include "tests/support/fixture_dirs.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -54,8 +56,8 @@ void WriteAll(const std::string& path, const std::vector<OwnedTensor>& tensors) 
 // The F32 fixture copied into `dir`, with `edit` applied to its tensors.
 void CopyFixtureWith(const std::string& dir,
                      const std::function<void(std::vector<OwnedTensor>&)>& edit) {
-  fs::copy_file(testing::TinyFixtureDir() + "/config.json", dir + "/config.json");
-  auto tensors = ReadAll(testing::TinyFixtureDir() + "/model.safetensors");
+  fs::copy_file(kTinyModelDir + "/config.json", dir + "/config.json");
+  auto tensors = ReadAll(kTinyModelDir + "/model.safetensors");
   edit(tensors);
   WriteAll(dir + "/model.safetensors", tensors);
 }
@@ -76,12 +78,12 @@ void EditConfig(const std::string& dir, const std::function<void(nlohmann::json&
 }
 
 TEST(ModelWeights, OpensTheF32FixtureWithViewsIntoTheFile) {
-  auto weights = ModelWeights::Open(testing::TinyFixtureDir());
+  auto weights = ModelWeights::Open(kTinyModelDir);
   ASSERT_TRUE(weights.has_value()) << weights.error();
   const ModelWeights& w = **weights;
   EXPECT_EQ(w.config().hidden, 64);
   EXPECT_EQ(w.file_bytes(),
-            static_cast<int64_t>(fs::file_size(testing::TinyFixtureDir() + "/model.safetensors")));
+            static_cast<int64_t>(fs::file_size(kTinyModelDir + "/model.safetensors")));
   const WeightView q = w.Get("model.layers.1.self_attn.q_proj.weight");
   EXPECT_EQ(q.dtype, WeightDtype::kF32);
   EXPECT_EQ(q.rows, 64);
@@ -93,7 +95,7 @@ TEST(ModelWeights, OpensTheF32FixtureWithViewsIntoTheFile) {
   EXPECT_EQ(w.Get("no.such.tensor").data, nullptr);
 
   // The view holds the file's own bytes.
-  auto file = SafetensorsFile::Open(testing::TinyFixtureDir() + "/model.safetensors");
+  auto file = SafetensorsFile::Open(kTinyModelDir + "/model.safetensors");
   ASSERT_TRUE(file.has_value());
   const auto& expected = (*file)->tensors().at("model.layers.1.self_attn.q_proj.weight").bytes;
   EXPECT_EQ(std::memcmp(q.data, expected.data(), expected.size()), 0);
@@ -101,7 +103,7 @@ TEST(ModelWeights, OpensTheF32FixtureWithViewsIntoTheFile) {
 }
 
 TEST(ModelWeights, KeepsBf16WeightsSixteenBit) {
-  auto weights = ModelWeights::Open(testing::TinyBf16FixtureDir());
+  auto weights = ModelWeights::Open(test_support::TinyBf16FixtureDir());
   ASSERT_TRUE(weights.has_value()) << weights.error();
   const WeightView embed = (*weights)->Get("model.embed_tokens.weight");
   EXPECT_EQ(embed.dtype, WeightDtype::kBF16);
@@ -111,13 +113,13 @@ TEST(ModelWeights, KeepsBf16WeightsSixteenBit) {
 }
 
 TEST(ModelWeights, FingerprintCoversConfigAndHeaders) {
-  auto f32 = ModelWeights::Open(testing::TinyFixtureDir());
-  auto bf16 = ModelWeights::Open(testing::TinyBf16FixtureDir());
+  auto f32 = ModelWeights::Open(kTinyModelDir);
+  auto bf16 = ModelWeights::Open(test_support::TinyBf16FixtureDir());
   ASSERT_TRUE(f32.has_value() && bf16.has_value());
   EXPECT_NE((*f32)->fingerprint(), (*bf16)->fingerprint());
 
-  testing::TempDir dir;
-  testing::CopyFolder(testing::TinyFixtureDir(), dir.path());
+  TempDir dir;
+  test_support::CopyFolder(kTinyModelDir, dir.path());
   auto copy = ModelWeights::Open(dir.path());
   ASSERT_TRUE(copy.has_value()) << copy.error();
   EXPECT_EQ((*copy)->fingerprint(), (*f32)->fingerprint());
@@ -128,7 +130,7 @@ TEST(ModelWeights, FingerprintCoversConfigAndHeaders) {
 }
 
 TEST(ModelWeights, NamesAMissingTensorAndTheFile) {
-  testing::TempDir dir;
+  TempDir dir;
   CopyFixtureWith(dir.path(), [](std::vector<OwnedTensor>& tensors) {
     std::erase_if(tensors, [](const OwnedTensor& t) {
       return t.name == "model.layers.1.mlp.up_proj.weight";
@@ -141,7 +143,7 @@ TEST(ModelWeights, NamesAMissingTensorAndTheFile) {
 }
 
 TEST(ModelWeights, NamesATensorWithTheWrongShape) {
-  testing::TempDir dir;
+  TempDir dir;
   CopyFixtureWith(dir.path(), [](std::vector<OwnedTensor>& tensors) {
     OwnedTensor* bias = Find(tensors, "model.layers.0.self_attn.q_proj.bias");
     bias->shape = {32};
@@ -156,8 +158,8 @@ TEST(ModelWeights, NamesATensorWithTheWrongShape) {
 }
 
 TEST(ModelWeights, RefusesAConfigThatContradictsTheWeights) {
-  testing::TempDir dir;
-  testing::CopyFolder(testing::TinyFixtureDir(), dir.path());
+  TempDir dir;
+  test_support::CopyFolder(kTinyModelDir, dir.path());
   EditConfig(dir.path(), [](nlohmann::json& config) { config["intermediate_size"] = 128; });
   auto weights = ModelWeights::Open(dir.path());
   ASSERT_FALSE(weights.has_value());
@@ -184,7 +186,7 @@ TEST(ModelWeights, RefusesAConfigThatContradictsTheWeights) {
 }
 
 TEST(ModelWeights, RefusesMixedDtypes) {
-  testing::TempDir dir;
+  TempDir dir;
   CopyFixtureWith(dir.path(), [](std::vector<OwnedTensor>& tensors) {
     OwnedTensor* norm = Find(tensors, "model.norm.weight");
     std::vector<uint8_t> halves(norm->bytes.size() / 2);
@@ -204,8 +206,8 @@ TEST(ModelWeights, RefusesMixedDtypes) {
 }
 
 TEST(ModelWeights, RefusesATruncatedFileNamingIt) {
-  testing::TempDir dir;
-  testing::CopyFolder(testing::TinyFixtureDir(), dir.path());
+  TempDir dir;
+  test_support::CopyFolder(kTinyModelDir, dir.path());
   const std::string path = dir.path() + "/model.safetensors";
   fs::resize_file(path, fs::file_size(path) / 2);
   auto weights = ModelWeights::Open(dir.path());
@@ -214,8 +216,8 @@ TEST(ModelWeights, RefusesATruncatedFileNamingIt) {
 }
 
 TEST(ModelWeights, ReportsAFolderWithoutWeights) {
-  testing::TempDir dir;
-  fs::copy_file(testing::TinyFixtureDir() + "/config.json", dir / "config.json");
+  TempDir dir;
+  fs::copy_file(kTinyModelDir + "/config.json", dir.File("config.json"));
   auto weights = ModelWeights::Open(dir.path());
   ASSERT_FALSE(weights.has_value());
   EXPECT_THAT(weights.error(), HasSubstr("neither model.safetensors nor"));
@@ -223,8 +225,8 @@ TEST(ModelWeights, ReportsAFolderWithoutWeights) {
 
 // Splits the fixture into two files with an index, as HF's sharded checkpoints are.
 void WriteShardedFixture(const std::string& dir, nlohmann::json* index) {
-  fs::copy_file(testing::TinyFixtureDir() + "/config.json", dir + "/config.json");
-  auto tensors = ReadAll(testing::TinyFixtureDir() + "/model.safetensors");
+  fs::copy_file(kTinyModelDir + "/config.json", dir + "/config.json");
+  auto tensors = ReadAll(kTinyModelDir + "/model.safetensors");
   std::vector<OwnedTensor> first, second;
   (*index)["metadata"] = {{"total_size", 0}};
   for (OwnedTensor& tensor : tensors) {
@@ -241,12 +243,12 @@ void WriteShardedFixture(const std::string& dir, nlohmann::json* index) {
 }
 
 TEST(ModelWeights, OpensAShardedCheckpointThroughItsIndex) {
-  testing::TempDir dir;
+  TempDir dir;
   nlohmann::json index;
   WriteShardedFixture(dir.path(), &index);
   auto weights = ModelWeights::Open(dir.path());
   ASSERT_TRUE(weights.has_value()) << weights.error();
-  auto single = ModelWeights::Open(testing::TinyFixtureDir());
+  auto single = ModelWeights::Open(kTinyModelDir);
   ASSERT_TRUE(single.has_value());
   for (const char* name :
        {"model.embed_tokens.weight", "model.layers.1.mlp.down_proj.weight", "model.norm.weight"}) {
@@ -256,26 +258,26 @@ TEST(ModelWeights, OpensAShardedCheckpointThroughItsIndex) {
     EXPECT_EQ(std::memcmp(a.data, b.data, a.rows * a.cols * 4), 0) << name;
   }
   EXPECT_EQ((*weights)->file_bytes(),
-            static_cast<int64_t>(fs::file_size(dir / "model-00001-of-00002.safetensors") +
-                                 fs::file_size(dir / "model-00002-of-00002.safetensors")));
+            static_cast<int64_t>(fs::file_size(dir.File("model-00001-of-00002.safetensors")) +
+                                 fs::file_size(dir.File("model-00002-of-00002.safetensors"))));
 }
 
 TEST(ModelWeights, NamesAnIndexEntryWhoseFileIsMissing) {
-  testing::TempDir dir;
+  TempDir dir;
   nlohmann::json index;
   WriteShardedFixture(dir.path(), &index);
-  fs::remove(dir / "model-00002-of-00002.safetensors");
+  fs::remove(dir.File("model-00002-of-00002.safetensors"));
   auto weights = ModelWeights::Open(dir.path());
   ASSERT_FALSE(weights.has_value());
   EXPECT_THAT(weights.error(), HasSubstr("model-00002-of-00002.safetensors"));
 }
 
 TEST(ModelWeights, NamesATensorTheIndexMisplaces) {
-  testing::TempDir dir;
+  TempDir dir;
   nlohmann::json index;
   WriteShardedFixture(dir.path(), &index);
   index["weight_map"]["model.norm.weight"] = "model-00001-of-00002.safetensors";
-  std::ofstream(dir / "model.safetensors.index.json", std::ios::trunc) << index.dump(2);
+  std::ofstream(dir.File("model.safetensors.index.json"), std::ios::trunc) << index.dump(2);
   auto weights = ModelWeights::Open(dir.path());
   ASSERT_FALSE(weights.has_value());
   EXPECT_THAT(weights.error(), HasSubstr("model.norm.weight"));
@@ -285,11 +287,11 @@ TEST(ModelWeights, NamesATensorTheIndexMisplaces) {
 // An index whose weight_map lists nothing names the index and the first tensor it
 // lacks (it once read a first weight file that no entry had named).
 TEST(ModelWeights, NamesAnIndexThatListsNoTensor) {
-  testing::TempDir dir;
+  TempDir dir;
   nlohmann::json index;
   WriteShardedFixture(dir.path(), &index);
   index["weight_map"] = nlohmann::json::object();
-  std::ofstream(dir / "model.safetensors.index.json", std::ios::trunc) << index.dump(2);
+  std::ofstream(dir.File("model.safetensors.index.json"), std::ios::trunc) << index.dump(2);
   auto weights = ModelWeights::Open(dir.path());
   ASSERT_FALSE(weights.has_value());
   EXPECT_THAT(weights.error(), HasSubstr("model.safetensors.index.json has no tensor "));

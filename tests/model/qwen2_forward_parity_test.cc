@@ -15,14 +15,15 @@
 #include "storage/safetensors.h"
 #include "tests/model/family_fixture.h"
 #include "tests/model/model_test_util.h"
+#include "tests/support/fixture_dirs.h"
 
 namespace actex {
 namespace {
 
-using testing::MaxAbs;
-using testing::MaxAbsDifference;
-using testing::ReadFloats;
-using testing::ReadInts;
+using test_support::MaxAbs;
+using test_support::MaxAbsDifference;
+using test_support::ReadFloats;
+using test_support::ReadInts;
 
 // Our site and the fixture tensor (after "<case>.") it must equal: in
 // expected.safetensors, or for z ("z.<l>") in z.safetensors (README-z.md).
@@ -82,8 +83,9 @@ TEST_P(ParityTest, SingleSequencesMatchHuggingFace) {
   ASSERT_TRUE(z.has_value()) << z.error();
   const std::string label = (*weights)->config().torch_dtype + " S=" + std::to_string(shards);
   for (const std::string name : {"len1", "len7", "len33", "len128"}) {
-    const PackedBatch batch = testing::SingleSequence(ReadInts(**expected, name + ".input_ids"));
-    auto captures = testing::RunShards(*weights, shards, ComparedSites(), batch);
+    const PackedBatch batch =
+        test_support::SingleSequence(ReadInts(**expected, name + ".input_ids"));
+    auto captures = test_support::RunShards(*weights, shards, ComparedSites(), batch);
     ASSERT_EQ(static_cast<int>(captures.size()), shards);
     for (int rank = 0; rank < shards; ++rank) {
       ExpectMatchesFixture(captures[rank], **expected, **z, name, 0,
@@ -104,8 +106,8 @@ TEST_P(ParityTest, PackedBatchMatchesHuggingFacePaddedBatch) {
   const std::vector<int32_t> lengths = ReadInts(**expected, "padbatch.lengths");
   ASSERT_EQ(lengths, (std::vector<int32_t>{5, 17, 40}));
   // The three rows end to end, without their padding.
-  const PackedBatch batch = testing::UnpaddedBatch(**expected);
-  auto captures = testing::RunShards(*weights, shards, ComparedSites(), batch);
+  const PackedBatch batch = test_support::UnpaddedBatch(**expected);
+  auto captures = test_support::RunShards(*weights, shards, ComparedSites(), batch);
   ASSERT_EQ(static_cast<int>(captures.size()), shards);
   const std::string label = (*weights)->config().torch_dtype + " S=" + std::to_string(shards);
   int64_t first = 0;
@@ -117,8 +119,8 @@ TEST_P(ParityTest, PackedBatchMatchesHuggingFacePaddedBatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Qwen2Tiny, ParityTest,
-                         ::testing::Combine(::testing::Values(testing::TinyFixtureDir(),
-                                                              testing::TinyBf16FixtureDir()),
+                         ::testing::Combine(::testing::Values(kTinyModelDir,
+                                                              test_support::TinyBf16FixtureDir()),
                                             ::testing::Values(1, 2, 3, 4)),
                          [](const ::testing::TestParamInfo<ParityTest::ParamType>& info) {
                            const bool bf16 = std::get<0>(info.param).ends_with("model-bf16");

@@ -1,8 +1,6 @@
 // The forward pass apart from HF parity (see qwen2_forward_parity_test.cc): sharding
 // agreement, the meaning of every site, early stopping, buffer reuse and errors.
 
-#include "model/decoder_forward.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,18 +8,21 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "model/decoder_forward.h"
 #include "model/kernels/half_float.h"
 #include "model/random_model.h"
 #include "model/shard_plan.h"
 #include "tests/model/model_test_util.h"
 #include "tests/model/thread_collective.h"
+#include "tests/support/fixture_dirs.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
+using test_support::MaxAbs;
+using test_support::MaxAbsDifference;
 using ::testing::HasSubstr;
-using testing::MaxAbs;
-using testing::MaxAbsDifference;
 
 std::vector<Site> EverySite(int layers) {
   std::vector<Site> sites = {{SiteKind::kEmbed, -1}};
@@ -60,10 +61,10 @@ std::shared_ptr<const ModelWeights> OpenOrFail(const std::string& dir) {
 void ExpectShardsAgree(const std::shared_ptr<const ModelWeights>& weights,
                        const std::vector<int>& shard_counts, const PackedBatch& batch) {
   const std::vector<Site> sites = EverySite(weights->config().layers);
-  const auto reference = testing::RunShards(weights, 1, sites, batch);
+  const auto reference = test_support::RunShards(weights, 1, sites, batch);
   ASSERT_EQ(reference.size(), 1u);
   for (int shards : shard_counts) {
-    const auto captures = testing::RunShards(weights, shards, sites, batch);
+    const auto captures = test_support::RunShards(weights, shards, sites, batch);
     ASSERT_EQ(static_cast<int>(captures.size()), shards);
     float worst = 0.0f;
     for (int rank = 0; rank < shards; ++rank) {
@@ -82,14 +83,14 @@ void ExpectShardsAgree(const std::shared_ptr<const ModelWeights>& weights,
 }
 
 TEST(DecoderShard, EveryShardCountAgreesWithOneShardAtEverySite) {
-  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  auto weights = OpenOrFail(kTinyModelDir);
   ASSERT_NE(weights, nullptr);
   ExpectShardsAgree(weights, {2, 3, 4}, MakeBatch({5, 17, 40}, 512, 1));
 }
 
 TEST(DecoderShard, UnevenSplitsOfFourteenHeadsAgreeWithOneShard) {
   // Qwen2.5-0.5B's layer shapes (14 heads, 2 KV heads, 4864 columns) in BF16.
-  testing::TempDir dir;
+  TempDir dir;
   RandomModelOptions options;
   options.output_dir = dir.path();
   options.preset = "qwen2.5-0.5b";
@@ -109,7 +110,7 @@ TEST(DecoderShard, UnevenSplitsOfFourteenHeadsAgreeWithOneShard) {
 // A shard's team cuts every product into shares of output features: any team size
 // agrees with one thread, and a team repeats its own results bit for bit.
 TEST(DecoderShard, TeamsOfAnySizeAgreeWithOneThreadAndRepeatExactly) {
-  testing::TempDir dir;
+  TempDir dir;
   RandomModelOptions options;
   options.output_dir = dir.path();
   options.preset = "qwen2.5-0.5b";
@@ -150,14 +151,14 @@ TEST(DecoderShard, TeamsOfAnySizeAgreeWithOneThreadAndRepeatExactly) {
 
 // An F16 model runs as the F32 model holding its exactly widened weights.
 TEST(DecoderShard, Float16WeightsGiveTheForwardOfTheirWidenedValues) {
-  testing::TempDir half_dir, wide_dir;
+  TempDir half_dir, wide_dir;
   RandomModelOptions options;
   options.output_dir = half_dir.path();
   options.dtype = "float16";
   options.vocab_size = 256;
   options.seed = 3;
   ASSERT_TRUE(MakeRandomModel(options).has_value());
-  auto half_file = SafetensorsFile::Open(half_dir / "model.safetensors");
+  auto half_file = SafetensorsFile::Open(half_dir.File("model.safetensors"));
   ASSERT_TRUE(half_file.has_value()) << half_file.error();
   std::vector<TensorToWrite> widened;
   for (const auto& [name, tensor] : (*half_file)->tensors()) {
@@ -169,8 +170,8 @@ TEST(DecoderShard, Float16WeightsGiveTheForwardOfTheirWidenedValues) {
                                       reinterpret_cast<float*>(out.data()));
                        }});
   }
-  ASSERT_TRUE(WriteSafetensors(wide_dir / "model.safetensors", widened, {}).has_value());
-  std::filesystem::copy_file(half_dir / "config.json", wide_dir / "config.json");
+  ASSERT_TRUE(WriteSafetensors(wide_dir.File("model.safetensors"), widened, {}).has_value());
+  std::filesystem::copy_file(half_dir.File("config.json"), wide_dir.File("config.json"));
 
   auto half = OpenOrFail(half_dir.path());
   auto wide = OpenOrFail(wide_dir.path());
@@ -179,8 +180,8 @@ TEST(DecoderShard, Float16WeightsGiveTheForwardOfTheirWidenedValues) {
   ASSERT_EQ(wide->Get("model.norm.weight").dtype, WeightDtype::kF32);
   const std::vector<Site> sites = EverySite(2);
   const PackedBatch batch = MakeBatch({20, 9}, 256, 10);
-  const auto expected = testing::RunShards(wide, 2, sites, batch);
-  const auto actual = testing::RunShards(half, 2, sites, batch);
+  const auto expected = test_support::RunShards(wide, 2, sites, batch);
+  const auto actual = test_support::RunShards(half, 2, sites, batch);
   ASSERT_EQ(expected.size(), 2u);
   ASSERT_EQ(actual.size(), 2u);
   for (size_t i = 0; i < sites.size(); ++i) {
@@ -191,10 +192,10 @@ TEST(DecoderShard, Float16WeightsGiveTheForwardOfTheirWidenedValues) {
 }
 
 TEST(DecoderShard, ResidualSitesAddUpExactly) {
-  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  auto weights = OpenOrFail(kTinyModelDir);
   ASSERT_NE(weights, nullptr);
   const std::vector<Site> sites = EverySite(2);
-  const auto captures = testing::RunShards(weights, 2, sites, MakeBatch({9, 4}, 512, 3));
+  const auto captures = test_support::RunShards(weights, 2, sites, MakeBatch({9, 4}, 512, 3));
   ASSERT_EQ(captures.size(), 2u);
   auto get = [&](SiteKind kind, int layer) -> const std::vector<float>& {
     for (const SiteActivations& capture : captures[0]) {
@@ -221,12 +222,12 @@ TEST(DecoderShard, ResidualSitesAddUpExactly) {
 // silu(gate(n)) * up(n) with n = post_attention_layernorm(resid_mid), and
 // down_proj of that, evaluated in double from the F32 weights.
 TEST(DecoderShard, MlpSitesMatchADirectEvaluation) {
-  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  auto weights = OpenOrFail(kTinyModelDir);
   ASSERT_NE(weights, nullptr);
   const int layer = 1;
   const std::vector<Site> sites = {
       {SiteKind::kResidMid, layer}, {SiteKind::kMlpPost, layer}, {SiteKind::kMlpOut, layer}};
-  const auto captures = testing::RunShards(weights, 3, sites, MakeBatch({6, 3}, 512, 4));
+  const auto captures = test_support::RunShards(weights, 3, sites, MakeBatch({6, 3}, 512, 4));
   ASSERT_EQ(captures.size(), 3u);
   const auto& mid = captures[0][0].values;
   const auto& post = captures[0][1].values;
@@ -270,7 +271,7 @@ TEST(DecoderShard, MlpSitesMatchADirectEvaluation) {
 }
 
 TEST(DecoderShard, StopsAfterTheDeepestLayerTheSitesNeed) {
-  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  auto weights = OpenOrFail(kTinyModelDir);
   ASSERT_NE(weights, nullptr);
   auto slice = PlanShard(weights->config(), 0, 1);
   ASSERT_TRUE(slice.has_value());
@@ -297,7 +298,7 @@ TEST(DecoderShard, StopsAfterTheDeepestLayerTheSitesNeed) {
 }
 
 TEST(DecoderShard, ReusesBuffersAcrossBatchesOfDifferentSizes) {
-  auto weights = OpenOrFail(testing::TinyBf16FixtureDir());
+  auto weights = OpenOrFail(test_support::TinyBf16FixtureDir());
   ASSERT_NE(weights, nullptr);
   auto slice = PlanShard(weights->config(), 0, 1);
   const std::vector<Site> sites = EverySite(2);
@@ -317,7 +318,7 @@ TEST(DecoderShard, ReusesBuffersAcrossBatchesOfDifferentSizes) {
 }
 
 TEST(DecoderShard, SequencesInABatchDoNotSeeEachOther) {
-  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  auto weights = OpenOrFail(kTinyModelDir);
   ASSERT_NE(weights, nullptr);
   const std::vector<Site> sites = {{SiteKind::kLnFinal, -1}};
   const PackedBatch both = MakeBatch({7, 12}, 512, 8);
@@ -325,8 +326,8 @@ TEST(DecoderShard, SequencesInABatchDoNotSeeEachOther) {
   second.token_ids.assign(both.token_ids.begin() + 7, both.token_ids.end());
   second.positions.assign(both.positions.begin() + 7, both.positions.end());
   second.sequence_lengths = {12};
-  const auto packed = testing::RunShards(weights, 1, sites, both);
-  const auto alone = testing::RunShards(weights, 1, sites, second);
+  const auto packed = test_support::RunShards(weights, 1, sites, both);
+  const auto alone = test_support::RunShards(weights, 1, sites, second);
   const std::span<const float> packed_rows(packed[0][0].values.data() + 7 * 64, 12 * 64);
   EXPECT_LE(MaxAbsDifference(packed_rows, alone[0][0].values), 1e-5f * MaxAbs(alone[0][0].values));
 }
@@ -345,7 +346,7 @@ class FailingCollective final : public Collective {
 };
 
 TEST(DecoderShard, ReportsBadBatchesAndCollectiveFailures) {
-  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  auto weights = OpenOrFail(kTinyModelDir);
   ASSERT_NE(weights, nullptr);
   auto slice = PlanShard(weights->config(), 0, 1);
   auto shard = DecoderShard::Create(weights, *slice, {{SiteKind::kResidPost, 0}});
@@ -370,14 +371,14 @@ TEST(DecoderShard, ReportsBadBatchesAndCollectiveFailures) {
   ASSERT_FALSE(result.has_value());
   EXPECT_THAT(result.error(), HasSubstr("all-reduce after o_proj of layer 0: peer 1 timed out"));
 
-  testing::ThreadCollectiveGroup pair(2);
+  test_support::ThreadCollectiveGroup pair(2);
   result = (*shard)->Forward(MakeBatch({3}, 512, 9), pair.member(0), &captures);
   ASSERT_FALSE(result.has_value());
   EXPECT_THAT(result.error(), HasSubstr("rank 0 of 2"));
 }
 
 TEST(DecoderShard, CreateRefusesSitesOutsideTheModelUnplannedSlicesAndNoThreads) {
-  auto weights = OpenOrFail(testing::TinyFixtureDir());
+  auto weights = OpenOrFail(kTinyModelDir);
   ASSERT_NE(weights, nullptr);
   auto slice = PlanShard(weights->config(), 0, 2);
   ASSERT_TRUE(slice.has_value());

@@ -12,6 +12,7 @@
 #include "model/model_weights.h"
 #include "model/shard_plan.h"
 #include "tests/model/model_test_util.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -36,8 +37,8 @@ std::vector<SiteActivations> RunOneShard(const std::string& dir, const std::vect
   auto weights = ModelWeights::Open(dir);
   EXPECT_TRUE(weights.has_value()) << weights.error();
   if (!weights) return {};
-  PackedBatch batch = testing::SingleSequence({1, 50, 300, 4000, 7, 7, 2});
-  auto captures = testing::RunShards(*weights, 1, sites, batch);
+  PackedBatch batch = test_support::SingleSequence({1, 50, 300, 4000, 7, 7, 2});
+  auto captures = test_support::RunShards(*weights, 1, sites, batch);
   return captures.empty() ? std::vector<SiteActivations>{} : captures[0];
 }
 
@@ -90,7 +91,7 @@ TEST(RandomModel, FamilyPresetsHaveTheRealModelsShapesAndFeatures) {
 // the layer override keeps every layer routed, the files load, and two shards give the
 // one-shard activations and routing.
 TEST(RandomModel, SmallLayerCopyOfAMixtureOfExpertsPresetRunsSharded) {
-  testing::TempDir dir;
+  TempDir dir;
   auto written = MakeRandomModel({.output_dir = dir.path(),
                                   .preset = "olmoe-1b-7b",
                                   .vocab_size = 512,
@@ -102,18 +103,18 @@ TEST(RandomModel, SmallLayerCopyOfAMixtureOfExpertsPresetRunsSharded) {
   ASSERT_TRUE(weights.has_value()) << weights.error();
   const std::vector<Site> sites = {
       {SiteKind::kRouterLogits, 0}, {SiteKind::kExpertIds, 0}, {SiteKind::kResidPost, 0}};
-  const PackedBatch batch = testing::SingleSequence({5, 17, 300, 2, 41, 77, 8, 1});
-  const auto one = testing::RunShards(*weights, 1, sites, batch);
-  const auto two = testing::RunShards(*weights, 2, sites, batch);
+  const PackedBatch batch = test_support::SingleSequence({5, 17, 300, 2, 41, 77, 8, 1});
+  const auto one = test_support::RunShards(*weights, 1, sites, batch);
+  const auto two = test_support::RunShards(*weights, 2, sites, batch);
   EXPECT_EQ(two[1][1].integers, one[0][1].integers);  // the same experts on every shard
   EXPECT_EQ(two[0][0].values, two[1][0].values);      // the same router logits to the bit
-  const float scale = testing::MaxAbs(one[0][2].values);
+  const float scale = test_support::MaxAbs(one[0][2].values);
   EXPECT_GT(scale, 0.0f);
-  EXPECT_LE(testing::MaxAbsDifference(two[0][2].values, one[0][2].values), 1e-5f * scale);
+  EXPECT_LE(test_support::MaxAbsDifference(two[0][2].values, one[0][2].values), 1e-5f * scale);
 }
 
 TEST(RandomModel, Gpt2PresetOpensAndShardsLikeOneShard) {
-  testing::TempDir dir;
+  TempDir dir;
   RandomModelOptions options;
   options.output_dir = dir.path();
   options.preset = "gpt2";
@@ -125,12 +126,12 @@ TEST(RandomModel, Gpt2PresetOpensAndShardsLikeOneShard) {
   ASSERT_TRUE(weights.has_value()) << weights.error();
   const std::vector<Site> sites = {
       {SiteKind::kAttnOut, 0}, {SiteKind::kMlpPost, 0}, {SiteKind::kResidPost, 0}};
-  const PackedBatch batch = testing::SingleSequence({1, 50, 200, 40, 7, 7, 2});
-  const auto one = testing::RunShards(*weights, 1, sites, batch);
-  const auto five = testing::RunShards(*weights, 5, sites, batch);  // 12 heads: 3,3,2,2,2
+  const PackedBatch batch = test_support::SingleSequence({1, 50, 200, 40, 7, 7, 2});
+  const auto one = test_support::RunShards(*weights, 1, sites, batch);
+  const auto five = test_support::RunShards(*weights, 5, sites, batch);  // 12 heads: 3,3,2,2,2
   for (size_t i = 0; i < sites.size(); ++i) {
-    EXPECT_LE(testing::MaxAbsDifference(five[0][i].values, one[0][i].values),
-              1e-5f * testing::MaxAbs(one[0][i].values))
+    EXPECT_LE(test_support::MaxAbsDifference(five[0][i].values, one[0][i].values),
+              1e-5f * test_support::MaxAbs(one[0][i].values))
         << sites[i].HookName();
   }
 }
@@ -173,7 +174,7 @@ TEST(RandomModel, PresetsHaveTheRealModelsShapes) {
 }
 
 TEST(RandomModel, WritesAModelThatLoadsWithItsConfig) {
-  testing::TempDir dir;
+  TempDir dir;
   RandomModelOptions options = Tiny(dir.path());
   options.preset = "qwen2.5-0.5b";
   options.layers = 1;
@@ -195,36 +196,36 @@ TEST(RandomModel, WritesAModelThatLoadsWithItsConfig) {
   EXPECT_TRUE(config.tie_word_embeddings);
   EXPECT_EQ(config.bos_token_id, 151643);
   EXPECT_EQ((*weights)->Get("model.embed_tokens.weight").dtype, WeightDtype::kBF16);
-  auto file = SafetensorsFile::Open(dir / "model.safetensors");
+  auto file = SafetensorsFile::Open(dir.File("model.safetensors"));
   ASSERT_TRUE(file.has_value());
   EXPECT_EQ((*file)->tensors().count("lm_head.weight"), 0u);
 }
 
 TEST(RandomModel, UntiedModelsCarryAnLmHead) {
-  testing::TempDir dir;
+  TempDir dir;
   RandomModelOptions options = Tiny(dir.path());
   options.tie_word_embeddings = false;
   ASSERT_TRUE(MakeRandomModel(options).has_value());
   auto weights = ModelWeights::Open(dir.path());
   ASSERT_TRUE(weights.has_value()) << weights.error();
   EXPECT_FALSE((*weights)->config().tie_word_embeddings);
-  auto file = SafetensorsFile::Open(dir / "model.safetensors");
+  auto file = SafetensorsFile::Open(dir.File("model.safetensors"));
   ASSERT_TRUE(file.has_value());
   ASSERT_EQ((*file)->tensors().count("lm_head.weight"), 1u);
   EXPECT_EQ((*file)->tensors().at("lm_head.weight").shape, (std::vector<int64_t>{4096, 64}));
 }
 
 TEST(RandomModel, SameOptionsGiveTheSameBytesAndSeedsDiffer) {
-  testing::TempDir a, b, c;
+  TempDir a, b, c;
   ASSERT_TRUE(MakeRandomModel(Tiny(a.path(), 7)).has_value());
   ASSERT_TRUE(MakeRandomModel(Tiny(b.path(), 7)).has_value());
   ASSERT_TRUE(MakeRandomModel(Tiny(c.path(), 8)).has_value());
-  EXPECT_EQ(FileBytes(a / "model.safetensors"), FileBytes(b / "model.safetensors"));
-  EXPECT_NE(FileBytes(a / "model.safetensors"), FileBytes(c / "model.safetensors"));
+  EXPECT_EQ(FileBytes(a.File("model.safetensors")), FileBytes(b.File("model.safetensors")));
+  EXPECT_NE(FileBytes(a.File("model.safetensors")), FileBytes(c.File("model.safetensors")));
 }
 
 TEST(RandomModel, SixteenBitModelsAreTheFloat32ModelRounded) {
-  testing::TempDir f32, bf16, f16;
+  TempDir f32, bf16, f16;
   RandomModelOptions options = Tiny(f32.path());
   ASSERT_TRUE(MakeRandomModel(options).has_value());
   options.output_dir = bf16.path();
@@ -254,7 +255,7 @@ TEST(RandomModel, SixteenBitModelsAreTheFloat32ModelRounded) {
 }
 
 TEST(RandomModel, WeightScalesKeepActivationsOrderOne) {
-  testing::TempDir dir;
+  TempDir dir;
   ASSERT_TRUE(MakeRandomModel(Tiny(dir.path())).has_value());
   const auto captures =
       RunOneShard(dir.path(), {{SiteKind::kEmbed, -1}, {SiteKind::kResidPost, 1}});
@@ -272,20 +273,20 @@ TEST(RandomModel, WeightScalesKeepActivationsOrderOne) {
 }
 
 TEST(RandomModel, ShardedFilesLoadThroughTheIndexWithIdenticalActivations) {
-  testing::TempDir single, sharded;
+  TempDir single, sharded;
   ASSERT_TRUE(MakeRandomModel(Tiny(single.path())).has_value());
   RandomModelOptions options = Tiny(sharded.path());
   options.max_file_bytes = 200000;  // the 1 MB embedding gets a file of its own
   ASSERT_TRUE(MakeRandomModel(options).has_value());
-  EXPECT_FALSE(fs::exists(sharded / "model.safetensors"));
-  EXPECT_TRUE(fs::exists(sharded / "model.safetensors.index.json"));
+  EXPECT_FALSE(fs::exists(sharded.File("model.safetensors")));
+  EXPECT_TRUE(fs::exists(sharded.File("model.safetensors.index.json")));
   int files = 0;
   for (const auto& entry : fs::directory_iterator(sharded.path())) {
     files += entry.path().filename().string().starts_with("model-") ? 1 : 0;
   }
   EXPECT_GE(files, 3);
   EXPECT_TRUE(
-      fs::exists(sharded / ("model-00001-of-0000" + std::to_string(files) + ".safetensors")));
+      fs::exists(sharded.File("model-00001-of-0000" + std::to_string(files) + ".safetensors")));
 
   const std::vector<Site> sites = {{SiteKind::kResidPost, 0}, {SiteKind::kLnFinal, -1}};
   const auto expected = RunOneShard(single.path(), sites);
@@ -298,28 +299,28 @@ TEST(RandomModel, ShardedFilesLoadThroughTheIndexWithIdenticalActivations) {
   // Writing a single file over a sharded folder removes the old shards.
   options.max_file_bytes = 0;
   ASSERT_TRUE(MakeRandomModel(options).has_value());
-  EXPECT_FALSE(fs::exists(sharded / "model.safetensors.index.json"));
+  EXPECT_FALSE(fs::exists(sharded.File("model.safetensors.index.json")));
   EXPECT_FALSE(
-      fs::exists(sharded / "model-00001-of-0000" + std::to_string(files) + ".safetensors"));
+      fs::exists(sharded.File("model-00001-of-0000") + std::to_string(files) + ".safetensors"));
   EXPECT_EQ(RunOneShard(sharded.path(), sites)[1].values, expected[1].values);
 }
 
 TEST(RandomModel, CopiesTheTokenizerFile) {
-  testing::TempDir dir, source;
-  std::ofstream(source / "tokenizer.json") << "{\"model\": {}}";
-  RandomModelOptions options = Tiny(dir / "model");
-  options.tokenizer_file = source / "tokenizer.json";
+  TempDir dir, source;
+  std::ofstream(source.File("tokenizer.json")) << "{\"model\": {}}";
+  RandomModelOptions options = Tiny(dir.File("model"));
+  options.tokenizer_file = source.File("tokenizer.json");
   ASSERT_TRUE(MakeRandomModel(options).has_value());
-  EXPECT_EQ(FileBytes(dir / "model/tokenizer.json"), FileBytes(source / "tokenizer.json"));
+  EXPECT_EQ(FileBytes(dir.File("model/tokenizer.json")), FileBytes(source.File("tokenizer.json")));
 
-  options.tokenizer_file = source / "missing.json";
+  options.tokenizer_file = source.File("missing.json");
   auto made = MakeRandomModel(options);
   ASSERT_FALSE(made.has_value());
   EXPECT_THAT(made.error(), HasSubstr("missing.json"));
 }
 
 TEST(RandomModel, RefusesUnknownPresetsAndDtypes) {
-  testing::TempDir dir;
+  TempDir dir;
   RandomModelOptions options = Tiny(dir.path());
   options.preset = "llama-7b";
   auto made = MakeRandomModel(options);

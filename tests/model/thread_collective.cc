@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace actex::testing {
+namespace actex::test_support {
 
 class ThreadCollectiveGroup::Member final : public Collective {
  public:
@@ -66,4 +66,4 @@ std::expected<void, std::string> ThreadCollectiveGroup::Meet() {
   return std::unexpected(abandoned_);
 }
 
-}  // namespace actex::testing
+}  // namespace actex::test_support

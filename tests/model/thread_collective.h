@@ -10,7 +10,7 @@
 
 #include "model/collective.h"
 
-namespace actex::testing {
+namespace actex::test_support {
 
 // The shards of one replica as threads of this process, meeting around a shared buffer.
 // Test-only: the product's collectives travel over ZeroMQ. A shard that stops with an
@@ -46,6 +46,6 @@ class ThreadCollectiveGroup {
   std::vector<std::unique_ptr<Member>> members_;
 };
 
-}  // namespace actex::testing
+}  // namespace actex::test_support
 
 #endif  // ACTEX_TESTS_MODEL_THREAD_COLLECTIVE_H_

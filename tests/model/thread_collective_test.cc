@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace actex::testing {
+namespace actex::test_support {
 namespace {
 
 using ::testing::HasSubstr;
@@ -50,4 +50,4 @@ TEST(ThreadCollectiveGroup, AShardThatStopsReleasesThePeersWaitingForIt) {
 }
 
 }  // namespace
-}  // namespace actex::testing
+}  // namespace actex::test_support

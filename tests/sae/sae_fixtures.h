@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 

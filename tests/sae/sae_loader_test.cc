@@ -11,6 +11,7 @@
 #include "model/kernels/half_float.h"
 #include "storage/safetensors.h"
 #include "tests/sae/sae_fixtures.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -15,7 +15,7 @@
 #include "storage/shuffled_output.h"
 #include "storage/shuffled_verifier.h"
 #include "tests/storage/synthetic_output.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/storage/temp_dir.h"
 #include "tests/support/parquet_test_writer.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -146,12 +146,12 @@ TEST(FindChangedChunks, ParquetRowsReorderedAreFoundByRow) {
   const std::string path = dir.File("corpus.parquet");
   std::vector<std::optional<std::string>> rows;
   for (int row = 0; row < 40; ++row) rows.push_back("row " + std::to_string(row));
-  testing::ParquetWriteOptions writing;
+  test_support::ParquetWriteOptions writing;
   writing.rows_per_group = 10;
-  WriteBytes(path, testing::ParquetWithText(rows, "text", writing));
+  WriteBytes(path, test_support::ParquetWithText(rows, "text", writing));
   const std::map<int64_t, std::string> listed = ListedDigests(path, *ChunkRule::Of(8));
   std::swap(rows[25], rows[26]);  // chunk 3: doc ids 24-31, rows 25-32
-  WriteBytes(path, testing::ParquetWithText(rows, "text", writing));
+  WriteBytes(path, test_support::ParquetWithText(rows, "text", writing));
   CorpusOptions options;
   options.inputs = {path};
   auto changed = FindChangedChunks(options, *ChunkRule::Of(8), listed);

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <vector>
 
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "storage/corpus_reader.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

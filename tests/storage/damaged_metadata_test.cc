@@ -17,7 +17,7 @@
 #include "storage/site_statistics.h"
 #include "tests/storage/json_mutations.h"
 #include "tests/storage/synthetic_output.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

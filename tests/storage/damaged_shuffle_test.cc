@@ -8,16 +8,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <type_traits>
-#include <nlohmann/json.hpp>
 
 #include "storage/activation_shuffle.h"
 #include "storage/lm_saes_export.h"
 #include "storage/shuffled_verifier.h"
 #include "tests/storage/json_mutations.h"
 #include "tests/storage/synthetic_output.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

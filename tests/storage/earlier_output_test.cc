@@ -14,7 +14,7 @@
 #include "storage/unlisted_shards.h"
 #include "storage/upload_ledger.h"
 #include "tests/storage/shard_test_util.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

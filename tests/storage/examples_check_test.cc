@@ -14,7 +14,7 @@
 #include "storage/shard_writer.h"
 #include "storage/unlisted_shards.h"
 #include "tests/storage/latent_documents.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "storage/host_folder_files.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -8,14 +8,14 @@
 #include "storage/earlier_output.h"
 #include "storage/shard_writer.h"
 #include "tests/storage/latent_documents.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kDocuments = 14;
+constexpr int64_t kJobDocuments = 14;
 
 // Writes documents `docs` (chunks of one document, in the order given) into `dir`,
 // finishing complete or not.
@@ -38,8 +38,8 @@ std::string MergedBytes(const std::vector<std::string>& hosts) {
 
 TEST(MergeJobLatents, SameBitsWhateverTheHostsShardsAndResumes) {
   TempDir dir;
-  std::vector<int64_t> all(kDocuments);
-  for (int64_t doc = 0; doc < kDocuments; ++doc) all[doc] = doc;
+  std::vector<int64_t> all(kJobDocuments);
+  for (int64_t doc = 0; doc < kJobDocuments; ++doc) all[doc] = doc;
   WriteHost(LatentWriterOptions(dir.File("one/host_00"), int64_t{1} << 30), all);
   const std::string one = MergedBytes({dir.File("one/host_00")});
   auto job = MergeJobLatents({dir.File("one/host_00")});
@@ -69,10 +69,10 @@ TEST(MergeJobLatents, SameBitsWhateverTheHostsShardsAndResumes) {
   ShardWriterOptions resumed = LatentWriterOptions(host, 400);
   resumed.continue_from = (*earlier)->metadata;
   std::vector<int64_t> rest;
-  for (int64_t doc = 0; doc < kDocuments; ++doc) {
+  for (int64_t doc = 0; doc < kJobDocuments; ++doc) {
     if (!(*earlier)->chunks.contains(doc)) rest.push_back(doc);
   }
-  ASSERT_LT(rest.size(), static_cast<size_t>(kDocuments));  // something was listed before
+  ASSERT_LT(rest.size(), static_cast<size_t>(kJobDocuments));  // something was listed before
   WriteHost(resumed, rest);
   EXPECT_EQ(MergedBytes({host}), one);
 }

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -10,7 +10,7 @@
 namespace actex {
 namespace {
 
-constexpr int64_t kLatents = 100;
+constexpr int64_t kSiteLatents = 100;
 
 TEST(LatentSites, NamesAndStoredSitesFollowTheSite) {
   const std::vector<StoredSite> sites = StoredLatentSites("blocks.5.hook_resid_post", 16);
@@ -22,11 +22,12 @@ TEST(LatentSites, NamesAndStoredSitesFollowTheSite) {
 
 TEST(LatentSites, RowsThatObeyTheRulesPass) {
   EXPECT_EQ(CheckLatentRow(std::vector<int32_t>{7, 3, -1, -1}, std::vector<float>{2, 1, 0, 0}, 2,
-                           kLatents),
+                           kSiteLatents),
             "");
   // More fired than K: all K used, the count says how many.
-  EXPECT_EQ(CheckLatentRow(std::vector<int32_t>{7, 3}, std::vector<float>{2, 2}, 9, kLatents), "");
-  EXPECT_EQ(CheckLatentRow(std::vector<int32_t>{-1, -1}, std::vector<float>{0, 0}, 0, kLatents),
+  EXPECT_EQ(CheckLatentRow(std::vector<int32_t>{7, 3}, std::vector<float>{2, 2}, 9, kSiteLatents),
+            "");
+  EXPECT_EQ(CheckLatentRow(std::vector<int32_t>{-1, -1}, std::vector<float>{0, 0}, 0, kSiteLatents),
             "");
 }
 
@@ -41,7 +42,7 @@ class LatentRowFaults : public ::testing::TestWithParam<BadRow> {};
 
 TEST_P(LatentRowFaults, AreNamed) {
   const BadRow& row = GetParam();
-  EXPECT_EQ(CheckLatentRow(row.ids, row.values, row.count, kLatents), row.fault);
+  EXPECT_EQ(CheckLatentRow(row.ids, row.values, row.count, kSiteLatents), row.fault);
 }
 
 INSTANTIATE_TEST_SUITE_P(

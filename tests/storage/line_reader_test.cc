@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <string>
 
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "storage/safetensors.h"
 #include "tests/storage/synthetic_output.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

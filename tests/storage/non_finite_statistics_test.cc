@@ -12,7 +12,7 @@
 #include "storage/shard_writer.h"
 #include "storage/site_statistics.h"
 #include "tests/storage/shard_test_util.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -94,12 +94,12 @@ TEST(NonFiniteStatistics, StatisticsWrittenBeforeTheCountsReadAsNone) {
   EXPECT_FALSE(SiteStatistics::FromJson(wrong).has_value());
 }
 
-const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 5},
-                                        {"blocks.0.hook_mlp_out", 3}};
+const std::vector<StoredSite> kNonFiniteCaseSites = {{"blocks.0.hook_resid_post", 5},
+                                                     {"blocks.0.hook_mlp_out", 3}};
 
 // Document `doc` with its first token's first value of the first site set to `value`.
 OwnedDocument DocumentWith(int64_t doc, float value) {
-  OwnedDocument document = MakeDocument(doc, 4, kSites);
+  OwnedDocument document = MakeDocument(doc, 4, kNonFiniteCaseSites);
   document.sites[0][0] = value;
   return document;
 }
@@ -109,7 +109,7 @@ TEST(ShardWriterNonFinite, CountsSurviveAResumeAndMetadataStaysReadable) {
   ShardWriterOptions options;
   options.dir = dir.File("host_00");
   options.shard_bytes = 100;
-  options.sites = kSites;
+  options.sites = kNonFiniteCaseSites;
   options.dtype = OutputDtype::kF16;
   const std::vector<float> values = {kNaN, 1e5f, 1.0f, -kInf, 2.0f, 65504.0f, 65520.0f, 3.0f};
   int64_t resumed_at = 0;
@@ -124,7 +124,8 @@ TEST(ShardWriterNonFinite, CountsSurviveAResumeAndMetadataStaysReadable) {
   const nlohmann::json crashed = nlohmann::json::parse(ReadBytes(options.dir + "/metadata.json"));
   resumed_at = crashed["shards"].back()["last_doc_id"].get<int64_t>() + 1;
   ASSERT_GE(resumed_at, 2) << "the test needs the NaN and 1e5 documents listed";
-  EXPECT_EQ(crashed["statistics"][kSites[0].name]["non_finite_values"], resumed_at >= 4 ? 3 : 2);
+  EXPECT_EQ(crashed["statistics"][kNonFiniteCaseSites[0].name]["non_finite_values"],
+            resumed_at >= 4 ? 3 : 2);
   options.continue_from = crashed;
   auto writer = ShardWriter::Open(options);
   ASSERT_TRUE(writer.has_value()) << writer.error();
@@ -134,12 +135,12 @@ TEST(ShardWriterNonFinite, CountsSurviveAResumeAndMetadataStaysReadable) {
   ASSERT_TRUE((*writer)->Finish().has_value());
   // NaN, 1e5, -inf and 65520 are not finite in float16; 65504 is its largest value.
   const nlohmann::json metadata = nlohmann::json::parse(ReadBytes(options.dir + "/metadata.json"));
-  const auto& site = metadata["statistics"][kSites[0].name];
+  const auto& site = metadata["statistics"][kNonFiniteCaseSites[0].name];
   EXPECT_EQ(site["non_finite_values"], 4);
   EXPECT_EQ(site["non_finite_rows"], 4);
   EXPECT_TRUE(site["sum"][0].is_number()) << site.dump();
   EXPECT_TRUE(site["max_abs"].is_number()) << site.dump();
-  EXPECT_EQ(metadata["statistics"][kSites[1].name]["non_finite_values"], 0);
+  EXPECT_EQ(metadata["statistics"][kNonFiniteCaseSites[1].name]["non_finite_values"], 0);
   const auto sites = NonFiniteSites(metadata);
   ASSERT_EQ(sites.size(), 1u);
   EXPECT_EQ(DescribeNonFinite(sites), "blocks.0.hook_resid_post: 4 values in 4 rows");

@@ -16,7 +16,7 @@
 #include "storage/shard_writer.h"
 #include "storage/upload_ledger.h"
 #include "tests/storage/shard_test_util.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -126,11 +126,6 @@ VerifyOptions Options(const std::string& out_dir, std::vector<std::string> data 
 
 nlohmann::json Config(const std::string& corpus, int host, int hosts) {
   return {{"data", {corpus}}, {"max_docs", -1}, {"host_id", host}, {"num_hosts", hosts}};
-}
-
-nlohmann::json ReadJson(const std::string& path) { return nlohmann::json::parse(ReadBytes(path)); }
-void WriteJson(const std::string& path, const nlohmann::json& value) {
-  WriteBytes(path, value.dump(2) + "\n");
 }
 
 // Corpus of 10 documents; host_00 writes the even ones (4 rejected), host_01 the

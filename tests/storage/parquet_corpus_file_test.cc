@@ -13,8 +13,8 @@
 #include "storage/corpus_reader.h"
 #include "storage/document_tally.h"
 #include "tests/storage/corpus_reading.h"
-#include "tests/storage/temp_dir.h"
 #include "tests/support/parquet_test_writer.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -147,8 +147,8 @@ TEST(ParquetCorpusFile, ReadsEveryReadableRowOfACutChunkAndRejectsTheRest) {
   ASSERT_EQ(prefix.size(), 200u);
   ASSERT_EQ(read.records.size(), 300u);
   size_t readable = 200;
-  while (readable < 300 && read.records[readable].reject_reason.find("damaged") ==
-                               std::string::npos) {
+  while (readable < 300 &&
+         read.records[readable].reject_reason.find("damaged") == std::string::npos) {
     ++readable;
   }
   EXPECT_GT(readable, 200u);  // row group 2's first pages lie before the cut
@@ -237,10 +237,10 @@ TEST(ParquetCorpusFile, ReadsOnlyTheChosenColumnAmongOthersAcrossRowGroups) {
   TempDir dir;
   std::vector<std::optional<std::string>> texts = {"a", std::nullopt, "", "d", "e"};
   std::vector<std::vector<int32_t>> lists = {{1, 2}, {}, {3}, {4, 5, 6}, {7}};
-  testing::ParquetWriteOptions options{
+  test_support::ParquetWriteOptions options{
       .rows_per_group = 2, .snappy = true, .other_columns = {"id", "url"}};
-  WriteBytes(dir.File("t.parquet"), testing::ParquetWithText(texts, "text", options));
-  WriteBytes(dir.File("i.parquet"), testing::ParquetWithInputIds(lists, options));
+  WriteBytes(dir.File("t.parquet"), test_support::ParquetWithText(texts, "text", options));
+  WriteBytes(dir.File("i.parquet"), test_support::ParquetWithInputIds(lists, options));
   ReadResult read = ReadAll({.inputs = {dir.File("t.parquet"), dir.File("i.parquet")}});
   ASSERT_EQ(read.error, "");
   ASSERT_EQ(read.records.size(), 10u);

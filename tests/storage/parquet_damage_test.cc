@@ -11,8 +11,8 @@
 
 #include "storage/corpus_reader.h"
 #include "tests/storage/corpus_reading.h"
-#include "tests/storage/temp_dir.h"
 #include "tests/support/parquet_test_writer.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -23,19 +23,17 @@ using ::testing::StartsWith;
 // 80 rows "doc-N" in 2 row groups of 40, 10 rows a page, after an "id" column.
 struct DamagedTextFile {
   std::string bytes;
-  std::vector<testing::ParquetPageSpan> pages;
+  std::vector<test_support::ParquetPageSpan> pages;
 
   DamagedTextFile() {
     std::vector<std::optional<std::string>> texts;
     for (int row = 0; row < 80; ++row) texts.push_back("doc-" + std::to_string(row));
-    bytes = testing::ParquetWithText(texts, "text",
-                                     {.rows_per_group = 40,
-                                      .rows_per_page = 10,
-                                      .pages = &pages,
-                                      .other_columns = {"id"}});
+    bytes = test_support::ParquetWithText(
+        texts, "text",
+        {.rows_per_group = 40, .rows_per_page = 10, .pages = &pages, .other_columns = {"id"}});
   }
   // The text column's page holding `row`.
-  const testing::ParquetPageSpan& TextPage(int64_t row) const {
+  const test_support::ParquetPageSpan& TextPage(int64_t row) const {
     for (const auto& page : pages) {
       if (page.column == "text" && row >= page.first_row && row < page.first_row + page.rows) {
         return page;
@@ -98,8 +96,8 @@ TEST(ParquetDamage, DamagedPageOfATokenListLosesTheRestOfThatChunk) {
   TempDir dir;
   std::vector<std::vector<int32_t>> lists;
   for (int32_t row = 0; row < 60; ++row) lists.push_back({row, row + 1});
-  std::vector<testing::ParquetPageSpan> pages;
-  std::string bytes = testing::ParquetWithInputIds(
+  std::vector<test_support::ParquetPageSpan> pages;
+  std::string bytes = test_support::ParquetWithInputIds(
       lists, {.rows_per_group = 30, .rows_per_page = 10, .pages = &pages});
   ASSERT_EQ(pages.size(), 6u);
   for (int64_t i = 0; i < pages[1].data_bytes; ++i) bytes[pages[1].data_offset + i] = '\xFF';
@@ -114,8 +112,9 @@ TEST(ParquetDamage, DamagedPageOfATokenListLosesTheRestOfThatChunk) {
     // A list's rows cannot be told apart in entries that were not read: from the
     // row in progress (row 9, which might go on in page 2) to the end of row group 0.
     if (row >= 9 && row < 30) {
-      EXPECT_THAT(record.reject_reason,
-                  StartsWith("damaged Parquet data: row group 0, column \"input_ids.list.element\""))
+      EXPECT_THAT(
+          record.reject_reason,
+          StartsWith("damaged Parquet data: row group 0, column \"input_ids.list.element\""))
           << row;
     } else {
       EXPECT_EQ(record.reject_reason, "") << row;

@@ -11,7 +11,7 @@
 #include "storage/shard_examples.h"
 #include "storage/shard_writer.h"
 #include "tests/storage/shard_test_util.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

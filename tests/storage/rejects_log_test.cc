@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -11,17 +11,13 @@
 #include "storage/shard_writer.h"
 #include "tests/storage/latent_documents.h"
 #include "tests/storage/shard_test_util.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
 
 ShardWriterOptions LatentOptions(const std::string& dir) {
   return LatentWriterOptions(dir, 600);  // a few documents a shard
-}
-
-nlohmann::json ReadMetadata(const std::string& dir) {
-  return nlohmann::json::parse(*ReadWholeFile(dir + "/" + kMetadataFile));
 }
 
 TEST(ShardWriterExamples, EachShardListsAnExamplesFileOfExactlyItsTokens) {

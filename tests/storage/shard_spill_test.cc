@@ -15,7 +15,7 @@
 #include "storage/crc32.h"
 #include "storage/shard_file_sink.h"
 #include "tests/storage/shard_test_util.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -5,10 +5,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/whole_file.h"
+#include "storage/host_folder_files.h"
 #include "storage/shard_writer.h"
 
 namespace actex {
@@ -96,6 +99,11 @@ inline std::string Gunzip(const std::string& path) {
   while ((n = gzread(gz, buffer, sizeof(buffer))) > 0) out.append(buffer, static_cast<size_t>(n));
   gzclose(gz);
   return out;
+}
+
+// The metadata.json of the output folder `dir`, parsed.
+inline nlohmann::json ReadMetadata(const std::string& dir) {
+  return nlohmann::json::parse(*ReadWholeFile(dir + "/" + kMetadataFile));
 }
 
 }  // namespace actex

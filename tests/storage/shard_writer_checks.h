@@ -22,7 +22,7 @@
 #include "storage/safetensors.h"
 #include "storage/shard_writer.h"
 #include "tests/storage/shard_test_util.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex::writer_test {
 
@@ -48,10 +48,6 @@ inline std::unique_ptr<ShardWriter> OpenOrDie(ShardWriterOptions options) {
   auto writer = ShardWriter::Open(std::move(options));
   EXPECT_TRUE(writer.has_value()) << writer.error();
   return writer.has_value() ? std::move(*writer) : nullptr;
-}
-
-inline nlohmann::json ReadMetadata(const std::string& dir) {
-  return nlohmann::json::parse(ReadBytes(dir + "/metadata.json"));
 }
 
 template <typename T>

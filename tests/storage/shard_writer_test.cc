@@ -20,7 +20,7 @@
 #include "storage/shard_spill.h"
 #include "tests/storage/shard_test_util.h"
 #include "tests/storage/shard_writer_checks.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
@@ -32,7 +32,6 @@ using writer_test::ChunksOf;
 using writer_test::kSites;
 using writer_test::OpenOrDie;
 using writer_test::Options;
-using writer_test::ReadMetadata;
 using writer_test::Values;
 
 TEST(ShardWriter, WritesShardWithSiteAndIdTensors) {

@@ -20,7 +20,7 @@
 #include "storage/shard_writer.h"
 #include "tests/storage/shard_test_util.h"
 #include "tests/storage/shard_writer_checks.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -14,7 +14,7 @@
 #include "storage/host_folder_files.h"
 #include "storage/output_lock.h"
 #include "tests/storage/synthetic_output.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-namespace actex::testing {
+namespace actex::test_support {
 namespace {
 
 using apache::thrift::protocol::TType;
@@ -271,4 +271,4 @@ std::string ParquetWithInputIds(const std::vector<std::vector<int32_t>>& lists,
   return WriteFile(static_cast<int64_t>(lists.size()), columns, schema, options);
 }
 
-}  // namespace actex::testing
+}  // namespace actex::test_support

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace actex::testing {
+namespace actex::test_support {
 
 // Where one data page was written, so a test can damage it.
 struct ParquetPageSpan {
@@ -20,7 +20,7 @@ struct ParquetPageSpan {
   int64_t header_offset = 0;  // in the file
   int64_t data_offset = 0;    // its (compressed) data, after the header
   int64_t data_bytes = 0;
-  int64_t first_row = 0;      // of the file
+  int64_t first_row = 0;  // of the file
   int64_t rows = 0;
 };
 
@@ -43,6 +43,6 @@ std::string ParquetWithText(const std::vector<std::optional<std::string>>& texts
 std::string ParquetWithInputIds(const std::vector<std::vector<int32_t>>& lists,
                                 const ParquetWriteOptions& options);
 
-}  // namespace actex::testing
+}  // namespace actex::test_support
 
 #endif  // ACTEX_TESTS_SUPPORT_PARQUET_TEST_WRITER_H_

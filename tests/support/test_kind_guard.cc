@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace actex::testing {
+namespace actex::test_support {
 namespace {
 
 constexpr char kSocketMessage[] =
@@ -108,4 +108,4 @@ std::expected<void, std::string> ForbidCallsOfProcessTests() {
 #endif
 }
 
-}  // namespace actex::testing
+}  // namespace actex::test_support

@@ -9,7 +9,7 @@
 #include <expected>
 #include <string>
 
-namespace actex::testing {
+namespace actex::test_support {
 
 // From now on, on every thread of this process and of the children it forks, opening an
 // IPv4 or IPv6 socket or starting a program (execve, execveat) ends the process with
@@ -19,6 +19,6 @@ namespace actex::testing {
 // undone. Returns the kernel's refusal (no seccomp filters here) as an error.
 std::expected<void, std::string> ForbidCallsOfProcessTests();
 
-}  // namespace actex::testing
+}  // namespace actex::test_support
 
 #endif  // ACTEX_TESTS_SUPPORT_TEST_KIND_GUARD_H_

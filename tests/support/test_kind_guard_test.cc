@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <thread>
 
-namespace actex::testing {
+namespace actex::test_support {
 namespace {
 
 // Forbids the calls or leaves the child with exit code 2 saying why.
@@ -67,4 +67,4 @@ TEST(TestKindGuard, ForksThreadsAndUnixSocketsStayAllowed) {
 }
 
 }  // namespace
-}  // namespace actex::testing
+}  // namespace actex::test_support

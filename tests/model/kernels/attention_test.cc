@@ -9,9 +9,9 @@ namespace actex {
 namespace {
 
 // Causal attention in double for query head `head` reading kv head `kv`.
-std::vector<double> Reference(const std::vector<float>& q, const std::vector<float>& k,
-                              const std::vector<float>& v, int64_t ld_q, int64_t ld_kv,
-                              int64_t tokens, int local_head, int local_kv, int dim) {
+std::vector<double> ReferenceAttention(const std::vector<float>& q, const std::vector<float>& k,
+                                       const std::vector<float>& v, int64_t ld_q, int64_t ld_kv,
+                                       int64_t tokens, int local_head, int local_kv, int dim) {
   std::vector<double> out(tokens * dim);
   for (int64_t i = 0; i < tokens; ++i) {
     std::vector<double> scores(i + 1);
@@ -52,7 +52,7 @@ TEST(CausalAttention, MatchesDoubleWithGroupedHeadsAcrossQueryBlocks) {
                   &scratch);
   for (int local = 0; local < heads.heads; ++local) {
     const int local_kv = (heads.first_head + local) / heads.group - heads.first_kv_head;
-    const auto expected = Reference(q, k, v, ld_q, ld_kv, tokens, local, local_kv, 16);
+    const auto expected = ReferenceAttention(q, k, v, ld_q, ld_kv, tokens, local, local_kv, 16);
     double worst = 0.0;
     for (int64_t t = 0; t < tokens; ++t) {
       for (int d = 0; d < 16; ++d) {
@@ -69,8 +69,12 @@ TEST(CausalAttention, MatchesDoubleForEveryHeadWidthAndLength) {
   // lengths that do and do not fill the four-query and sixteen-key tiles.
   for (int dim : {24, 64, 72}) {
     for (int64_t tokens : {1, 3, 4, 17, 130}) {
-      const AttentionHeads heads{
-          .first_head = 0, .heads = 2, .first_kv_head = 0, .kv_heads = 1, .group = 2, .head_dim = dim};
+      const AttentionHeads heads{.first_head = 0,
+                                 .heads = 2,
+                                 .first_kv_head = 0,
+                                 .kv_heads = 1,
+                                 .group = 2,
+                                 .head_dim = dim};
       const int64_t ld_q = 2 * dim + 5, ld_kv = dim + 3;  // strided rows
       std::mt19937 rng(static_cast<uint32_t>(dim * 1000 + tokens));
       std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -82,12 +86,12 @@ TEST(CausalAttention, MatchesDoubleForEveryHeadWidthAndLength) {
       CausalAttention(q.data(), k.data(), v.data(), ld_q, ld_kv, tokens, heads, context.data(),
                       &scratch);
       for (int local = 0; local < 2; ++local) {
-        const auto expected = Reference(q, k, v, ld_q, ld_kv, tokens, local, 0, dim);
+        const auto expected = ReferenceAttention(q, k, v, ld_q, ld_kv, tokens, local, 0, dim);
         double worst = 0.0;
         for (int64_t t = 0; t < tokens; ++t) {
           for (int d = 0; d < dim; ++d) {
-            worst = std::max(worst, std::fabs(expected[t * dim + d] -
-                                              context[t * ld_q + local * dim + d]));
+            worst = std::max(
+                worst, std::fabs(expected[t * dim + d] - context[t * ld_q + local * dim + d]));
           }
         }
         EXPECT_LT(worst, 2e-5) << "dim " << dim << ", tokens " << tokens << ", head " << local;

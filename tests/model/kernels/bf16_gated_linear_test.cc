@@ -9,13 +9,14 @@
 #include "model/kernels/gelu.h"
 #include "model/kernels/half_float.h"
 #include "model/kernels/swiglu.h"
+#include "tests/model/kernels/reference_activations.h"
 #include "tests/model/kernels/test_weight.h"
 
 namespace actex {
 namespace {
 
-using testing::MakeWeight;
-using testing::TestWeight;
+using test_support::MakeWeight;
+using test_support::TestWeight;
 
 class Bf16GatedLinearTest : public ::testing::Test {
  protected:
@@ -23,11 +24,6 @@ class Bf16GatedLinearTest : public ::testing::Test {
     if (auto supported = Bf16ProductsSupported(); !supported) GTEST_SKIP() << supported.error();
   }
 };
-
-double Silu(double g) { return g / (1.0 + std::exp(-g)); }
-double GeluTanh(double g) {
-  return 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
-}
 
 // What one call gives: the activation in float32 (when kept) and rounded for the next
 // product.
@@ -61,7 +57,7 @@ void CheckGated(const TestWeight& gate_weight, const TestWeight& up_weight, int6
   const int64_t in = gate_weight.view.cols, ldx = in + 3;
   const WeightSlice gate_slice = RowSlice(gate_weight.view, first_row, first_row + columns);
   const WeightSlice up_slice = RowSlice(up_weight.view, first_row, first_row + columns);
-  auto [x, bias, unused] = testing::MakeLinearOperands(tokens, ldx, first_row + columns, 1);
+  auto [x, bias, unused] = test_support::MakeLinearOperands(tokens, ldx, first_row + columns, 1);
   const float* gate_bias = with_bias ? bias.data() + first_row : nullptr;
   const LinearTarget gate{&gate_slice, gate_bias, nullptr, 0};
   const LinearTarget up{&up_slice, nullptr, nullptr, 0};
@@ -88,7 +84,8 @@ void CheckGated(const TestWeight& gate_weight, const TestWeight& up_weight, int6
         g += rounded_value(row, gate_slice, c, gate_weight, i);
         u += rounded_value(row, up_slice, c, up_weight, i);
       }
-      const double expected = (silu ? Silu(g) : GeluTanh(g)) * u;
+      const double expected =
+          (silu ? test_support::ReferenceSilu(g) : test_support::ReferenceGeluTanh(g)) * u;
       const float kept = three.kept[t * ldk + c];
       // Each product's float32 sum is within 1e-5·√in of the double (as Bf16Linear's).
       const double bound =

@@ -11,8 +11,8 @@
 namespace actex {
 namespace {
 
-using testing::MakeWeight;
-using testing::TestWeight;
+using test_support::MakeWeight;
+using test_support::TestWeight;
 
 class Bf16LinearTest : public ::testing::Test {
  protected:
@@ -27,7 +27,7 @@ void CheckBf16Linear(const TestWeight& weight, const WeightSlice& slice, int64_t
                      bool with_bias) {
   const int64_t in = slice.in_features(), out = slice.out_features();
   const int64_t ldx = in + 3, ldy = out + 2;  // strided rows on both sides
-  auto [x, bias, y] = testing::MakeLinearOperands(tokens, ldx, out, ldy);
+  auto [x, bias, y] = test_support::MakeLinearOperands(tokens, ldx, out, ldy);
   ThreadTeam team(3);
   Bf16LinearScratch scratch;
   Bf16Linear(x.data(), ldx, tokens, slice, with_bias ? bias.data() : nullptr, y.data(), ldy,
@@ -93,7 +93,7 @@ TEST_F(Bf16LinearTest, ReusesOnePrimitivePerShape) {
 
 TEST_F(Bf16LinearTest, SeveralTargetsOfOneInputGiveTheBitsOfOneBf16LinearEach) {
   Bf16LinearScratch scratch;
-  testing::ExpectTargetsMatchOneCallEach(
+  test_support::ExpectTargetsMatchOneCallEach(
       [&](const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
           ThreadTeam* team) { Bf16Linear(x, ldx, tokens, targets, &scratch, team); });
 }

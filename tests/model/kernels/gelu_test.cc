@@ -3,18 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <numbers>
 #include <random>
 #include <vector>
+
+#include "tests/model/kernels/reference_activations.h"
 
 namespace actex {
 namespace {
 
-// PyTorch's gelu(approximate="tanh") in double.
-double Reference(double x) {
-  const double beta = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
-  return 0.5 * x * (1.0 + std::tanh(beta * (x + 0.044715 * x * x * x)));
-}
+using test_support::ReferenceGeluTanh;
 
 // Every length from 0 to 70 meets whole vectors and every tail of both ISAs' widths.
 TEST(GeluTanh, MatchesDoublePrecisionForEveryTailLength) {
@@ -27,7 +24,7 @@ TEST(GeluTanh, MatchesDoublePrecisionForEveryTailLength) {
     GeluTanh(x.data(), count, out.data());
     GeGlu(x.data(), up.data(), count, glu.data());
     for (int64_t i = 0; i < count; ++i) {
-      const double expected = Reference(x[i]);
+      const double expected = ReferenceGeluTanh(x[i]);
       // Near gelu's zero at x = 0 and in its negative tail the value is a small
       // difference; the bound is relative to |x|, the size of the terms.
       EXPECT_NEAR(out[i], expected, 1e-6 * std::abs(x[i]) + 1e-30) << count << " " << i;
@@ -43,7 +40,7 @@ TEST(GeluTanh, WritesInPlace) {
   const std::vector<float> original = x;
   GeluTanh(x.data(), static_cast<int64_t>(x.size()), x.data());
   for (size_t i = 0; i < x.size(); ++i) {
-    EXPECT_NEAR(x[i], Reference(original[i]), 1e-6 * std::abs(original[i]) + 1e-30) << i;
+    EXPECT_NEAR(x[i], ReferenceGeluTanh(original[i]), 1e-6 * std::abs(original[i]) + 1e-30) << i;
   }
 }
 

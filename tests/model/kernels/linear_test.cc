@@ -11,14 +11,14 @@
 namespace actex {
 namespace {
 
-using testing::MakeWeight;
-using testing::TestWeight;
+using test_support::MakeWeight;
+using test_support::TestWeight;
 
 // Y = X · W[slice]ᵀ + bias in double, against Linear.
 void CheckLinear(const TestWeight& weight, const WeightSlice& slice, bool with_bias) {
   const int64_t tokens = 5, in = slice.in_features(), out = slice.out_features();
   const int64_t ldx = in + 3, ldy = out + 2;  // strided rows on both sides
-  auto [x, bias, y] = testing::MakeLinearOperands(tokens, ldx, out, ldy);
+  auto [x, bias, y] = test_support::MakeLinearOperands(tokens, ldx, out, ldy);
   std::vector<float> scratch;
   Linear(x.data(), ldx, tokens, slice, with_bias ? bias.data() : nullptr, y.data(), ldy, &scratch);
   double worst = 0.0;
@@ -76,7 +76,7 @@ TEST(Linear, MisalignedFloatWeightsAreCopiedNotMisread) {
 
 TEST(Linear, SeveralTargetsOfOneInputGiveTheBitsOfOneLinearEach) {
   std::vector<float> scratch;
-  testing::ExpectTargetsMatchOneCallEach(
+  test_support::ExpectTargetsMatchOneCallEach(
       [&](const float* x, int64_t ldx, int64_t tokens, std::span<const LinearTarget> targets,
           ThreadTeam* team) { Linear(x, ldx, tokens, targets, &scratch, team); });
 }

@@ -7,7 +7,7 @@
 
 #include "model/kernels/half_float.h"
 
-namespace actex::testing {
+namespace actex::test_support {
 
 TestWeight MakeWeight(int64_t rows, int64_t cols, WeightDtype dtype, size_t byte_offset,
                       uint32_t seed) {
@@ -77,4 +77,4 @@ void ExpectTargetsMatchOneCallEach(const MultiplyTargets& multiply) {
   EXPECT_NE(together[0], together[1]);  // the targets are different products
 }
 
-}  // namespace actex::testing
+}  // namespace actex::test_support

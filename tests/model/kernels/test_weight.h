@@ -11,7 +11,7 @@
 #include "model/kernels/thread_team.h"
 #include "model/model_weights.h"
 
-namespace actex::testing {
+namespace actex::test_support {
 
 // A random [rows, cols] weight stored in `dtype`, and its exact float32 values.
 struct TestWeight {
@@ -42,6 +42,6 @@ using MultiplyTargets =
 // untouched.
 void ExpectTargetsMatchOneCallEach(const MultiplyTargets& multiply);
 
-}  // namespace actex::testing
+}  // namespace actex::test_support
 
 #endif  // ACTEX_TESTS_MODEL_KERNELS_TEST_WEIGHT_H_

@@ -20,13 +20,14 @@ struct FixtureCase {
   std::string decoded;  // the oracle's decode of ids: text once normalized
 };
 
-std::string FixtureDir(const std::string& folder) {
+std::string TokenizerFixtureDir(const std::string& folder) {
   return std::string(ACTEX_FIXTURES_DIR) + "/tokenizers/" + folder;
 }
 
-std::vector<FixtureCase> ReadCases(const std::string& folder) {
+std::vector<FixtureCase> ReadFixtureCases(const std::string& folder) {
   std::vector<FixtureCase> cases;
-  for (const nlohmann::json& record : ReadCaseRecords(FixtureDir(folder) + "/cases.jsonl")) {
+  for (const nlohmann::json& record :
+       ReadCaseRecords(TokenizerFixtureDir(folder) + "/cases.jsonl")) {
     cases.push_back({record.at("text").get<std::string>(),
                      record.at("ids").get<std::vector<int32_t>>(),
                      record.at("decoded").get<std::string>()});
@@ -37,9 +38,9 @@ std::vector<FixtureCase> ReadCases(const std::string& folder) {
 class FixtureCases : public testing::TestWithParam<std::string> {};
 
 TEST_P(FixtureCases, EveryCaseEncodesToTheOracleIds) {
-  const std::vector<FixtureCase> cases = ReadCases(GetParam());
+  const std::vector<FixtureCase> cases = ReadFixtureCases(GetParam());
   ASSERT_EQ(cases.size(), 62u) << "cases.jsonl of " << GetParam();
-  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  auto tokenizer = LoadTokenizer(TokenizerFixtureDir(GetParam()));
   ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
   size_t passing = 0;
   for (size_t index = 0; index < cases.size(); ++index) {
@@ -61,8 +62,8 @@ TEST_P(FixtureCases, EveryCaseEncodesToTheOracleIds) {
 
 // Encoding a case a second time goes through the piece cache and must not change ids.
 TEST_P(FixtureCases, RepeatedEncodingGivesTheSameIds) {
-  const std::vector<FixtureCase> cases = ReadCases(GetParam());
-  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  const std::vector<FixtureCase> cases = ReadFixtureCases(GetParam());
+  auto tokenizer = LoadTokenizer(TokenizerFixtureDir(GetParam()));
   ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
   for (int round = 0; round < 2; ++round) {
     for (size_t index = 0; index < cases.size(); ++index) {
@@ -74,8 +75,8 @@ TEST_P(FixtureCases, RepeatedEncodingGivesTheSameIds) {
 }
 
 TEST_P(FixtureCases, EveryCaseDecodesToTheOraclesText) {
-  const std::vector<FixtureCase> cases = ReadCases(GetParam());
-  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  const std::vector<FixtureCase> cases = ReadFixtureCases(GetParam());
+  auto tokenizer = LoadTokenizer(TokenizerFixtureDir(GetParam()));
   ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
   for (size_t index = 0; index < cases.size(); ++index) {
     auto text = (*tokenizer)->Decode(cases[index].ids);
@@ -85,7 +86,7 @@ TEST_P(FixtureCases, EveryCaseDecodesToTheOraclesText) {
 }
 
 TEST_P(FixtureCases, AnIdOutsideTheVocabularyIsRefusedNamingIt) {
-  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  auto tokenizer = LoadTokenizer(TokenizerFixtureDir(GetParam()));
   ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
   const std::vector<int32_t> ids = {5, 99999};
   auto text = (*tokenizer)->Decode(ids);

@@ -7,7 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/model/tokenizer/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {

@@ -23,13 +23,13 @@ struct RealCase {
   std::vector<int32_t> ids_with_special;  // tokenizer(text): what HF feeds the model
 };
 
-std::string FixtureDir(const std::string& family) {
+std::string RealTokenizerDir(const std::string& family) {
   return std::string(ACTEX_FIXTURES_DIR) + "/real-tokenizers/" + family;
 }
 
-std::vector<RealCase> ReadCases(const std::string& family) {
+std::vector<RealCase> ReadRealCases(const std::string& family) {
   std::vector<RealCase> cases;
-  for (const nlohmann::json& record : ReadCaseRecords(FixtureDir(family) + "/cases.jsonl")) {
+  for (const nlohmann::json& record : ReadCaseRecords(RealTokenizerDir(family) + "/cases.jsonl")) {
     cases.push_back({record.at("text").get<std::string>(),
                      record.at("ids").get<std::vector<int32_t>>(),
                      record.at("ids_with_special").get<std::vector<int32_t>>()});
@@ -40,9 +40,9 @@ std::vector<RealCase> ReadCases(const std::string& family) {
 class RealTokenizers : public testing::TestWithParam<std::string> {};
 
 TEST_P(RealTokenizers, EveryTextEncodesToTheIdsOfHfsRustTokenizer) {
-  const std::vector<RealCase> cases = ReadCases(GetParam());
+  const std::vector<RealCase> cases = ReadRealCases(GetParam());
   ASSERT_EQ(cases.size(), 102u) << "cases.jsonl of " << GetParam();
-  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  auto tokenizer = LoadTokenizer(RealTokenizerDir(GetParam()));
   ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
   size_t passing = 0;
   for (size_t index = 0; index < cases.size(); ++index) {
@@ -63,8 +63,8 @@ TEST_P(RealTokenizers, EveryTextEncodesToTheIdsOfHfsRustTokenizer) {
 // tokenizer normalizes it: Qwen3's NFC (the NFD cases come back composed); Gemma's
 // " " -> "▁" is undone by the decoder and Llama 3 has no normalizer.
 TEST_P(RealTokenizers, EveryCasesIdsDecodeToItsNormalizedText) {
-  const std::vector<RealCase> cases = ReadCases(GetParam());
-  auto tokenizer = LoadTokenizer(FixtureDir(GetParam()));
+  const std::vector<RealCase> cases = ReadRealCases(GetParam());
+  auto tokenizer = LoadTokenizer(RealTokenizerDir(GetParam()));
   ASSERT_TRUE(tokenizer.has_value()) << tokenizer.error();
   const TextNormalizer nfc({NormalizerStep::Form(NormalizationForm::kNfc)});
   for (size_t index = 0; index < cases.size(); ++index) {
@@ -81,9 +81,9 @@ TEST_P(RealTokenizers, EveryCasesIdsDecodeToItsNormalizedText) {
 // --bos auto prepends what the post-processor adds; HF's tokenizer(text) adds exactly that
 // (Gemma 3's <bos>; this Llama 3 file's ByteLevel post-processor and Qwen3's add nothing).
 TEST_P(RealTokenizers, BosAutoAddsWhatHfsTokenizerCallAdds) {
-  const std::vector<RealCase> cases = ReadCases(GetParam());
+  const std::vector<RealCase> cases = ReadRealCases(GetParam());
   ASSERT_FALSE(cases.empty());
-  auto bos = PostProcessorBos(FixtureDir(GetParam()));
+  auto bos = PostProcessorBos(RealTokenizerDir(GetParam()));
   ASSERT_TRUE(bos.has_value()) << bos.error();
   for (size_t index = 0; index < cases.size(); ++index) {
     std::vector<int32_t> expected = cases[index].ids;

@@ -6,7 +6,7 @@
 
 #include "model/tokenizer/file_digest.h"
 #include "model/tokenizer/tokenizer_folder.h"
-#include "tests/model/tokenizer/temp_dir.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 namespace {
