@@ -19,27 +19,18 @@
 #include <tuple>
 #include <vector>
 
-#include "actors/document_assembler.h"
 #include "actors/document_encoder.h"
 #include "actors/sequence_packer.h"
 #include "bench/bench_corpora.h"
+#include "bench/stopwatch.h"
+#include "bench/writer_stage.h"
 #include "model/kernels/cpu_isa.h"
 #include "model/tokenizer/tokenizer_folder.h"
 #include "storage/corpus_reader.h"
-#include "storage/crc32.h"
 #include "storage/file_io.h"
-#include "storage/float_convert.h"
-#include "storage/shard_writer.h"
-#include "storage/site_statistics.h"
 
 namespace actex {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 [[noreturn]] void Die(const std::string& message) {
   std::fprintf(stderr, "bench_pipeline_stages: %s\n", message.c_str());
@@ -48,7 +39,7 @@ double SecondsSince(Clock::time_point start) {
 
 // Every document of `path` as the loader reads it.
 std::vector<DocumentMessage> ReadAll(const std::string& path, double* seconds, int64_t* bytes) {
-  const auto start = Clock::now();
+  const auto start = BenchClock::now();
   auto reader = CorpusReader::Open({.inputs = {path}});
   if (!reader) Die(reader.error());
   std::vector<DocumentMessage> documents;
@@ -125,7 +116,7 @@ double TokenizeRate(const std::string& tokenizer_dir, int vocab,
   DocumentEncoder encoder(std::move(tokenizers), {.vocab_size = vocab});
   const size_t window = 16 * static_cast<size_t>(threads);
   int64_t tokens = 0;
-  const auto start = Clock::now();
+  const auto start = BenchClock::now();
   for (size_t begin = 0; begin < documents.size(); begin += window) {
     const std::span<const DocumentMessage> part(documents.data() + begin,
                                                 std::min(window, documents.size() - begin));
@@ -146,7 +137,7 @@ double PackRate(int documents, int document_tokens, int64_t batch_tokens, int ma
   for (int i = 0; i < document_tokens; ++i) ids[i] = (i * 7919) % 151936;
   SequencePacker packer({.max_seq_len = max_seq_len, .batch_tokens = batch_tokens});
   int64_t tokens = 0, bytes = 0;
-  const auto start = Clock::now();
+  const auto start = BenchClock::now();
   for (int doc = 0; doc < documents; ++doc) {
     for (TokenBatchMessage& batch : packer.Add(doc, ids)) {
       msgpack::sbuffer body;
@@ -157,135 +148,6 @@ double PackRate(int documents, int document_tokens, int64_t batch_tokens, int ma
   }
   if (bytes == 0) Die("the packer sent no batch");
   return tokens / SecondsSince(start);
-}
-
-constexpr int kWidth = 896;  // Qwen2.5-0.5B's hidden size: one resid site
-
-// Rows of plausible residual values, [tokens, kWidth].
-std::vector<float> Activations(int64_t tokens) {
-  std::vector<float> values(static_cast<size_t>(tokens) * kWidth);
-  std::mt19937 random(7);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
-  for (float& value : values) value = normal(random);
-  return values;
-}
-
-// The writer's per-batch work alone, in tokens/s: rounding to bfloat16, statistics,
-// CRC-32 of the rounded bytes.
-void ReportWriterParts(const std::vector<float>& batch, int64_t tokens) {
-  std::vector<uint16_t> rounded(batch.size());
-  auto time = [&](auto&& work) {
-    const auto start = Clock::now();
-    int rounds = 0;
-    while (SecondsSince(start) < 0.5 || rounds < 3) {
-      work();
-      ++rounds;
-    }
-    return tokens * rounds / SecondsSince(start);
-  };
-  const double rounding = time([&] { ConvertToBfloat16(batch, rounded.data()); });
-  const double statistics = time([&] {
-    SiteStatistics statistics(kWidth);
-    statistics.AddRows(batch.data(), tokens, kBfloat16OverflowMagnitude);
-  });
-  uint32_t crc = 0;
-  const double crc_rate =
-      time([&] { crc = Crc32Update(crc, rounded.data(), rounded.size() * sizeof(uint16_t)); });
-  std::printf(
-      "  writer parts, 1 thread: f32->bf16 %.2fM tokens/s, "
-      "statistics %.2fM tokens/s, crc32 %.2fM tokens/s (%.0f MB/s)\n",
-      rounding / 1e6, statistics / 1e6, crc_rate / 1e6, crc_rate * kWidth * sizeof(uint16_t) / 1e6);
-}
-
-// `count` resid_post sites of kWidth, of the last layers of a 24-layer model.
-std::vector<StoredSite> ResidSites(int count) {
-  std::vector<StoredSite> sites;
-  for (int i = 0; i < count; ++i) {
-    sites.push_back(
-        {.name = "blocks." + std::to_string(23 - i) + ".hook_resid_post", .width = kWidth});
-  }
-  return sites;
-}
-
-// How the writer is run: its shards' size, where it seals them and how many threads
-// spill its sites.
-struct WriterRun {
-  int sites = 1;
-  int64_t shard_bytes = int64_t{256} << 20;
-  bool seal_in_background = false;
-  int spill_threads = 1;
-};
-
-// The writer actor's work from the batches' float32 frames to listed shard files: the
-// DocumentAssembler, ShardWriter::Add and EndChunk (64-document chunks), Finish, for
-// `run.sites` sites (each the same rows). Returns tokens/s; the folder is removed
-// afterwards.
-double WriteRate(const std::string& dir, const std::vector<float>& batch_values,
-                 int64_t batch_tokens, int64_t total_tokens, int document_tokens,
-                 const WriterRun& run) {
-  const int site_count = run.sites;
-  std::filesystem::remove_all(dir);
-  auto chunks = ChunkRule::Of(64);
-  if (!chunks) Die(chunks.error());
-  auto writer = ShardWriter::Open({.dir = dir,
-                                   .shard_bytes = run.shard_bytes,
-                                   .dtype = OutputDtype::kBF16,
-                                   .sites = ResidSites(site_count),
-                                   .chunks = *chunks,
-                                   .seal_in_background = run.seal_in_background,
-                                   .spill_threads = run.spill_threads});
-  if (!writer) Die(writer.error());
-  DocumentAssembler assembler(ResidSites(site_count));
-  auto sink = [&](const DocumentActivations& document) { return (*writer)->Add(document); };
-  const std::span<const float> values(batch_values);
-  int64_t doc_id = 0, written = 0;
-  const auto start = Clock::now();
-  while (written < total_tokens) {
-    ActivationBatchMessage batch;
-    for (int64_t row = 0; row + document_tokens <= batch_tokens; row += document_tokens) {
-      batch.sequences.push_back({.doc_id = doc_id++,
-                                 .doc_offset = 0,
-                                 .length = document_tokens,
-                                 .last_of_document = true});
-    }
-    batch.token_ids.assign(batch.sequences.size() * document_tokens, 17);
-    const int64_t tokens = static_cast<int64_t>(batch.token_ids.size());
-    const std::vector<SiteRows> rows(static_cast<size_t>(site_count),
-                                     SiteRows(values.first(tokens * kWidth)));
-    if (auto added = assembler.AddBatch(batch, rows, sink); !added) Die(added.error());
-    written += tokens;
-    if (doc_id % 64 == 0) {
-      if (auto ended = (*writer)->EndChunk(doc_id / 64 - 1, 64, ""); !ended) Die(ended.error());
-    }
-  }
-  if (doc_id % 64 != 0) {
-    if (auto ended = (*writer)->EndChunk(doc_id / 64, doc_id % 64, ""); !ended) Die(ended.error());
-  }
-  if (auto finished = (*writer)->Finish(true); !finished) Die(finished.error());
-  const double rate = written / SecondsSince(start);
-  std::filesystem::remove_all(dir);
-  return rate;
-}
-
-// What the folder's file system takes: `bytes` written in 8 MiB writes and fsynced.
-double DiskMegabytesPerSecond(const std::string& dir, int64_t bytes) {
-  std::filesystem::create_directories(dir);
-  const std::string path = dir + "/disk-rate.tmp";
-  std::vector<char> block(8 << 20, 'x');
-  const auto start = Clock::now();
-  {
-    FILE* file = std::fopen(path.c_str(), "wb");
-    if (file == nullptr) Die("cannot write " + path);
-    for (int64_t done = 0; done < bytes; done += static_cast<int64_t>(block.size())) {
-      std::fwrite(block.data(), 1, block.size(), file);
-    }
-    std::fflush(file);
-    fsync(fileno(file));
-    std::fclose(file);
-  }
-  const double rate = bytes / SecondsSince(start) / 1e6;
-  std::filesystem::remove(path);
-  return rate;
 }
 
 int Main(int argc, char** argv) {
@@ -364,9 +226,9 @@ int Main(int argc, char** argv) {
       PackRate(20000, max_seq_len, batch_tokens, max_seq_len), max_seq_len,
       static_cast<long long>(batch_tokens));
 
-  const std::vector<float> batch = Activations(batch_tokens);
+  const std::vector<float> batch = ResidActivations(batch_tokens);
   ReportWriterParts(batch, batch_tokens);
-  const double bytes_per_token = double{kWidth} * sizeof(uint16_t) * writer_sites;
+  const double bytes_per_token = double{kResidWidth} * sizeof(uint16_t) * writer_sites;
   // Each seal on the writer's thread, then on a thread of its own, then the sites
   // spilled by --spill-threads as well (as the writer actor runs it), alternated so that
   // all meet the same machine.
@@ -389,10 +251,13 @@ int Main(int argc, char** argv) {
     double disk = 0;
     for (int r = 0; r < repeats; ++r) {
       for (size_t i = 0; i < runs.size(); ++i) {
-        rates[i] = std::max(rates[i], WriteRate(dir, batch, batch_tokens, writer_tokens,
-                                                max_seq_len, runs[i].second));
+        auto rate = WriteRate(dir, batch, batch_tokens, writer_tokens, max_seq_len, runs[i].second);
+        if (!rate) Die(rate.error());
+        rates[i] = std::max(rates[i], *rate);
       }
-      disk = std::max(disk, DiskMegabytesPerSecond(dir, writer_tokens * bytes_per_token));
+      auto folder_rate = DiskMegabytesPerSecond(dir, writer_tokens * bytes_per_token);
+      if (!folder_rate) Die(folder_rate.error());
+      disk = std::max(disk, *folder_rate);
     }
     std::filesystem::remove_all(dir);
     for (size_t i = 0; i < runs.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/stopwatch.h"
 #include "bench/throughput_setup.h"
 #include "model/blas_threads.h"
 #include "model/kernels/linear.h"
@@ -19,15 +20,6 @@
 #include "model/shard_weights.h"
 
 namespace actex {
-namespace {
-
-double Seconds(const std::function<void()>& run) {
-  const auto start = std::chrono::steady_clock::now();
-  run();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 std::expected<RoutingOverhead, std::string> MeasureRoutingOverhead(const std::string& model_dir,
                                                                    int64_t tokens, int threads,
@@ -89,8 +81,8 @@ std::expected<RoutingOverhead, std::string> MeasureRoutingOverhead(const std::st
   // Interleaved, so that a change of load on a shared machine hits both alike.
   std::vector<double> block_seconds, products_seconds;
   for (int i = 0; i < repeats; ++i) {
-    block_seconds.push_back(Seconds(run_block));
-    products_seconds.push_back(Seconds(run_products));
+    block_seconds.push_back(SecondsToRun(run_block));
+    products_seconds.push_back(SecondsToRun(run_products));
   }
   overhead.block_seconds = Median(block_seconds);
   overhead.products_seconds = Median(products_seconds);

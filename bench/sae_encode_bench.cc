@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/stopwatch.h"
 #include "model/blas_threads.h"
 #include "model/kernels/cpu_isa.h"
 #include "model/kernels/gemm.h"
@@ -31,17 +32,11 @@ struct Options {
   int threads = 2, repeats = 5;
 };
 
-double Seconds(const std::function<void()>& run) {
-  const auto start = std::chrono::steady_clock::now();
-  run();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // The median of `repeats` timings of `run`, after one warm-up.
 double MedianSeconds(int repeats, const std::function<void()>& run) {
   run();
   std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) times.push_back(Seconds(run));
+  for (int i = 0; i < repeats; ++i) times.push_back(SecondsToRun(run));
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
