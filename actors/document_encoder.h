@@ -21,7 +21,7 @@ struct EncodedDocument {
 };
 
 struct DocumentEncoderOptions {
-  std::string model_dir;  // for the failure when text arrives without a tokenizer
+  std::string model_dir{};  // for the failure when text arrives without a tokenizer
   int vocab_size = 0;
   int32_t bos_token_id = -1;         // prepended to text documents when >= 0
   bool bos_on_pretokenized = false;  // and to pre-tokenized ones

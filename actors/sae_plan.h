@@ -19,9 +19,9 @@ struct PlannedSae {
   Site site;
   std::string dir;  // as given
   // Loaded by LoadPlannedSaes (the node, before any actor starts); null until then.
-  std::shared_ptr<const SaeModel> model;
-  int64_t k = 0;     // latents kept per token: --sae-top-k, or a TopK SAE's own k
-  SaeRecord record;  // what metadata.json records of it, digests included
+  std::shared_ptr<const SaeModel> model{};
+  int64_t k = 0;       // latents kept per token: --sae-top-k, or a TopK SAE's own k
+  SaeRecord record{};  // what metadata.json records of it, digests included
 };
 
 // Splits "SITE=DIR" at its first '='; an entry without one, or with an empty side, is

@@ -29,7 +29,7 @@ struct MoeConfig {
   int expert_intermediate = 0;         // moe_intermediate_size (mixtral: intermediate_size)
   bool renormalize = true;             // norm_topk_prob (mixtral: always)
   int shared_expert_intermediate = 0;  // qwen2_moe's sigmoid-gated shared expert; 0: none
-  std::vector<bool> layer_sparse;      // [layers]: routed layers; the others are a dense MLP
+  std::vector<bool> layer_sparse{};    // [layers]: routed layers; the others are a dense MLP
 };
 
 struct RopeConfig {
@@ -68,10 +68,10 @@ struct ModelConfig {
   // Family features (the defaults are Qwen2's).
   NormKind norm = NormKind::kRms;
   MlpKind mlp = MlpKind::kGatedSilu;
-  bool qkv_bias = true;         // q/k/v projections have biases (GPT-2: c_attn's)
-  bool o_bias = false;          // o_proj has a bias (GPT-2: attn.c_proj's)
-  bool mlp_bias = false;        // gate/up/down (GPT-2: c_fc/c_proj) have biases
-  bool qk_norm = false;         // RMSNorm on q and k before rotary (Qwen3, Gemma 3, OLMoE)
+  bool qkv_bias = true;   // q/k/v projections have biases (GPT-2: c_attn's)
+  bool o_bias = false;    // o_proj has a bias (GPT-2: attn.c_proj's)
+  bool mlp_bias = false;  // gate/up/down (GPT-2: c_fc/c_proj) have biases
+  bool qk_norm = false;   // RMSNorm on q and k before rotary (Qwen3, Gemma 3, OLMoE)
   // Where qk_norm's mean of squares runs: each head's head_dim (Qwen3, Gemma 3; weights
   // [head_dim]) or the whole q_proj / k_proj output, all heads at once (OLMoE; weights
   // [heads*head_dim] and [kv_heads*head_dim]).

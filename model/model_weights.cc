@@ -40,8 +40,8 @@ std::optional<WeightDtype> ParseDtype(const std::string& dtype) {
 // Which files hold a model's weights: model.safetensors, or those its index names.
 struct WeightFileList {
   std::string listing;  // model.safetensors or model.safetensors.index.json: errors name it
-  std::map<std::string, std::string> weight_map;  // tensor -> file name; empty for one file
-  std::set<std::string> file_names;               // in name order, the fingerprint's order
+  std::map<std::string, std::string> weight_map{};  // tensor -> file name; empty for one file
+  std::set<std::string> file_names{};               // in name order, the fingerprint's order
 };
 
 // Reads model.safetensors.index.json's weight_map: every entry a plain file name of

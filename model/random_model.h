@@ -19,16 +19,16 @@ struct RandomModelOptions {
   // model_presets.h (qwen2.5-0.5b, qwen2.5-7b, gpt2, llama-3.2-1b, gemma-2-2b,
   // qwen3-0.6b, mistral-7b, olmoe-1b-7b, qwen3-30b-a3b, mixtral-8x7b).
   std::string preset = "tiny";
-  int vocab_size = 0;                       // 0: the preset's own (tiny: 4096)
-  int layers = 0;                           // 0: the preset's own
-  std::optional<bool> tie_word_embeddings;  // unset: the preset's own; false writes lm_head
-  std::string dtype = "float32";            // "float32", "bfloat16" or "float16"
+  int vocab_size = 0;                         // 0: the preset's own (tiny: 4096)
+  int layers = 0;                             // 0: the preset's own
+  std::optional<bool> tie_word_embeddings{};  // unset: the preset's own; false writes lm_head
+  std::string dtype = "float32";              // "float32", "bfloat16" or "float16"
   uint64_t seed = 0;
   // > 0: split the weights into model-0000N-of-0000M.safetensors files of at most this
   // many bytes (a larger single tensor gets a file of its own) with
   // model.safetensors.index.json; 0: one model.safetensors.
   int64_t max_file_bytes = 0;
-  std::string tokenizer_file;  // copied into output_dir under its own name when not empty
+  std::string tokenizer_file{};  // copied into output_dir under its own name when not empty
 };
 
 // Writes config.json and the weights, streaming each tensor from a per-tensor

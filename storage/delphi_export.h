@@ -21,13 +21,13 @@ namespace actex {
 // ranges are split as delphi splits them (linspace over the SAE's width, d_sae as
 // metadata.json's config.saes records it).
 struct DelphiExportOptions {
-  std::string source_dir;          // an extraction's output with latents sites
-  std::string out_dir;             // created; must not be inside source_dir
-  std::vector<std::string> sites;  // empty: every site with latents
-  int64_t ctx_len = 256;           // delphi's cache_ctx_len
-  int64_t splits = 5;              // delphi's n_splits
-  int32_t pad_token = 0;           // fills the last sequence
-  std::string model_name;          // config.json "model_name"; empty: the shards' model
+  std::string source_dir;            // an extraction's output with latents sites
+  std::string out_dir;               // created; must not be inside source_dir
+  std::vector<std::string> sites{};  // empty: every site with latents
+  int64_t ctx_len = 256;             // delphi's cache_ctx_len
+  int64_t splits = 5;                // delphi's n_splits
+  int32_t pad_token = 0;             // fills the last sequence
+  std::string model_name{};          // config.json "model_name"; empty: the shards' model
 };
 
 struct DelphiExportResult {

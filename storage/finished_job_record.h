@@ -18,9 +18,9 @@ struct FinishedJobRecord {
   // What the job's hosts agreed on at the rendezvous, keyed by flag (RunFingerprint):
   // a node belongs to the finished job when its own fingerprint is this one.
   std::map<std::string, std::string> fingerprint;
-  int hosts = 0;            // the job's --num-hosts
-  std::string progress;     // "40 of 40 chunks listed", as the lease desk says it
-  std::string finished_at;  // UTC, "2026-11-27T20:15:00Z"; the writer stamps it
+  int hosts = 0;              // the job's --num-hosts
+  std::string progress;       // "40 of 40 chunks listed", as the lease desk says it
+  std::string finished_at{};  // UTC, "2026-11-27T20:15:00Z"; the writer stamps it
 };
 
 // Writes `record` (finished_at: now) as `folder`/job_finished.json, atomically (a reader sees the

@@ -27,9 +27,9 @@ struct ShardWriterOptions {
   int64_t shard_bytes = int64_t{1} << 30;  // close a shard once its tensors reach this
   bool gzip = false;                       // shard_NNNNNN.safetensors.gz
   OutputDtype dtype = OutputDtype::kF32;
-  std::vector<StoredSite> sites;                       // tensor order
-  std::map<std::string, std::string> tensor_metadata;  // safetensors __metadata__
-  nlohmann::json run_config;                           // stored under "config" in metadata.json
+  std::vector<StoredSite> sites;                         // tensor order
+  std::map<std::string, std::string> tensor_metadata{};  // safetensors __metadata__
+  nlohmann::json run_config{};                           // stored under "config" in metadata.json
   // For tests only: once the writer has written this many bytes (spills, shards,
   // metadata.json together), writes fail with ENOSPC as on a full disk. -1: never.
   int64_t fail_after_bytes = -1;
@@ -38,11 +38,11 @@ struct ShardWriterOptions {
   // Not null: the metadata.json of an earlier, interrupted run in `dir` (see
   // storage/earlier_output.h). Its listed shards are kept, numbering continues after
   // them, and its listed chunks are refused if they come again.
-  nlohmann::json continue_from;
+  nlohmann::json continue_from{};
   // Not null: asked before metadata.json lists more chunks (a leased job's coordinator
   // must know first); an error is final, and the chunks are not listed.
   std::function<std::expected<void, std::string>(const std::vector<int64_t>& chunks)>
-      before_listing;
+      before_listing{};
   // Closed shards are listed together once this long passed since the last listing
   // (at a chunk's end), and always by ListEnded and Finish. Listing less often costs a
   // crash at most this much work, and in a leased job shortens the time a host spends
@@ -64,7 +64,7 @@ struct ShardWriterOptions {
   // writer writes and lists the latents' examples over its tokens
   // (shard_NNNNNN.examples.safetensors, storage/latent_examples.h), keeping
   // `sae_examples` per latent (--sae-examples).
-  std::map<std::string, int64_t> sae_latents;
+  std::map<std::string, int64_t> sae_latents{};
   int64_t sae_examples = 32;
 };
 

@@ -82,7 +82,7 @@ struct ShardWriterState {
     nlohmann::ordered_json entry;  // its bytes and crc32 filled in once sealed
     std::vector<SiteStatistics> statistics;
     std::vector<uint8_t> scratch = std::vector<uint8_t>(kCopyChunkBytes);
-    std::expected<ShardSpill::Sealed, std::string> result;
+    std::expected<ShardSpill::Sealed, std::string> result{};
   };
   std::chrono::steady_clock::time_point last_listing = std::chrono::steady_clock::now();
   bool finished = false;

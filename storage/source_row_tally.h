@@ -49,7 +49,7 @@ class SourceRowTally {
   // Faults of one kind: the first few spelled out, the rest counted.
   struct FaultClass {
     std::string what;
-    std::vector<std::string> examples;
+    std::vector<std::string> examples{};
     int64_t count = 0;
     void Add(const std::string& where);
     void Report(std::vector<std::string>* faults) const;

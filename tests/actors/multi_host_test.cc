@@ -356,7 +356,9 @@ TEST(MultiHostMonitor, MonitorAttachedMidRunSeesEveryHost) {
     for (std::string line; std::getline(lines, line);) {
       auto event = nlohmann::json::parse(line, nullptr, false);
       if (event.is_discarded()) continue;
-      if (event["docs_total"] != -1) EXPECT_TRUE(event["docs_total_of_job"].get<bool>()) << line;
+      if (event["docs_total"] != -1) {
+        EXPECT_TRUE(event["docs_total_of_job"].get<bool>()) << line;
+      }
       if (event["kind"] == "finished") finished[event["host_id"].get<int>()] = event;
     }
     std::this_thread::sleep_for(milliseconds(100));

@@ -152,7 +152,9 @@ TEST(CoordinatorLiveness, MonitorsAreToldOfEveryHostTheJobGoesOnWithout) {
       clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 20s); });
   std::map<int, MonitorEventMessage> lost;
   for (const MonitorEventMessage& event : Collect(*monitor, 200ms)) {
-    if (event.kind == "lost") EXPECT_TRUE(lost.emplace(event.host_id, event).second);
+    if (event.kind == "lost") {
+      EXPECT_TRUE(lost.emplace(event.host_id, event).second);
+    }
   }
   ASSERT_EQ(lost.size(), 2u);
   EXPECT_EQ(lost[3].message,
