@@ -223,6 +223,9 @@ const std::map<std::string, std::string>& SafetensorsFile::metadata() const {
 const std::string& SafetensorsFile::path() const { return state_->path; }
 int64_t SafetensorsFile::file_bytes() const { return static_cast<int64_t>(state_->mapping_bytes); }
 const std::string& SafetensorsFile::header_json() const { return state_->header_json; }
+int64_t SafetensorsFile::data_bytes() const {
+  return file_bytes() - static_cast<int64_t>(kSafetensorsLengthBytes + state_->header_json.size());
+}
 
 int SafetensorsDtypeBytes(const std::string& dtype) {
   static const std::pair<const char*, int> kSizes[] = {

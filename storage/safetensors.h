@@ -34,6 +34,8 @@ class SafetensorsFile {
   const std::string& path() const;
   int64_t file_bytes() const;
   const std::string& header_json() const;
+  // The bytes after the header, where the tensors' data_offsets point.
+  int64_t data_bytes() const;
 
   ~SafetensorsFile();
 

@@ -100,9 +100,9 @@ void CheckPlainContents(const ShardEntry& shard, ShardCheck* check) {
                             WithoutPath(file.error(), shard.path));
     return;
   }
-  const int64_t data_bytes = (*file)->file_bytes() - static_cast<int64_t>(kSafetensorsLengthBytes) -
-                             static_cast<int64_t>((*file)->header_json().size());
-  if (!CheckShardLayout((*file)->header_json(), data_bytes, shard, &check->faults)) return;
+  if (!CheckShardLayout((*file)->header_json(), (*file)->data_bytes(), shard, &check->faults)) {
+    return;
+  }
   const auto& tensors = (*file)->tensors();
   CheckDocuments(tensors.at("doc_ids").bytes, tensors.at("positions").bytes, shard, check);
   CheckLatents(tensors, shard, check);

@@ -28,8 +28,7 @@ std::string DescribeShardFile(const std::string& path) {
   for (const auto& [name, tensor] : (*file)->tensors()) {
     tensor_bytes += static_cast<int64_t>(tensor.bytes.size());
   }
-  const int64_t data_bytes = (*file)->file_bytes() - static_cast<int64_t>(kSafetensorsLengthBytes) -
-                             static_cast<int64_t>((*file)->header_json().size());
+  const int64_t data_bytes = (*file)->data_bytes();
   if (tensor_bytes != data_bytes) {
     return "not whole: its tensors take " + std::to_string(tensor_bytes) + " bytes of the " +
            std::to_string(data_bytes) + " after its header";

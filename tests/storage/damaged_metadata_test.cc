@@ -34,7 +34,7 @@ class DamagedMetadata : public testing::Test {
     spec.shard_bytes = 1 << 20;  // one shard: the readers' time goes to the listing
     spec.sites = {{"blocks.0.hook_resid_post", 8}};
     WriteSyntheticOutput(Out(), spec);
-    original_ = ReadJsonFile(Metadata());
+    original_ = ReadJson(Metadata());
   }
   std::string Out() const { return dir_.path() + "/out"; }
   std::string Host() const { return Out() + "/host_00"; }

@@ -55,7 +55,7 @@ class DamagedShuffle : public testing::Test {
   // name the source instead, whose listing it compares).
   void Sweep(const std::string& file, const std::function<std::optional<std::string>()>& read,
              bool names_folder = true) {
-    const nlohmann::json original = ReadJsonFile(Saved() + "/" + file);
+    const nlohmann::json original = ReadJson(Saved() + "/" + file);
     for (const JsonMutation& mutation : JsonMutations(original)) {
       SCOPED_TRACE(file + ": " + mutation.what);
       Restore();

@@ -6,17 +6,11 @@
 // removed, or set to null, a string, a negative and a fractional number, true, an
 // empty array and an empty object; the whole document is replaced too.
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace actex {
-
-inline nlohmann::json ReadJsonFile(const std::string& path) {
-  std::ifstream file(path);
-  return nlohmann::json::parse(file);
-}
 
 struct JsonMutation {
   std::string what;  // "/shards/0/bytes = null"

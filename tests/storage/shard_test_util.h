@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "base/whole_file.h"
 #include "storage/host_folder_files.h"
 #include "storage/shard_writer.h"
+#include "tests/support/test_files.h"
 
 namespace actex {
 
@@ -103,7 +103,7 @@ inline std::string Gunzip(const std::string& path) {
 
 // The metadata.json of the output folder `dir`, parsed.
 inline nlohmann::json ReadMetadata(const std::string& dir) {
-  return nlohmann::json::parse(*ReadWholeFile(dir + "/" + kMetadataFile));
+  return ReadJson(dir + "/" + kMetadataFile);
 }
 
 }  // namespace actex
