@@ -103,6 +103,17 @@ std::expected<void, WireError> ReceiveFrame(zmq::socket_t& socket, zmq::message_
 
 }  // namespace
 
+std::string PackEnvelope(uint64_t version, uint64_t type) {
+  msgpack::sbuffer envelope;
+  msgpack::packer<msgpack::sbuffer> packer(envelope);
+  packer.pack_map(2);
+  packer.pack(std::string_view("v"));
+  packer.pack(version);
+  packer.pack(std::string_view("t"));
+  packer.pack(type);
+  return std::string(envelope.data(), envelope.size());
+}
+
 std::expected<void, std::string> SendEncoded(zmq::socket_t& socket, MessageType type,
                                              const msgpack::sbuffer& body,
                                              std::vector<zmq::message_t> payloads) {
@@ -121,14 +132,7 @@ std::expected<void, std::string> SendEncoded(zmq::socket_t& socket, MessageType 
                                          kMaxPayloadFrameBytes));
     }
   }
-  msgpack::sbuffer envelope;
-  msgpack::packer<msgpack::sbuffer> packer(envelope);
-  packer.pack_map(2);
-  packer.pack(std::string_view("v"));
-  packer.pack(kSchemaVersion);
-  packer.pack(std::string_view("t"));
-  packer.pack(static_cast<uint16_t>(type));
-
+  const std::string envelope = PackEnvelope(kSchemaVersion, static_cast<uint16_t>(type));
   zmq::message_t envelope_frame(envelope.data(), envelope.size());
   zmq::message_t body_frame(body.data(), body.size());
   // ZeroMQ queues the parts of a multipart message atomically: once the first part

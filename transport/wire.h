@@ -72,6 +72,11 @@ struct ReceivedMessage {
   }
 };
 
+// The envelope frame {"v": version, "t": type}, each integer in msgpack's shortest
+// form. SendEncoded writes (kSchemaVersion, type); tests write other pairs to see
+// Receive refuse them.
+std::string PackEnvelope(uint64_t version, uint64_t type);
+
 // Encodes `body` (any schema struct) with its envelope and sends it, followed by
 // `payloads`. Blocks while the peer's queue is at its high-water mark.
 std::expected<void, std::string> SendEncoded(zmq::socket_t& socket, MessageType type,

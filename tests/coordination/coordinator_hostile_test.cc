@@ -16,6 +16,7 @@
 #include "coordination/coordinator.h"
 #include "coordination/coordinator_client.h"
 #include "tests/coordination/coordinator_test_util.h"
+#include "tests/transport/raw_frames.h"
 #include "transport/wire.h"
 
 namespace actex {
@@ -28,37 +29,14 @@ using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;
 using coordinator_test::MakeHello;
 using coordinator_test::WaitUntil;
+using test_support::PackedBody;
+using test_support::SendFrames;
 using namespace std::chrono_literals;
 
 std::string RandomBytes(std::mt19937& random, size_t size) {
   std::string bytes(size, '\0');
   for (char& byte : bytes) byte = static_cast<char>(random() & 0xff);
   return bytes;
-}
-
-std::string Envelope(uint64_t version, uint64_t type) {
-  msgpack::sbuffer buffer;
-  msgpack::packer<msgpack::sbuffer> packer(buffer);
-  packer.pack_map(2);
-  packer.pack(std::string("v"));
-  packer.pack(version);
-  packer.pack(std::string("t"));
-  packer.pack(type);
-  return std::string(buffer.data(), buffer.size());
-}
-
-template <typename T>
-std::string Body(const T& value) {
-  msgpack::sbuffer buffer;
-  msgpack::pack(buffer, value);
-  return std::string(buffer.data(), buffer.size());
-}
-
-void SendFrames(zmq::socket_t& socket, const std::vector<std::string>& frames) {
-  for (size_t i = 0; i < frames.size(); ++i) {
-    socket.send(zmq::buffer(frames[i]),
-                i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-  }
 }
 
 // Opens a plain tcp connection to 127.0.0.1:port, writes `bytes` and closes it.
@@ -100,8 +78,8 @@ TEST(CoordinatorHostileInput, GarbageIsDroppedAndCountedAndTheRendezvousStillCom
   // Hello body without its fields; a Hello whose host_id is a string.
   SendFrames(stranger, {RandomBytes(random, 100)});
   SendFrames(stranger, {RandomBytes(random, 30), RandomBytes(random, 3000)});
-  SendFrames(stranger, {Envelope(kSchemaVersion + 1, 30), Body(MakeHello(0, 2))});
-  SendFrames(stranger, {Envelope(kSchemaVersion, 30), Body(AbortMessage{"x"})});
+  SendFrames(stranger, {PackEnvelope(kSchemaVersion + 1, 30), PackedBody(MakeHello(0, 2))});
+  SendFrames(stranger, {PackEnvelope(kSchemaVersion, 30), PackedBody(AbortMessage{"x"})});
   msgpack::sbuffer bad_hello;
   msgpack::packer<msgpack::sbuffer> packer(bad_hello);
   packer.pack_map(5);
@@ -110,7 +88,7 @@ TEST(CoordinatorHostileInput, GarbageIsDroppedAndCountedAndTheRendezvousStillCom
     packer.pack(std::string("x"));
   }
   SendFrames(stranger,
-             {Envelope(kSchemaVersion, 30), std::string(bad_hello.data(), bad_hello.size())});
+             {PackEnvelope(kSchemaVersion, 30), std::string(bad_hello.data(), bad_hello.size())});
   // Well formed but not for the coordinator, or not from a joined host: a Document,
   // a Heartbeat, a Barrier and a Failure (which must not end the job).
   ASSERT_TRUE(Send(stranger, DocumentMessage{}).has_value());

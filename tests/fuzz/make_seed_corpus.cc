@@ -21,6 +21,7 @@
 
 #include "storage/safetensors.h"
 #include "tests/fuzz/fuzz_scratch_dir.h"
+#include "tests/transport/raw_frames.h"
 #include "transport/schema.h"
 #include "transport/wire.h"
 
@@ -28,6 +29,7 @@ namespace actex {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::PackedBody;
 
 constexpr std::string_view kFrameDelimiter = "\xc1\xc1";  // as in wire_receive_fuzzer.cc
 
@@ -109,24 +111,6 @@ class WireCapture {
   zmq::socket_t in_{context_, zmq::socket_type::pair};
 };
 
-std::string Envelope(uint64_t version, uint64_t type) {
-  msgpack::sbuffer buffer;
-  msgpack::packer<msgpack::sbuffer> packer(buffer);
-  packer.pack_map(2);
-  packer.pack(std::string_view("v"));
-  packer.pack(version);
-  packer.pack(std::string_view("t"));
-  packer.pack(type);
-  return std::string(buffer.data(), buffer.size());
-}
-
-template <typename T>
-std::string Body(const T& value) {
-  msgpack::sbuffer buffer;
-  msgpack::pack(buffer, value);
-  return std::string(buffer.data(), buffer.size());
-}
-
 void WriteWireSeeds(const fs::path& root) {
   SeedFolder seeds(root, "wire_receive");
   WireCapture wire;
@@ -147,8 +131,14 @@ void WriteWireSeeds(const fs::path& root) {
           std::move(sites)));
   seeds.Write("end_of_stream", wire.Encode(EndOfStreamMessage{100, 3, 12}));
   seeds.Write("reject", wire.Encode(RejectMessage{4, "corpus.jsonl", 5, "blank line"}));
-  seeds.Write("monitor_event", wire.Encode(MonitorEventMessage{"progress", 1, 1.7e9, 10, -1, 512,
-                                                               250.5, 1, 0, "shard_000001"}));
+  seeds.Write("monitor_event", wire.Encode(MonitorEventMessage{.kind = "progress",
+                                                               .host_id = 1,
+                                                               .unix_seconds = 1.7e9,
+                                                               .docs_done = 10,
+                                                               .tokens_done = 512,
+                                                               .tokens_per_second = 250.5,
+                                                               .shards_written = 1,
+                                                               .message = "shard_000001"}));
   std::vector<zmq::message_t> chunk;
   chunk.push_back(PayloadFrame(std::vector<float>{0.25f, 0.5f, 0.75f}));
   seeds.Write("collective_chunk",
@@ -167,17 +157,46 @@ void WriteWireSeeds(const fs::path& root) {
   seeds.Write("ring_bound", wire.Encode(RingBoundMessage{"replica-0", 1, "tcp://10.0.0.2:4001"}));
   seeds.Write("ring_table",
               wire.Encode(RingTableMessage{"replica-0", {"inproc://ring/0/0", "tcp://h:1"}}));
+  seeds.Write("upload_request",
+              wire.Encode(UploadRequestMessage{"shard_000001.safetensors", 4096, "1a2b3c4d"}));
+  seeds.Write("corpus_progress", wire.Encode(CorpusProgressMessage{120, 80, 65536, false}));
+  seeds.Write("chunk_end", wire.Encode(ChunkEndMessage{3, 64, "9f86d081"}));
+  seeds.Write("list_now", wire.Encode(ListNowMessage{5}));
+  seeds.Write("lease_request", wire.Encode(LeaseRequestMessage{7, 40}));
+  seeds.Write("lease_grant", wire.Encode(LeaseGrantMessage{7, 12, false, 1}));
+  seeds.Write("chunks_listed", wire.Encode(ChunksListedMessage{{3, 4, 12}}));
+  seeds.Write("listing_intent", wire.Encode(ListingIntentMessage{8, {3, 4}}));
+  seeds.Write("listing_ack", wire.Encode(ListingAckMessage{8, false, "chunk 4 is host 2's"}));
+  seeds.Write("standby_update",
+              wire.Encode(StandbyUpdateMessage{.first = 1,
+                                               .records = {"granted 12 host-1", "listed 3 host-0"},
+                                               .hosts = {0, 1, 2},
+                                               .released_barriers = {"ready"},
+                                               .joined = {{HelloMessage{0, 3}, "10.0.0.1:5000"}},
+                                               .max_hosts = 3}));
+  seeds.Write("standby_confirm", wire.Encode(StandbyConfirmMessage{2, true}));
+  seeds.Write("reattach", wire.Encode(ReattachMessage{2, {12, 13}, {3}}));
+  seeds.Write("hand_over", wire.Encode(HandOverMessage{"host 0 received SIGTERM"}));
 
   // Malformed: each is one of PROTOCOL.md section 7's refusals.
-  const std::string end_body = Body(EndOfStreamMessage{1, 2, 3});
-  seeds.Write("envelope_only", Envelope(1, 4));
-  seeds.Write("schema_version_2", WireCapture::Join({Envelope(2, 4), end_body}));
-  seeds.Write("unknown_type", WireCapture::Join({Envelope(1, 99), end_body}));
-  seeds.Write("envelope_not_map", WireCapture::Join({Body(std::vector<int>{1, 4}), end_body}));
-  seeds.Write("body_of_other_type", WireCapture::Join({Envelope(1, 1), end_body}));
-  seeds.Write("body_truncated",
-              WireCapture::Join({Envelope(1, 4), end_body.substr(0, end_body.size() - 2)}));
-  seeds.Write("body_trailing_bytes", WireCapture::Join({Envelope(1, 4), end_body + "\x01"}));
+  constexpr auto kDocument = static_cast<uint64_t>(MessageType::kDocument);
+  constexpr auto kTokenBatch = static_cast<uint64_t>(MessageType::kTokenBatch);
+  constexpr auto kEndOfStream = static_cast<uint64_t>(MessageType::kEndOfStream);
+  constexpr auto kCollectiveChunk = static_cast<uint64_t>(MessageType::kCollectiveChunk);
+  const std::string end_body = PackedBody(EndOfStreamMessage{1, 2, 3});
+  seeds.Write("envelope_only", PackEnvelope(kSchemaVersion, kEndOfStream));
+  seeds.Write("schema_version_next",
+              WireCapture::Join({PackEnvelope(kSchemaVersion + 1, kEndOfStream), end_body}));
+  seeds.Write("unknown_type", WireCapture::Join({PackEnvelope(kSchemaVersion, 99), end_body}));
+  seeds.Write("envelope_not_map",
+              WireCapture::Join(
+                  {PackedBody(std::vector<uint64_t>{kSchemaVersion, kEndOfStream}), end_body}));
+  seeds.Write("body_of_other_type",
+              WireCapture::Join({PackEnvelope(kSchemaVersion, kDocument), end_body}));
+  seeds.Write("body_truncated", WireCapture::Join({PackEnvelope(kSchemaVersion, kEndOfStream),
+                                                   end_body.substr(0, end_body.size() - 2)}));
+  seeds.Write("body_trailing_bytes",
+              WireCapture::Join({PackEnvelope(kSchemaVersion, kEndOfStream), end_body + "\x01"}));
   // A field of the wrong msgpack type: "documents" as a string.
   msgpack::sbuffer wrong;
   msgpack::packer<msgpack::sbuffer> packer(wrong);
@@ -188,15 +207,16 @@ void WriteWireSeeds(const fs::path& root) {
   packer.pack(0);
   packer.pack(std::string_view("batches"));
   packer.pack(-1);
-  seeds.Write("field_of_wrong_type",
-              WireCapture::Join({Envelope(1, 4), std::string(wrong.data(), wrong.size())}));
+  seeds.Write("field_of_wrong_type", WireCapture::Join({PackEnvelope(kSchemaVersion, kEndOfStream),
+                                                        std::string(wrong.data(), wrong.size())}));
   // A header claiming 2^32-1 array elements in five bytes.
-  seeds.Write("huge_array_header",
-              WireCapture::Join({Envelope(1, 2), std::string("\xdd\xff\xff\xff\xff", 5)}));
-  seeds.Write("deep_nesting",
-              WireCapture::Join({Envelope(1, 4), std::string(40, '\x91') + std::string("\x01")}));
+  seeds.Write("huge_array_header", WireCapture::Join({PackEnvelope(kSchemaVersion, kTokenBatch),
+                                                      std::string("\xdd\xff\xff\xff\xff", 5)}));
+  seeds.Write("deep_nesting", WireCapture::Join({PackEnvelope(kSchemaVersion, kEndOfStream),
+                                                 std::string(40, '\x91') + std::string("\x01")}));
   seeds.Write("odd_float_payload",
-              WireCapture::Join({Envelope(1, 20), Body(CollectiveChunkMessage{"r", 1, 0, 0, 0}),
+              WireCapture::Join({PackEnvelope(kSchemaVersion, kCollectiveChunk),
+                                 PackedBody(CollectiveChunkMessage{"r", 1, 0, 0, 0}),
                                  std::string("\x01\x02\x03", 3)}));
 }
 

@@ -9,9 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/transport/raw_frames.h"
+
 namespace actex {
 namespace {
 
+using test_support::PackedBody;
+using test_support::SendFrames;
 using ::testing::HasSubstr;
 
 // A connected PAIR of sockets over inproc: `out` sends raw or encoded frames, `in`
@@ -25,36 +29,10 @@ class WireTest : public ::testing::Test {
     out_.connect("inproc://wire-test");
   }
 
-  // Sends `frames` as one multipart message, exactly as given.
-  void SendRaw(const std::vector<std::string>& frames) {
-    for (size_t i = 0; i < frames.size(); ++i) {
-      out_.send(zmq::buffer(frames[i]),
-                i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-    }
-  }
-
-  static std::string Envelope(uint64_t version, uint64_t type) {
-    msgpack::sbuffer buffer;
-    msgpack::packer<msgpack::sbuffer> packer(buffer);
-    packer.pack_map(2);
-    packer.pack(std::string("v"));
-    packer.pack(version);
-    packer.pack(std::string("t"));
-    packer.pack(type);
-    return std::string(buffer.data(), buffer.size());
-  }
-
-  template <typename T>
-  static std::string Body(const T& value) {
-    msgpack::sbuffer buffer;
-    msgpack::pack(buffer, value);
-    return std::string(buffer.data(), buffer.size());
-  }
-
   // Sends `frames`, expects Receive to refuse them with a message containing
   // `expected`, then proves the stream is clean: the next valid message arrives whole.
   void ExpectRefused(const std::vector<std::string>& frames, const std::string& expected) {
-    SendRaw(frames);
+    SendFrames(out_, frames);
     auto refused = Receive(in_);
     ASSERT_FALSE(refused.has_value()) << "accepted a message that should be refused";
     EXPECT_THAT(refused.error().message, HasSubstr(expected));
@@ -203,7 +181,7 @@ TEST_F(WireTest, AsRefusesAnotherTypeAndAFieldOfTheWrongType) {
   packer.pack(std::string());
   packer.pack(std::string("drained"));
   packer.pack(false);
-  SendRaw({Envelope(kSchemaVersion, 4), std::string(body.data(), body.size())});
+  SendFrames(out_, {PackEnvelope(kSchemaVersion, 4), std::string(body.data(), body.size())});
   auto shaped = Receive(in_);
   ASSERT_TRUE(shaped.has_value()) << shaped.error().message;
   auto decoded = shaped->As<EndOfStreamMessage>();
@@ -226,13 +204,13 @@ TEST_F(WireTest, RefusesASingleFrame) { ExpectRefused({"hello"}, "1 frame(s)"); 
 TEST_F(WireTest, RefusesAnEmptyFrame) { ExpectRefused({""}, "1 frame(s)"); }
 
 TEST_F(WireTest, RefusesAnEnvelopeThatIsNotMsgpack) {
-  ExpectRefused({"\xc1\xc1", Body(EndOfStreamMessage{})}, "envelope frame is not msgpack");
+  ExpectRefused({"\xc1\xc1", PackedBody(EndOfStreamMessage{})}, "envelope frame is not msgpack");
 }
 
 TEST_F(WireTest, RefusesAnEnvelopeThatIsNotAMap) {
   msgpack::sbuffer array;
   msgpack::pack(array, std::vector<int>{1, 4});
-  ExpectRefused({std::string(array.data(), array.size()), Body(EndOfStreamMessage{})},
+  ExpectRefused({std::string(array.data(), array.size()), PackedBody(EndOfStreamMessage{})},
                 "envelope frame is not a msgpack map");
 }
 
@@ -242,38 +220,39 @@ TEST_F(WireTest, RefusesAnEnvelopeWithoutVersionOrType) {
   packer.pack_map(1);
   packer.pack(std::string("t"));
   packer.pack(4);
-  ExpectRefused({std::string(only_type.data(), only_type.size()), Body(EndOfStreamMessage{})},
+  ExpectRefused({std::string(only_type.data(), only_type.size()), PackedBody(EndOfStreamMessage{})},
                 "no \"v\"");
   msgpack::sbuffer only_version;
   msgpack::packer<msgpack::sbuffer> version_packer(only_version);
   version_packer.pack_map(1);
   version_packer.pack(std::string("v"));
   version_packer.pack(kSchemaVersion);
-  ExpectRefused({std::string(only_version.data(), only_version.size()), Body(EndOfStreamMessage{})},
-                "no \"t\"");
+  ExpectRefused(
+      {std::string(only_version.data(), only_version.size()), PackedBody(EndOfStreamMessage{})},
+      "no \"t\"");
 }
 
 TEST_F(WireTest, RefusesAnotherSchemaVersionSayingWhichWasSeen) {
-  ExpectRefused({Envelope(kSchemaVersion + 1, 4), Body(EndOfStreamMessage{})},
+  ExpectRefused({PackEnvelope(kSchemaVersion + 1, 4), PackedBody(EndOfStreamMessage{})},
                 "schema version " + std::to_string(kSchemaVersion + 1) + " seen, expected " +
                     std::to_string(kSchemaVersion));
 }
 
 TEST_F(WireTest, RefusesAnUnknownTypeId) {
-  ExpectRefused({Envelope(kSchemaVersion, 999), Body(EndOfStreamMessage{})},
+  ExpectRefused({PackEnvelope(kSchemaVersion, 999), PackedBody(EndOfStreamMessage{})},
                 "unknown message type id 999");
-  ExpectRefused({Envelope(kSchemaVersion, 1ull << 33), Body(EndOfStreamMessage{})},
+  ExpectRefused({PackEnvelope(kSchemaVersion, 1ull << 33), PackedBody(EndOfStreamMessage{})},
                 "unknown message type id");
 }
 
 TEST_F(WireTest, RefusesABodyThatIsNotMsgpackOrNotAMapOrTruncated) {
-  ExpectRefused({Envelope(kSchemaVersion, 4), "\xc1"}, "body frame is not msgpack");
-  ExpectRefused({Envelope(kSchemaVersion, 4), "\x93\x01\x02\x03"},
+  ExpectRefused({PackEnvelope(kSchemaVersion, 4), "\xc1"}, "body frame is not msgpack");
+  ExpectRefused({PackEnvelope(kSchemaVersion, 4), "\x93\x01\x02\x03"},
                 "EndOfStream body is not a msgpack map");
-  const std::string body = Body(EndOfStreamMessage{1, 2, 3});
-  ExpectRefused({Envelope(kSchemaVersion, 4), body.substr(0, body.size() - 1)},
+  const std::string body = PackedBody(EndOfStreamMessage{1, 2, 3});
+  ExpectRefused({PackEnvelope(kSchemaVersion, 4), body.substr(0, body.size() - 1)},
                 "truncated msgpack");
-  ExpectRefused({Envelope(kSchemaVersion, 4), body + "\x01"}, "1 bytes after its msgpack");
+  ExpectRefused({PackEnvelope(kSchemaVersion, 4), body + "\x01"}, "1 bytes after its msgpack");
 }
 
 TEST_F(WireTest, RefusesABodyMissingAField) {
@@ -285,41 +264,42 @@ TEST_F(WireTest, RefusesABodyMissingAField) {
   packer.pack(1);
   packer.pack(std::string("sequences"));
   packer.pack_array(0);
-  ExpectRefused({Envelope(kSchemaVersion, 2), std::string(body.data(), body.size())},
+  ExpectRefused({PackEnvelope(kSchemaVersion, 2), std::string(body.data(), body.size())},
                 "TokenBatch body lacks field \"token_ids\"");
 }
 
 TEST_F(WireTest, RefusesContainerHeadersThatClaimMoreThanTheFrameHolds) {
   // Each header claims 2^32-1 elements; decoding must not allocate for them.
-  ExpectRefused({Envelope(kSchemaVersion, 2), std::string("\xdd\xff\xff\xff\xff\x01\x02", 7)},
+  ExpectRefused({PackEnvelope(kSchemaVersion, 2), std::string("\xdd\xff\xff\xff\xff\x01\x02", 7)},
                 "truncated msgpack");
-  ExpectRefused({Envelope(kSchemaVersion, 2), std::string("\xdf\xff\xff\xff\xff\xa1x", 7)},
+  ExpectRefused({PackEnvelope(kSchemaVersion, 2), std::string("\xdf\xff\xff\xff\xff\xa1x", 7)},
                 "truncated msgpack");
-  ExpectRefused({std::string("\xdf\xff\xff\xff\xff", 5), Body(EndOfStreamMessage{})},
+  ExpectRefused({std::string("\xdf\xff\xff\xff\xff", 5), PackedBody(EndOfStreamMessage{})},
                 "envelope frame is not msgpack");
 }
 
 TEST_F(WireTest, RefusesDeepNesting) {
   std::string nested(200, '\x91');  // [[[[...]]]]
   nested += '\x01';
-  ExpectRefused({Envelope(kSchemaVersion, 2), nested}, "nested deeper than 16");
+  ExpectRefused({PackEnvelope(kSchemaVersion, 2), nested}, "nested deeper than 16");
 }
 
 TEST_F(WireTest, RefusesAnOversizedBodyAndTooManyPayloadFrames) {
   std::string huge(kMaxBodyBytes + 1, '\0');
-  ExpectRefused({Envelope(kSchemaVersion, 4), huge}, "more than the limit of 67108864");
-  std::vector<std::string> frames{Envelope(kSchemaVersion, 4), Body(EndOfStreamMessage{})};
+  ExpectRefused({PackEnvelope(kSchemaVersion, 4), huge}, "more than the limit of 67108864");
+  std::vector<std::string> frames{PackEnvelope(kSchemaVersion, 4),
+                                  PackedBody(EndOfStreamMessage{})};
   frames.resize(2 + kMaxPayloadFrames + 1, "abcd");
   ExpectRefused(frames, "1025 payload frames, limit 1024");
   frames.resize(3);
   frames.push_back(std::string(8, 'x'));
   frames.push_back(std::string(kMaxEnvelopeBytes + 1, 'e'));
   // Payload frames are opaque: three small ones are fine.
-  SendRaw(frames);
+  SendFrames(out_, frames);
   auto accepted = Receive(in_);
   ASSERT_TRUE(accepted.has_value()) << accepted.error().message;
   EXPECT_EQ(accepted->payloads.size(), 3u);
-  ExpectRefused({std::string(kMaxEnvelopeBytes + 1, '\x80'), Body(EndOfStreamMessage{})},
+  ExpectRefused({std::string(kMaxEnvelopeBytes + 1, '\x80'), PackedBody(EndOfStreamMessage{})},
                 "envelope frame has 257 bytes");
 }
 
@@ -355,9 +335,9 @@ TEST_F(WireTest, Int32FramesCarryExpertIdsExactlyAndRefuseARaggedSize) {
 
 TEST_F(WireTest, SurvivesRandomMultipartGarbage) {
   std::mt19937 random(20240531);
-  const std::vector<std::string> plausible{Envelope(kSchemaVersion, 4), Envelope(kSchemaVersion, 2),
-                                           Envelope(0, 4), Body(EndOfStreamMessage{1, 2, 3}),
-                                           Body(TokenBatchMessage{})};
+  const std::vector<std::string> plausible{
+      PackEnvelope(kSchemaVersion, 4), PackEnvelope(kSchemaVersion, 2), PackEnvelope(0, 4),
+      PackedBody(EndOfStreamMessage{1, 2, 3}), PackedBody(TokenBatchMessage{})};
   int accepted = 0;
   for (int round = 0; round < 500; ++round) {
     std::vector<std::string> frames(1 + random() % 4);
@@ -372,7 +352,7 @@ TEST_F(WireTest, SurvivesRandomMultipartGarbage) {
         for (char& byte : frame) byte = static_cast<char>(random());
       }
     }
-    SendRaw(frames);
+    SendFrames(out_, frames);
     auto received = Receive(in_);
     if (received) {
       ++accepted;
