@@ -7,10 +7,8 @@
 // times, the slow host's share, and the job's wall time over that ideal (the target
 // is at most 1.15), with the CPU model and ISA.
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +22,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "actors/cli/local_cluster.h"
+#include "model/kernels/cpu_isa.h"
 
 extern char** environ;
 
@@ -60,39 +61,11 @@ int WaitFor(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-bool PortFree(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  ::close(fd);
-  return free;
-}
-
-int FreePortTriple() {
-  for (int port = 20000 + getpid() % 20000; port < 60000; port += 7) {
-    if (PortFree(port) && PortFree(port + 1) && PortFree(port + 2)) return port;
-  }
-  return -1;
-}
-
 int64_t DocumentsIn(const std::string& folder) {
   std::ifstream file(folder + "/metadata.json");
   auto metadata = nlohmann::json::parse(file, nullptr, false);
   if (metadata.is_discarded()) return -1;
   return metadata["totals"].value("docs", int64_t{-1});
-}
-
-std::string CpuModel() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string model = "unknown", isa = "avx2 or less";
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.starts_with("model name")) model = line.substr(line.find(':') + 2);
-    if (line.starts_with("flags") && line.find(" avx512f") != std::string::npos) isa = "avx512";
-  }
-  return model + ", " + isa;
 }
 
 }  // namespace
@@ -140,12 +113,16 @@ int main(int argc, char** argv) {
     int64_t docs[2] = {0, 0};
   };
   auto run_job = [&](const std::string& name, double slowdown) -> std::optional<JobRun> {
-    const int port = FreePortTriple();
+    const auto port = actex::FindFreePortTriple();
+    if (!port) {
+      std::fprintf(stderr, "job %s: %s\n", name.c_str(), port.error().c_str());
+      return std::nullopt;
+    }
     std::vector<pid_t> nodes;
     const auto started = Clock::now();
     for (int host = 0; host < 2; ++host) {
       nodes.push_back(
-          Spawn(with({flags.actex, "node", "--coordinator", "127.0.0.1:" + std::to_string(port),
+          Spawn(with({flags.actex, "node", "--coordinator", "127.0.0.1:" + std::to_string(*port),
                       "--host-id", std::to_string(host), "--num-hosts", "2", "--mesh", "2d",
                       "--out", dir + "/" + name}),
                 dir + "/" + name + std::to_string(host) + ".log"));
@@ -188,7 +165,8 @@ int main(int argc, char** argv) {
   const double ideal = equal->seconds * 2 / (1 + 1 / flags.slowdown);
   const double slow_share =
       static_cast<double>(slowed->docs[1]) / static_cast<double>(slowed->docs[0] + slowed->docs[1]);
-  std::printf("machine: %s; OPENBLAS_CORETYPE=%s\n", CpuModel().c_str(),
+  std::printf("machine: %s, %s; OPENBLAS_CORETYPE=%s\n", actex::CpuModelName().c_str(),
+              actex::IsaName(actex::DetectedIsa()),
               std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset");
   std::printf("%d documents of %d tokens, chunks of %d, two hosts on 127.0.0.1\n", flags.documents,
               flags.tokens_per_document, flags.chunk_docs);

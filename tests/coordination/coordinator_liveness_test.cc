@@ -26,7 +26,6 @@ using coordinator_test::ClientOptionsFor;
 using coordinator_test::Collect;
 using coordinator_test::FastOptions;
 using coordinator_test::ForEachClient;
-using coordinator_test::FreeTcpPort;
 using coordinator_test::Hellos;
 using coordinator_test::JoinAll;
 using coordinator_test::JoinResult;

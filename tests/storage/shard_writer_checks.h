@@ -26,13 +26,13 @@
 
 namespace actex::writer_test {
 
-inline const std::vector<StoredSite> kSites = {{"blocks.0.hook_resid_post", 8},
-                                               {"blocks.1.hook_mlp_out", 5}};
+inline const std::vector<StoredSite> kWriterSites = {{"blocks.0.hook_resid_post", 8},
+                                                     {"blocks.1.hook_mlp_out", 5}};
 
 inline ShardWriterOptions Options(const std::string& dir) {
   ShardWriterOptions options;
   options.dir = dir;
-  options.sites = kSites;
+  options.sites = kWriterSites;
   options.tensor_metadata = {{"model", "qwen2-tiny"}};
   options.run_config = {{"model", "qwen2-tiny"}, {"seq_len", 64}};
   return options;

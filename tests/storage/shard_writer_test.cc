@@ -29,7 +29,7 @@ using ::testing::HasSubstr;
 
 using writer_test::CheckListedShards;
 using writer_test::ChunksOf;
-using writer_test::kSites;
+using writer_test::kWriterSites;
 using writer_test::OpenOrDie;
 using writer_test::Options;
 using writer_test::Values;
@@ -37,8 +37,9 @@ using writer_test::Values;
 TEST(ShardWriter, WritesShardWithSiteAndIdTensors) {
   TempDir dir;
   auto writer = OpenOrDie(Options(dir.path()));
-  std::vector<OwnedDocument> documents = {MakeDocument(0, 3, kSites), MakeDocument(2, 1, kSites),
-                                          MakeDocument(5, 4, kSites)};
+  std::vector<OwnedDocument> documents = {MakeDocument(0, 3, kWriterSites),
+                                          MakeDocument(2, 1, kWriterSites),
+                                          MakeDocument(5, 4, kWriterSites)};
   for (const auto& document : documents) {
     auto added = AddWhole(*writer, document);
     ASSERT_TRUE(added.has_value()) << added.error();
@@ -84,7 +85,7 @@ TEST(ShardWriter, WritesMetadataJsonWithCrcOfEachShard) {
   options.dtype = OutputDtype::kBF16;
   options.shard_bytes = 1;  // every document closes its shard
   auto writer = OpenOrDie(options);
-  for (int64_t doc : {3, 4}) ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc, 2, kSites)));
+  for (int64_t doc : {3, 4}) ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc, 2, kWriterSites)));
   ASSERT_TRUE(writer->Finish().has_value());
 
   const nlohmann::json metadata = ReadMetadata(dir.path());
@@ -124,7 +125,7 @@ TEST(ShardWriter, RollsOverBySizeKeepingDocumentsWhole) {
   std::vector<int64_t> added;
   for (int64_t doc = 0; doc < 40; ++doc) {
     const int tokens = 1 + static_cast<int>((doc * 5) % 7);
-    ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc * 2, tokens, kSites)));
+    ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc * 2, tokens, kWriterSites)));
     added.push_back(doc * 2);
   }
   ASSERT_TRUE(writer->Finish().has_value());
@@ -144,9 +145,9 @@ TEST(ShardWriter, GivesDocumentLargerThanTheLimitAShardOfItsOwn) {
   ShardWriterOptions options = Options(dir.path());
   options.shard_bytes = 68 * 4;
   auto writer = OpenOrDie(options);
-  ASSERT_TRUE(AddWhole(*writer, MakeDocument(0, 1, kSites)));
-  ASSERT_TRUE(AddWhole(*writer, MakeDocument(1, 50, kSites)));
-  ASSERT_TRUE(AddWhole(*writer, MakeDocument(2, 1, kSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(0, 1, kWriterSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(1, 50, kWriterSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(2, 1, kWriterSites)));
   ASSERT_TRUE(writer->Finish().has_value());
   const nlohmann::json metadata = ReadMetadata(dir.path());
   ASSERT_EQ(metadata["shards"].size(), 2u);
@@ -161,8 +162,8 @@ TEST(ShardWriter, ListsOnlyClosedShardsUntilFinish) {
   options.shard_bytes = 68 * 3;
   auto writer = OpenOrDie(options);
   EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 0u);  // written at Open
-  ASSERT_TRUE(AddWhole(*writer, MakeDocument(0, 3, kSites)));
-  ASSERT_TRUE(AddWhole(*writer, MakeDocument(1, 2, kSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(0, 3, kWriterSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(1, 2, kWriterSites)));
   nlohmann::json metadata = ReadMetadata(dir.path());
   EXPECT_EQ(metadata["complete"], false);
   EXPECT_EQ(metadata["shards"].size(), 1u);
@@ -189,16 +190,16 @@ TEST(ShardWriter, ListsClosedShardsTogetherOnceTheListingIntervalPassed) {
     return std::expected<void, std::string>();
   };
   auto writer = OpenOrDie(options);
-  ASSERT_TRUE(AddWhole(*writer, MakeDocument(0, 2, kSites)));
-  ASSERT_TRUE(AddWhole(*writer, MakeDocument(1, 2, kSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(0, 2, kWriterSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(1, 2, kWriterSites)));
   EXPECT_TRUE(std::filesystem::exists(dir.File("shard_000002.safetensors")));
   EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 0u);
   EXPECT_TRUE(asked.empty());
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  ASSERT_TRUE(AddWhole(*writer, MakeDocument(2, 2, kSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(2, 2, kWriterSites)));
   EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 3u);
   EXPECT_EQ(asked, (std::vector<std::vector<int64_t>>{{0, 1, 2}}));
-  ASSERT_TRUE(AddWhole(*writer, MakeDocument(3, 2, kSites)));
+  ASSERT_TRUE(AddWhole(*writer, MakeDocument(3, 2, kWriterSites)));
   ASSERT_TRUE(writer->ListEnded());
   EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 4u);
   EXPECT_EQ(asked.back(), (std::vector<int64_t>{3}));
@@ -211,7 +212,7 @@ TEST(ShardWriter, ConvertsToBfloat16AndFloat16) {
     ShardWriterOptions options = Options(dir.path());
     options.dtype = dtype;
     auto writer = OpenOrDie(options);
-    OwnedDocument document = MakeDocument(7, 6, kSites);
+    OwnedDocument document = MakeDocument(7, 6, kWriterSites);
     document.sites[0][0] = 1e30f;     // beyond float16: infinity there
     document.sites[0][1] = 0x1p-20f;  // a float16 subnormal
     ASSERT_TRUE(AddWhole(*writer, document));
@@ -266,7 +267,7 @@ TEST(ShardWriter, RefusesFloatsForAnIntegerSite) {
   ShardWriterOptions options = Options(dir.path());
   options.sites[1].integer = true;
   auto writer = OpenOrDie(options);
-  auto added = writer->Add(MakeDocument(0, 2, kSites).View());  // site 1 as floats
+  auto added = writer->Add(MakeDocument(0, 2, kWriterSites).View());  // site 1 as floats
   ASSERT_FALSE(added.has_value());
   EXPECT_THAT(added.error(), HasSubstr("site \"blocks.1.hook_mlp_out\" came as floats, but it is "
                                        "an integer site"));
@@ -281,7 +282,7 @@ TEST(ShardWriter, GzipShardDecompressesToTheUncompressedShard) {
     options->shard_bytes = 68 * 20;
     auto writer = OpenOrDie(*options);
     for (int64_t doc = 0; doc < 12; ++doc)
-      ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc, 9, kSites)));
+      ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc, 9, kWriterSites)));
     ASSERT_TRUE(writer->Finish().has_value());
   }
   const nlohmann::json metadata = ReadMetadata(gzip_dir.path());
@@ -300,7 +301,7 @@ void WriteTwelveDocuments(const std::string& dir) {
   options.shard_bytes = 68 * 20;
   auto writer = OpenOrDie(options);
   for (int64_t doc = 0; doc < 12; ++doc)
-    ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc, 9, kSites)));
+    ASSERT_TRUE(AddWhole(*writer, MakeDocument(doc, 9, kWriterSites)));
   ASSERT_TRUE(writer->Finish().has_value());
 }
 
@@ -339,33 +340,33 @@ TEST(ShardWriterDeathTest, WithoutProcSelfFdTheShardsAreCopiedToTheSameBytes) {
 TEST(ShardWriter, RejectsInconsistentDocuments) {
   TempDir dir;
   auto writer = OpenOrDie(ChunksOf(10, dir.path()));
-  ASSERT_TRUE(writer->Add(MakeDocument(5, 2, kSites).View()));
-  auto same_id = writer->Add(MakeDocument(5, 2, kSites).View());
+  ASSERT_TRUE(writer->Add(MakeDocument(5, 2, kWriterSites).View()));
+  auto same_id = writer->Add(MakeDocument(5, 2, kWriterSites).View());
   ASSERT_FALSE(same_id.has_value());
   EXPECT_THAT(same_id.error(), HasSubstr("doc ids must increase strictly"));
 
-  OwnedDocument document = MakeDocument(6, 3, kSites);
+  OwnedDocument document = MakeDocument(6, 3, kWriterSites);
   document.positions.pop_back();
   auto positions = writer->Add(document.View());
   ASSERT_FALSE(positions.has_value());
   EXPECT_THAT(positions.error(), HasSubstr("3 token ids but 2 positions"));
 
-  document = MakeDocument(6, 3, kSites);
+  document = MakeDocument(6, 3, kWriterSites);
   document.sites[1].pop_back();
   auto width = writer->Add(document.View());
   ASSERT_FALSE(width.has_value());
   EXPECT_THAT(width.error(), HasSubstr("site \"blocks.1.hook_mlp_out\" has 14 values"));
 
-  document = MakeDocument(6, 3, kSites);
+  document = MakeDocument(6, 3, kWriterSites);
   document.sites.pop_back();
   EXPECT_FALSE(writer->Add(document.View()).has_value());
 
-  auto empty = writer->Add(MakeDocument(6, 0, kSites).View());
+  auto empty = writer->Add(MakeDocument(6, 0, kWriterSites).View());
   ASSERT_FALSE(empty.has_value());
   EXPECT_THAT(empty.error(), HasSubstr("document 6: has no tokens"));
 
   // A refused document changes nothing: the writer goes on.
-  ASSERT_TRUE(writer->Add(MakeDocument(6, 3, kSites).View()));
+  ASSERT_TRUE(writer->Add(MakeDocument(6, 3, kWriterSites).View()));
   ASSERT_TRUE(writer->EndChunk(0, 10));
   ASSERT_TRUE(writer->Finish().has_value());
   EXPECT_EQ(CheckListedShards(dir.path()), (std::vector<int64_t>{5, 6}));
@@ -377,15 +378,16 @@ TEST(ShardWriter, ClosesAShardOnlyWhereAChunkEnds) {
   options.chunks = *ChunkRule::Of(3);
   options.shard_bytes = 68 * 2;  // reached by the first document
   auto writer = OpenOrDie(options);
-  ASSERT_TRUE(writer->Add(MakeDocument(0, 2, kSites).View()));
-  ASSERT_TRUE(writer->Add(MakeDocument(1, 2, kSites).View()));
+  ASSERT_TRUE(writer->Add(MakeDocument(0, 2, kWriterSites).View()));
+  ASSERT_TRUE(writer->Add(MakeDocument(1, 2, kWriterSites).View()));
   EXPECT_EQ(ReadMetadata(dir.path())["shards"].size(), 0u);  // chunk 0 is still open
   ASSERT_TRUE(writer->EndChunk(0, 3));                       // document 2 was rejected
   nlohmann::json metadata = ReadMetadata(dir.path());
   ASSERT_EQ(metadata["shards"].size(), 1u);
   EXPECT_EQ(metadata["shards"][0]["chunks"], nlohmann::json::parse("[[0, 3]]"));
   EXPECT_EQ(metadata["shards"][0]["docs"], 2);
-  ASSERT_TRUE(writer->Add(MakeDocument(9, 1, kSites).View()));  // chunk 3: 1 and 2 went elsewhere
+  ASSERT_TRUE(
+      writer->Add(MakeDocument(9, 1, kWriterSites).View()));  // chunk 3: 1 and 2 went elsewhere
   ASSERT_TRUE(writer->EndChunk(3, 3));
   ASSERT_TRUE(writer->Finish());
   metadata = ReadMetadata(dir.path());
@@ -400,12 +402,12 @@ TEST(ShardWriter, ClosesAShardOnlyWhereAChunkEnds) {
 TEST(ShardWriter, StartsAShardForAChunkLowerThanTheOpenShards) {
   TempDir dir;
   auto writer = OpenOrDie(ChunksOf(2, dir.path()));
-  ASSERT_TRUE(writer->Add(MakeDocument(6, 2, kSites).View()));  // chunk 3
+  ASSERT_TRUE(writer->Add(MakeDocument(6, 2, kWriterSites).View()));  // chunk 3
   ASSERT_TRUE(writer->EndChunk(3, 1));
-  ASSERT_TRUE(writer->Add(MakeDocument(2, 2, kSites).View()));  // chunk 1, given back
-  ASSERT_TRUE(writer->Add(MakeDocument(3, 1, kSites).View()));
+  ASSERT_TRUE(writer->Add(MakeDocument(2, 2, kWriterSites).View()));  // chunk 1, given back
+  ASSERT_TRUE(writer->Add(MakeDocument(3, 1, kWriterSites).View()));
   ASSERT_TRUE(writer->EndChunk(1, 2));
-  ASSERT_TRUE(writer->Add(MakeDocument(8, 1, kSites).View()));  // chunk 4: same shard as 1
+  ASSERT_TRUE(writer->Add(MakeDocument(8, 1, kWriterSites).View()));  // chunk 4: same shard as 1
   ASSERT_TRUE(writer->EndChunk(4, 1));
   ASSERT_TRUE(writer->Finish());
   const nlohmann::json metadata = ReadMetadata(dir.path());
@@ -423,10 +425,10 @@ TEST(ShardWriter, FinishDropsTheChunkThatNeverEnded) {
     options.chunks = *ChunkRule::Of(2);
     options.gzip = gzip;
     auto writer = OpenOrDie(options);
-    ASSERT_TRUE(writer->Add(MakeDocument(0, 3, kSites).View()));
-    ASSERT_TRUE(writer->Add(MakeDocument(1, 2, kSites).View()));
+    ASSERT_TRUE(writer->Add(MakeDocument(0, 3, kWriterSites).View()));
+    ASSERT_TRUE(writer->Add(MakeDocument(1, 2, kWriterSites).View()));
     ASSERT_TRUE(writer->EndChunk(0, 2));
-    ASSERT_TRUE(writer->Add(MakeDocument(2, 4, kSites).View()));  // chunk 1 never ends
+    ASSERT_TRUE(writer->Add(MakeDocument(2, 4, kWriterSites).View()));  // chunk 1 never ends
     ASSERT_TRUE(writer->Finish(/*complete=*/false));
     const nlohmann::json metadata = ReadMetadata(dir.path());
     EXPECT_EQ(metadata["complete"], false);
@@ -442,7 +444,7 @@ TEST(ShardWriter, FinishDropsTheChunkThatNeverEnded) {
   // An input said to be complete must have ended every chunk.
   TempDir dir;
   auto writer = OpenOrDie(ChunksOf(2, dir.path()));
-  ASSERT_TRUE(writer->Add(MakeDocument(0, 1, kSites).View()));
+  ASSERT_TRUE(writer->Add(MakeDocument(0, 1, kWriterSites).View()));
   auto finished = writer->Finish(/*complete=*/true);
   ASSERT_FALSE(finished);
   EXPECT_THAT(finished.error(), HasSubstr("ended inside chunk 0, which was not listed"));
@@ -456,7 +458,7 @@ TEST(ShardWriter, ListsChunksWhoseDocumentsWereAllRejected) {
   TempDir dir;
   auto writer = OpenOrDie(ChunksOf(2, dir.path()));
   ASSERT_TRUE(writer->EndChunk(0, 2));  // no shard open: it rides with the next one
-  ASSERT_TRUE(writer->Add(MakeDocument(2, 1, kSites).View()));
+  ASSERT_TRUE(writer->Add(MakeDocument(2, 1, kWriterSites).View()));
   ASSERT_TRUE(writer->EndChunk(1, 2));
   EXPECT_EQ(writer->stats().chunk_docs, 0) << "nothing listed yet";
   ASSERT_TRUE(writer->Finish());
@@ -482,8 +484,8 @@ TEST(ShardWriter, ListsChunksWhoseDocumentsWereAllRejected) {
 TEST(ShardWriter, RefusesAChunkTwiceAndAnotherChunkWhileOneIsOpen) {
   TempDir dir;
   auto writer = OpenOrDie(ChunksOf(4, dir.path()));
-  ASSERT_TRUE(writer->Add(MakeDocument(4, 1, kSites).View()));
-  auto other = writer->Add(MakeDocument(8, 1, kSites).View());
+  ASSERT_TRUE(writer->Add(MakeDocument(4, 1, kWriterSites).View()));
+  auto other = writer->Add(MakeDocument(8, 1, kWriterSites).View());
   ASSERT_FALSE(other);
   EXPECT_THAT(other.error(), HasSubstr("document 8 belongs to chunk 2, but chunk 1 has not ended"));
   auto wrong_end = writer->EndChunk(2, 4);
@@ -493,7 +495,7 @@ TEST(ShardWriter, RefusesAChunkTwiceAndAnotherChunkWhileOneIsOpen) {
   ASSERT_FALSE(too_many);
   EXPECT_THAT(too_many.error(), HasSubstr("5 documents, not 1 to the chunk size 4"));
   ASSERT_TRUE(writer->EndChunk(1, 4));
-  auto again = writer->Add(MakeDocument(5, 1, kSites).View());
+  auto again = writer->Add(MakeDocument(5, 1, kWriterSites).View());
   ASSERT_FALSE(again);
   EXPECT_THAT(again.error(), HasSubstr("its chunk 1 was listed or ended already"));
   ASSERT_FALSE(writer->EndChunk(1, 4));
@@ -503,10 +505,10 @@ TEST(ShardWriter, RefusesAChunkTwiceAndAnotherChunkWhileOneIsOpen) {
   ShardWriterOptions resumed = ChunksOf(4, dir.path());
   resumed.continue_from = ReadMetadata(dir.path());
   writer = OpenOrDie(resumed);
-  auto listed = writer->Add(MakeDocument(6, 1, kSites).View());
+  auto listed = writer->Add(MakeDocument(6, 1, kWriterSites).View());
   ASSERT_FALSE(listed);
   EXPECT_THAT(listed.error(), HasSubstr("its chunk 1 was listed or ended already"));
-  ASSERT_TRUE(writer->Add(MakeDocument(0, 1, kSites).View()));  // chunk 0 was never seen
+  ASSERT_TRUE(writer->Add(MakeDocument(0, 1, kWriterSites).View()));  // chunk 0 was never seen
 }
 
 TEST(ShardWriter, RejectsBadOptionsAndEarlierRun) {
@@ -515,7 +517,7 @@ TEST(ShardWriter, RejectsBadOptionsAndEarlierRun) {
   options.sites.push_back({"token_ids", 3});
   EXPECT_FALSE(ShardWriter::Open(options).has_value());
   options = Options(dir.File("out"));
-  options.sites.push_back(kSites[0]);
+  options.sites.push_back(kWriterSites[0]);
   EXPECT_FALSE(ShardWriter::Open(options).has_value());
   options = Options(dir.File("out"));
   options.sites[0].width = 0;
@@ -549,7 +551,7 @@ TEST(ShardWriter, WriteErrorLeavesListedShardsValid) {
         error = writer.error();
       } else {
         for (int64_t doc = 0; doc < 10 && error.empty(); ++doc) {
-          if (auto added = AddWhole(**writer, MakeDocument(doc, 5, kSites)); !added) {
+          if (auto added = AddWhole(**writer, MakeDocument(doc, 5, kWriterSites)); !added) {
             error = added.error();
           }
         }
@@ -564,7 +566,7 @@ TEST(ShardWriter, WriteErrorLeavesListedShardsValid) {
       failed_files.insert(
           error.substr(error.rfind('/') + 1, error.rfind(':') - error.rfind('/') - 1));
       if (writer.has_value()) {
-        auto after = (*writer)->Add(MakeDocument(100, 1, kSites).View());
+        auto after = (*writer)->Add(MakeDocument(100, 1, kWriterSites).View());
         ASSERT_FALSE(after.has_value());
         EXPECT_THAT(after.error(), HasSubstr("earlier error"));
         writer->reset();  // what a failing pipeline does next

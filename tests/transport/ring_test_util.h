@@ -1,11 +1,7 @@
 #ifndef ACTEX_TESTS_TRANSPORT_RING_TEST_UTIL_H_
 #define ACTEX_TESTS_TRANSPORT_RING_TEST_UTIL_H_
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <expected>
@@ -18,6 +14,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "tests/transport/free_tcp_port.h"
 #include "transport/ring_links.h"
 
 namespace actex::ring_test {
@@ -103,21 +100,8 @@ inline std::vector<std::expected<void, std::string>> RunMembers(
   return results;
 }
 
-// A tcp endpoint on 127.0.0.1 whose port is free right now: the system picks one for
-// a plain socket that is closed at once (synchronously, unlike a ZeroMQ unbind).
-inline std::string FreeTcpEndpoint() {
-  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_GE(probe, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  EXPECT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  socklen_t length = sizeof(address);
-  EXPECT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  ::close(probe);
-  return "tcp://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
-}
+// A tcp endpoint on 127.0.0.1 whose port is free right now.
+inline std::string FreeTcpEndpoint() { return "tcp://127.0.0.1:" + std::to_string(FreeTcpPort()); }
 
 }  // namespace actex::ring_test
 
