@@ -1,7 +1,7 @@
 // Writes the committed seed corpora under tests/fuzz/corpus/<target>/ from real
 // encoders and the fixtures, so the fuzzers start from well-formed inputs and the
 // edge cases the issue names (wrong types, wrong version, truncation, oversized
-// headers). Run after a format changes:
+// headers), and the wire fuzzer's dictionary. Run after a format changes:
 //   build/fuzz/make_seed_corpus tests/fuzz/corpus
 // It replaces each target's generated files (named gen_*) and leaves others, such
 // as inputs saved from findings (named after the bug), alone.
@@ -21,6 +21,7 @@
 
 #include "storage/safetensors.h"
 #include "tests/fuzz/fuzz_scratch_dir.h"
+#include "tests/fuzz/wire_dictionary.h"
 #include "tests/transport/raw_frames.h"
 #include "transport/schema.h"
 #include "transport/wire.h"
@@ -110,6 +111,18 @@ class WireCapture {
   zmq::socket_t out_{context_, zmq::socket_type::pair};
   zmq::socket_t in_{context_, zmq::socket_type::pair};
 };
+
+// The wire fuzzer's dictionary, beside the corpora: ../dict/wire_receive.dict.
+void WriteWireDictionary(const fs::path& root) {
+  const fs::path path = root.parent_path() / "dict" / "wire_receive.dict";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << WireDictionary();
+  if (!out) {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    std::exit(1);
+  }
+  std::printf("%s written\n", path.c_str());
+}
 
 void WriteWireSeeds(const fs::path& root) {
   SeedFolder seeds(root, "wire_receive");
@@ -436,6 +449,7 @@ int main(int argc, char** argv) {
   const std::filesystem::path root(argv[1]);
   const std::string fixtures = ACTEX_FIXTURES_DIR;
   actex::WriteWireSeeds(root);
+  actex::WriteWireDictionary(root);
   actex::WriteSafetensorsSeeds(root, fixtures);
   actex::WriteCorpusSeeds(root, fixtures);
   actex::WriteTokenizerEncodeSeeds(root, fixtures);

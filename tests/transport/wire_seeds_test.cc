@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "tests/fuzz/wire_dictionary.h"
 #include "tests/support/test_files.h"
 #include "transport/message_types.h"
 
@@ -67,6 +68,11 @@ TEST(WireFuzzerSeeds, SendEveryMessageType) {
         << MessageTypeName(type)
         << " has no seed: add one to make_seed_corpus.cc and regenerate the seeds";
   }
+}
+
+TEST(WireFuzzerSeeds, TheDictionaryIsTheOneTheSchemaMakes) {
+  EXPECT_EQ(ReadBytes(ACTEX_SOURCE_DIR "/tests/fuzz/dict/wire_receive.dict"), WireDictionary())
+      << "regenerate the seeds and the dictionary (make_seed_corpus)";
 }
 
 }  // namespace
