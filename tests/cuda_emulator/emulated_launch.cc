@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -174,7 +173,8 @@ void Launch(dim3 grid, dim3 block, size_t shared_bytes, const void* /*stream*/, 
     for (unsigned y = 0; y < grid.y; ++y) {
       for (unsigned x = 0; x < grid.x; ++x) {
         launch.block_index = {x, y, z};
-        std::memset(launch.shared_memory.data(), 0xff, shared_bytes);
+        // Every block starts from garbage, as on a GPU (0xff bytes: NaN floats).
+        std::ranges::fill(launch.shared_memory, std::byte{0xff});
         if (synchronising) {
           RunSynchronisingBlock(launch);
           continue;
