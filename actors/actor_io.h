@@ -76,10 +76,15 @@ template <typename T>
 std::expected<void, ActorHalt> SendUnlessStopped(ActorContext& actor, zmq::socket_t& socket,
                                                  const T& message,
                                                  std::vector<zmq::message_t> payloads) {
-  if (auto writable = WaitWritableUnlessStopped(actor, socket); !writable) return writable;
-  auto sent = Send(socket, message, std::move(payloads));
-  if (!sent) return ActorHalt::Failed(sent.error());
-  return {};
+  while (true) {
+    if (auto writable = WaitWritableUnlessStopped(actor, socket); !writable) return writable;
+    // Offered without waiting: the peer may have left (a stopping pipeline's next
+    // actor) or filled its queue since the poll, and a blocking send would then wait
+    // for ever, deaf to the stop request. Nothing sent: poll again.
+    auto sent = TrySend(socket, message, payloads);
+    if (!sent) return ActorHalt::Failed(sent.error());
+    if (*sent) return {};
+  }
 }
 
 // A socket set up the way every pipeline link is: bounded queue, short linger.

@@ -114,9 +114,14 @@ std::string PackEnvelope(uint64_t version, uint64_t type) {
   return std::string(envelope.data(), envelope.size());
 }
 
-std::expected<void, std::string> SendEncoded(zmq::socket_t& socket, MessageType type,
+namespace {
+
+// SendEncoded and TrySendEncoded: the checks, then the frames. With `wait` false the
+// first frame is offered without waiting, and false (nothing sent) means it found no
+// room; true means the whole message was queued.
+std::expected<bool, std::string> SendMessage(zmq::socket_t& socket, MessageType type,
                                              const msgpack::sbuffer& body,
-                                             std::vector<zmq::message_t> payloads) {
+                                             std::vector<zmq::message_t>& payloads, bool wait) {
   if (body.size() > kMaxBodyBytes) {
     return std::unexpected(fmt::format("{} body of {} bytes exceeds the limit of {}",
                                        MessageTypeName(type), body.size(), kMaxBodyBytes));
@@ -137,7 +142,14 @@ std::expected<void, std::string> SendEncoded(zmq::socket_t& socket, MessageType 
   zmq::message_t body_frame(body.data(), body.size());
   // ZeroMQ queues the parts of a multipart message atomically: once the first part
   // is accepted the others cannot time out, so a failure never leaves half a message.
-  if (auto sent = SendFrame(socket, envelope_frame, zmq::send_flags::sndmore); !sent) {
+  if (!wait) {
+    try {
+      const auto offer = zmq::send_flags::sndmore | zmq::send_flags::dontwait;
+      if (!RetryInterrupted([&] { return socket.send(envelope_frame, offer); })) return false;
+    } catch (const zmq::error_t& e) {
+      return std::unexpected(fmt::format("{}: send failed: {}", MessageTypeName(type), e.what()));
+    }
+  } else if (auto sent = SendFrame(socket, envelope_frame, zmq::send_flags::sndmore); !sent) {
     return std::unexpected(fmt::format("{}: {}", MessageTypeName(type), sent.error()));
   }
   const auto body_flags = payloads.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore;
@@ -150,7 +162,23 @@ std::expected<void, std::string> SendEncoded(zmq::socket_t& socket, MessageType 
       return std::unexpected(fmt::format("{}: {}", MessageTypeName(type), sent.error()));
     }
   }
+  return true;
+}
+
+}  // namespace
+
+std::expected<void, std::string> SendEncoded(zmq::socket_t& socket, MessageType type,
+                                             const msgpack::sbuffer& body,
+                                             std::vector<zmq::message_t> payloads) {
+  auto sent = SendMessage(socket, type, body, payloads, /*wait=*/true);
+  if (!sent) return std::unexpected(std::move(sent.error()));
   return {};
+}
+
+std::expected<bool, std::string> TrySendEncoded(zmq::socket_t& socket, MessageType type,
+                                                const msgpack::sbuffer& body,
+                                                std::vector<zmq::message_t>& payloads) {
+  return SendMessage(socket, type, body, payloads, /*wait=*/false);
 }
 
 std::expected<ReceivedMessage, WireError> Receive(zmq::socket_t& socket) {

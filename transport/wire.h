@@ -91,6 +91,22 @@ std::expected<void, std::string> Send(zmq::socket_t& socket, const T& message,
   return SendEncoded(socket, T::kType, body, std::move(payloads));
 }
 
+// SendEncoded without waiting: false, with nothing sent and `payloads` untouched, when
+// the peer's queue has no room or no peer is connected; true once the whole message
+// is queued. For a sender that waits for room itself, hearing other sockets meanwhile
+// (a poll's POLLOUT can be stale by the time it sends: the peer may have left).
+std::expected<bool, std::string> TrySendEncoded(zmq::socket_t& socket, MessageType type,
+                                                const msgpack::sbuffer& body,
+                                                std::vector<zmq::message_t>& payloads);
+
+template <typename T>
+std::expected<bool, std::string> TrySend(zmq::socket_t& socket, const T& message,
+                                         std::vector<zmq::message_t>& payloads) {
+  msgpack::sbuffer body;
+  msgpack::pack(body, message);
+  return TrySendEncoded(socket, T::kType, body, payloads);
+}
+
 // Decodes one whole multipart message already taken off a socket, every frame in
 // order, with the checks (and errors) of Receive. For a relay that forwards only
 // what a receiver would accept.

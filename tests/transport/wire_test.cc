@@ -5,11 +5,13 @@
 
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "tests/transport/raw_frames.h"
+#include "tests/transport/wait_until.h"
 
 namespace actex {
 namespace {
@@ -364,6 +366,40 @@ TEST_F(WireTest, SurvivesRandomMultipartGarbage) {
     if (HasFatalFailure()) return;
   }
   EXPECT_LT(accepted, 500);
+}
+
+// A pipeline's PUSH whose PULL peer closed (the next actor ended while this one had
+// just seen room): a blocking Send would wait for ever. TrySend sends nothing, keeps
+// the payloads for a later try, and says so; with a peer again it queues the message.
+TEST(TrySend, ReturnsAtOnceWithNothingSentWhenThePeerLeftAndSendsOnceOneIsBack) {
+  zmq::context_t context;
+  zmq::socket_t push(context, zmq::socket_type::push);
+  push.set(zmq::sockopt::linger, 0);
+  auto pull = std::make_unique<zmq::socket_t>(context, zmq::socket_type::pull);
+  pull->bind("inproc://try-send");
+  push.connect("inproc://try-send");
+  pull.reset();  // the peer leaves; the PUSH learns it asynchronously
+  ASSERT_TRUE(WaitUntil([&] { return (push.get(zmq::sockopt::events) & ZMQ_POLLOUT) == 0; }));
+  std::vector<zmq::message_t> payloads;
+  payloads.push_back(PayloadFrame(std::vector<float>{1.5f, 2.5f}));
+  auto sent = TrySend(push, EndOfStreamMessage{1, 2, 3}, payloads);
+  ASSERT_TRUE(sent.has_value()) << sent.error();
+  EXPECT_FALSE(*sent);
+  ASSERT_EQ(payloads.size(), 1u);
+  EXPECT_EQ(payloads[0].size(), 2 * sizeof(float)) << "the payload was kept for a later try";
+
+  zmq::socket_t back(context, zmq::socket_type::pull);
+  back.bind("inproc://try-send-back");
+  push.connect("inproc://try-send-back");
+  EXPECT_TRUE(WaitUntil([&] {
+    auto again = TrySend(push, EndOfStreamMessage{1, 2, 3}, payloads);
+    return again.has_value() && *again;
+  }));
+  auto received = Receive(back, std::chrono::milliseconds(3000));
+  ASSERT_TRUE(received.has_value() && received->has_value());
+  EXPECT_EQ((*received)->type, MessageType::kEndOfStream);
+  ASSERT_EQ((*received)->payloads.size(), 1u);
+  EXPECT_EQ((*received)->payloads[0].size(), 2 * sizeof(float));
 }
 
 }  // namespace
