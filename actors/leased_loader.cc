@@ -202,7 +202,8 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
       return CorpusBroke(sought.error());
     }
   }
-  // The pipeline's room is read before each record, so a send never waits.
+  // The pipeline's room is read before each record, so a send does not wait (unless
+  // the next actor left since: SendUnlessStopped then waits, hearing a stop).
   for (int turn = 0; turn < kRecordsPerTurn; ++turn) {
     const int events = RetryInterrupted([&] { return stream.pipeline.get(zmq::sockopt::events); });
     if (!(events & ZMQ_POLLOUT)) return true;
@@ -218,8 +219,9 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
         if (stream.own) --own_chunks_ahead_;
         return true;
       }
-      auto ended = Send(stream.pipeline, ChunkEndMessage{chunk, documents, stream.digest.Hex()});
-      if (!ended) return ActorHalt::Failed(ended.error());
+      auto ended = SendUnlessStopped(actor_, stream.pipeline,
+                                     ChunkEndMessage{chunk, documents, stream.digest.Hex()});
+      if (!ended) return std::unexpected(ended.error());
       if (stream.own) ++chunks_sent_;
       return true;
     }
@@ -236,9 +238,10 @@ std::expected<bool, ActorHalt> LeasedLoader::Feed(GrantStream& stream) {
     }
     ++stream.end.documents;
     auto sent =
-        Send(stream.pipeline, DocumentMessage{line.doc_id, line.pretokenized, std::move(line.text),
-                                              std::move(line.input_ids), line.file, line.line});
-    if (!sent) return ActorHalt::Failed(sent.error());
+        SendUnlessStopped(actor_, stream.pipeline,
+                          DocumentMessage{line.doc_id, line.pretokenized, std::move(line.text),
+                                          std::move(line.input_ids), line.file, line.line});
+    if (!sent) return std::unexpected(sent.error());
   }
   return true;
 }
