@@ -79,12 +79,14 @@ std::unexpected<WireError> Malformed(std::string detail) {
   return std::unexpected(WireError{WireError::Kind::kMalformed, "malformed message: " + detail});
 }
 
-// Sends one frame, retrying when a signal interrupts the call.
-std::expected<void, std::string> SendFrame(zmq::socket_t& socket, zmq::message_t& frame,
+constexpr char kNoRoom[] = "send timed out: the peer is not reading (queue full) or absent";
+
+// Sends one frame, retrying when a signal interrupts the call; false when the socket
+// had no room for it (at once with dontwait, or once its send timeout passed).
+std::expected<bool, std::string> SendFrame(zmq::socket_t& socket, zmq::message_t& frame,
                                            zmq::send_flags flags) {
   try {
-    if (RetryInterrupted([&] { return socket.send(frame, flags); })) return {};
-    return std::unexpected("send timed out: the peer is not reading (queue full) or absent");
+    return RetryInterrupted([&] { return socket.send(frame, flags); }).has_value();
   } catch (const zmq::error_t& e) {
     return std::unexpected(std::string("send failed: ") + e.what());
   }
@@ -142,24 +144,25 @@ std::expected<bool, std::string> SendMessage(zmq::socket_t& socket, MessageType 
   zmq::message_t body_frame(body.data(), body.size());
   // ZeroMQ queues the parts of a multipart message atomically: once the first part
   // is accepted the others cannot time out, so a failure never leaves half a message.
-  if (!wait) {
-    try {
-      const auto offer = zmq::send_flags::sndmore | zmq::send_flags::dontwait;
-      if (!RetryInterrupted([&] { return socket.send(envelope_frame, offer); })) return false;
-    } catch (const zmq::error_t& e) {
-      return std::unexpected(fmt::format("{}: send failed: {}", MessageTypeName(type), e.what()));
-    }
-  } else if (auto sent = SendFrame(socket, envelope_frame, zmq::send_flags::sndmore); !sent) {
-    return std::unexpected(fmt::format("{}: {}", MessageTypeName(type), sent.error()));
+  const auto failed = [&](const std::string& why) {
+    return std::unexpected(fmt::format("{}: {}", MessageTypeName(type), why));
+  };
+  const auto first_flags =
+      wait ? zmq::send_flags::sndmore : zmq::send_flags::sndmore | zmq::send_flags::dontwait;
+  auto first = SendFrame(socket, envelope_frame, first_flags);
+  if (!first) return failed(first.error());
+  if (!*first) {
+    if (!wait) return false;
+    return failed(kNoRoom);
   }
   const auto body_flags = payloads.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore;
-  if (auto sent = SendFrame(socket, body_frame, body_flags); !sent) {
-    return std::unexpected(fmt::format("{}: {}", MessageTypeName(type), sent.error()));
+  if (auto sent = SendFrame(socket, body_frame, body_flags); !sent || !*sent) {
+    return failed(sent ? kNoRoom : sent.error());
   }
   for (size_t i = 0; i < payloads.size(); ++i) {
     const auto flags = i + 1 < payloads.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
-    if (auto sent = SendFrame(socket, payloads[i], flags); !sent) {
-      return std::unexpected(fmt::format("{}: {}", MessageTypeName(type), sent.error()));
+    if (auto sent = SendFrame(socket, payloads[i], flags); !sent || !*sent) {
+      return failed(sent ? kNoRoom : sent.error());
     }
   }
   return true;
