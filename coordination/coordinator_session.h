@@ -200,8 +200,15 @@ class CoordinatorSession {
   // whether no other host shares it (true for any id outside the job's hosts).
   int GroupOf(int host_id) const;
   bool Alone(int host_id) const;
-  // Forgets host `host_id` (lost, or gone after finishing its part).
+  // Forgets host `host_id` (lost, or gone after finishing its part; a host a standby
+  // took the job over without was never linked to it).
   void RemoveHost(int host_id);
+  // Whether `identity` is the link of a host lost by silence (silenced_): its process
+  // still runs (it was frozen, or its network split and healed), so its first message
+  // is answered by an Abort naming why the job went on without it: it stops at once
+  // instead of working on what no longer counts until it takes the coordinator for
+  // lost. What it sends after that is dropped.
+  bool StopSilencedHost(const std::string& identity, const std::string& address, MessageType type);
   // Releases barrier `name` if every host still in the job arrived at it.
   void ReleaseIfAllArrived(const std::string& name, Clock::time_point now);
   // The job ended with every chunk listed: leaves its record (FinishedJobRecord) in
@@ -221,6 +228,12 @@ class CoordinatorSession {
   std::map<int, Clock::time_point> silent_since_;
   std::set<int> stopped_with_replica_;  // of those, the ones this coordinator stopped
   std::map<int, Joining> returning_;    // by the host id whose place they take
+  // The links of hosts lost by silence (StopSilencedHost).
+  struct SilencedHost {
+    int host_id = -1;
+    bool told = false;  // its Abort is queued
+  };
+  std::map<std::string, SilencedHost> silenced_;
   std::set<std::string> released_barriers_;
   std::map<int, uint64_t> waiting_leases_;  // host -> its open LeaseRequest
   // After a takeover: chunks a host holds whose grants were lost with host 0; its

@@ -133,6 +133,7 @@ void CoordinatorSession::Readmit(int host_id, Joining node, Clock::time_point no
   if (host_id == options_.standby_host && !options_.standby) StartStandbyLink(now);
   hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, released_barriers_, 0, now};
   host_by_identity_[node.identity] = host_id;
+  silenced_.erase(node.identity);  // its link again, should it ever be the same
   Queue(node.identity, WelcomeMessage{rendezvous_.endpoints()});
   silent_since_.erase(host_id);
   stopped_with_replica_.erase(host_id);
@@ -168,6 +169,10 @@ void CoordinatorSession::LoseHost(int host_id, Departure departure, std::string 
   }
   spdlog::error("coordinator: {}; the other hosts go on {}", reason,
                 options_.leases ? "and take its unlisted chunks" : "with their own shares");
+  // (A host that did not reattach to a standby taking over has no link here.)
+  if (departure == Departure::kSilent && hosts_[host_id]) {
+    silenced_[hosts_[host_id]->identity] = {host_id};
+  }
   RemoveHost(host_id);
   // The hosts sharing its replica wait for collectives that will never come.
   for (int other = 0; other < static_cast<int>(hosts_.size()); ++other) {
@@ -216,7 +221,7 @@ bool CoordinatorSession::Alone(int host_id) const {
 }
 
 void CoordinatorSession::RemoveHost(int host_id) {
-  host_by_identity_.erase(hosts_[host_id]->identity);
+  if (hosts_[host_id]) host_by_identity_.erase(hosts_[host_id]->identity);
   hosts_[host_id].reset();
   waiting_leases_.erase(host_id);
 }

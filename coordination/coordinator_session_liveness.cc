@@ -1,7 +1,9 @@
 // The coordinator's clock (coordinator_session.h): each turn's resumption, the
 // heartbeats it sends, the silences and closed connections it judges (PROTOCOL.md
-// "Liveness"), its own freeze, and when Tick is next due.
+// "Liveness"), its own freeze, a lost host found still running, and when Tick is
+// next due.
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <string>
@@ -106,6 +108,37 @@ void CoordinatorSession::Tick(Clock::time_point now) {
     next_heartbeat_ = std::max(next_heartbeat_ + options_.liveness.heartbeat_interval, now);
   }
   ShipToStandby(now);
+}
+
+bool CoordinatorSession::StopSilencedHost(const std::string& identity, const std::string& address,
+                                          MessageType type) {
+  const auto found = silenced_.find(identity);
+  if (found == silenced_.end()) return false;
+  SilencedHost& silenced = found->second;
+  const int host_id = silenced.host_id;
+  if (silenced.told) {
+    DropUnexpected(fmt::format("a {} message from host {} at {}, told it was found lost",
+                               MessageTypeName(type), host_id, address));
+    return true;
+  }
+  silenced.told = true;
+  const auto lost = lost_.find(host_id);
+  std::string reason =
+      lost == lost_.end()
+          ? fmt::format(
+                "host {} was found lost and another node took its place in the job; "
+                "this process stops here",
+                host_id)
+          : fmt::format(
+                "{}, and the job went on without it: this process stops here (what it "
+                "listed stays in the job{}). Run host {}'s command again to rejoin",
+                lost->second,
+                options_.leases ? "; the other hosts take the chunks it had not listed" : "",
+                host_id);
+  spdlog::warn("coordinator: host {} at {}, found lost earlier, still runs; told it to stop",
+               host_id, address);
+  Queue(identity, AbortMessage{std::move(reason)});
+  return true;
 }
 
 CoordinatorSession::Clock::time_point CoordinatorSession::NextDeadline() const {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <expected>
 #include <functional>
@@ -106,6 +107,33 @@ inline std::vector<std::expected<void, std::string>> ForEachClient(
 }
 
 using ::actex::WaitUntil;  // tests/transport/wait_until.h
+
+// A coordinator whose hosts stop together by `stop_groups` (a group number per host),
+// whose crashes show within 0.3 s and silences after `heartbeat_timeout`, and every
+// host joined.
+struct JoinedJob {
+  explicit JoinedJob(const std::vector<int>& stop_groups,
+                     std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(10))
+      : options(FastOptions(static_cast<int>(stop_groups.size()))) {
+    options.stop_groups = stop_groups;
+    options.liveness.heartbeat_timeout = heartbeat_timeout;
+    options.liveness.disconnect_grace = std::chrono::milliseconds(300);
+    auto started = StartCoordinator(context, options);
+    EXPECT_TRUE(started.has_value()) << started.error();
+    if (!started) return;
+    coordinator = std::move(*started);
+    clients = JoinAll(context, ClientOptionsFor(options), Hellos(options.num_hosts));
+    for (const JoinResult& client : clients) EXPECT_TRUE(client.has_value()) << client.error();
+  }
+  bool started() const {
+    return coordinator && std::ranges::all_of(clients, [](const auto& c) { return c.has_value(); });
+  }
+
+  zmq::context_t context;
+  CoordinatorOptions options;
+  std::unique_ptr<Actor> coordinator;
+  std::vector<JoinResult> clients;
+};
 
 // A node's PUB, connected to the coordinator's monitor collector.
 inline zmq::socket_t NodePublisher(zmq::context_t& context, const CoordinatorOptions& options) {
