@@ -32,8 +32,6 @@ namespace {
 namespace fs = std::filesystem;
 using test_support::PackedBody;
 
-constexpr std::string_view kFrameDelimiter = "\xc1\xc1";  // as in wire_receive_fuzzer.cc
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -96,11 +94,11 @@ class WireCapture {
   static std::string Join(const std::vector<std::string>& frames) {
     std::string joined;
     for (size_t i = 0; i < frames.size(); ++i) {
-      if (frames[i].find(kFrameDelimiter) != std::string::npos) {
+      if (frames[i].find(kFuzzFrameDelimiter) != std::string::npos) {
         std::fprintf(stderr, "a seed frame holds the frame delimiter; change its values\n");
         std::exit(1);
       }
-      if (i > 0) joined += kFrameDelimiter;
+      if (i > 0) joined += kFuzzFrameDelimiter;
       joined += frames[i];
     }
     return joined;

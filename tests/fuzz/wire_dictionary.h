@@ -1,8 +1,8 @@
 #ifndef ACTEX_TESTS_FUZZ_WIRE_DICTIONARY_H_
 #define ACTEX_TESTS_FUZZ_WIRE_DICTIONARY_H_
 
-// The wire fuzzer's libFuzzer dictionary (tests/fuzz/dict/wire_receive.dict), made from
-// the schema so that it cannot fall behind it: every type's envelope of the current
+// The wire fuzzer's frame delimiter and libFuzzer dictionary (tests/fuzz/dict/wire_receive.dict),
+// made from the schema so that it cannot fall behind it: every type's envelope of the current
 // schema version, every field name, and the msgpack headers that claim huge lengths.
 // make_seed_corpus writes it; transport_test's WireFuzzerSeeds compares the committed
 // file with it.
@@ -19,6 +19,10 @@
 #include "transport/wire.h"
 
 namespace actex {
+
+// What joins the frames of one message in a wire fuzzer input (wire_receive_fuzzer.cc
+// says why these bytes); the seeds join their frames with it.
+inline constexpr std::string_view kFuzzFrameDelimiter = "\xc1\xc1";
 
 // One line `name="bytes"`, bytes other than printable ASCII, '"' and '\' as \xNN.
 inline std::string WireDictionaryEntry(const std::string& name, std::string_view bytes) {
@@ -40,7 +44,7 @@ inline std::string WireDictionary() {
       "# libFuzzer dictionary for wire_receive_fuzzer, written by make_seed_corpus from\n"
       "# the schema (tests/fuzz/wire_dictionary.h): the frame delimiter, each type's\n"
       "# envelope, field names as msgpack strings, headers of hostile lengths.\n";
-  dictionary += WireDictionaryEntry("frame_delimiter", "\xc1\xc1");
+  dictionary += WireDictionaryEntry("frame_delimiter", kFuzzFrameDelimiter);
   std::set<std::string> fields;
   for (const MessageType type : IdsOf(AllMessageTypes{})) {
     const auto info = DescribeMessageType(static_cast<uint64_t>(type));

@@ -2,7 +2,7 @@
 // multipart ZeroMQ message sent over an inproc PAIR socket, Receive takes it, and
 // every schema type's As<T> is tried on what Receive accepts.
 //
-// Input layout: the frames of one message joined by kFrameDelimiter (0xC1 0xC1;
+// Input layout: the frames of one message joined by kFuzzFrameDelimiter (0xC1 0xC1;
 // 0xC1 is the one byte msgpack never uses, so the delimiter splits real messages
 // only inside string, binary or raw payload bytes). An input without it is a single
 // frame.
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/wire_dictionary.h"
 #include "tests/transport/raw_frames.h"
 #include "transport/interrupted.h"
 #include "transport/message_types.h"
@@ -33,7 +34,6 @@ namespace {
 
 using test_support::PackedBody;
 
-constexpr std::string_view kFrameDelimiter = "\xc1\xc1";
 constexpr std::chrono::milliseconds kWait(2000);
 
 // Both ends of an inproc PAIR. One per process: libFuzzer runs inputs one at a time
@@ -63,10 +63,10 @@ struct Link {
 std::vector<std::string_view> SplitFrames(std::string_view input) {
   std::vector<std::string_view> frames;
   while (true) {
-    const size_t end = input.find(kFrameDelimiter);
+    const size_t end = input.find(kFuzzFrameDelimiter);
     frames.push_back(input.substr(0, end));
     if (end == std::string_view::npos) return frames;
-    input.remove_prefix(end + kFrameDelimiter.size());
+    input.remove_prefix(end + kFuzzFrameDelimiter.size());
   }
 }
 

@@ -21,7 +21,6 @@ namespace actex {
 namespace {
 
 const std::string kSeedDir = ACTEX_SOURCE_DIR "/tests/fuzz/corpus/wire_receive";
-constexpr std::string_view kFrameDelimiter = "\xc1\xc1";  // wire_receive_fuzzer.cc's
 
 struct Envelope {
   uint64_t version = 0;
@@ -31,7 +30,7 @@ struct Envelope {
 // The envelope of a generated seed: its first frame, a map {"v": …, "t": …}; nullopt
 // for the seeds whose first frame is not one on purpose.
 std::optional<Envelope> EnvelopeOf(const std::string& seed) {
-  const std::string first = seed.substr(0, seed.find(kFrameDelimiter));
+  const std::string first = seed.substr(0, seed.find(kFuzzFrameDelimiter));
   try {
     msgpack::object_handle handle = msgpack::unpack(first.data(), first.size());
     const auto fields = handle.get().as<std::map<std::string, uint64_t>>();
