@@ -5,6 +5,12 @@
 #                            builds everything and runs every test (what CI runs)
 #   scripts/test.sh --quick  the edit-test loop on a machine that builds already:
 #                            builds and runs only the `unit` and `parity` tests
+#   scripts/test.sh --sanitize [LABEL...]
+#                            builds the tests of LABELs (default: unit parity) into
+#                            ${BUILD_DIR:-build-sanitize} with AddressSanitizer, UBSan and
+#                            libstdc++'s assertions (an empty optional read, an index past
+#                            a vector's end), without CUDA, and runs them; the first
+#                            report fails the test. Slow: about 40 minutes on 2 cores
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick_labels=(unit parity)
@@ -31,8 +37,25 @@ case ${1:-} in
     ctest --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 900 \
       -L "^($(IFS='|'; echo "${quick_labels[*]}"))\$"
     ;;
+  --sanitize)
+    shift
+    labels=("${quick_labels[@]}")
+    if (($#)); then labels=("$@"); fi
+    build_dir=${BUILD_DIR:-build-sanitize}
+    cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACTEX_CUDA=OFF \
+      -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer \
+-fno-sanitize-recover=undefined -D_GLIBCXX_ASSERTIONS" >/dev/null
+    targets=()
+    for label in "${labels[@]}"; do targets+=(--target "tests_$label"); done
+    cmake --build "$build_dir" -j "${JOBS:-$(nproc)}" "${targets[@]}"
+    cd "$build_dir"
+    # A child `actex` is this build's too, so the process tests check it as well.
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+    ctest --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 3600 \
+      -L "^($(IFS='|'; echo "${labels[*]}"))\$"
+    ;;
   *)
-    echo "usage: $0 [--quick]" >&2
+    echo "usage: $0 [--quick | --sanitize [LABEL...]]" >&2
     exit 2
     ;;
 esac
