@@ -71,9 +71,12 @@ TEST(ShardSeal, BesideTheNextShardTheFilesAreThoseOfSealingInTurn) {
   std::_Exit(error.find(".safetensors.tmp") != std::string::npos ? 4 : 0);
 }
 
+// Whether the disk fills during a seal or during the next shard's spill beside it is a
+// race: alone on 2 cores 2 to 8 of every 25 sizes meet a seal, but once, beside CI's
+// other tests, none of 25 did. So 97 sizes (about 2 s).
 TEST(ShardSealDeathTest, ADiskFullDuringASealLosesNothingListed) {
   if (::geteuid() != 0) GTEST_SKIP() << "a mount namespace needs root (CI runs as root)";
-  const int seals_failed = CountFullDisks(FillATmpfsWhileSealing, 256, 1024, 32, 4);
+  const int seals_failed = CountFullDisks(FillATmpfsWhileSealing, 256, 1024, 8, 4);
   std::printf("%d of the disks filled up during a seal\n", seals_failed);
   EXPECT_GT(seals_failed, 0) << "no disk filled up during a seal: the test missed its case";
 }
