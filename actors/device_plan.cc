@@ -18,13 +18,18 @@ ShardDeviceMaker DevicePlan::MakerFor(int shard_on_host, int threads) const {
 
 std::string DevicePlan::Describe() const {
   if (!cuda) {
-    return precision == Precision::kBf16 ? "cpu, bf16 products by oneDNN on avx512_bf16"
+    return precision == Precision::kBf16 ? "cpu, bf16 products by oneDNN on " + Bf16ProductUnits()
                                          : "cpu, fp32";
   }
   std::string list;
   for (int gpu : gpus) list += (list.empty() ? "" : ",") + std::to_string(gpu);
   return "cuda (GPU" + std::string(gpus.size() > 1 ? "s " : " ") + list + "), " +
          PrecisionName(precision);
+}
+
+std::optional<std::string> DevicePlan::Warning() const {
+  if (cuda || precision != Precision::kBf16) return std::nullopt;
+  return Bf16SpeedWarning(CpuVendor(), CpuModelName(), Bf16ProductUnits());
 }
 
 std::expected<DevicePlan, std::string> PlanDevices(const std::string& device,

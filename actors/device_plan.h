@@ -2,6 +2,7 @@
 #define ACTEX_ACTORS_DEVICE_PLAN_H_
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,12 @@ struct DevicePlan {
   // The device of this host's `shard_on_host`-th shard (0-based), with `threads` host
   // threads: the CPU's cores, or GPU gpus[shard_on_host % gpus.size()].
   ShardDeviceMaker MakerFor(int shard_on_host, int threads) const;
-  // "cpu, fp32", "cpu, bf16 products by oneDNN on avx512_bf16" or "cuda (GPUs 0,1),
-  // bf16", for the ready line.
+  // "cpu, fp32", "cpu, bf16 products by oneDNN on AMX" (or on AVX512_BF16) or "cuda
+  // (GPUs 0,1), bf16", for the ready line.
   std::string Describe() const;
+  // What the ready line warns of, or nothing: bf16 on a CPU where it is slower than
+  // fp32 (Bf16SpeedWarning, model/kernels/cpu_isa.h).
+  std::optional<std::string> Warning() const;
 };
 
 // Resolves --device (cpu | cuda), --gpus ("0,1"; empty: every GPU CUDA sees) and

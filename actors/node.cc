@@ -138,6 +138,7 @@ void NodeRun::ReportReady(Clock::time_point load_start, const HostLayout& layout
       GemmBackendName(PreferredGemmBackend(ActiveIsa())), plan.tokenizer_threads,
       SiteList(plan.sites));
   if (!plan.max_seq_len_note.empty()) spdlog::info("{}", plan.max_seq_len_note);
+  if (auto warning = plan.devices.Warning()) spdlog::warn("{}", *warning);
 }
 
 std::expected<void, std::string> NodeRun::Start(HostShare share) {

@@ -49,7 +49,7 @@ class CpuShardDevice final : public ShardDevice {
   std::string Describe() const override {
     const std::string threads = "cpu (" + std::to_string(team_.size()) + " threads, ";
     if (products_.precision() == Precision::kBf16) {
-      return threads + "bf16 products by oneDNN on avx512_bf16)";
+      return threads + "bf16 products by oneDNN on " + Bf16ProductUnits() + ")";
     }
     return threads + "fp32, " + GemmBackendName(PreferredGemmBackend(ActiveIsa())) + " on " +
            IsaName(ActiveIsa()) + ")";

@@ -6,9 +6,13 @@
 #include <string>
 
 #include "actors/cli/commands.h"
+#include "model/family_configs.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"actex: run a corpus through a Qwen2 model and write its activations"};
+  CLI::App app{
+      "actex: run a text corpus through a HuggingFace transformer and write its "
+      "activations (model families: " +
+      actex::SupportedFamilies() + ")"};
   app.require_subcommand(1);
   // Logs go to stderr: stdout carries results (tokenize prints JSON lines).
   spdlog::set_default_logger(spdlog::stderr_color_mt("actex"));
@@ -22,7 +26,8 @@ int main(int argc, char** argv) {
   add("tokenize", "print the token ids of text, one JSON line per input",
       actex::AddTokenizeCommand);
   add("inspect", "summarize what an extraction wrote", actex::AddInspectCommand);
-  add("make-model", "write a random model folder of a supported family (presets of real models)", actex::AddMakeModelCommand);
+  add("make-model", "write a random model folder of a supported family (presets of real models)",
+      actex::AddMakeModelCommand);
   add("node", "run this host's part of a job of several hosts", actex::AddNodeCommand);
   add("simulate", "run a job of several hosts as local processes on 127.0.0.1",
       actex::AddSimulateCommand);

@@ -32,6 +32,7 @@ TEST(DevicePlan, TheDefaultIsTheCpuInFloat32) {
   EXPECT_FALSE(plan->cuda);
   EXPECT_EQ(plan->precision, Precision::kFp32);
   EXPECT_EQ(plan->Describe(), "cpu, fp32");
+  EXPECT_FALSE(plan->Warning().has_value());
 }
 
 TEST(DevicePlan, Bf16OnTheCpuIsAcceptedWhereSupportedElseRefusedNamingWhy) {
@@ -43,7 +44,8 @@ TEST(DevicePlan, Bf16OnTheCpuIsAcceptedWhereSupportedElseRefusedNamingWhy) {
   }
   ASSERT_TRUE(plan.has_value()) << plan.error();
   EXPECT_EQ(plan->precision, Precision::kBf16);
-  EXPECT_EQ(plan->Describe(), "cpu, bf16 products by oneDNN on avx512_bf16");
+  EXPECT_EQ(plan->Describe(), "cpu, bf16 products by oneDNN on " + Bf16ProductUnits());
+  EXPECT_EQ(plan->Warning(), Bf16SpeedWarning(CpuVendor(), CpuModelName(), Bf16ProductUnits()));
 }
 
 TEST(DevicePlan, TheCpuMakerCarriesThePrecisionToTheShard) {

@@ -93,7 +93,7 @@ TEST(CpuBf16Device, IsRefusedNamingWhyWhereUnsupportedElseDescribedAsBf16) {
   }
   ASSERT_TRUE(shard.has_value()) << shard.error();
   EXPECT_EQ((*shard)->device_description(),
-            "cpu (2 threads, bf16 products by oneDNN on avx512_bf16)");
+            "cpu (2 threads, bf16 products by oneDNN on " + Bf16ProductUnits() + ")");
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryFamily, CpuBf16ParityTest,

@@ -98,20 +98,5 @@ TEST_F(Bf16LinearTest, SeveralTargetsOfOneInputGiveTheBitsOfOneBf16LinearEach) {
           ThreadTeam* team) { Bf16Linear(x, ldx, tokens, targets, &scratch, team); });
 }
 
-TEST(Bf16ProductsSupported, NamesWhyNotUnderAvx2OrWithoutAvx512Bf16) {
-  auto supported = Bf16ProductsSupported();
-  if (ActiveIsa() == VectorIsa::kAvx2) {
-    ASSERT_FALSE(supported.has_value());
-    EXPECT_TRUE(supported.error().find("ACTEX_ISA=avx2") != std::string::npos ||
-                supported.error().find("lacks AVX512_BF16") != std::string::npos)
-        << supported.error();
-  } else if (!__builtin_cpu_supports("avx512bf16")) {
-    ASSERT_FALSE(supported.has_value());
-    EXPECT_NE(supported.error().find("lacks AVX512_BF16"), std::string::npos) << supported.error();
-  } else {
-    EXPECT_TRUE(supported.has_value()) << supported.error();
-  }
-}
-
 }  // namespace
 }  // namespace actex

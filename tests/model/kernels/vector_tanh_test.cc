@@ -11,7 +11,7 @@
 namespace actex {
 namespace {
 
-float Lane0(__m256 v) { return _mm256_cvtss_f32(v); }
+float FirstLane(__m256 v) { return _mm256_cvtss_f32(v); }
 
 // Distance from the correctly rounded float of `exact`, in that float's ulps.
 float Ulps(float ours, double exact) {
@@ -24,7 +24,7 @@ float Ulps(float ours, double exact) {
 TEST(Tanh8, IsWithinThreeUlpEverywhere) {
   float worst = 0.0f, worst_at = 0.0f;
   auto check = [&](float x) {
-    const float ulps = Ulps(Lane0(Tanh8(_mm256_set1_ps(x))), std::tanh(static_cast<double>(x)));
+    const float ulps = Ulps(FirstLane(Tanh8(_mm256_set1_ps(x))), std::tanh(static_cast<double>(x)));
     if (ulps > worst) worst = ulps, worst_at = x;
   };
   for (float x = -12.0f; x <= 12.0f; x += 0.000731f) check(x);
@@ -34,13 +34,13 @@ TEST(Tanh8, IsWithinThreeUlpEverywhere) {
 }
 
 TEST(Tanh8, HandlesTheEdges) {
-  EXPECT_EQ(Lane0(Tanh8(_mm256_set1_ps(0.0f))), 0.0f);
-  EXPECT_TRUE(std::signbit(Lane0(Tanh8(_mm256_set1_ps(-0.0f)))));
-  EXPECT_EQ(Lane0(Tanh8(_mm256_set1_ps(INFINITY))), 1.0f);
-  EXPECT_EQ(Lane0(Tanh8(_mm256_set1_ps(-INFINITY))), -1.0f);
-  EXPECT_EQ(Lane0(Tanh8(_mm256_set1_ps(100.0f))), 1.0f);
-  EXPECT_EQ(Lane0(Tanh8(_mm256_set1_ps(-100.0f))), -1.0f);
-  EXPECT_TRUE(std::isnan(Lane0(Tanh8(_mm256_set1_ps(std::numeric_limits<float>::quiet_NaN())))));
+  EXPECT_EQ(FirstLane(Tanh8(_mm256_set1_ps(0.0f))), 0.0f);
+  EXPECT_TRUE(std::signbit(FirstLane(Tanh8(_mm256_set1_ps(-0.0f)))));
+  EXPECT_EQ(FirstLane(Tanh8(_mm256_set1_ps(INFINITY))), 1.0f);
+  EXPECT_EQ(FirstLane(Tanh8(_mm256_set1_ps(-INFINITY))), -1.0f);
+  EXPECT_EQ(FirstLane(Tanh8(_mm256_set1_ps(100.0f))), 1.0f);
+  EXPECT_EQ(FirstLane(Tanh8(_mm256_set1_ps(-100.0f))), -1.0f);
+  EXPECT_TRUE(std::isnan(FirstLane(Tanh8(_mm256_set1_ps(std::numeric_limits<float>::quiet_NaN())))));
 }
 
 ACTEX_TARGET_AVX512 void CompareTanh16WithTanh8(const std::vector<float>& inputs, int* mismatches) {
