@@ -96,6 +96,38 @@ PackedBatch SingleSequence(std::vector<int32_t> token_ids) {
   return batch;
 }
 
+std::vector<Site> EverySite(int layers) {
+  std::vector<Site> sites = {{SiteKind::kEmbed, -1}};
+  for (int layer = 0; layer < layers; ++layer) {
+    for (SiteKind kind : {SiteKind::kResidPre, SiteKind::kAttnOut, SiteKind::kResidMid,
+                          SiteKind::kMlpPost, SiteKind::kMlpOut, SiteKind::kResidPost}) {
+      sites.push_back({kind, layer});
+    }
+  }
+  sites.push_back({SiteKind::kLnFinal, -1});
+  return sites;
+}
+
+PackedBatch MakeBatch(const std::vector<int32_t>& lengths, int vocab, uint32_t seed) {
+  PackedBatch batch;
+  uint32_t state = seed;
+  for (int32_t length : lengths) {
+    for (int32_t t = 0; t < length; ++t) {
+      state = state * 1664525u + 1013904223u;
+      batch.token_ids.push_back(static_cast<int32_t>((state >> 8) % vocab));
+      batch.positions.push_back(t);
+    }
+    batch.sequence_lengths.push_back(length);
+  }
+  return batch;
+}
+
+std::shared_ptr<const ModelWeights> OpenOrFail(const std::string& dir) {
+  auto weights = ModelWeights::Open(dir);
+  EXPECT_TRUE(weights.has_value()) << weights.error();
+  return weights ? *weights : nullptr;
+}
+
 void CopyFolder(const std::string& from, const std::string& to) {
   for (const auto& entry : std::filesystem::directory_iterator(from)) {
     if (entry.is_regular_file()) {

@@ -34,6 +34,16 @@ std::vector<std::vector<SiteActivations>> RunShards(
 // One sequence with positions 0..n-1.
 PackedBatch SingleSequence(std::vector<int32_t> token_ids);
 
+// Sequences of `lengths` (positions from 0 in each) with ids below `vocab` from a
+// generator seeded with `seed`.
+PackedBatch MakeBatch(const std::vector<int32_t>& lengths, int vocab, uint32_t seed);
+
+// embed, the six sites of each dense layer below `layers`, ln_final.
+std::vector<Site> EverySite(int layers);
+
+// The model folder `dir`'s weights; null, failing the test, where they do not open.
+std::shared_ptr<const ModelWeights> OpenOrFail(const std::string& dir);
+
 // Copies every file of directory `from` (not recursively) into `to`.
 void CopyFolder(const std::string& from, const std::string& to);
 
