@@ -108,7 +108,12 @@ int ReportRun(const std::expected<ExtractionSummary, std::string>& summary) {
 int RunLocked(const NodeOptions& node) {
   const auto load_start = std::chrono::steady_clock::now();
   auto prepared = PrepareNode(node);
-  if (!prepared) return ReportRun(std::unexpected(prepared.error()));
+  if (!prepared) {
+    // A flag, or a file one names, refused before any work: the same command would be
+    // refused again, so this is a usage error (2), which schedulers do not retry.
+    spdlog::error("{}", prepared.error());
+    return 2;
+  }
   auto lock = LockHostOutput(node);  // held until the run returns
   if (!lock) {
     spdlog::error("{}", lock.error().message);

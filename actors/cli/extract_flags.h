@@ -46,7 +46,8 @@ int ReportRun(const std::expected<ExtractionSummary, std::string>& summary);
 
 // Runs `node` (PrepareNode, then RunPreparedNode) holding the lock of its host
 // folder of --out (LockHostOutput) from after every flag was checked to the end;
-// returns the exit code: ReportRun's, or 2 when another run holds the lock.
+// returns the exit code: ReportRun's, or 2 when PrepareNode refused a flag or a file
+// (the model, an SAE, the tokenizer, the corpus) or another run holds the lock.
 int RunLocked(const NodeOptions& node);
 
 // Reads --job-key-file if given, so a bad key is refused before any work starts.

@@ -141,6 +141,7 @@ std::expected<void, LocalClusterError> RunLocalCluster(const LocalClusterOptions
 
   std::vector<std::string> failures;
   bool only_rejected_too_much = true;  // every failure a node's kExitTooManyRejected
+  bool only_refused = true;            // every failure a node's usage error (2)
   // When the hosts still running are killed; max(): not set.
   auto kill_at = std::chrono::steady_clock::time_point::max();
   while (!running.empty()) {
@@ -151,7 +152,7 @@ std::expected<void, LocalClusterError> RunLocalCluster(const LocalClusterOptions
       if (std::chrono::steady_clock::now() > kill_at) {
         for (const auto& [left, host] : running) {
           kill(left, SIGKILL);
-          only_rejected_too_much = false;
+          only_rejected_too_much = only_refused = false;
           failures.push_back("host " + std::to_string(host) + " did not stop and was killed");
         }
         kill_at = std::chrono::steady_clock::time_point::max();
@@ -170,11 +171,13 @@ std::expected<void, LocalClusterError> RunLocalCluster(const LocalClusterOptions
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
     if (WIFEXITED(status) && WEXITSTATUS(status) == kExitTooManyRejected) {
       // The node completed and its output is whole; the job goes on without a stop.
+      only_refused = false;
       failures.push_back("host " + std::to_string(host) + " rejected too much (exit status " +
                          std::to_string(kExitTooManyRejected) + "; see its log)");
       continue;
     }
     only_rejected_too_much = false;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 2) only_refused = false;
     failures.push_back("host " + std::to_string(host) +
                        (WIFEXITED(status)
                             ? " exited with code " + std::to_string(WEXITSTATUS(status))
@@ -188,10 +191,11 @@ std::expected<void, LocalClusterError> RunLocalCluster(const LocalClusterOptions
   std::string message =
       only_rejected_too_much ? "the simulated job completed, but " : "the simulated job failed: ";
   for (size_t i = 0; i < failures.size(); ++i) message += (i ? "; " : "") + failures[i];
-  return std::unexpected(LocalClusterError{only_rejected_too_much
-                                               ? LocalClusterError::Kind::kTooManyRejected
-                                               : LocalClusterError::Kind::kFailed,
-                                           std::move(message)});
+  using Kind = LocalClusterError::Kind;
+  const Kind kind = only_rejected_too_much ? Kind::kTooManyRejected
+                    : only_refused         ? Kind::kRefused
+                                           : Kind::kFailed;
+  return std::unexpected(LocalClusterError{kind, std::move(message)});
 }
 
 }  // namespace actex

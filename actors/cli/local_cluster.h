@@ -33,6 +33,7 @@ struct LocalClusterError {
   enum class Kind {
     kFailed,           // a node failed, was killed, or could not start
     kTooManyRejected,  // every node completed, and some rejected too much (exit status 3)
+    kRefused,          // every node that failed refused its command before any work (2)
   };
   Kind kind = Kind::kFailed;
   std::string message;

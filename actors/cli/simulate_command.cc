@@ -1,10 +1,9 @@
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <climits>
 #include <memory>
 #include <string>
-
-#include <spdlog/spdlog.h>
 
 #include "actors/cli/commands.h"
 #include "actors/cli/extract_flags.h"
@@ -51,10 +50,16 @@ CommandRunner AddSimulateCommand(CLI::App& command) {
     auto ran = RunLocalCluster(flags->cluster);
     if (!ran) {
       spdlog::error("{}", ran.error().message);
-      // Every host completed: the output is whole, as for `actex extract`'s status 3.
-      return ran.error().kind == LocalClusterError::Kind::kTooManyRejected
-                 ? kExitTooManyRejected
-                 : 1;
+      switch (ran.error().kind) {
+        case LocalClusterError::Kind::kTooManyRejected:
+          // Every host completed: the output is whole, as for `actex extract`'s status 3.
+          return kExitTooManyRejected;
+        case LocalClusterError::Kind::kRefused:
+          return 2;  // the hosts refused the flags or files before any work
+        case LocalClusterError::Kind::kFailed:
+          break;
+      }
+      return 1;
     }
     spdlog::info("all {} simulated hosts finished", flags->cluster.hosts);
     return 0;

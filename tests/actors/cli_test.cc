@@ -61,7 +61,7 @@ TEST(Cli, LayerBeyondTheModelIsRefusedNamingTheFlag) {
   auto args = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
   args[8] = "0,7";
   ActexOutcome outcome = RunActex(dir, args);
-  EXPECT_NE(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.exit_code, 2) << "a usage error: the same command cannot succeed";
   EXPECT_NE(outcome.err.find("--layers 0,7: layer 7 is not in the model"), std::string::npos)
       << outcome.err;
 }

@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -74,6 +76,19 @@ TEST(SimulatedJob, AJobWhoseHostsRejectedEverythingExitsThreeNotAsAFailure) {
   EXPECT_EQ(simulate.Wait(seconds(120)), 3) << simulate.err();
   EXPECT_NE(simulate.err().find("completed, but host 0 rejected too much"), std::string::npos)
       << simulate.err();
+}
+
+TEST(SimulatedJob, AFlagEveryHostRefusesExitsTwoWritingNothing) {
+  TempDir dir;
+  std::vector<std::string> args =
+      SimulateArgs(dir.Write("corpus.jsonl", Corpus(4, 8)), dir.path() + "/out");
+  *(std::find(args.begin(), args.end(), "--layers") + 1) = "9";
+  ActexProcess simulate(dir.path() + "/simulate", args);
+  // A usage error, as `actex extract` gives it: the same command cannot succeed.
+  EXPECT_EQ(simulate.Wait(seconds(60)), 2) << simulate.err();
+  EXPECT_NE(simulate.err().find("--layers 9: layer 9 is not in the model"), std::string::npos)
+      << simulate.err();
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out/host_00/metadata.json"));
 }
 
 TEST(MultiHostSecurity, JobWithAKeyMatchesTheOpenJobAndSaysSo) {

@@ -41,8 +41,9 @@ std::string ModelCopy(const TempDir& dir) {
 void Replace(const std::string& path) { fs::remove(path); }
 
 void ExpectRefused(const ActexOutcome& outcome, const std::string& message) {
-  EXPECT_NE(outcome.exit_code, 0) << outcome.err;
-  EXPECT_LT(outcome.exit_code, 128) << "killed after the time limit: it read forever";
+  EXPECT_EQ(outcome.exit_code, 2) << "refused before any work (over 128: killed after the time "
+                                     "limit, it read forever): "
+                                  << outcome.err;
   EXPECT_NE(outcome.err.find(message), std::string::npos) << outcome.err;
 }
 

@@ -116,8 +116,8 @@ TEST(SaeExtract, AnSaeOfAnotherLayerIsRefusedNamingBothSites) {
       SaeExtractArgs(dir, "resid_post", "resid_post=" + SaeFixtureDir("saelens-standard"));
   *std::find(args.begin(), args.end(), "1") = "0";  // --layers 0
   ActexOutcome run = RunActex(dir.path() + "/run", args);
-  // Refused as a bad --model folder is, before any work: nothing is written.
-  EXPECT_EQ(run.exit_code, 1) << run.err;
+  // Refused as a bad --model folder is, before any work (a usage error): nothing is written.
+  EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out/host_00/metadata.json"));
   EXPECT_NE(run.err.find("--sae blocks.0.hook_resid_post="), std::string::npos) << run.err;
   EXPECT_NE(run.err.find(kSaeSite), std::string::npos) << run.err;
