@@ -56,8 +56,8 @@ std::expected<DevicePlan, std::string> PlanDevices(const std::string& device,
     for (int gpu = 0; gpu < *count; ++gpu) plan.gpus.push_back(gpu);
     return plan;
   }
-  auto listed = ParseIndexList(gpus, "--gpus");
-  if (!listed) return std::unexpected(listed.error());
+  auto listed = ParseIndexList(gpus);
+  if (!listed) return std::unexpected("--gpus " + gpus + ": " + listed.error());
   for (int gpu : *listed) {
     if (gpu < 0 || gpu >= *count) {
       return std::unexpected("--gpus " + gpus + ": " + std::to_string(gpu) +

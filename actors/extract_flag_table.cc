@@ -61,7 +61,7 @@ std::vector<ExtractFlag> MakeTable() {
   layers.required = true;
   layers.record = [](const ExtractOptions& options) { return nlohmann::json(options.layers); };
   layers.parse = [](const Texts& texts, ExtractOptions& options) -> Status {
-    auto parsed = ParseLayerList(texts.back());
+    auto parsed = ParseIndexList(texts.back());
     if (!parsed) return std::unexpected(parsed.error());
     options.layers = *parsed;
     options.layers_text = texts.back();

@@ -1,6 +1,7 @@
 #include "actors/extract_options.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <charconv>
 #include <set>
 #include <thread>
@@ -78,35 +79,36 @@ std::expected<void, std::string> AddSaeSites(const ExtractOptions& options,
 
 }  // namespace
 
-std::expected<std::vector<int>, std::string> ParseIndexList(const std::string& text,
-                                                            const std::string& flag) {
+std::expected<std::vector<int>, std::string> ParseIndexList(const std::string& text) {
+  constexpr int64_t kMaxIndices = 1 << 16;  // far past any model's layers or host's GPUs
   std::vector<int> indices;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
     std::string_view item(text.data() + start, comma - start);
-    if (item.empty()) return std::unexpected(flag + " \"" + text + "\": empty entry");
+    if (item.empty()) return std::unexpected("\"" + text + "\" has an empty entry");
     size_t dash = item.find('-', 1);
     if (dash == std::string_view::npos) {
       auto index = ParseInt(item);
-      if (!index) return std::unexpected(flag + ": " + index.error());
+      if (!index) return std::unexpected(index.error());
       indices.push_back(*index);
     } else {
       auto first = ParseInt(item.substr(0, dash));
       auto last = ParseInt(item.substr(dash + 1));
       if (!first || !last || *last < *first) {
-        return std::unexpected(flag + ": \"" + std::string(item) + "\" is not a range like 20-23");
+        return std::unexpected("\"" + std::string(item) + "\" is not a range like 20-23");
+      }
+      // A typo such as 0-2000000000 must be refused, not made into a vector of 8 GB.
+      if (int64_t{*last} - *first + 1 + static_cast<int64_t>(indices.size()) > kMaxIndices) {
+        return std::unexpected("\"" + text + "\" lists more than " + std::to_string(kMaxIndices) +
+                               " indices");
       }
       for (int index = *first; index <= *last; ++index) indices.push_back(index);
     }
     start = comma + 1;
   }
   return indices;
-}
-
-std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text) {
-  return ParseIndexList(text, "--layers");
 }
 
 std::expected<ExtractPlan, std::string> PlanExtraction(const ExtractOptions& options,

@@ -135,11 +135,9 @@ int DefaultTokenizerThreads(const DevicePlan& devices, int replicas_on_this_host
 // (~0.2M tokens/s for four 896-wide sites): half the cores per local replica, 1 to 8.
 int DefaultSpillThreads(const DevicePlan& devices, int replicas_on_this_host);
 
-// Parses "20,21,22,23" or "20-23" or a mix ("0,4-6"); errors name `flag`.
-std::expected<std::vector<int>, std::string> ParseIndexList(const std::string& text,
-                                                            const std::string& flag);
-// ParseIndexList of --layers.
-std::expected<std::vector<int>, std::string> ParseLayerList(const std::string& text);
+// Parses "20,21,22,23" or "20-23" or a mix ("0,4-6") (--layers, --gpus); an error
+// names the entry at fault, and its caller the flag.
+std::expected<std::vector<int>, std::string> ParseIndexList(const std::string& text);
 
 // The options with what the plan resolved put in: the dtype the model's torch_dtype
 // gave, the sites as hook names (those --sites asked for), each --sae's site as a hook

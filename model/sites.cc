@@ -174,7 +174,7 @@ std::expected<std::vector<Site>, std::string> ParseSites(const std::vector<std::
     }
     if (short_form != nullptr) {
       if (layers.empty()) {
-        return std::unexpected("--sites entry \"" + std::string(entry) +
+        return std::unexpected("\"" + std::string(entry) +
                                "\" is taken at each of the given layers, but no layers were "
                                "given (--layers); or name one layer, e.g. blocks.0." +
                                std::string(short_form->hook_suffix));
@@ -186,7 +186,7 @@ std::expected<std::vector<Site>, std::string> ParseSites(const std::vector<std::
         if (site.ExistsIn(config)) sites.push_back(site);
       }
       if (sites.size() == before) {
-        return std::unexpected("--sites entry \"" + std::string(entry) +
+        return std::unexpected("\"" + std::string(entry) +
                                "\": " + Missing({short_form->kind, layers.front()}, config) +
                                (layers.size() > 1 ? ", as are the other given layers" : ""));
       }
@@ -195,20 +195,19 @@ std::expected<std::vector<Site>, std::string> ParseSites(const std::vector<std::
     const auto full = ParseFullName(entry);
     if (!full) {
       return std::unexpected(
-          "--sites entry \"" + std::string(entry) +
+          "\"" + std::string(entry) +
           "\" is not a site; use embed, resid_pre, z, attn_out, resid_mid, router_logits, "
           "expert_ids, expert_weights, mlp_post, mlp_out, resid_post, ln_final or a full "
           "hook name such as blocks.0.hook_resid_post");
     }
     if (full->first < 0 || full->first >= num_layers) {
-      return std::unexpected("--sites entry \"" + std::string(entry) + "\": layer " +
+      return std::unexpected("\"" + std::string(entry) + "\": layer " +
                              std::to_string(full->first) +
                              " is out of range: " + LayerRange(num_layers));
     }
     const Site site{full->second, full->first};
     if (!site.ExistsIn(config)) {
-      return std::unexpected("--sites entry \"" + std::string(entry) +
-                             "\": " + Missing(site, config));
+      return std::unexpected("\"" + std::string(entry) + "\": " + Missing(site, config));
     }
     sites.push_back(site);
   }

@@ -97,7 +97,15 @@ TEST(ExtractFlagTable, ValuesAreCheckedWithAReasonNamingTheValue) {
   expect_refused("--max-reject-fraction", "1.5", "1.5 is above 1");
   expect_refused("--max-reject-fraction", "-0.1", "-0.1 is below 0");
   expect_refused("--upload-backoff", "soon", "not a number");
-  expect_refused("--layers", "3-1", "not a range");
+  expect_refused("--layers", "3-1", "\"3-1\" is not a range like 20-23");
+  expect_refused("--layers", "1,,2", "\"1,,2\" has an empty entry");
+  expect_refused("--layers", "0,x", "\"x\" is not a whole number");
+  // Refused before any allocation: 2e9 layers would be a vector of 8 GB.
+  expect_refused("--layers", "0-2000000000", "lists more than 65536 indices");
+  auto layers = FlagNamed("--layers").parse({"0-"}, options);
+  ASSERT_FALSE(layers.has_value());
+  EXPECT_EQ(layers.error().find("--layers"), std::string::npos)
+      << "the caller names the flag, once: " << layers.error();
   expect_refused("--shard-size", "lots", "lots");
   expect_refused("--model", "/no/such/folder", "/no/such/folder is not a folder");
   ASSERT_TRUE(FlagNamed("--sites").parse({"resid_post,mlp_out", "embed"}, options));
