@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <charconv>
 #include <expected>
-#include <sstream>
+#include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -32,14 +33,25 @@ ExtractFlag Row(std::string name, std::string help, FlagRole role, std::string k
 inline std::string ToText(const std::string& value) { return value; }
 template <typename Number>
 std::string ToText(Number value) {
-  std::ostringstream text;
-  text << value;  // doubles without trailing zeros: 2, 0.5, 3600
-  return text.str();
+  // The shortest text that reads back as the same value: 2, 0.5, 3600, 31536000.
+  char text[64];
+  const auto [end, error] = std::to_chars(text, text + sizeof(text), value);
+  return std::string(text, end);
 }
 
-// A whole or decimal number of type T, at least `min`.
+// The most seconds a flag may set (a year): every wait becomes a duration in
+// milliseconds, and a value such as 1e300 must be refused, not overflow into an
+// immediate timeout.
+inline constexpr double kMaxFlagSeconds = 365.0 * 24 * 3600;
+
+// The most threads a per-shard or per-replica thread flag may ask for: far past any
+// machine's cores, so 100000 (a typo) is refused instead of starting that many.
+inline constexpr int kMaxFlagThreads = 1024;
+
+// A whole or decimal number of type T, at least `min` and at most `max`.
 template <typename T>
-std::expected<T, std::string> ParseNumber(const std::string& text, T min) {
+std::expected<T, std::string> ParseNumber(const std::string& text, T min,
+                                          T max = std::numeric_limits<T>::max()) {
   T value{};
   const char* end = text.data() + text.size();
   auto [stop, error] = std::from_chars(text.data(), end, value);
@@ -48,6 +60,7 @@ std::expected<T, std::string> ParseNumber(const std::string& text, T min) {
                            (std::is_integral_v<T> ? "a whole number" : "a number"));
   }
   if (!(value >= min)) return std::unexpected(text + " is below " + ToText(min));
+  if (!(value <= max)) return std::unexpected(text + " is above " + ToText(max));
   return value;
 }
 
@@ -80,14 +93,16 @@ ExtractFlag Text(std::string name, std::string help, FlagRole role, std::string 
   return flag;
 }
 
-// A number of the getter's type, at least `min`.
+// A number of the getter's type, at least `min` and at most `max` (default: the
+// type's largest).
 template <typename Get>
 ExtractFlag Number(std::string name, std::string help, FlagRole role, std::string key, Get get,
-                   double min) {
+                   double min, std::optional<double> max = std::nullopt) {
   ExtractFlag flag = Scalar(std::move(name), std::move(help), role, std::move(key), get);
-  flag.parse = [get, min](const Texts& texts, ExtractOptions& options) -> Status {
+  flag.parse = [get, min, max](const Texts& texts, ExtractOptions& options) -> Status {
     using T = std::decay_t<decltype(get(options))>;
-    auto value = ParseNumber<T>(texts.back(), static_cast<T>(min));
+    auto value = ParseNumber<T>(texts.back(), static_cast<T>(min),
+                                max ? static_cast<T>(*max) : std::numeric_limits<T>::max());
     if (!value) return std::unexpected(value.error());
     get(options) = *value;
     return {};

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "actors/extract_flag_kinds.h"
+#include "actors/upload_command.h"
 #include "base/absolute_path.h"
 #include "storage/shard_writer.h"
 
@@ -10,6 +11,8 @@ namespace actex {
 namespace {
 
 using flag_kinds::Join;
+using flag_kinds::kMaxFlagSeconds;
+using flag_kinds::kMaxFlagThreads;
 using flag_kinds::List;
 using flag_kinds::Number;
 using flag_kinds::Row;
@@ -199,13 +202,14 @@ std::vector<ExtractFlag> MakeTable() {
       [](auto& o) -> auto& { return o.overwrite; }));
   table.push_back(Number(
       "--blas-threads", "threads per device shard (default: cores / shards)", kRunOnly,
-      "blas_threads", [](auto& o) -> auto& { return o.blas_threads; }, 1));
+      "blas_threads", [](auto& o) -> auto& { return o.blas_threads; }, 1, kMaxFlagThreads));
   table.push_back(Number(
       "--tokenizer-threads",
       "threads tokenizing each replica's text documents, each with its own tokenizer "
       "(default: 1 on the CPU; with --device cuda a quarter of the cores per local "
       "replica, 1 to 4)",
-      kRunOnly, "tokenizer_threads", [](auto& o) -> auto& { return o.tokenizer_threads; }, 1));
+      kRunOnly, "tokenizer_threads", [](auto& o) -> auto& { return o.tokenizer_threads; }, 1,
+      kMaxFlagThreads));
   table.push_back(
       Text("--device", "where device shards run: cpu, or cuda (GPUs; needs a build with CUDA)",
            kRunOnly, "device", [](auto& o) -> auto& { return o.device; }, {"cpu", "cuda"}));
@@ -224,7 +228,8 @@ std::vector<ExtractFlag> MakeTable() {
       "--drain-timeout",
       "seconds a SIGTERM/SIGINT/SIGHUP may take to finish the chunks in progress "
       "before the node stops where it is",
-      kRunOnly, "drain_timeout", [](auto& o) -> auto& { return o.drain_timeout_seconds; }, 0));
+      kRunOnly, "drain_timeout", [](auto& o) -> auto& { return o.drain_timeout_seconds; }, 0,
+      kMaxFlagSeconds));
   ExtractFlag max_reject_fraction = Number(
       "--max-reject-fraction",
       "exit with status 3 when the host rejected more than this fraction of the documents it "
@@ -251,10 +256,12 @@ std::vector<ExtractFlag> MakeTable() {
       "upload_retries", [](auto& o) -> auto& { return o.upload.retries; }, 0));
   table.push_back(Number(
       "--upload-backoff", "seconds before the first retry; doubles up to 300", kRunOnly,
-      "upload_backoff", [](auto& o) -> auto& { return o.upload.backoff_seconds; }, 0));
+      "upload_backoff", [](auto& o) -> auto& { return o.upload.backoff_seconds; }, 0,
+      kMaxBackoffSeconds));
   table.push_back(Number(
       "--upload-timeout", "seconds one upload attempt may take before it is killed", kRunOnly,
-      "upload_timeout", [](auto& o) -> auto& { return o.upload.timeout_seconds; }, 1e-3));
+      "upload_timeout", [](auto& o) -> auto& { return o.upload.timeout_seconds; }, 1e-3,
+      kMaxFlagSeconds));
   return table;
 }
 

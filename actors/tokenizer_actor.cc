@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <utility>
 
 #include "actors/actor_io.h"
@@ -197,9 +199,17 @@ class TokenizerStage {
 std::expected<std::unique_ptr<Actor>, std::string> StartTokenizerActor(
     zmq::context_t& context, TokenizerActorConfig config) {
   auto shared = std::make_shared<TokenizerActorConfig>(std::move(config));
-  return Actor::Start(context, "tokenizer", [shared](ActorContext& actor) {
-    return TokenizerStage(actor, *shared).Run();
-  });
+  return Actor::Start(context, "tokenizer",
+                      [shared](ActorContext& actor) -> std::expected<void, std::string> {
+                        std::optional<TokenizerStage> stage;
+                        try {
+                          stage.emplace(actor, *shared);
+                        } catch (const std::system_error& e) {  // the encoder's ThreadTeam
+                          return std::unexpected("tokenizer threads (--tokenizer-threads): " +
+                                                 std::string(e.what()));
+                        }
+                        return stage->Run();
+                      });
 }
 
 }  // namespace actex

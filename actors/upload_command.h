@@ -8,6 +8,10 @@
 
 namespace actex {
 
+// The longest wait between two attempts at an upload: the doubling waits stop here,
+// and --upload-backoff may not start above it.
+inline constexpr double kMaxBackoffSeconds = 300;
+
 // How a node uploads what it writes (the --upload-* flags). Not part of the run's
 // identity: a rerun may change them (fix a bucket name, add --delete-after-upload).
 struct UploadOptions {
@@ -15,6 +19,7 @@ struct UploadOptions {
   bool delete_after_upload = false;
   int retries = 5;                // further attempts after a failed one
   double backoff_seconds = 2.0;   // wait before the first retry; doubles, at most 300 s
+                                  // (kMaxBackoffSeconds)
   double timeout_seconds = 3600;  // one attempt is killed after this long
 };
 

@@ -26,7 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kSnapshotSuffix = ".upload.tmp";
-constexpr double kMaxBackoffSeconds = 300;
 constexpr auto kStopCheck = std::chrono::milliseconds(100);
 
 enum class Attempted { kUploaded, kFailed, kStopped };

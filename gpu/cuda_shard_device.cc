@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <system_error>
 
 #include "gpu/cuda_shard_device_internal.h"
 #include "gpu/cuda_status.h"
@@ -199,8 +200,13 @@ ShardDeviceMaker CudaShardDevices(const CudaOptions& options) {
     if (!weights) {
       return std::unexpected("GPU " + std::to_string(options.gpu) + ": " + weights.error());
     }
-    return std::make_unique<gpu_internal::CudaShardDevice>(setup, options, std::move(*streams),
-                                                           std::move(*weights));
+    try {
+      return std::make_unique<gpu_internal::CudaShardDevice>(setup, options, std::move(*streams),
+                                                             std::move(*weights));
+    } catch (const std::system_error& e) {  // the host threads (ThreadTeam)
+      return std::unexpected("a GPU shard of " + std::to_string(options.host_threads) +
+                             " host threads (--blas-threads): " + e.what());
+    }
   };
 }
 

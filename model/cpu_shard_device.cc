@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <system_error>
 
 #include "base/bfloat16.h"
 #include "model/cpu_shard_device_internal.h"
@@ -147,7 +148,12 @@ ShardDeviceMaker CpuShardDevices(int threads, Precision precision) {
         return std::unexpected("--precision bf16 on the CPU: " + bf16.error());
       }
     }
-    return std::make_unique<CpuShardDevice>(setup, threads, precision);
+    try {
+      return std::make_unique<CpuShardDevice>(setup, threads, precision);
+    } catch (const std::system_error& e) {  // the team's threads (ThreadTeam)
+      return std::unexpected("a device shard of " + std::to_string(threads) +
+                             " threads (--blas-threads): " + e.what());
+    }
   };
 }
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "actors/extract_flag_kinds.h"
 #include "actors/extract_flag_table.h"
 #include "actors/host_output.h"
 #include "actors/node.h"
@@ -49,6 +50,8 @@ std::expected<ExtractOptions, std::string> ResolveExtractFlags(const ExtractFlag
 }
 
 void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts) {
+  // As the extract flags' waits (flag_kinds::kMaxFlagSeconds): each becomes milliseconds.
+  const CLI::Range kAtMostAYear(0.0, flag_kinds::kMaxFlagSeconds, "at most 31536000 s, a year");
   command.add_option("--mesh", node.mesh,
                      "1d (one replica over every shard), 2d (one replica per host) or "
                      "data=D,model=M");
@@ -60,11 +63,11 @@ void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts) {
       ->check(CLI::PositiveNumber);
   command
       .add_option("--join-timeout", timeouts.join_seconds, "seconds to wait for every host to join")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber & kAtMostAYear);
   command
       .add_option("--heartbeat-timeout", timeouts.heartbeat_seconds,
                   "seconds of silence after which a host counts as lost")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber & kAtMostAYear);
   command
       .add_option("--job-key-file", node.job_key_file,
                   "the job's secret (from `actex make-job-key`), the same on every host: only "

@@ -1,16 +1,30 @@
 #include "model/kernels/thread_team.h"
 
 #include <algorithm>
+#include <string>
+#include <system_error>
 
 namespace actex {
 
 ThreadTeam::ThreadTeam(int size) : size_(std::max(size, 1)) {
   for (int member = 1; member < size_; ++member) {
-    helpers_.emplace_back([this, member] { HelperLoop(member); });
+    try {
+      helpers_.emplace_back([this, member] { HelperLoop(member); });
+    } catch (const std::system_error& e) {
+      // No destructor runs for a constructor that throws: the helpers started so far
+      // wait on start_, whose destruction would block on them for ever.
+      StopHelpers();
+      throw std::system_error(e.code(), "cannot start thread " + std::to_string(member + 1) +
+                                            " of a team of " + std::to_string(size_) +
+                                            " (the process's thread limit: ulimit -u, or a "
+                                            "container's pids limit)");
+    }
   }
 }
 
-ThreadTeam::~ThreadTeam() {
+ThreadTeam::~ThreadTeam() { StopHelpers(); }
+
+void ThreadTeam::StopHelpers() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -67,8 +81,9 @@ void ThreadTeam::Run(int64_t count, const std::function<void(int64_t index, int 
   task_ = nullptr;
 }
 
-void ThreadTeam::ForRanges(int64_t total, int64_t grain,
-                           const std::function<void(int64_t first, int64_t end, int member)>& body) {
+void ThreadTeam::ForRanges(
+    int64_t total, int64_t grain,
+    const std::function<void(int64_t first, int64_t end, int member)>& body) {
   if (total <= 0) return;
   const int64_t pieces =
       std::clamp<int64_t>(total / std::max<int64_t>(grain, 1), 1, int64_t{4} * size_);

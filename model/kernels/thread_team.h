@@ -25,7 +25,9 @@ inline constexpr int64_t kTeamElementGrain = 32768;
 // One job at a time, started from one thread (the team's owner); not reentrant.
 class ThreadTeam {
  public:
-  // `size` >= 1 members; 1 runs every job on the caller.
+  // `size` >= 1 members; 1 runs every job on the caller. Throws std::system_error,
+  // naming the thread and the likely limit, when a helper cannot be started (the
+  // helpers started before it are stopped first).
   explicit ThreadTeam(int size);
   ~ThreadTeam();
   ThreadTeam(const ThreadTeam&) = delete;
@@ -46,6 +48,7 @@ class ThreadTeam {
  private:
   void HelperLoop(int member);
   void Work(int member);
+  void StopHelpers();  // wakes every helper to return, and joins it
 
   const int size_;
   std::vector<std::thread> helpers_;

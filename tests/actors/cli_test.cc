@@ -36,11 +36,13 @@ TEST(Cli, EveryParseErrorExitsWithTheUsageCodeTwo) {
   TempDir dir;
   const auto base = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
   const std::vector<std::vector<std::string>> cases = {
-      {"--frobnicate"},           // unknown flag
-      {"--max-seq-len", "0"},     // fails a check
-      {"--max-seq-len", "many"},  // not a number
-      {"--overflow", "wrap"},     // not one of the choices
-      {"--shards"},               // flag without its value
+      {"--frobnicate"},               // unknown flag
+      {"--max-seq-len", "0"},         // fails a check
+      {"--max-seq-len", "many"},      // not a number
+      {"--overflow", "wrap"},         // not one of the choices
+      {"--shards"},                   // flag without its value
+      {"--blas-threads", "100000"},   // a typo that would start 100000 threads
+      {"--upload-timeout", "1e300"},  // a wait past what milliseconds hold
   };
   for (const auto& extra : cases) {
     auto args = base;
@@ -52,6 +54,13 @@ TEST(Cli, EveryParseErrorExitsWithTheUsageCodeTwo) {
   EXPECT_EQ(RunActex(dir, {"extract", "--out", dir.path() + "/out"}).exit_code, 2)
       << "required flags missing";
   EXPECT_EQ(RunActex(dir, {"frobnicate"}).exit_code, 2) << "unknown command";
+  auto node = base;
+  node[0] = "node";
+  node.insert(node.end(), {"--num-hosts", "1", "--host-id", "0", "--coordinator", "127.0.0.1:1",
+                           "--heartbeat-timeout", "1e300"});
+  ActexOutcome outcome = RunActex(dir, node);
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.err;
+  EXPECT_NE(outcome.err.find("--heartbeat-timeout"), std::string::npos) << outcome.err;
   EXPECT_EQ(RunActex(dir, {"extract", "--help"}).exit_code, 0);
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out"));
 }

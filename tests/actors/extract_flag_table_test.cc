@@ -107,6 +107,12 @@ TEST(ExtractFlagTable, ValuesAreCheckedWithAReasonNamingTheValue) {
   EXPECT_EQ(layers.error().find("--layers"), std::string::npos)
       << "the caller names the flag, once: " << layers.error();
   expect_refused("--shard-size", "lots", "lots");
+  // Typos that would start 100000 threads, or make a wait overflow into none at all.
+  expect_refused("--blas-threads", "100000", "100000 is above 1024");
+  expect_refused("--tokenizer-threads", "5000", "5000 is above 1024");
+  expect_refused("--upload-timeout", "1e300", "1e300 is above 31536000");
+  expect_refused("--drain-timeout", "1e300", "1e300 is above 31536000");
+  expect_refused("--upload-backoff", "301", "301 is above 300");
   expect_refused("--model", "/no/such/folder", "/no/such/folder is not a folder");
   ASSERT_TRUE(FlagNamed("--sites").parse({"resid_post,mlp_out", "embed"}, options));
   EXPECT_EQ(options.sites, (std::vector<std::string>{"resid_post", "mlp_out", "embed"}));

@@ -1,12 +1,19 @@
 #include "model/kernels/thread_team.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 #include <set>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -62,6 +69,49 @@ TEST(ThreadTeam, ForRangesCoversTheRangeWithDisjointPieces) {
     for (int64_t i = 0; i < total; ++i) EXPECT_EQ(covered[i].load(), 1) << i << " of " << total;
     EXPECT_LE(pieces.load(), 8);  // at most four pieces per member
   }
+}
+
+// This process's mapped virtual memory, from /proc (VmSize, in bytes).
+uint64_t MappedBytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("VmSize:")) return std::stoull(line.substr(7)) * 1024;
+  }
+  return 0;
+}
+
+// What a container's pids limit or `ulimit -u` does: thread creation fails part way.
+// The team stops the helpers it started (their condition variable would otherwise
+// block its own destruction for ever) and throws, naming the thread and the limit.
+// Run in a child: the address-space limit that makes the fifth thread's stack fail
+// holds for the whole process.
+TEST(ThreadTeam, AHelperThatCannotStartThrowsNamingItAfterStoppingTheOthers) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(30);  // a hang is a failure, not a stuck suite
+    constexpr size_t kStack = size_t{1} << 30;
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, kStack);
+    pthread_setattr_default_np(&attributes);
+    const rlimit limit{MappedBytes() + 4 * kStack + kStack / 2, RLIM_INFINITY};
+    setrlimit(RLIMIT_AS, &limit);
+    try {
+      ThreadTeam team(64);
+      _exit(3);  // every thread started: the limit did not hold
+    } catch (const std::system_error& e) {
+      const std::string what = e.what();
+      const bool named =
+          what.find("cannot start thread ") == 0 &&
+          what.find(" of a team of 64 (the process's thread limit") != std::string::npos;
+      _exit(named ? 0 : 4);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "signal " << WTERMSIG(status) << " (14: SIGALRM, a hang)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: no thread failed; 4: the message did not name it";
 }
 
 }  // namespace
