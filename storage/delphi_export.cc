@@ -155,9 +155,24 @@ std::expected<void, std::string> WriteSite(const DelphiExportOptions& options, c
 
 }  // namespace
 
-std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExportOptions& options) {
+std::expected<void, std::string> CheckDelphiExportOptions(const DelphiExportOptions& options) {
   if (options.ctx_len < 1) return std::unexpected("--ctx-len must be at least 1");
+  if (options.ctx_len > kMaxDelphiCtxLen) {
+    return std::unexpected("--ctx-len " + std::to_string(options.ctx_len) + " is above " +
+                           std::to_string(kMaxDelphiCtxLen) + " tokens a sequence");
+  }
   if (options.splits < 1) return std::unexpected("--splits must be at least 1");
+  if (options.pad_token < 0) {
+    return std::unexpected("--pad-token " + std::to_string(options.pad_token) +
+                           " is not a token id");
+  }
+  return {};
+}
+
+std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExportOptions& options) {
+  if (auto checked = CheckDelphiExportOptions(options); !checked) {
+    return std::unexpected(checked.error());
+  }
   if (auto destination = CheckDestinationFolder("--to", options.out_dir, options.source_dir);
       !destination) {
     return std::unexpected(destination.error());

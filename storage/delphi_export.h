@@ -34,9 +34,15 @@ struct DelphiExportResult {
   int64_t sequences = 0, tokens = 0, locations = 0, files = 0;
 };
 
-// Writes every file through a temporary file and rename. Refused naming the cause: a
-// site without latents (or none at all), gzip'd shards, an id at or past the SAE's
-// d_sae, ctx_len or splits below 1, more splits than latents.
+// The options' own rules, before any file is read: ctx_len from 1 to kMaxDelphiCtxLen
+// (the token stream is a [sequences, ctx_len] tensor: 2e9 would be 16 GB for one
+// sequence), splits at least 1, pad_token not negative. Errors name the flag.
+inline constexpr int64_t kMaxDelphiCtxLen = int64_t{1} << 20;
+std::expected<void, std::string> CheckDelphiExportOptions(const DelphiExportOptions& options);
+
+// Writes every file through a temporary file and rename. Refused naming the cause:
+// CheckDelphiExportOptions, a site without latents (or none at all), gzip'd shards,
+// an id at or past the SAE's d_sae, more splits than latents.
 std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExportOptions& options);
 
 }  // namespace actex

@@ -76,9 +76,9 @@ CommandRunner AddExportCommand(CLI::App& command) {
       "(sequence, position, latent - start), \"activations\" [n] and \"tokens\" [sequences, "
       "ctx_len], and DIR/<site>/config.json; the tokens are every shard's in order, cut into "
       "sequences (docs/sae.md).\n"
-      "Exit status: 0 done; 1 failed (what was written stays; run again to continue); 2 a "
-      "--to refused before anything was written: empty, /, OUT itself, inside OUT or holding "
-      "it.");
+      "Exit status: 0 done; 1 failed (what was written stays; run again to continue); 2 "
+      "refused before anything was written: a --to that is empty, /, OUT itself, inside OUT "
+      "or holding it, or a delphi --ctx-len, --splits or --pad-token out of range.");
   return [lm_saes, delphi, format] {
     // Refused here, so that the exit status tells it from a failure part way.
     if (auto destination = CheckDestinationFolder("--to", lm_saes->out_dir, lm_saes->source_dir);
@@ -90,6 +90,10 @@ CommandRunner AddExportCommand(CLI::App& command) {
     delphi->source_dir = lm_saes->source_dir;
     delphi->out_dir = lm_saes->out_dir;
     delphi->sites = lm_saes->sites;
+    if (auto checked = CheckDelphiExportOptions(*delphi); !checked) {
+      std::cerr << "actex export: " << checked.error() << '\n';
+      return 2;
+    }
     return RunDelphiExport(*delphi);
   };
 }

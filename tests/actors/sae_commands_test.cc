@@ -175,11 +175,17 @@ TEST_F(SaeRunOutput, DelphiExportWritesEveryFiringLatentInTheSaesLatentRanges) {
   EXPECT_TRUE(std::filesystem::exists(to + "/" + kSaeSite + "/config.json"));
 }
 
-TEST_F(SaeRunOutput, DelphiExportRefusesADestinationInsideTheOutputAndASiteWithoutLatents) {
+TEST_F(SaeRunOutput,
+       DelphiExportRefusesADestinationInsideTheOutputAnOutOfRangeFlagAndASiteWithoutLatents) {
   ActexOutcome inside = RunActex(
       dir_.path() + "/inside", {"export", "--format", "delphi", Out(), "--to", Out() + "/delphi"});
   EXPECT_EQ(inside.exit_code, 2) << inside.err;
   EXPECT_FALSE(std::filesystem::exists(Out() + "/delphi"));
+  ActexOutcome huge =
+      RunActex(dir_.path() + "/huge", {"export", "--format", "delphi", Out(), "--to",
+                                       dir_.path() + "/delphi", "--ctx-len", "2000000000"});
+  EXPECT_EQ(huge.exit_code, 2) << huge.err;
+  EXPECT_NE(huge.err.find("--ctx-len 2000000000 is above"), std::string::npos) << huge.err;
   ActexOutcome dense = RunActex(dir_.path() + "/dense", {"export", "--format", "delphi", Out(),
                                                          "--to", dir_.path() + "/delphi", "--sites",
                                                          "blocks.1.hook_resid_post.latents.ids"});

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "storage/float_convert.h"
 #include "storage/sae_record.h"
@@ -158,6 +159,37 @@ TEST(DelphiExportOfDenseSites, AnOutputWithoutLatentsIsRefusedSayingToUseSae) {
   ASSERT_FALSE(result.has_value());
   EXPECT_THAT(result.error(), HasSubstr("holds no SAE latents"));
   EXPECT_THAT(result.error(), HasSubstr("--sae"));
+}
+
+TEST_F(DelphiExport, OptionsOutOfRangeAreRefusedBeforeAnyFileIsWritten) {
+  struct Case {
+    int64_t ctx_len = 256, splits = 5;
+    int32_t pad_token = 0;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {.ctx_len = 0, .message = "--ctx-len must be at least 1"},
+      // A [1, 2e9] token tensor would be 16 GB: refused, not a std::bad_alloc.
+      {.ctx_len = 2'000'000'000,
+       .message = "--ctx-len 2000000000 is above 1048576 tokens a sequence"},
+      {.splits = 0, .message = "--splits must be at least 1"},
+      {.pad_token = -5, .message = "--pad-token -5 is not a token id"},
+  };
+  for (const Case& bad : cases) {
+    const std::string& message = bad.message;
+    DelphiExportOptions options = Options();
+    options.ctx_len = bad.ctx_len;
+    options.splits = bad.splits;
+    options.pad_token = bad.pad_token;
+    auto checked = CheckDelphiExportOptions(options);
+    ASSERT_FALSE(checked.has_value()) << message;
+    EXPECT_EQ(checked.error(), message);
+    auto result = ExportForDelphi(options);
+    ASSERT_FALSE(result.has_value()) << message;
+    EXPECT_EQ(result.error(), message);
+    EXPECT_FALSE(std::filesystem::exists(options.out_dir)) << message;
+  }
+  EXPECT_TRUE(CheckDelphiExportOptions(Options()).has_value());
 }
 
 }  // namespace
