@@ -113,7 +113,8 @@ std::vector<ExtractFlag> MakeTable() {
   table.push_back(std::move(saes));
   table.push_back(Number(
       "--sae-top-k",
-      "latents kept per token for each --sae, strongest first (a TopK SAE keeps its own k)",
+      "latents kept per token for each --sae, strongest first, at most the SAE's width (a "
+      "TopK SAE keeps its own k)",
       kShared, "sae_top_k", [](auto& o) -> auto& { return o.sae_top_k; }, 1));
   table.push_back(Number(
       "--sae-examples", "strongest examples kept per latent of each --sae", kShared, "sae_examples",

@@ -42,7 +42,9 @@ std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options
   auto plan = PlanExtraction(per_replica, *config);
   if (!plan) return std::unexpected(plan.error());
   resources.plan = *plan;
-  if (auto loaded = LoadPlannedSaes(resources.plan.saes, extract.sae_top_k, *config); !loaded) {
+  if (auto loaded =
+          LoadPlannedSaes(resources.plan.saes, extract.sae_top_k, extract.sae_examples, *config);
+      !loaded) {
     return std::unexpected(loaded.error());
   }
   // The plan counted one replica's shards; this host runs extract.shards of them.

@@ -1,6 +1,8 @@
 #include "actors/sae_plan.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "base/absolute_path.h"
@@ -9,6 +11,7 @@
 #include "sae/sae_folders.h"
 #include "sae/sae_loader.h"
 #include "sae/sae_site.h"
+#include "storage/shard_examples.h"
 
 namespace actex {
 namespace {
@@ -79,7 +82,8 @@ std::expected<std::vector<PlannedSae>, std::string> PlanSaes(
 }
 
 std::expected<void, std::string> LoadPlannedSaes(std::vector<PlannedSae>& saes, int64_t top_k,
-                                                 const ModelConfig& config) {
+                                                 int64_t examples, const ModelConfig& config) {
+  std::map<std::string, int64_t> latents_by_site;
   for (PlannedSae& sae : saes) {
     auto model = LoadSae(sae.dir);
     if (!model) return std::unexpected(EntryText(sae) + ": " + model.error());
@@ -88,7 +92,9 @@ std::expected<void, std::string> LoadPlannedSaes(std::vector<PlannedSae>& saes, 
       return std::unexpected(EntryText(sae) + ": " + matches.error());
     }
     sae.model = std::make_shared<const SaeModel>(std::move(*model));
-    sae.k = sae.model->activation == SaeActivation::kTopK ? sae.model->k : top_k;
+    sae.k = sae.model->activation == SaeActivation::kTopK ? sae.model->k
+                                                          : std::min(top_k, sae.model->d_sae);
+    latents_by_site[site] = sae.model->d_sae;
     auto files = DigestSaeFiles(sae);
     if (!files) return std::unexpected(EntryText(sae) + ": " + files.error());
     sae.record = {site,
@@ -100,7 +106,7 @@ std::expected<void, std::string> LoadPlannedSaes(std::vector<PlannedSae>& saes, 
                   sae.k,
                   std::move(*files)};
   }
-  return {};
+  return ShardExamples::CheckMemory(latents_by_site, examples);
 }
 
 std::string SaeFingerprint(const std::vector<PlannedSae>& saes) {

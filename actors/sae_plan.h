@@ -39,10 +39,13 @@ std::expected<std::vector<PlannedSae>, std::string> PlanSaes(
 
 // Reads each planned SAE's folder (sae/sae_loader.h), checks it against its site
 // (CheckSaeMatchesSite: the SAE's hook name and d_in; a layer-10 SAE on layer 12 is
-// refused naming both), sets its K (`top_k` unless it is a TopK SAE) and its record
-// with the SHA-256 of its files. Errors start with "--sae SITE=DIR".
+// refused naming both), sets its K (`top_k`, at most its d_sae: a token has no more
+// latents than that, unless it is a TopK SAE, which keeps its own k) and its record
+// with the SHA-256 of its files, and checks the memory the writer's latent examples
+// will take (`examples` per latent, ShardExamples::CheckMemory). Errors start with
+// "--sae SITE=DIR", or name --sae-examples.
 std::expected<void, std::string> LoadPlannedSaes(std::vector<PlannedSae>& saes, int64_t top_k,
-                                                 const ModelConfig& config);
+                                                 int64_t examples, const ModelConfig& config);
 
 // The SAEs as every host of a job must have them, for the run fingerprint: per SAE its
 // site, K and files' digests ("none" without --sae). Folders may differ between hosts.

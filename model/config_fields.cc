@@ -28,8 +28,10 @@ std::expected<int, std::string> ConfigFields::OptionalInt(const char* field, int
                            value.dump());
   }
   const int64_t number = value.get<int64_t>();
-  if (number < (allow_zero ? 0 : 1) || number > (int64_t{1} << 30)) {
-    return std::unexpected(path_ + ": field \"" + field + "\" must be a positive integer, got " +
+  constexpr int64_t kLargest = int64_t{1} << 30;  // past any real model's sizes
+  if (number < (allow_zero ? 0 : 1) || number > kLargest) {
+    return std::unexpected(path_ + ": field \"" + field + "\" must be an integer from " +
+                           (allow_zero ? "0" : "1") + " to " + std::to_string(kLargest) + ", got " +
                            std::to_string(number));
   }
   return static_cast<int>(number);

@@ -1,5 +1,6 @@
 #include "model/model_weights.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -127,13 +128,27 @@ std::expected<std::map<std::string, WeightView>, std::string> ViewArchitectureTe
   std::map<std::string, WeightView> views;
   std::optional<WeightDtype> model_dtype;
   std::string first_dtype, first_name;
-  for (const TensorSpec& expected : ArchitectureTensors(config)) {
+  // A config.json that says far more layers than the files hold (a typo of 1e9) must be
+  // refused, not make a table of billions of names first: past one layer beyond the
+  // deepest the files hold, the table would only name more missing tensors.
+  int deepest = -1;
+  for (const auto& [name, where_found] : found) deepest = std::max(deepest, LayerOfTensor(name));
+  ModelConfig table_config = config;
+  table_config.layers = std::min(config.layers, deepest + 2);
+  for (const TensorSpec& expected : ArchitectureTensors(table_config)) {
     auto it = found.find(expected.name);
     if (it == found.end()) {
       if (!expected.required) continue;
-      return std::unexpected(listing + " has no tensor " + expected.name + ", which a " +
-                             config.model_type + " model with config.json's " + expected.because +
-                             " needs");
+      std::string why = listing + " has no tensor " + expected.name + ", which a " +
+                        config.model_type + " model with config.json's " + expected.because +
+                        " needs";
+      if (LayerOfTensor(expected.name) > deepest) {
+        why += " (config.json says num_hidden_layers " + std::to_string(config.layers) +
+               "; the files hold " +
+               (deepest < 0 ? std::string("no layer") : "layers 0.." + std::to_string(deepest)) +
+               ")";
+      }
+      return std::unexpected(why);
     }
     const SafetensorsTensor& tensor = *it->second.tensor;
     const std::string& path = *it->second.path;

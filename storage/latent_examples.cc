@@ -37,6 +37,12 @@ LatentExamples::LatentExamples(int64_t latents, int64_t examples)
       fire_counts_(static_cast<size_t>(latents), 0),
       value_sums_(static_cast<size_t>(latents), 0) {}
 
+int64_t LatentExamples::BytesFor(int64_t latents, int64_t examples) {
+  const int64_t per_latent = sizeof(int32_t) + sizeof(float) + sizeof(int64_t) +
+                             sizeof(unsigned __int128);  // filled, weakest, count, sum
+  return latents * (examples * static_cast<int64_t>(sizeof(LatentExample)) + per_latent);
+}
+
 void LatentExamples::Offer(int64_t latent, const LatentExample& example) {
   // Most tokens are weaker than a full heap's weakest: one float compare turns them away.
   if (example.value < weakest_value_[latent]) return;

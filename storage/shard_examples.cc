@@ -120,6 +120,32 @@ std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
   return out;
 }
 
+int64_t ShardExamples::BytesFor(const std::map<std::string, int64_t>& sae_latents,
+                                int64_t examples) {
+  int64_t bytes = 0;
+  for (const auto& [site, latents] : sae_latents) {
+    bytes += 2 * LatentExamples::BytesFor(latents, examples);
+  }
+  return bytes;
+}
+
+std::expected<void, std::string> ShardExamples::CheckMemory(
+    const std::map<std::string, int64_t>& sae_latents, int64_t examples) {
+  // Past this, BytesFor's products could overflow; far past the budget anyway.
+  constexpr int64_t kMostExamples = int64_t{1} << 24;
+  const int64_t bytes =
+      examples > kMostExamples ? kMaxExamplesBytes + 1 : BytesFor(sae_latents, examples);
+  if (bytes <= kMaxExamplesBytes) return {};
+  int64_t latents = 0;
+  for (const auto& [site, width] : sae_latents) latents += width;
+  return std::unexpected("--sae-examples " + std::to_string(examples) + " would keep " +
+                         (examples > kMostExamples ? std::string("more than 4 GiB")
+                                                   : std::to_string(bytes >> 20) + " MiB") +
+                         " of latent examples in memory (" + std::to_string(latents) +
+                         " latents, for the open shard and its open chunk); at most 4 GiB: "
+                         "lower --sae-examples");
+}
+
 std::expected<ShardExamples, std::string> ShardExamples::Create(
     const std::vector<StoredSite>& sites, const std::map<std::string, int64_t>& sae_latents,
     int64_t examples, OutputDtype dtype) {
@@ -128,6 +154,9 @@ std::expected<ShardExamples, std::string> ShardExamples::Create(
   if (sae_latents.empty()) return out;
   if (examples < 1) {
     return std::unexpected("--sae-examples must be at least 1, got " + std::to_string(examples));
+  }
+  if (auto memory = CheckMemory(sae_latents, examples); !memory) {
+    return std::unexpected(memory.error());
   }
   const auto columns = FindLatentColumns(sites);
   for (const auto& [site, latents] : sae_latents) {

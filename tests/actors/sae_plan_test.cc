@@ -59,11 +59,46 @@ TEST(SaePlan, LoadingSetsTheTopKSaesOwnKAndDigestsItsFiles) {
   ASSERT_TRUE(config) << config.error();
   auto saes = PlanSaes({"blocks.1.hook_resid_post=" + kSae}, {1}, *config);
   ASSERT_TRUE(saes) << saes.error();
-  ASSERT_TRUE(LoadPlannedSaes(*saes, 64, *config));
+  ASSERT_TRUE(LoadPlannedSaes(*saes, 64, 32, *config));
   EXPECT_EQ((*saes)[0].k, 16);  // the fixture's k, whatever --sae-top-k says
   EXPECT_EQ((*saes)[0].record.d_sae, 256);
   EXPECT_EQ((*saes)[0].record.files.size(), 2u);
   EXPECT_EQ((*saes)[0].record.files.at("cfg.json").size(), 64u);
+}
+
+// A token has at most d_sae latents: a larger --sae-top-k would only store empty
+// columns (2e9 of them aborted the writer on its allocation).
+TEST(SaePlan, TopKIsAtMostTheSaesWidth) {
+  auto config = LoadModelConfig(kTinyModelDir);
+  ASSERT_TRUE(config) << config.error();
+  const std::string standard = std::string(ACTEX_FIXTURES_DIR) + "/sae/saelens-standard";
+  for (const auto& [asked, kept] : {std::pair<int64_t, int64_t>{64, 64}, {2'000'000'000, 256}}) {
+    auto saes = PlanSaes({"blocks.1.hook_resid_post=" + standard}, {1}, *config);
+    ASSERT_TRUE(saes) << saes.error();
+    ASSERT_TRUE(LoadPlannedSaes(*saes, asked, 32, *config));
+    EXPECT_EQ((*saes)[0].k, kept) << asked;
+    EXPECT_EQ((*saes)[0].record.k, kept) << asked;
+  }
+}
+
+// The writer keeps d_sae × --sae-examples examples twice per SAE: a typo of 2e9 is
+// refused before any work, naming the flag and the memory, not an abort in the writer.
+TEST(SaePlan, ExamplesPastTheMemoryBudgetAreRefusedNamingTheFlag) {
+  auto config = LoadModelConfig(kTinyModelDir);
+  ASSERT_TRUE(config) << config.error();
+  const std::string standard = std::string(ACTEX_FIXTURES_DIR) + "/sae/saelens-standard";
+  for (int64_t examples : {int64_t{1} << 20, int64_t{2'000'000'000}}) {
+    auto saes = PlanSaes({"blocks.1.hook_resid_post=" + standard}, {1}, *config);
+    ASSERT_TRUE(saes) << saes.error();
+    auto loaded = LoadPlannedSaes(*saes, 64, examples, *config);
+    ASSERT_FALSE(loaded) << examples;
+    EXPECT_EQ(loaded.error().find("--sae-examples " + std::to_string(examples) + " would keep "),
+              0u)
+        << loaded.error();
+    EXPECT_NE(loaded.error().find("256 latents"), std::string::npos) << loaded.error();
+  }
+  auto saes = PlanSaes({"blocks.1.hook_resid_post=" + standard}, {1}, *config);
+  ASSERT_TRUE(saes && LoadPlannedSaes(*saes, 64, 4096, *config)) << "256 x 4096: 32 MiB";
 }
 
 // Hosts compare SaeFingerprint at the rendezvous (RunFingerprint's "SAE files"): two SAEs
@@ -73,7 +108,7 @@ TEST(SaePlan, TheFingerprintTellsSaesByTheirFiles) {
   ASSERT_TRUE(config) << config.error();
   auto fingerprint_of = [&](const std::string& dir) {
     auto saes = PlanSaes({"blocks.1.hook_resid_post=" + dir}, {1}, *config);
-    EXPECT_TRUE(saes && LoadPlannedSaes(*saes, 8, *config));
+    EXPECT_TRUE(saes && LoadPlannedSaes(*saes, 8, 32, *config));
     return SaeFingerprint(*saes);
   };
   const std::string standard = std::string(ACTEX_FIXTURES_DIR) + "/sae/saelens-standard";
@@ -87,7 +122,7 @@ TEST(SaePlan, AnSaeOfAnotherLayerIsRefusedNamingBoth) {
   ASSERT_TRUE(config) << config.error();
   auto saes = PlanSaes({"blocks.0.hook_resid_post=" + kSae}, {0}, *config);
   ASSERT_TRUE(saes) << saes.error();
-  auto loaded = LoadPlannedSaes(*saes, 64, *config);
+  auto loaded = LoadPlannedSaes(*saes, 64, 32, *config);
   ASSERT_FALSE(loaded);
   EXPECT_NE(loaded.error().find("blocks.0.hook_resid_post"), std::string::npos) << loaded.error();
   EXPECT_NE(loaded.error().find("blocks.1.hook_resid_post"), std::string::npos) << loaded.error();

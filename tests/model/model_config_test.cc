@@ -108,7 +108,14 @@ TEST(LoadModelConfig, RefusesWrongTypesAndNonPositiveSizes) {
   WriteConfig(dir.path(), json);
   config = LoadModelConfig(dir.path());
   ASSERT_FALSE(config.has_value());
-  EXPECT_THAT(config.error(), HasSubstr("\"hidden_size\" must be a positive integer"));
+  EXPECT_THAT(config.error(),
+              HasSubstr("\"hidden_size\" must be an integer from 1 to 1073741824, got 0"));
+
+  json["hidden_size"] = int64_t{1} << 31;
+  WriteConfig(dir.path(), json);
+  config = LoadModelConfig(dir.path());
+  ASSERT_FALSE(config.has_value());
+  EXPECT_THAT(config.error(), HasSubstr("from 1 to 1073741824, got 2147483648"));
 }
 
 TEST(LoadModelConfig, AppliesDefaultsAndReadsOptionalFields) {

@@ -185,6 +185,19 @@ TEST(ModelWeights, RefusesAConfigThatContradictsTheWeights) {
   EXPECT_THAT(weights.error(), HasSubstr("num_hidden_layers 1"));
 }
 
+// A typo of 1e9 layers once built a table of every layer's tensor names first
+// (std::bad_alloc, an abort); it is refused at the first layer the files lack.
+TEST(ModelWeights, AConfigOfFarMoreLayersThanTheFilesHoldIsRefusedNamingBoth) {
+  TempDir dir;
+  test_support::CopyFolder(kTinyModelDir, dir.path());
+  EditConfig(dir.path(), [](nlohmann::json& config) { config["num_hidden_layers"] = 1000000000; });
+  auto weights = ModelWeights::Open(dir.path());
+  ASSERT_FALSE(weights.has_value());
+  EXPECT_THAT(weights.error(), HasSubstr("has no tensor model.layers.2.self_attn.q_proj.weight"));
+  EXPECT_THAT(weights.error(), HasSubstr("(config.json says num_hidden_layers 1000000000; the "
+                                         "files hold layers 0..1)"));
+}
+
 TEST(ModelWeights, RefusesMixedDtypes) {
   TempDir dir;
   CopyFixtureWith(dir.path(), [](std::vector<OwnedTensor>& tensors) {
