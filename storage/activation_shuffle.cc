@@ -259,6 +259,14 @@ std::expected<ShuffleResult, ShuffleError> ShuffleActivations(const ShuffleOptio
   if (options.rows_per_file < 1) return ShuffleError::Refused("--rows-per-file must be >= 1");
   if (options.memory_bytes < (int64_t{1} << 20))
     return ShuffleError::Refused("--memory must be at least 1MB");
+  // A budget past the machine's memory is a typo (100000TB) that would be believed:
+  // buffers sized from it, a whole source read at once.
+  const int64_t physical = int64_t{sysconf(_SC_PHYS_PAGES)} * sysconf(_SC_PAGE_SIZE);
+  if (physical > 0 && options.memory_bytes > physical) {
+    return ShuffleError::Refused("--memory " + std::to_string(options.memory_bytes >> 20) +
+                                 " MiB is more than this machine's " +
+                                 std::to_string(physical >> 20) + " MiB");
+  }
   auto source = ReadSourceOutput(options.source_dir);
   if (!source) return ShuffleError::Refused(source.error());
   if (auto destination = CheckDestinationFolder("--to", options.out_dir, options.source_dir);

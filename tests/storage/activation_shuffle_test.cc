@@ -166,6 +166,17 @@ TEST_F(ShuffleOfTwoHosts, OtherParametersOverAnUnfinishedShuffleAreRefused) {
   EXPECT_EQ(result.error().kind, ShuffleError::Kind::kRefused);
 }
 
+TEST_F(ShuffleOfTwoHosts, AMemoryBudgetPastTheMachinesIsRefusedWritingNothing) {
+  auto options = Options(source(), shuffled());
+  options.memory_bytes = int64_t{100000} << 40;  // --memory 100000TB
+  auto result = ShuffleActivations(options);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ShuffleError::Kind::kRefused);
+  EXPECT_THAT(result.error().message, HasSubstr("--memory 104857600000 MiB is more than this "
+                                                "machine's "));
+  EXPECT_FALSE(std::filesystem::exists(shuffled()));
+}
+
 TEST_F(ShuffleOfTwoHosts, DamagedSourceShardIsNamed) {
   const std::string shard = source() + "/host_00/shard_000002.safetensors";
   std::string bytes = ReadBytes(shard);
