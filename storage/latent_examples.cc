@@ -37,10 +37,11 @@ LatentExamples::LatentExamples(int64_t latents, int64_t examples)
       fire_counts_(static_cast<size_t>(latents), 0),
       value_sums_(static_cast<size_t>(latents), 0) {}
 
-int64_t LatentExamples::BytesFor(int64_t latents, int64_t examples) {
-  const int64_t per_latent = sizeof(int32_t) + sizeof(float) + sizeof(int64_t) +
-                             sizeof(unsigned __int128);  // filled, weakest, count, sum
-  return latents * (examples * static_cast<int64_t>(sizeof(LatentExample)) + per_latent);
+double LatentExamples::BytesFor(int64_t latents, int64_t examples) {
+  const double per_latent = sizeof(int32_t) + sizeof(float) + sizeof(int64_t) +
+                            sizeof(unsigned __int128);  // filled, weakest, count, sum
+  return static_cast<double>(latents) *
+         (static_cast<double>(examples) * sizeof(LatentExample) + per_latent);
 }
 
 void LatentExamples::Offer(int64_t latent, const LatentExample& example) {

@@ -35,8 +35,9 @@ class LatentExamples {
  public:
   // `latents` is the SAE's d_sae, `examples` N (both >= 1).
   LatentExamples(int64_t latents, int64_t examples);
-  // The memory one holds for `latents` × `examples`, allocated at construction.
-  static int64_t BytesFor(int64_t latents, int64_t examples);
+  // The memory one holds for `latents` × `examples`, allocated at construction (in a
+  // double: the sizes a caller checks may be any typo).
+  static double BytesFor(int64_t latents, int64_t examples);
 
   // Adds one token (doc id, position) with its stored latents: `ids` [K] and `values`
   // [K] (as stored, widened to float32). A latent with a finite value > 0 fires; the

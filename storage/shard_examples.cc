@@ -120,9 +120,9 @@ std::expected<LatentExamplesBySite, std::string> RecomputeShardExamples(
   return out;
 }
 
-int64_t ShardExamples::BytesFor(const std::map<std::string, int64_t>& sae_latents,
-                                int64_t examples) {
-  int64_t bytes = 0;
+double ShardExamples::BytesFor(const std::map<std::string, int64_t>& sae_latents,
+                               int64_t examples) {
+  double bytes = 0;
   for (const auto& [site, latents] : sae_latents) {
     bytes += 2 * LatentExamples::BytesFor(latents, examples);
   }
@@ -131,19 +131,15 @@ int64_t ShardExamples::BytesFor(const std::map<std::string, int64_t>& sae_latent
 
 std::expected<void, std::string> ShardExamples::CheckMemory(
     const std::map<std::string, int64_t>& sae_latents, int64_t examples) {
-  // Past this, BytesFor's products could overflow; far past the budget anyway.
-  constexpr int64_t kMostExamples = int64_t{1} << 24;
-  const int64_t bytes =
-      examples > kMostExamples ? kMaxExamplesBytes + 1 : BytesFor(sae_latents, examples);
+  const double bytes = BytesFor(sae_latents, examples);
   if (bytes <= kMaxExamplesBytes) return {};
   int64_t latents = 0;
   for (const auto& [site, width] : sae_latents) latents += width;
   return std::unexpected("--sae-examples " + std::to_string(examples) + " would keep " +
-                         (examples > kMostExamples ? std::string("more than 4 GiB")
-                                                   : std::to_string(bytes >> 20) + " MiB") +
-                         " of latent examples in memory (" + std::to_string(latents) +
-                         " latents, for the open shard and its open chunk); at most 4 GiB: "
-                         "lower --sae-examples");
+                         std::to_string(static_cast<int64_t>(bytes / (1 << 20))) +
+                         " MiB of latent examples in " + "memory (" + std::to_string(latents) +
+                         " latents, for the open shard and its open chunk); " + "at most " +
+                         std::to_string(kMaxExamplesBytes >> 20) + " MiB: lower --sae-examples");
 }
 
 std::expected<ShardExamples, std::string> ShardExamples::Create(

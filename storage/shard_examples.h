@@ -55,7 +55,8 @@ class ShardExamples {
       int64_t examples, OutputDtype dtype);
   // The memory Create allocates for `sae_latents`' SAEs at `examples` each: the open
   // shard's and the open chunk's LatentExamples of every SAE.
-  static int64_t BytesFor(const std::map<std::string, int64_t>& sae_latents, int64_t examples);
+  // In a double, which no number of latents or examples overflows.
+  static double BytesFor(const std::map<std::string, int64_t>& sae_latents, int64_t examples);
   // Refuses, naming --sae-examples and the memory, what BytesFor puts past
   // kMaxExamplesBytes: a typo of 2e9 examples would otherwise abort on the allocation.
   static constexpr int64_t kMaxExamplesBytes = int64_t{4} << 30;

@@ -51,7 +51,9 @@ std::expected<ExtractOptions, std::string> ResolveExtractFlags(const ExtractFlag
 
 void AddJobFlags(CLI::App& command, NodeOptions& node, JobTimeouts& timeouts) {
   // As the extract flags' waits (flag_kinds::kMaxFlagSeconds): each becomes milliseconds.
-  const CLI::Range kAtMostAYear(0.0, flag_kinds::kMaxFlagSeconds, "at most 31536000 s, a year");
+  const CLI::Range kAtMostAYear(
+      0.0, flag_kinds::kMaxFlagSeconds,
+      "at most " + flag_kinds::ToText(flag_kinds::kMaxFlagSeconds) + " s, a year");
   command.add_option("--mesh", node.mesh,
                      "1d (one replica over every shard), 2d (one replica per host) or "
                      "data=D,model=M");
