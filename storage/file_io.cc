@@ -138,11 +138,13 @@ std::expected<void, std::string> CommitRename(const std::string& tmp_path,
   return SyncParentDirectory(path);
 }
 
+std::string AtomicWriteTempPath(const std::string& path) { return path + ".tmp"; }
+
 std::expected<void, std::string> WriteFileAtomically(
     const std::string& path,
     const std::function<std::expected<void, std::string>(int fd, const std::string& tmp_path)>&
         write) {
-  const std::string tmp_path = path + ".tmp";
+  const std::string tmp_path = AtomicWriteTempPath(path);
   auto result = [&]() -> std::expected<void, std::string> {
     auto fd = CreateFileForWrite(tmp_path);
     if (!fd) return std::unexpected(fd.error());

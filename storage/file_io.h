@@ -79,9 +79,13 @@ std::expected<void, std::string> SyncParentDirectory(const std::string& path);
 // directory: readers see either the old file or the new one, never a mix.
 std::expected<void, std::string> CommitRename(const std::string& tmp_path, const std::string& path);
 
-// Has `write` fill `path + ".tmp"` (given its fd and name), fsyncs it, renames it over
-// `path` and syncs the directory. On error the temporary file is removed and `path`
-// is untouched: readers see the old file or the whole new one.
+// The temporary file WriteFileAtomically fills before renaming it over `path`; a
+// process killed in between leaves it behind.
+std::string AtomicWriteTempPath(const std::string& path);
+
+// Has `write` fill AtomicWriteTempPath(path) (given its fd and name), fsyncs it,
+// renames it over `path` and syncs the directory. On error the temporary file is
+// removed and `path` is untouched: readers see the old file or the whole new one.
 std::expected<void, std::string> WriteFileAtomically(
     const std::string& path,
     const std::function<std::expected<void, std::string>(int fd, const std::string& tmp_path)>&

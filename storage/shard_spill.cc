@@ -180,7 +180,7 @@ std::expected<ShardSpill::Sealed, std::string> ShardSpill::SealInPlace(const std
   const int fd = shard.fd.get();
   // Named path.tmp first, then renamed over path, as every file actex replaces; until
   // then messages call it by that name.
-  const std::string tmp_path = path + ".tmp";
+  const std::string tmp_path = AtomicWriteTempPath(path);
   if (std::ssize(header) != shard.front) {
     return std::unexpected(tmp_path + ": its header takes " + std::to_string(header.size()) +
                            " bytes, but " + std::to_string(shard.front) + " were left for it");

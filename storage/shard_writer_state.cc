@@ -53,7 +53,7 @@ std::expected<ShardSpill::Sealed, std::string> SealShard(ShardSpill& spill, cons
                                                          WriteBudget* budget,
                                                          std::span<uint8_t> scratch) {
   if (spill.in_place()) return spill.SealInPlace(path, header, scratch);
-  const std::string tmp_path = path + ".tmp";
+  const std::string tmp_path = AtomicWriteTempPath(path);
   auto copied = [&]() -> std::expected<ShardSpill::Sealed, std::string> {
     auto sink = ShardFileSink::Create(tmp_path, gzip, budget);
     if (!sink) return std::unexpected(sink.error());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <vector>
 
 #include "base/whole_file.h"
@@ -182,11 +183,15 @@ std::expected<ShuffleJournal, ShuffleError> StartShuffleJournal(
     return ShuffleError::Refused("--to " + options.out_dir +
                                  " is a file, not a folder: choose a new folder");
   }
+  const std::string metadata_path = options.out_dir + "/metadata.json";
   if (fs::exists(options.out_dir, error)) {
-    // A shuffle killed before its first metadata.json leaves only its work folder,
-    // which holds nothing yet that a start afresh would not write again.
+    // A shuffle killed before its first metadata.json was renamed into place leaves
+    // only its work folder and perhaps that file's temporary copy, which hold nothing
+    // a start afresh does not write again.
+    const std::set<fs::path> killed_start = {fs::path(work_dir),
+                                             fs::path(AtomicWriteTempPath(metadata_path))};
     for (const fs::directory_entry& entry : fs::directory_iterator(options.out_dir, error)) {
-      if (entry.path() != fs::path(work_dir)) {
+      if (!killed_start.contains(entry.path())) {
         return ShuffleError::Refused(
             "--to " + options.out_dir +
             " is not empty and holds no shuffle's metadata.json: choose a new or "
@@ -216,9 +221,7 @@ std::expected<ShuffleJournal, ShuffleError> StartShuffleJournal(
       !saved) {
     return ShuffleError::Stopped(saved.error());
   }
-  if (auto saved =
-          WriteFileAtomically(options.out_dir + "/metadata.json", journal.metadata.dump(1), budget);
-      !saved) {
+  if (auto saved = WriteFileAtomically(metadata_path, journal.metadata.dump(1), budget); !saved) {
     return ShuffleError::Stopped(saved.error());
   }
   return journal;

@@ -38,7 +38,7 @@ ShuffledFileWriter::ShuffledFileWriter(std::string dir, const RecordLayout& layo
 }
 
 std::string ShuffledFileWriter::TmpPath(int64_t file) const {
-  return dir_ + "/" + ShuffledFileName(file) + ".tmp";
+  return AtomicWriteTempPath(dir_ + "/" + ShuffledFileName(file));
 }
 
 std::expected<int, std::string> ShuffledFileWriter::Open(int64_t file) {

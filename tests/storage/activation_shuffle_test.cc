@@ -10,6 +10,7 @@
 #include <set>
 
 #include "storage/crc32.h"
+#include "storage/file_io.h"
 #include "storage/float_convert.h"
 #include "storage/safetensors.h"
 #include "storage/shuffled_output.h"
@@ -152,6 +153,28 @@ TEST_F(ShuffleOfTwoHosts, FailedShuffleResumesToTheSameFiles) {
   EXPECT_TRUE(result->resumed);
   EXPECT_EQ(FilesBytes(shuffled()), reference);
   ExpectVerified(shuffled(), SyntheticRows(spec_));
+}
+
+TEST_F(ShuffleOfTwoHosts, KilledBeforeItsFirstListingWasInPlaceStartsAfresh) {
+  ASSERT_TRUE(ShuffleActivations(Options(source(), dir_.File("reference"))).has_value());
+  // What a kill between writing metadata.json's temporary copy and renaming it
+  // leaves: the work folder and half a listing under the temporary name.
+  fs::create_directories(shuffled() + "/.shuffle_work");
+  WriteBytes(shuffled() + "/.shuffle_work/state.json", "{\"buckets\": 3}");
+  WriteBytes(AtomicWriteTempPath(shuffled() + "/metadata.json"), "{\"format\": \"act");
+  auto result = ShuffleActivations(Options(source(), shuffled()));
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_EQ(FilesBytes(shuffled()), FilesBytes(dir_.File("reference")));
+  ExpectVerified(shuffled(), SyntheticRows(spec_));
+  // Any other file there is someone else's: refused, left as it was.
+  const std::string other = dir_.File("other");
+  fs::create_directories(other);
+  WriteBytes(other + "/notes.txt", "mine");
+  auto refused = ShuffleActivations(Options(source(), other));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().kind, ShuffleError::Kind::kRefused);
+  EXPECT_THAT(refused.error().message, HasSubstr("is not empty"));
+  EXPECT_EQ(ReadBytes(other + "/notes.txt"), "mine");
 }
 
 TEST_F(ShuffleOfTwoHosts, OtherParametersOverAnUnfinishedShuffleAreRefused) {
