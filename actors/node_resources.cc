@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/batch_memory.h"
 #include "actors/run_fingerprint.h"
 #include "model/config_reader.h"
 #include "model/tokenizer/tokenizer_folder.h"
@@ -55,6 +56,11 @@ std::expected<NodeResources, std::string> PrepareNode(const NodeOptions& options
         DefaultTokenizerThreads(resources.plan.devices, local_replicas);
   }
   resources.plan.spill_threads = DefaultSpillThreads(resources.plan.devices, local_replicas);
+  if (auto fits = CheckBatchMemory(resources.plan, *config, extract.shards, mesh->model,
+                                   extract.batch_tokens, UsableMemory::Find());
+      !fits) {
+    return std::unexpected(fits.error());
+  }
   auto weights = ModelWeights::Open(extract.model_dir);
   if (!weights) return std::unexpected(weights.error());
   resources.weights = *weights;

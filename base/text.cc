@@ -1,6 +1,8 @@
 #include "base/text.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 
 namespace actex {
 
@@ -28,6 +30,18 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
     text += std::to_string(shape[i]);
   }
   return text + "]";
+}
+
+std::string BytesText(double bytes) {
+  constexpr std::array<const char*, 6> kUnits = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  size_t unit = 0;
+  while (bytes >= 1024 && unit + 1 < kUnits.size()) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char text[48];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.3g %s", bytes, kUnits[unit]);
+  return text;
 }
 
 }  // namespace actex

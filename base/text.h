@@ -18,6 +18,10 @@ std::string DescribeJson(const nlohmann::json& value);
 // A tensor shape as people write it: "[896, 4864]".
 std::string ShapeText(const std::vector<int64_t>& shape);
 
+// A byte count as people read it, to three significant figures: "512 bytes",
+// "3.25 KiB", "23.4 GiB".
+std::string BytesText(double bytes);
+
 }  // namespace actex
 
 #endif  // ACTEX_BASE_TEXT_H_

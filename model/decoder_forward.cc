@@ -118,22 +118,20 @@ std::expected<void, std::string> DecoderShard::Forward(const PackedBatch& batch,
 }
 
 std::expected<void, std::string> DecoderShardState::Run(Collective& collective) {
-  const int64_t hidden = config.hidden;
-  const int64_t dim = config.head_dim;
-  const int64_t q_width = attention_heads.heads * dim;      // this shard's query heads
-  const int64_t kv_width = attention_heads.kv_heads * dim;  // its key/value heads
-  const int64_t columns = slice.end_intermediate - slice.first_intermediate;
   ShardDevice& d = *device;
-
-  float* resid_stream = d.Reserve(Buffer::kResid, tokens * hidden);    // [tokens, hidden]
-  float* normed_stream = d.Reserve(Buffer::kNormed, tokens * hidden);  // [tokens, hidden]
-  float* queries = d.Reserve(Buffer::kQueries, tokens * q_width);      // [tokens, heads*dim]
-  float* keys = d.Reserve(Buffer::kKeys, tokens * kv_width);           // [tokens, kv_heads*dim]
-  float* values = d.Reserve(Buffer::kValues, tokens * kv_width);       // [tokens, kv_heads*dim]
-  float* attention = d.Reserve(Buffer::kContext, tokens * q_width);    // [tokens, heads*dim]
-  float* shard_sum = d.Reserve(Buffer::kPartial, tokens * hidden);     // [tokens, hidden]
-  float* gate_act = d.Reserve(Buffer::kGate, tokens * columns);        // [tokens, columns]
-  float* up_act = d.Reserve(Buffer::kUp, tokens * columns);            // [tokens, columns]
+  const auto widths = ForwardBufferWidths(config, slice);
+  auto reserve = [&](Buffer buffer) {
+    return d.Reserve(buffer, tokens * widths[static_cast<size_t>(buffer)]);
+  };
+  float* resid_stream = reserve(Buffer::kResid);    // [tokens, hidden]
+  float* normed_stream = reserve(Buffer::kNormed);  // [tokens, hidden]
+  float* queries = reserve(Buffer::kQueries);       // [tokens, heads*dim]
+  float* keys = reserve(Buffer::kKeys);             // [tokens, kv_heads*dim]
+  float* values = reserve(Buffer::kValues);         // [tokens, kv_heads*dim]
+  float* attention = reserve(Buffer::kContext);     // [tokens, heads*dim]
+  float* shard_sum = reserve(Buffer::kPartial);     // [tokens, hidden]
+  float* gate_act = reserve(Buffer::kGate);         // [tokens, columns]
+  float* up_act = reserve(Buffer::kUp);             // [tokens, columns]
 
   d.Embed(resid_stream, normed_stream);  // [tokens, hidden]
   Tap(SiteKind::kEmbed, -1, resid_stream);
@@ -193,6 +191,33 @@ std::expected<void, std::string> DecoderShardState::Run(Collective& collective) 
     Tap(SiteKind::kLnFinal, -1, normed_stream);
   }
   return {};
+}
+
+std::array<int64_t, ShardDevice::kBufferCount> ForwardBufferWidths(const ModelConfig& config,
+                                                                   const ShardSlice& slice) {
+  using Buffer = ShardDevice::Buffer;
+  const int64_t hidden = config.hidden;
+  const int64_t q_width = int64_t{slice.end_head - slice.first_head} * config.head_dim;
+  const int64_t kv_width = int64_t{slice.end_kv_head - slice.first_kv_head} * config.head_dim;
+  const int64_t columns = slice.end_intermediate - slice.first_intermediate;
+  std::array<int64_t, ShardDevice::kBufferCount> widths{};
+  auto set = [&](Buffer buffer, int64_t width) { widths[static_cast<size_t>(buffer)] = width; };
+  set(Buffer::kResid, hidden);     // the residual stream
+  set(Buffer::kNormed, hidden);    // its normed copy, the products' input
+  set(Buffer::kQueries, q_width);  // this shard's query heads
+  set(Buffer::kKeys, kv_width);    // its key/value heads
+  set(Buffer::kValues, kv_width);
+  set(Buffer::kContext, q_width);  // attention's output, o_proj's input
+  set(Buffer::kPartial, hidden);   // the shard's partial sum of o_proj or down_proj
+  set(Buffer::kGate, columns);     // the MLP's columns of this shard
+  set(Buffer::kUp, columns);
+  return widths;
+}
+
+int64_t ForwardBytesPerToken(const ModelConfig& config, const ShardSlice& slice) {
+  int64_t floats = 0;
+  for (int64_t width : ForwardBufferWidths(config, slice)) floats += width;
+  return floats * static_cast<int64_t>(sizeof(float));
 }
 
 }  // namespace actex

@@ -1,6 +1,7 @@
 #ifndef ACTEX_MODEL_DECODER_FORWARD_H_
 #define ACTEX_MODEL_DECODER_FORWARD_H_
 
+#include <array>
 #include <cstdint>
 #include <expected>
 #include <memory>
@@ -60,6 +61,16 @@ class DecoderShard {
   DecoderShard();
   std::unique_ptr<DecoderShardState> state_;
 };
+
+// The widths of the buffers a shard's forward keeps for `slice` of `config`, by
+// ShardDevice::Buffer: each is [tokens, width] floats of the batch.
+std::array<int64_t, ShardDevice::kBufferCount> ForwardBufferWidths(const ModelConfig& config,
+                                                                   const ShardSlice& slice);
+
+// The bytes of those buffers per token of a batch: a batch of T tokens takes at least
+// T times this on the shard's device, beside its weights (a mixture of experts' own
+// buffers come on top).
+int64_t ForwardBytesPerToken(const ModelConfig& config, const ShardSlice& slice);
 
 }  // namespace actex
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/machine_memory.h"
 #include "base/whole_file.h"
 #include "storage/bucket_files.h"
 #include "storage/crc32.h"
@@ -261,11 +262,10 @@ std::expected<ShuffleResult, ShuffleError> ShuffleActivations(const ShuffleOptio
     return ShuffleError::Refused("--memory must be at least 1MB");
   // A budget past the machine's memory is a typo (100000TB) that would be believed:
   // buffers sized from it, a whole source read at once.
-  const int64_t physical = int64_t{sysconf(_SC_PHYS_PAGES)} * sysconf(_SC_PAGE_SIZE);
-  if (physical > 0 && options.memory_bytes > physical) {
+  if (const UsableMemory usable = UsableMemory::Find();
+      usable.bytes > 0 && options.memory_bytes > usable.bytes) {
     return ShuffleError::Refused("--memory " + std::to_string(options.memory_bytes >> 20) +
-                                 " MiB is more than this machine's " +
-                                 std::to_string(physical >> 20) + " MiB");
+                                 " MiB is more than " + usable.what);
   }
   auto source = ReadSourceOutput(options.source_dir);
   if (!source) return ShuffleError::Refused(source.error());

@@ -75,6 +75,20 @@ TEST(Cli, LayerBeyondTheModelIsRefusedNamingTheFlag) {
       << outcome.err;
 }
 
+TEST(Cli, ABatchPastTheMachinesMemoryIsRefusedBeforeAnyWork) {
+  TempDir dir;
+  auto args = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));
+  args.insert(args.end(), {"--batch-tokens", "1000000000000"});
+  ActexOutcome outcome = RunActex(dir, args);
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.err;
+  EXPECT_NE(outcome.err.find("--batch-tokens 1000000000000: a batch of 1000000000000 tokens "
+                             "takes at least "),
+            std::string::npos)
+      << outcome.err;
+  EXPECT_NE(outcome.err.find("give at most "), std::string::npos) << outcome.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/out"));
+}
+
 TEST(Cli, UploadFlagsThatCannotWorkAreRefusedBeforeAnyWork) {
   TempDir dir;
   const auto base = ExtractArgs(dir, dir.Write("c.jsonl", "{\"input_ids\":[1]}\n"));

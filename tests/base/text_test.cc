@@ -34,5 +34,12 @@ TEST(ShapeText, WritesAShapeAsPeopleDo) {
   EXPECT_EQ(ShapeText({}), "[]");
 }
 
+TEST(BytesText, WritesThreeFiguresInTheLargestUnitBelowTheValue) {
+  EXPECT_EQ(BytesText(512), "512 bytes");
+  EXPECT_EQ(BytesText(3328), "3.25 KiB");
+  EXPECT_EQ(BytesText(23.4 * (1 << 30)), "23.4 GiB");
+  EXPECT_EQ(BytesText(1e30), "8.88e+14 PiB");
+}
+
 }  // namespace
 }  // namespace actex
