@@ -188,10 +188,10 @@ std::expected<ShuffleJournal, ShuffleError> StartShuffleJournal(
     // A shuffle killed before its first metadata.json was renamed into place leaves
     // only its work folder and perhaps that file's temporary copy, which hold nothing
     // a start afresh does not write again.
-    const std::set<fs::path> killed_start = {fs::path(work_dir),
-                                             fs::path(AtomicWriteTempPath(metadata_path))};
+    const std::set<fs::path> killed_start = {
+        fs::path(work_dir).filename(), fs::path(AtomicWriteTempPath(metadata_path)).filename()};
     for (const fs::directory_entry& entry : fs::directory_iterator(options.out_dir, error)) {
-      if (!killed_start.contains(entry.path())) {
+      if (!killed_start.contains(entry.path().filename())) {
         return ShuffleError::Refused(
             "--to " + options.out_dir +
             " is not empty and holds no shuffle's metadata.json: choose a new or "
