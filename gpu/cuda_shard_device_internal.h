@@ -97,7 +97,12 @@ class CudaShardDevice final : public ShardDevice {
   std::expected<void, std::string> EndBatch() override;
   float* Reserve(Buffer buffer, int64_t floats) override {
     DeviceMemory& memory = buffers_[static_cast<size_t>(buffer)];
-    error_.Keep(memory.Reserve(static_cast<size_t>(floats) * sizeof(float)));
+    auto reserved = memory.Reserve(static_cast<size_t>(floats) * sizeof(float));
+    if (!reserved) {  // the batch's size is what to change: say which flag sets it
+      reserved = std::unexpected("the forward's buffers of a batch of " + std::to_string(tokens_) +
+                                 " tokens (--batch-tokens): " + reserved.error());
+    }
+    error_.Keep(reserved);
     return memory.as<float>();
   }
 

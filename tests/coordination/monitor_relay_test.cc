@@ -179,9 +179,11 @@ TEST(MonitorRelay, ACoordinatorsKindOfEventFromAPublisherIsDropped) {
     }
     EXPECT_TRUE(Send(stranger, Event(0, 42)).has_value());
     for (const auto& event : Collect(*monitor, 20ms)) events.push_back(event);
-    return !events.empty() && events.back().docs_done == 42;
+    // A PUB drops what it sends before its connection is up, so the first forged
+    // events may never reach the relay while the next good one does: wait for both.
+    return !events.empty() && events.back().docs_done == 42 &&
+           options.counters->dropped_monitor_messages >= before + 2;
   }));
-  EXPECT_GE(options.counters->dropped_monitor_messages, before + 2);
   for (const MonitorEventMessage& event : events) EXPECT_EQ(event.kind, "progress");
 }
 

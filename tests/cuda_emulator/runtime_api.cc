@@ -14,6 +14,10 @@ namespace {
 thread_local cudaError_t last_error = cudaSuccess;
 
 constexpr size_t kAlignment = 256;  // cudaMalloc's
+// The emulated GPU's memory, an H100's: an allocation past it fails as on a GPU, before
+// the host is asked (whose allocator, or a sanitizer's, would take a huge request
+// badly).
+constexpr size_t kDeviceMemoryBytes = size_t{80} << 30;
 
 // Each error the emulator returns, named and described as CUDA does.
 constexpr StatusText<cudaError_t> kErrorTexts[] = {
@@ -48,10 +52,11 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int device) {
   return cudaSuccess;
 }
 
-// Device memory is filled with 0xff bytes (a NaN as floats), so that a read of memory
-// the GPU code never wrote shows in its results.
+// Device memory is at most kDeviceMemoryBytes an allocation, filled with 0xff bytes (a NaN as
+// floats), so that a read of memory the GPU code never wrote shows in its results.
 cudaError_t cudaMalloc(void** pointer, size_t bytes) {
   using actex::cuda_emulator::kAlignment;
+  if (bytes > actex::cuda_emulator::kDeviceMemoryBytes) return cudaErrorMemoryAllocation;
   const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   *pointer = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
   if (*pointer == nullptr) return cudaErrorMemoryAllocation;

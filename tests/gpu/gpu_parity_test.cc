@@ -25,9 +25,12 @@
 #include "model/decoder_forward.h"
 #include "model/model_weights.h"
 #include "model/random_model.h"
+#include "model/shard_device.h"
+#include "model/shard_weights.h"
 #include "storage/safetensors.h"
 #include "tests/model/family_fixture.h"
 #include "tests/model/model_test_util.h"
+#include "tests/support/fixture_dirs.h"
 #include "tests/support/test_files.h"
 
 namespace actex {
@@ -143,6 +146,35 @@ TEST_P(GpuParityTest, AGpuPastTheOnesThereAreIsRefused) {
                                     CudaShardDevices({.gpu = *gpus}));
   ASSERT_FALSE(shard.has_value());
   EXPECT_NE(shard.error().find("was asked for, but CUDA sees"), std::string::npos) << shard.error();
+}
+
+// A batch past the GPU's memory: the allocation of a buffer fails, later steps are
+// skipped, and the batch ends with an error that names the flag that sizes it.
+TEST(GpuOutOfMemory, ABufferPastTheGpusMemoryNamesTheBatchAndItsFlag) {
+  if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
+  auto weights = ModelWeights::Open(kTinyModelDir);
+  ASSERT_TRUE(weights.has_value()) << weights.error();
+  const ModelConfig& config = (*weights)->config();
+  auto slice = PlanShard(config, 0, 1);
+  ASSERT_TRUE(slice.has_value()) << slice.error();
+  auto shard = SliceShardWeights(**weights, *slice, 0);
+  ASSERT_TRUE(shard.has_value()) << shard.error();
+  const AttentionHeads heads{.heads = config.heads,
+                             .kv_heads = config.kv_heads,
+                             .group = config.heads / config.kv_heads,
+                             .head_dim = config.head_dim};
+  auto device = CudaShardDevices({})(ShardSetup{
+      .config = config, .slice = *slice, .weights = *shard, .heads = heads, .last_layer = 0});
+  ASSERT_TRUE(device.has_value()) << device.error();
+  const PackedBatch batch{.token_ids = {1}, .positions = {0}, .sequence_lengths = {1}};
+  ASSERT_TRUE((*device)->BeginBatch(batch, 0).has_value());
+  (*device)->Reserve(ShardDevice::Buffer::kUp, int64_t{1} << 40);  // 4 TiB of floats
+  auto ended = (*device)->EndBatch();
+  ASSERT_FALSE(ended.has_value());
+  EXPECT_NE(ended.error().find("the forward's buffers of a batch of 1 tokens (--batch-tokens): "
+                               "allocating 4398046511104 bytes"),
+            std::string::npos)
+      << ended.error();
 }
 
 // A launch the GPU refuses is the kernel's own error, returned by the function that
