@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "base/whole_file.h"
+#include "storage/crc32.h"
 #include "storage/destination_folder.h"
 #include "storage/file_io.h"
 #include "storage/json_field.h"
@@ -20,9 +22,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The source's files in order, and its sites.
+// The source's files in order, with the crc32 each is listed with, and its sites.
 struct SourceFiles {
   std::vector<std::string> paths;
+  std::vector<std::string> crc32s;  // 8 hex digits
   std::vector<StoredSite> sites;
 };
 
@@ -48,7 +51,10 @@ std::expected<SourceFiles, std::string> ListSource(const std::string& dir) {
         return std::unexpected(top.Member("files").Element(i).Describe() + ".file \"" + *name +
                                "\" is not a file name");
       }
+      auto crc32 = JsonStringField(listed->get()[i], top.Member("files").Element(i), "crc32");
+      if (!crc32) return std::unexpected(crc32.error());
       files.paths.push_back(dir + "/" + *name);
+      files.crc32s.push_back(*crc32);
     }
     auto parameters = JsonObjectField(metadata, top, "parameters");
     if (!parameters) return std::unexpected(parameters.error());
@@ -71,6 +77,7 @@ std::expected<SourceFiles, std::string> ListSource(const std::string& dir) {
                              "(which reads gzip'd shards) or gunzip the shards first");
     }
     files.paths.push_back(shard.path);
+    files.crc32s.push_back(FormatCrc32(shard.crc32));
   }
   files.sites = std::move(source->sites);
   return files;
@@ -108,6 +115,47 @@ std::string ChunkName(int64_t index) {
   return name;
 }
 
+// A chunk's metadata: the file it was exported from, and that file's listed crc32,
+// which tells a chunk of this source (kept when an export continues) from another's.
+constexpr const char* kSourceKey = "source";
+constexpr const char* kSourceCrcKey = "source_crc32";
+
+// Refuses chunks already in options.out_dir that this export would keep but another
+// source's export wrote: they would pass for this source's rows. Checked before
+// anything is written.
+std::expected<void, std::string> CheckChunksThere(const LmSaesExportOptions& options,
+                                                  const SourceFiles& source,
+                                                  const std::vector<std::string>& sites) {
+  for (size_t index = 0; index < source.paths.size(); ++index) {
+    for (const std::string& site : sites) {
+      const std::string chunk = site + "/" + ChunkName(static_cast<int64_t>(index));
+      const std::string path = options.out_dir + "/" + chunk;
+      std::error_code error;
+      if (!fs::exists(path, error)) continue;
+      auto file = SafetensorsFile::Open(path);
+      std::string found;  // what the chunk there is, for the message
+      if (!file) {
+        found = "which cannot be read (" + file.error() + ")";
+      } else {
+        const std::map<std::string, std::string>& metadata = (*file)->metadata();
+        const auto crc32 = metadata.find(kSourceCrcKey);
+        if (crc32 != metadata.end() && crc32->second == source.crc32s[index]) continue;
+        const auto from = metadata.find(kSourceKey);
+        found =
+            (from == metadata.end() ? "of an unnamed source" : "exported from " + from->second) +
+            (crc32 == metadata.end() ? "" : " (crc32 " + crc32->second + ")");
+      }
+      return std::unexpected("--to " + options.out_dir + " already holds " + chunk + ", " + found +
+                             ", not from " + source.paths[index] + " (crc32 " +
+                             source.crc32s[index] +
+                             "), whose rows it would pass for: export into a new or empty "
+                             "folder, or remove " +
+                             options.out_dir + " to export afresh");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExportOptions& options) {
@@ -125,6 +173,9 @@ std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExpor
   if (sites.empty()) {
     return std::unexpected(options.source_dir +
                            " holds integer sites only: nothing lm_saes can train on");
+  }
+  if (auto there = CheckChunksThere(options, *source, sites); !there) {
+    return std::unexpected(there.error());
   }
   for (const std::string& site : sites) {
     if (auto made = MakeDirectories(options.out_dir + "/" + site); !made) {
@@ -176,7 +227,9 @@ std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExpor
                                  std::memcpy(out.data() + 8 * r, &wide, 8);
                                }
                              }}},
-                           {{"format", "pt"}, {"source", source->paths[index]}});
+                           {{"format", "pt"},
+                            {kSourceKey, source->paths[index]},
+                            {kSourceCrcKey, source->crc32s[index]}});
       if (!written) return std::unexpected(written.error());
       result.bytes += static_cast<int64_t>(activation.bytes.size()) + 8 * rows;
     }

@@ -28,7 +28,10 @@ struct LmSaesExportResult {
 };
 
 // Writes every chunk through a temporary file and rename, so a chunk is there whole
-// or not at all and a stopped export continues. gzip'd shards are refused with the
+// or not at all and a stopped export continues. Each chunk records its source file and
+// that file's listed crc32 (metadata "source", "source_crc32"): a chunk already in
+// out_dir that another source's export wrote is refused before anything is written,
+// instead of kept as this source's rows. gzip'd shards are refused with the
 // way out (`actex shuffle`, which reads them, or gunzip). An out_dir that
 // CheckDestinationFolder refuses (empty, /, the source, inside or holding it) is
 // refused before anything is written.

@@ -1,6 +1,7 @@
 // ExportForLmSaes on an output with an integer site (expert ids): lm_saes trains on
 // float activations, so an export of every site leaves the integer one out and says
-// so, and asking for it is refused naming it.
+// so, and asking for it is refused naming it. And a folder holding another source's
+// chunks: refused, not kept as this source's rows.
 #include "storage/lm_saes_export.h"
 
 #include <gmock/gmock.h>
@@ -53,6 +54,34 @@ TEST_F(ExportOfAnIntegerSite, AskingForTheIntegerSiteIsRefusedNamingIt) {
   EXPECT_THAT(result.error(), HasSubstr(std::string("site ") + kExpertIds +
                                         " is an integer site (I32 expert ids)"));
   EXPECT_FALSE(fs::exists(dir_.File("lm_saes/") + kResid));  // refused before writing
+}
+
+// An export continues past its own chunks, but a --to another source's export wrote
+// (same sites, same chunk names, other rows) is refused naming a chunk, before
+// anything is written: kept, those chunks would pass for this source's rows.
+TEST(ExportIntoAFolderInUse, AnotherSourcesChunksAreRefusedAndLeftAsTheyWere) {
+  TempDir dir;
+  for (const char* name : {"first", "second"}) {
+    SyntheticOutput spec{.hosts = 1, .documents = name == std::string("first") ? 10 : 12};
+    spec.sites = {{kResid, 4}};
+    WriteSyntheticOutput(dir.File(name), spec);
+  }
+  const std::string chunk = dir.File("lm_saes/") + kResid + "/chunk-00000000.safetensors";
+  ASSERT_TRUE(ExportForLmSaes({dir.File("first"), dir.File("lm_saes"), {}}).has_value());
+  const std::string first_bytes = ReadBytes(chunk);
+  // The same source again: every chunk its own, kept.
+  auto again = ExportForLmSaes({dir.File("first"), dir.File("lm_saes"), {}});
+  ASSERT_TRUE(again.has_value()) << again.error();
+  EXPECT_EQ(again->kept, again->chunks);
+  EXPECT_EQ(again->bytes, 0);
+  // Another source into the same folder.
+  auto other = ExportForLmSaes({dir.File("second"), dir.File("lm_saes"), {}});
+  ASSERT_FALSE(other.has_value());
+  EXPECT_THAT(other.error(),
+              HasSubstr("already holds " + std::string(kResid) +
+                        "/chunk-00000000.safetensors, exported from " + dir.File("first")));
+  EXPECT_THAT(other.error(), HasSubstr("export into a new or empty folder"));
+  EXPECT_EQ(ReadBytes(chunk), first_bytes);
 }
 
 }  // namespace
