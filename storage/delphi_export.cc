@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "storage/destination_folder.h"
 #include "storage/file_io.h"
@@ -12,6 +14,8 @@
 
 namespace actex {
 namespace {
+
+namespace fs = std::filesystem;
 
 // One site's firing latents over the whole token stream.
 struct SiteLocations {
@@ -69,6 +73,42 @@ std::vector<int64_t> SplitBoundaries(int64_t width, int64_t splits) {
   return bounds;
 }
 
+// The file of latents [start, end] (inclusive), named as delphi's loader parses it.
+std::string RangeFileName(int64_t start, int64_t end) {
+  return std::to_string(start) + "_" + std::to_string(end) + ".safetensors";
+}
+
+// Refuses, before anything is written, a .safetensors file in a site's folder that this
+// export does not write: delphi's loader reads every one there, so a range file an
+// earlier export left (other --splits, another SAE's width) would add its latents a
+// second time, or another source's. Files this export writes are replaced whole.
+std::expected<void, std::string> CheckSiteFolders(const DelphiExportOptions& options,
+                                                  const std::vector<const SaeRecord*>& saes) {
+  for (const SaeRecord* sae : saes) {
+    const std::string dir = options.out_dir + "/" + sae->site;
+    std::error_code error;
+    if (!fs::is_directory(dir, error)) continue;
+    std::set<std::string> written;
+    const std::vector<int64_t> bounds = SplitBoundaries(sae->d_sae, options.splits);
+    for (size_t split = 0; split + 1 < bounds.size(); ++split) {
+      written.insert(RangeFileName(bounds[split], bounds[split + 1] - 1));
+    }
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.path().extension() != ".safetensors" || written.contains(name)) continue;
+      return std::unexpected(
+          "--to " + options.out_dir + " holds " + sae->site + "/" + name +
+          ", which this export does not write (--splits " + std::to_string(options.splits) +
+          " over " + std::to_string(sae->d_sae) + " latents writes " + *written.begin() + " to " +
+          *written.rbegin() +
+          "): delphi reads every .safetensors file of the folder, so its latents would be "
+          "read too; remove it, or export into a new or empty folder");
+    }
+    if (error) return std::unexpected("cannot list " + dir + ": " + error.message());
+  }
+  return {};
+}
+
 // The cache config delphi writes beside its splits (CacheConfig plus model_name).
 std::string CacheConfigJson(const DelphiExportOptions& options, int64_t tokens,
                             const std::string& model_name) {
@@ -114,8 +154,7 @@ std::expected<void, std::string> WriteSite(const DelphiExportOptions& options, c
       if (found.latent[i] >= start && found.latent[i] <= end) chosen.push_back(i);
     }
     const int64_t n = static_cast<int64_t>(chosen.size());
-    const std::string path =
-        dir + "/" + std::to_string(start) + "_" + std::to_string(end) + ".safetensors";
+    const std::string path = dir + "/" + RangeFileName(start, end);
     auto written = WriteSafetensors(
         path,
         {{"locations",
@@ -193,6 +232,14 @@ std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExpor
                              " (sites with latents: " + DescribeSites(stored) + ")");
     }
   }
+  std::vector<const SaeRecord*> saes;  // of `sites`, in order
+  for (const std::string& site : sites) {
+    saes.push_back(&*std::find_if(source->saes.begin(), source->saes.end(),
+                                  [&](const SaeRecord& record) { return record.site == site; }));
+  }
+  if (auto checked = CheckSiteFolders(options, saes); !checked) {
+    return std::unexpected(checked.error());
+  }
   std::vector<int64_t> stream;
   std::vector<SiteLocations> by_site(sites.size());
   if (auto read = ReadShards(*source, sites, &stream, &by_site); !read) {
@@ -211,10 +258,8 @@ std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExpor
   if (tail != 0) stream.resize(stream.size() + (options.ctx_len - tail), options.pad_token);
   result.sequences = static_cast<int64_t>(stream.size()) / options.ctx_len;
   for (size_t s = 0; s < sites.size(); ++s) {
-    const auto sae = std::find_if(source->saes.begin(), source->saes.end(),
-                                  [&](const SaeRecord& record) { return record.site == sites[s]; });
     if (auto written =
-            WriteSite(options, *sae, by_site[s], stream, model_name, result.tokens, &result);
+            WriteSite(options, *saes[s], by_site[s], stream, model_name, result.tokens, &result);
         !written) {
       return std::unexpected(written.error());
     }

@@ -1,6 +1,7 @@
 // ExportForDelphi on a synthetic output whose latents sites the test knows token by
 // token: every firing (value > 0) stored latent becomes one location of its range's file,
-// at its place in the token stream cut into sequences; the refusals name the cause.
+// at its place in the token stream cut into sequences; the refusals name the cause, and
+// an earlier export's range files that this one would leave beside its own are refused.
 #include "storage/delphi_export.h"
 
 #include <gmock/gmock.h>
@@ -190,6 +191,28 @@ TEST_F(DelphiExport, OptionsOutOfRangeAreRefusedBeforeAnyFileIsWritten) {
     EXPECT_FALSE(std::filesystem::exists(options.out_dir)) << message;
   }
   EXPECT_TRUE(CheckDelphiExportOptions(Options()).has_value());
+}
+
+// delphi's loader reads every .safetensors file of a site's folder: an earlier export's
+// ranges (--splits 4 over 64 latents: 0_15 ... 48_63) left beside this one's (--splits 2:
+// 0_31, 32_63) would hand it every latent twice. Refused before anything is written;
+// the same export again replaces its own files.
+TEST_F(DelphiExport, AnEarlierExportsOtherRangesAreRefusedNotLeftBesideThisOnes) {
+  ASSERT_TRUE(ExportForDelphi(Options()).has_value());
+  const std::string folder = dir_.File("delphi/") + kSite;
+  const std::string first_range = ReadBytes(folder + "/0_15.safetensors");
+  auto again = ExportForDelphi(Options());
+  ASSERT_TRUE(again.has_value()) << again.error();
+  DelphiExportOptions halves = Options();
+  halves.splits = 2;
+  auto refused = ExportForDelphi(halves);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_THAT(refused.error(), HasSubstr(std::string("holds ") + kSite + "/"));
+  EXPECT_THAT(refused.error(),
+              HasSubstr("which this export does not write (--splits 2 over 64 latents writes "
+                        "0_31.safetensors to 32_63.safetensors)"));
+  EXPECT_FALSE(std::filesystem::exists(folder + "/0_31.safetensors"));
+  EXPECT_EQ(ReadBytes(folder + "/0_15.safetensors"), first_range);
 }
 
 }  // namespace
