@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -14,8 +13,6 @@
 
 namespace actex {
 namespace {
-
-namespace fs = std::filesystem;
 
 // One site's firing latents over the whole token stream.
 struct SiteLocations {
@@ -85,26 +82,23 @@ std::string RangeFileName(int64_t start, int64_t end) {
 std::expected<void, std::string> CheckSiteFolders(const DelphiExportOptions& options,
                                                   const std::vector<const SaeRecord*>& saes) {
   for (const SaeRecord* sae : saes) {
-    const std::string dir = options.out_dir + "/" + sae->site;
-    std::error_code error;
-    if (!fs::is_directory(dir, error)) continue;
     std::set<std::string> written;
     const std::vector<int64_t> bounds = SplitBoundaries(sae->d_sae, options.splits);
     for (size_t split = 0; split + 1 < bounds.size(); ++split) {
       written.insert(RangeFileName(bounds[split], bounds[split + 1] - 1));
     }
-    for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
-      const std::string name = entry.path().filename().string();
-      if (entry.path().extension() != ".safetensors" || written.contains(name)) continue;
+    auto left = FirstSafetensorsNotWritten(options.out_dir + "/" + sae->site, written);
+    if (!left) return std::unexpected(left.error());
+    if (*left) {
       return std::unexpected(
-          "--to " + options.out_dir + " holds " + sae->site + "/" + name +
+          "--to " + options.out_dir + " holds " + sae->site + "/" + **left +
           ", which this export does not write (--splits " + std::to_string(options.splits) +
-          " over " + std::to_string(sae->d_sae) + " latents writes " + *written.begin() + " to " +
-          *written.rbegin() +
+          " over " + std::to_string(sae->d_sae) + " latents writes " +
+          RangeFileName(bounds[0], bounds[1] - 1) + " to " +
+          RangeFileName(bounds[bounds.size() - 2], bounds.back() - 1) +
           "): delphi reads every .safetensors file of the folder, so its latents would be "
           "read too; remove it, or export into a new or empty folder");
     }
-    if (error) return std::unexpected("cannot list " + dir + ": " + error.message());
   }
   return {};
 }

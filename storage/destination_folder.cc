@@ -71,4 +71,16 @@ std::expected<void, std::string> CheckDestinationFolder(const std::string& flag,
   return {};
 }
 
+std::expected<std::optional<std::string>, std::string> FirstSafetensorsNotWritten(
+    const std::string& folder, const std::set<std::string>& written) {
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) return std::nullopt;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".safetensors" && !written.contains(name)) return name;
+  }
+  if (error) return std::unexpected("cannot list " + folder + ": " + error.message());
+  return std::nullopt;
+}
+
 }  // namespace actex

@@ -2,6 +2,8 @@
 #define ACTEX_STORAGE_DESTINATION_FOLDER_H_
 
 #include <expected>
+#include <optional>
+#include <set>
 #include <string>
 
 namespace actex {
@@ -18,6 +20,14 @@ namespace actex {
 std::expected<void, std::string> CheckDestinationFolder(const std::string& flag,
                                                         const std::string& to,
                                                         const std::string& source);
+
+// The first .safetensors file of `folder` not named in `written` (the files an export
+// writes there), or nothing; nothing too when `folder` does not exist. Trainers' loaders
+// read every .safetensors file of a site's folder, so such a file, left by an earlier
+// export, would be read beside this export's as if it were one of them. Fails only
+// when the folder cannot be listed.
+std::expected<std::optional<std::string>, std::string> FirstSafetensorsNotWritten(
+    const std::string& folder, const std::set<std::string>& written);
 
 }  // namespace actex
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "base/whole_file.h"
 #include "storage/crc32.h"
@@ -121,11 +122,28 @@ constexpr const char* kSourceKey = "source";
 constexpr const char* kSourceCrcKey = "source_crc32";
 
 // Refuses chunks already in options.out_dir that this export would keep but another
-// source's export wrote: they would pass for this source's rows. Checked before
-// anything is written.
+// source's export wrote, and chunks past this source's count: either would pass for
+// this source's rows. Checked before anything is written.
 std::expected<void, std::string> CheckChunksThere(const LmSaesExportOptions& options,
                                                   const SourceFiles& source,
                                                   const std::vector<std::string>& sites) {
+  std::set<std::string> written;
+  for (size_t index = 0; index < source.paths.size(); ++index) {
+    written.insert(ChunkName(static_cast<int64_t>(index)));
+  }
+  for (const std::string& site : sites) {
+    auto left = FirstSafetensorsNotWritten(options.out_dir + "/" + site, written);
+    if (!left) return std::unexpected(left.error());
+    if (*left) {
+      return std::unexpected("--to " + options.out_dir + " holds " + site + "/" + **left +
+                             ", which this export does not write (the source has " +
+                             std::to_string(source.paths.size()) +
+                             (source.paths.size() == 1 ? " file" : " files") +
+                             "): lm_saes reads every chunk of the folder, so its rows "
+                             "would be read too; remove it, or export into a new or empty "
+                             "folder");
+    }
+  }
   for (size_t index = 0; index < source.paths.size(); ++index) {
     for (const std::string& site : sites) {
       const std::string chunk = site + "/" + ChunkName(static_cast<int64_t>(index));

@@ -57,8 +57,9 @@ TEST_F(ExportOfAnIntegerSite, AskingForTheIntegerSiteIsRefusedNamingIt) {
 }
 
 // An export continues past its own chunks, but a --to another source's export wrote
-// (same sites, same chunk names, other rows) is refused naming a chunk, before
-// anything is written: kept, those chunks would pass for this source's rows.
+// (same sites, same chunk names, other rows, or chunks past this source's count) is
+// refused naming a chunk, before anything is written: kept, those chunks would pass
+// for this source's rows.
 TEST(ExportIntoAFolderInUse, AnotherSourcesChunksAreRefusedAndLeftAsTheyWere) {
   TempDir dir;
   for (const char* name : {"first", "second"}) {
@@ -82,6 +83,14 @@ TEST(ExportIntoAFolderInUse, AnotherSourcesChunksAreRefusedAndLeftAsTheyWere) {
                         "/chunk-00000000.safetensors, exported from " + dir.File("first")));
   EXPECT_THAT(other.error(), HasSubstr("export into a new or empty folder"));
   EXPECT_EQ(ReadBytes(chunk), first_bytes);
+  // A chunk past the source's count (an earlier export of a longer source): lm_saes
+  // would read its rows too.
+  const std::string extra = dir.File("lm_saes/") + kResid + "/chunk-00000007.safetensors";
+  fs::copy_file(chunk, extra);
+  auto longer = ExportForLmSaes({dir.File("first"), dir.File("lm_saes"), {}});
+  ASSERT_FALSE(longer.has_value());
+  EXPECT_THAT(longer.error(), HasSubstr("/chunk-00000007.safetensors, which this export does not "
+                                        "write (the source has 1 file)"));
 }
 
 }  // namespace
