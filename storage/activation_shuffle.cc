@@ -46,11 +46,11 @@ class Shuffle {
     entry_bytes_ = layout_.record_bytes + 8;
   }
 
-  std::expected<ShuffleResult, ShuffleError> Run();
+  std::expected<ShuffleResult, CommandError> Run();
 
  private:
   std::string Bucket(int b) const { return work_ + "/" + Numbered("bucket_%05lld.bin", b); }
-  std::expected<void, ShuffleError> Start();
+  std::expected<void, CommandError> Start();
   std::expected<void, std::string> Scatter();
   std::expected<void, std::string> Permute();
   // Lists files the writer finished in metadata.json.
@@ -77,7 +77,7 @@ class Shuffle {
   std::set<int64_t> listed_files_;  // by an earlier, stopped run
 };
 
-std::expected<void, ShuffleError> Shuffle::Start() {
+std::expected<void, CommandError> Shuffle::Start() {
   auto journal = OpenShuffleJournal(options_, source_, layout_, work_, entry_bytes_, &budget_);
   if (!journal) return std::unexpected(journal.error());
   metadata_ = std::move(journal->metadata);
@@ -221,17 +221,17 @@ std::expected<void, std::string> Shuffle::Permute() {
   return {};
 }
 
-std::expected<ShuffleResult, ShuffleError> Shuffle::Run() {
+std::expected<ShuffleResult, CommandError> Shuffle::Run() {
   if (auto started = Start(); !started) return std::unexpected(started.error());
   if (!metadata_.value("complete", false)) {
-    if (auto scattered = Scatter(); !scattered) return ShuffleError::Stopped(scattered.error());
+    if (auto scattered = Scatter(); !scattered) return CommandError::Stopped(scattered.error());
     rows_ = state_["rows"].get<int64_t>();
     metadata_["rows"] = rows_;
     metadata_["skipped"] = state_["skipped"];
-    if (auto saved = SaveMetadata(); !saved) return ShuffleError::Stopped(saved.error());
-    if (auto permuted = Permute(); !permuted) return ShuffleError::Stopped(permuted.error());
+    if (auto saved = SaveMetadata(); !saved) return CommandError::Stopped(saved.error());
+    if (auto permuted = Permute(); !permuted) return CommandError::Stopped(permuted.error());
     metadata_["complete"] = true;
-    if (auto saved = SaveMetadata(); !saved) return ShuffleError::Stopped(saved.error());
+    if (auto saved = SaveMetadata(); !saved) return CommandError::Stopped(saved.error());
     std::error_code error;
     fs::remove_all(work_, error);
     result_.buckets = state_["buckets"].get<int>();
@@ -256,27 +256,27 @@ uint64_t ShuffleKey(uint64_t seed, int64_t row) {
   return mix(mix(seed + kGolden) + (static_cast<uint64_t>(row) + 1) * kGolden);
 }
 
-std::expected<ShuffleResult, ShuffleError> ShuffleActivations(const ShuffleOptions& options) {
-  if (options.rows_per_file < 1) return ShuffleError::Refused("--rows-per-file must be >= 1");
+std::expected<ShuffleResult, CommandError> ShuffleActivations(const ShuffleOptions& options) {
+  if (options.rows_per_file < 1) return CommandError::Refused("--rows-per-file must be >= 1");
   if (options.memory_bytes < (int64_t{1} << 20))
-    return ShuffleError::Refused("--memory must be at least 1MB");
+    return CommandError::Refused("--memory must be at least 1MB");
   // A budget past the machine's memory is a typo (100000TB) that would be believed:
   // buffers sized from it, a whole source read at once.
   if (const UsableMemory usable = UsableMemory::Find();
       usable.bytes > 0 && options.memory_bytes > usable.bytes) {
-    return ShuffleError::Refused("--memory " + std::to_string(options.memory_bytes >> 20) +
+    return CommandError::Refused("--memory " + std::to_string(options.memory_bytes >> 20) +
                                  " MiB is more than " + usable.what);
   }
   auto source = ReadSourceOutput(options.source_dir);
-  if (!source) return ShuffleError::Refused(source.error());
+  if (!source) return CommandError::Refused(source.error());
   if (auto destination = CheckDestinationFolder("--to", options.out_dir, options.source_dir);
       !destination) {
-    return ShuffleError::Refused(destination.error());
+    return CommandError::Refused(destination.error());
   }
   auto layout = MakeRecordLayout(*source, options.sites, options.dtype);
-  if (!layout) return ShuffleError::Refused(layout.error());
+  if (!layout) return CommandError::Refused(layout.error());
   if (layout->record_bytes * 64 > options.memory_bytes) {
-    return ShuffleError::Refused("--memory must hold at least 64 rows of " +
+    return CommandError::Refused("--memory must hold at least 64 rows of " +
                                  std::to_string(layout->record_bytes) + " bytes");
   }
   Shuffle shuffle(options, std::move(*source), std::move(*layout));

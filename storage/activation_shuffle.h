@@ -29,7 +29,7 @@ uint64_t ShuffleKey(uint64_t seed, int64_t row);
 // and every bucket, so a killed shuffle started again with the same parameters
 // continues where it stopped. Errors name the cause; their kind says whether anything
 // was written (kRefused: nothing; kStopped: files already listed stay valid).
-std::expected<ShuffleResult, ShuffleError> ShuffleActivations(const ShuffleOptions& options);
+std::expected<ShuffleResult, CommandError> ShuffleActivations(const ShuffleOptions& options);
 
 }  // namespace actex
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "storage/command_error.h"
 #include "storage/destination_folder.h"
 #include "storage/file_io.h"
 #include "storage/safetensors.h"
@@ -27,9 +28,6 @@ std::expected<void, std::string> ReadShards(const SourceOutput& source,
                                             std::vector<int64_t>* stream,
                                             std::vector<SiteLocations>* by_site) {
   for (const SourceShard& listed : source.shards) {
-    if (listed.gzip) {
-      return std::unexpected(listed.path + " is gzip'd: gunzip the shards before exporting");
-    }
     auto shard = ShardLatents::Open(listed.path);
     if (!shard) return std::unexpected(shard.error());
     const int64_t first = static_cast<int64_t>(stream->size());
@@ -82,6 +80,11 @@ std::string RangeFileName(int64_t start, int64_t end) {
 std::expected<void, std::string> CheckSiteFolders(const DelphiExportOptions& options,
                                                   const std::vector<const SaeRecord*>& saes) {
   for (const SaeRecord* sae : saes) {
+    if (sae->d_sae < options.splits) {
+      return std::unexpected(sae->site + ": " + std::to_string(sae->d_sae) +
+                             " latents cannot be split " + std::to_string(options.splits) +
+                             " ways: lower --splits");
+    }
     std::set<std::string> written;
     const std::vector<int64_t> bounds = SplitBoundaries(sae->d_sae, options.splits);
     for (size_t split = 0; split + 1 < bounds.size(); ++split) {
@@ -134,10 +137,6 @@ std::expected<void, std::string> WriteSite(const DelphiExportOptions& options, c
     return std::unexpected(site + ": latent " + std::to_string(max_id) +
                            " is stored but the SAE has " + std::to_string(width) +
                            " latents (config.saes' d_sae; see actex verify)");
-  }
-  if (width < options.splits) {
-    return std::unexpected(site + ": " + std::to_string(width) + " latents cannot be split " +
-                           std::to_string(options.splits) + " ways: lower --splits");
   }
   const std::vector<int64_t> bounds = SplitBoundaries(width, options.splits);
   const int64_t sequences = static_cast<int64_t>(padded_stream.size()) / options.ctx_len;
@@ -202,28 +201,29 @@ std::expected<void, std::string> CheckDelphiExportOptions(const DelphiExportOpti
   return {};
 }
 
-std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExportOptions& options) {
+std::expected<DelphiExportResult, CommandError> ExportForDelphi(
+    const DelphiExportOptions& options) {
   if (auto checked = CheckDelphiExportOptions(options); !checked) {
-    return std::unexpected(checked.error());
+    return CommandError::Refused(checked.error());
   }
   if (auto destination = CheckDestinationFolder("--to", options.out_dir, options.source_dir);
       !destination) {
-    return std::unexpected(destination.error());
+    return CommandError::Refused(destination.error());
   }
   auto source = ReadSourceOutput(options.source_dir);
-  if (!source) return std::unexpected(source.error());
+  if (!source) return CommandError::Refused(source.error());
   std::vector<std::string> stored;
   for (const SaeRecord& sae : source->saes) stored.push_back(sae.site);
   std::vector<std::string> sites = options.sites.empty() ? stored : options.sites;
   if (sites.empty()) {
-    return std::unexpected(options.source_dir +
-                           " holds no SAE latents (metadata.json's config names no SAE): "
-                           "extract with --sae SITE=DIR first");
+    return CommandError::Refused(options.source_dir +
+                                 " holds no SAE latents (metadata.json's config names no SAE): "
+                                 "extract with --sae SITE=DIR first");
   }
   for (const std::string& site : sites) {
     if (std::find(stored.begin(), stored.end(), site) == stored.end()) {
-      return std::unexpected("site " + site + " has no latents in " + options.source_dir +
-                             " (sites with latents: " + DescribeSites(stored) + ")");
+      return CommandError::Refused("site " + site + " has no latents in " + options.source_dir +
+                                   " (sites with latents: " + DescribeSites(stored) + ")");
     }
   }
   std::vector<const SaeRecord*> saes;  // of `sites`, in order
@@ -232,17 +232,22 @@ std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExpor
                                   [&](const SaeRecord& record) { return record.site == site; }));
   }
   if (auto checked = CheckSiteFolders(options, saes); !checked) {
-    return std::unexpected(checked.error());
+    return CommandError::Refused(checked.error());
+  }
+  for (const SourceShard& listed : source->shards) {
+    if (listed.gzip) {
+      return CommandError::Refused(listed.path + " is gzip'd: gunzip the shards before exporting");
+    }
   }
   std::vector<int64_t> stream;
   std::vector<SiteLocations> by_site(sites.size());
   if (auto read = ReadShards(*source, sites, &stream, &by_site); !read) {
-    return std::unexpected(read.error());
+    return CommandError::Stopped(read.error());
   }
   std::string model_name = options.model_name;
   if (model_name.empty()) {
     auto first = SafetensorsFile::Open(source->shards.front().path);
-    if (!first) return std::unexpected(first.error());
+    if (!first) return CommandError::Stopped(first.error());
     const auto model = (*first)->metadata().find("model");
     if (model != (*first)->metadata().end()) model_name = model->second;
   }
@@ -255,7 +260,7 @@ std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExpor
     if (auto written =
             WriteSite(options, *saes[s], by_site[s], stream, model_name, result.tokens, &result);
         !written) {
-      return std::unexpected(written.error());
+      return CommandError::Stopped(written.error());
     }
   }
   return result;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/command_error.h"
+
 namespace actex {
 
 // The latent cache EleutherAI delphi's LatentDataset reads (delphi/latents/loader.py),
@@ -40,10 +42,12 @@ struct DelphiExportResult {
 inline constexpr int64_t kMaxDelphiCtxLen = int64_t{1} << 20;
 std::expected<void, std::string> CheckDelphiExportOptions(const DelphiExportOptions& options);
 
-// Writes every file through a temporary file and rename. Refused naming the cause:
-// CheckDelphiExportOptions, a site without latents (or none at all), gzip'd shards,
-// an id at or past the SAE's d_sae, more splits than latents.
-std::expected<DelphiExportResult, std::string> ExportForDelphi(const DelphiExportOptions& options);
+// Writes every file through a temporary file and rename. kRefused before anything is
+// written, naming the cause: CheckDelphiExportOptions, the --to, a site without
+// latents (or none at all), gzip'd shards, more splits than latents, range files of
+// an earlier export in a site's folder. kStopped part way: a damaged shard, an id at
+// or past the SAE's d_sae, an I/O error.
+std::expected<DelphiExportResult, CommandError> ExportForDelphi(const DelphiExportOptions& options);
 
 }  // namespace actex
 

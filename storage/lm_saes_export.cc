@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/whole_file.h"
+#include "storage/command_error.h"
 #include "storage/crc32.h"
 #include "storage/destination_folder.h"
 #include "storage/file_io.h"
@@ -176,38 +177,39 @@ std::expected<void, std::string> CheckChunksThere(const LmSaesExportOptions& opt
 
 }  // namespace
 
-std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExportOptions& options) {
+std::expected<LmSaesExportResult, CommandError> ExportForLmSaes(
+    const LmSaesExportOptions& options) {
   if (auto destination = CheckDestinationFolder("--to", options.out_dir, options.source_dir);
       !destination) {
-    return std::unexpected(destination.error());
+    return CommandError::Refused(destination.error());
   }
   auto source = ListSource(options.source_dir);
-  if (!source) return std::unexpected(source.error());
+  if (!source) return CommandError::Refused(source.error());
   LmSaesExportResult result;
   auto chosen =
       ChooseSites(options.sites, *source, options.source_dir, &result.integer_sites_left_out);
-  if (!chosen) return std::unexpected(chosen.error());
+  if (!chosen) return CommandError::Refused(chosen.error());
   const std::vector<std::string>& sites = *chosen;
   if (sites.empty()) {
-    return std::unexpected(options.source_dir +
-                           " holds integer sites only: nothing lm_saes can train on");
+    return CommandError::Refused(options.source_dir +
+                                 " holds integer sites only: nothing lm_saes can train on");
   }
   if (auto there = CheckChunksThere(options, *source, sites); !there) {
-    return std::unexpected(there.error());
+    return CommandError::Refused(there.error());
   }
   for (const std::string& site : sites) {
     if (auto made = MakeDirectories(options.out_dir + "/" + site); !made) {
-      return std::unexpected(made.error());
+      return CommandError::Stopped(made.error());
     }
   }
   for (size_t index = 0; index < source->paths.size(); ++index) {
     const std::string name = ChunkName(static_cast<int64_t>(index));
     auto file = SafetensorsFile::Open(source->paths[index]);
-    if (!file) return std::unexpected(file.error());
+    if (!file) return CommandError::Stopped(file.error());
     const auto& tensors = (*file)->tensors();
     auto ids = tensors.find("token_ids");
     if (ids == tensors.end() || ids->second.dtype != "I32" || ids->second.shape.size() != 1) {
-      return std::unexpected(source->paths[index] + " has no token_ids I32 tensor");
+      return CommandError::Stopped(source->paths[index] + " has no token_ids I32 tensor");
     }
     const int64_t rows = ids->second.shape[0];
     const std::span<const uint8_t> token_bytes = ids->second.bytes;
@@ -223,8 +225,8 @@ std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExpor
       auto tensor = tensors.find(site);
       if (tensor == tensors.end() || tensor->second.shape.size() != 2 ||
           tensor->second.shape[0] != rows) {
-        return std::unexpected(source->paths[index] + " has no tensor " + site + " [" +
-                               std::to_string(rows) + ", width]");
+        return CommandError::Stopped(source->paths[index] + " has no tensor " + site + " [" +
+                                     std::to_string(rows) + ", width]");
       }
       if (all_there) continue;
       const SafetensorsTensor& activation = tensor->second;
@@ -248,7 +250,7 @@ std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExpor
                            {{"format", "pt"},
                             {kSourceKey, source->paths[index]},
                             {kSourceCrcKey, source->crc32s[index]}});
-      if (!written) return std::unexpected(written.error());
+      if (!written) return CommandError::Stopped(written.error());
       result.bytes += static_cast<int64_t>(activation.bytes.size()) + 8 * rows;
     }
     ++result.chunks;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/command_error.h"
+
 namespace actex {
 
 // The cached-activation layout OpenMOSS Language-Model-SAEs (lm_saes) reads from
@@ -35,7 +37,10 @@ struct LmSaesExportResult {
 // way out (`actex shuffle`, which reads them, or gunzip). An out_dir that
 // CheckDestinationFolder refuses (empty, /, the source, inside or holding it) is
 // refused before anything is written.
-std::expected<LmSaesExportResult, std::string> ExportForLmSaes(const LmSaesExportOptions& options);
+// Errors: kRefused before anything is written (the --to, a source that is not an
+// output, gzip'd shards, sites not in it or integer, another export's chunks there);
+// kStopped part way (a damaged source file, an I/O error), continued by the same call.
+std::expected<LmSaesExportResult, CommandError> ExportForLmSaes(const LmSaesExportOptions& options);
 
 }  // namespace actex
 

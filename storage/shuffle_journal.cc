@@ -104,55 +104,55 @@ std::expected<void, std::string> CheckJournal(const json& metadata,
 // Continues the shuffle whose metadata.json is in options.out_dir: refused unless it
 // names the same `parameters`; a finished one is returned from its listing, an
 // unfinished one with its work folder's state.json, both checked field by field.
-std::expected<ShuffleJournal, ShuffleError> ResumeShuffleJournal(const ShuffleOptions& options,
+std::expected<ShuffleJournal, CommandError> ResumeShuffleJournal(const ShuffleOptions& options,
                                                                  const json& parameters,
                                                                  const SourceOutput& source,
                                                                  const std::string& work_dir) {
   ShuffleJournal journal;
   const std::string metadata_path = options.out_dir + "/metadata.json";
   auto text = ReadWholeFile(metadata_path);
-  if (!text) return ShuffleError::Stopped(text.error());
+  if (!text) return CommandError::Stopped(text.error());
   journal.metadata = json::parse(*text, nullptr, false);
   const JsonPlace top{metadata_path, ""};
   if (journal.metadata.is_discarded() ||
       JsonStringField(journal.metadata, top, "format").value_or("") != kShuffledFormat ||
       !journal.metadata.contains("parameters") || journal.metadata["parameters"] != parameters) {
-    return ShuffleError::Refused(
+    return CommandError::Refused(
         options.out_dir +
         " already holds another shuffle (other source, seed, sites, dtype, "
         "skipped tokens or rows per file): remove it or choose another --to");
   }
   journal.resumed = true;
   auto complete = JsonBoolField(journal.metadata, top, "complete");
-  if (!complete) return ShuffleError::Refused(complete.error());
+  if (!complete) return CommandError::Refused(complete.error());
   if (*complete) {
     // A finished shuffle is reported from its listing.
     for (const char* key : {"rows", "skipped"}) {
       if (auto value = JsonIntField(journal.metadata, top, key, 0); !value) {
-        return ShuffleError::Refused(value.error());
+        return CommandError::Refused(value.error());
       }
     }
     auto totals = JsonObjectField(journal.metadata, top, "totals");
-    if (!totals) return ShuffleError::Refused(totals.error());
+    if (!totals) return CommandError::Refused(totals.error());
     for (const char* key : {"files", "bytes"}) {
       if (auto value = JsonIntField(totals->get(), top.Member("totals"), key, 0); !value) {
-        return ShuffleError::Refused(value.error());
+        return CommandError::Refused(value.error());
       }
     }
     return journal;
   }
   const std::string state_path = work_dir + "/state.json";
   auto state_text = ReadWholeFile(state_path);
-  if (!state_text) return ShuffleError::Stopped(state_text.error());
+  if (!state_text) return CommandError::Stopped(state_text.error());
   journal.state = json::parse(*state_text, nullptr, false);
   if (journal.state.is_discarded()) {
-    return ShuffleError::Refused(state_path + " is not valid JSON; remove " + options.out_dir +
+    return CommandError::Refused(state_path + " is not valid JSON; remove " + options.out_dir +
                                  " to shuffle afresh");
   }
   if (auto checked = CheckJournal(journal.metadata, metadata_path, journal.state, state_path,
                                   source.shards.size());
       !checked) {
-    return ShuffleError::Refused(checked.error() + "; remove " + options.out_dir +
+    return CommandError::Refused(checked.error() + "; remove " + options.out_dir +
                                  " to shuffle afresh");
   }
   for (const json& file : journal.metadata["files"]) {
@@ -165,7 +165,7 @@ std::expected<ShuffleJournal, ShuffleError> ResumeShuffleJournal(const ShuffleOp
 // start's work folder): sizes its buckets to a quarter of options.memory_bytes each,
 // refused when that takes more than kMaxBuckets, and writes state.json and
 // metadata.json.
-std::expected<ShuffleJournal, ShuffleError> StartShuffleJournal(
+std::expected<ShuffleJournal, CommandError> StartShuffleJournal(
     const ShuffleOptions& options, const json& parameters, const SourceOutput& source,
     const std::string& work_dir, int64_t entry_bytes, WriteBudget* budget) {
   ShuffleJournal journal;
@@ -174,13 +174,13 @@ std::expected<ShuffleJournal, ShuffleError> StartShuffleJournal(
   const int64_t bucket_target = std::max<int64_t>(1, options.memory_bytes / 4);
   const int64_t buckets = std::max<int64_t>(1, (estimate + bucket_target - 1) / bucket_target);
   if (buckets > kMaxBuckets) {
-    return ShuffleError::Refused("--memory " + std::to_string(options.memory_bytes) +
+    return CommandError::Refused("--memory " + std::to_string(options.memory_bytes) +
                                  " bytes is too small for " + std::to_string(estimate) +
                                  " bytes of rows: give at least " +
                                  std::to_string(estimate / kMaxBuckets * 4) + " bytes");
   }
   if (fs::exists(options.out_dir, error) && !fs::is_directory(options.out_dir, error)) {
-    return ShuffleError::Refused("--to " + options.out_dir +
+    return CommandError::Refused("--to " + options.out_dir +
                                  " is a file, not a folder: choose a new folder");
   }
   const std::string metadata_path = options.out_dir + "/metadata.json";
@@ -192,16 +192,16 @@ std::expected<ShuffleJournal, ShuffleError> StartShuffleJournal(
         fs::path(work_dir).filename(), fs::path(AtomicWriteTempPath(metadata_path)).filename()};
     for (const fs::directory_entry& entry : fs::directory_iterator(options.out_dir, error)) {
       if (!killed_start.contains(entry.path().filename())) {
-        return ShuffleError::Refused(
+        return CommandError::Refused(
             "--to " + options.out_dir +
             " is not empty and holds no shuffle's metadata.json: choose a new or "
             "empty folder");
       }
     }
     fs::remove_all(work_dir, error);
-    if (error) return ShuffleError::Stopped("cannot remove " + work_dir + ": " + error.message());
+    if (error) return CommandError::Stopped("cannot remove " + work_dir + ": " + error.message());
   }
-  if (auto made = MakeDirectories(work_dir); !made) return ShuffleError::Stopped(made.error());
+  if (auto made = MakeDirectories(work_dir); !made) return CommandError::Stopped(made.error());
   journal.state = {{"buckets", buckets},
                    {"scatter_done", 0},
                    {"bucket_bytes", std::vector<int64_t>(static_cast<size_t>(buckets), 0)},
@@ -219,17 +219,17 @@ std::expected<ShuffleJournal, ShuffleError> StartShuffleJournal(
                       {"totals", {{"rows", 0}, {"files", 0}, {"bytes", 0}}}};
   if (auto saved = WriteFileAtomically(work_dir + "/state.json", journal.state.dump(), budget);
       !saved) {
-    return ShuffleError::Stopped(saved.error());
+    return CommandError::Stopped(saved.error());
   }
   if (auto saved = WriteFileAtomically(metadata_path, journal.metadata.dump(1), budget); !saved) {
-    return ShuffleError::Stopped(saved.error());
+    return CommandError::Stopped(saved.error());
   }
   return journal;
 }
 
 }  // namespace
 
-std::expected<ShuffleJournal, ShuffleError> OpenShuffleJournal(
+std::expected<ShuffleJournal, CommandError> OpenShuffleJournal(
     const ShuffleOptions& options, const SourceOutput& source, const RecordLayout& layout,
     const std::string& work_dir, int64_t entry_bytes, WriteBudget* budget) {
   const json parameters = Parameters(options, source, layout);

@@ -30,7 +30,7 @@ struct ShuffleJournal {
 // writes both files. `entry_bytes` is one row's bytes in a bucket (key and record).
 // Refusals (another shuffle or other files in out_dir, too little memory) are
 // kRefused and leave out_dir as it was; read and write failures are kStopped.
-std::expected<ShuffleJournal, ShuffleError> OpenShuffleJournal(
+std::expected<ShuffleJournal, CommandError> OpenShuffleJournal(
     const ShuffleOptions& options, const SourceOutput& source, const RecordLayout& layout,
     const std::string& work_dir, int64_t entry_bytes, WriteBudget* budget);
 

@@ -8,10 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "storage/command_error.h"
+
 namespace actex {
 
-// What `actex shuffle` is asked (storage/activation_shuffle.h), and why it did not
-// finish: shared by the shuffle and its journal.
+// What `actex shuffle` is asked (storage/activation_shuffle.h): shared by the shuffle
+// and its journal. Why it did not finish is a CommandError (storage/command_error.h).
 
 struct ShuffleOptions {
   std::string source_dir;  // an extraction's output (host folders below it) or one host folder
@@ -24,29 +26,6 @@ struct ShuffleOptions {
   std::vector<int32_t> skip_token_ids;          // rows of these tokens are left out
   int64_t fail_after_bytes = -1;                // tests only: writes fail with ENOSPC after this
   std::function<void(const std::string&)> log;  // progress lines; may be empty
-};
-
-// Why a shuffle did not finish. Callers tell the kinds apart by `kind`, never by the
-// message, which names the cause (flag, file, OS error) and what to do.
-struct ShuffleError {
-  enum class Kind {
-    // Refused before anything was written: a bad parameter, a refused --to (empty, the
-    // root, the source, inside it or holding it, another shuffle's or a non-empty
-    // folder), a source that is not an extraction's output, or sites not in it.
-    kRefused,
-    // Stopped part way (disk full, a damaged shard, an I/O error): what was written
-    // stays valid and the same parameters continue from the last record.
-    kStopped,
-  };
-  Kind kind = Kind::kStopped;
-  std::string message;
-
-  static std::unexpected<ShuffleError> Refused(std::string message) {
-    return std::unexpected(ShuffleError{Kind::kRefused, std::move(message)});
-  }
-  static std::unexpected<ShuffleError> Stopped(std::string message) {
-    return std::unexpected(ShuffleError{Kind::kStopped, std::move(message)});
-  }
 };
 
 }  // namespace actex

@@ -8,18 +8,22 @@
 
 #include "actors/cli/commands.h"
 #include "storage/delphi_export.h"
-#include "storage/destination_folder.h"
 #include "storage/lm_saes_export.h"
 
 namespace actex {
 namespace {
 
+// The exit status of an export that did not finish, its error said: 2 when it was
+// refused before anything was written (the same command cannot succeed), 1 when it
+// stopped part way (the same command continues).
+int ExitForError(const CommandError& error) {
+  std::cerr << "actex export: " << error.message << '\n';
+  return error.kind == CommandError::Kind::kRefused ? 2 : 1;
+}
+
 int RunLmSaesExport(const LmSaesExportOptions& options) {
   auto result = ExportForLmSaes(options);
-  if (!result) {
-    std::cerr << "actex export: " << result.error() << '\n';
-    return 1;
-  }
+  if (!result) return ExitForError(result.error());
   std::cout << "exported " << result->rows << " rows in " << result->chunks << " chunks per site ("
             << result->kept << " already there), " << result->bytes << " bytes, to "
             << options.out_dir << '\n';
@@ -31,10 +35,7 @@ int RunLmSaesExport(const LmSaesExportOptions& options) {
 
 int RunDelphiExport(const DelphiExportOptions& options) {
   auto result = ExportForDelphi(options);
-  if (!result) {
-    std::cerr << "actex export: " << result.error() << '\n';
-    return 1;
-  }
+  if (!result) return ExitForError(result.error());
   std::cout << "exported " << result->locations << " latent locations over " << result->tokens
             << " tokens (" << result->sequences << " sequences of " << options.ctx_len << ") in "
             << result->files << " files, to " << options.out_dir << '\n';
@@ -76,24 +77,16 @@ CommandRunner AddExportCommand(CLI::App& command) {
       "(sequence, position, latent - start), \"activations\" [n] and \"tokens\" [sequences, "
       "ctx_len], and DIR/<site>/config.json; the tokens are every shard's in order, cut into "
       "sequences (docs/sae.md).\n"
-      "Exit status: 0 done; 1 failed (what was written stays; run again to continue); 2 "
-      "refused before anything was written: a --to that is empty, /, OUT itself, inside OUT "
-      "or holding it, or a delphi --ctx-len, --splits or --pad-token out of range.");
+      "Exit status: 0 done; 1 stopped part way (what was written stays; run again to "
+      "continue); 2 refused before anything was written: a --to that is empty, /, OUT itself, "
+      "inside OUT or holding it, or holding files of another export; OUT not an output, or "
+      "gzip'd; a site not in it (lm_saes: or an integer site); a delphi --ctx-len, --splits "
+      "or --pad-token out of range.");
   return [lm_saes, delphi, format] {
-    // Refused here, so that the exit status tells it from a failure part way.
-    if (auto destination = CheckDestinationFolder("--to", lm_saes->out_dir, lm_saes->source_dir);
-        !destination) {
-      std::cerr << "actex export: " << destination.error() << '\n';
-      return 2;
-    }
     if (*format == "lm_saes") return RunLmSaesExport(*lm_saes);
     delphi->source_dir = lm_saes->source_dir;
     delphi->out_dir = lm_saes->out_dir;
     delphi->sites = lm_saes->sites;
-    if (auto checked = CheckDelphiExportOptions(*delphi); !checked) {
-      std::cerr << "actex export: " << checked.error() << '\n';
-      return 2;
-    }
     return RunDelphiExport(*delphi);
   };
 }

@@ -155,7 +155,7 @@ CommandRunner AddShuffleCommand(CLI::App& command) {
     options.log = [](const std::string& line) { spdlog::info("{}", line); };
     const auto start = std::chrono::steady_clock::now();
     auto result = ShuffleActivations(options);
-    if (!result && result.error().kind == ShuffleError::Kind::kRefused) {
+    if (!result && result.error().kind == CommandError::Kind::kRefused) {
       std::cerr << "actex shuffle: " << result.error().message << '\n';
       return 2;
     }

@@ -189,7 +189,7 @@ TEST_F(SaeRunOutput,
   ActexOutcome dense = RunActex(dir_.path() + "/dense", {"export", "--format", "delphi", Out(),
                                                          "--to", dir_.path() + "/delphi", "--sites",
                                                          "blocks.1.hook_resid_post.latents.ids"});
-  EXPECT_EQ(dense.exit_code, 1);
+  EXPECT_EQ(dense.exit_code, 2) << "refused before anything was written";
   EXPECT_NE(dense.err.find("(sites with latents: " + kSaeSite + ")"), std::string::npos)
       << dense.err;
 }

@@ -169,7 +169,7 @@ TEST(ExportCommand, GzipShardsAndUnknownSitesAreNamed) {
   WriteSyntheticOutput(dir.path() + "/out", spec);
   ActexProcess gzipped(dir.path() + "/gz", {"export", "--format", "lm_saes", dir.path() + "/out",
                                             "--to", dir.path() + "/lm"});
-  EXPECT_EQ(gzipped.Wait(seconds(60)), 1);
+  EXPECT_EQ(gzipped.Wait(seconds(60)), 2);  // refused before anything was written
   EXPECT_NE(gzipped.err().find("is gzip'd: export from `actex shuffle`'s output"),
             std::string::npos)
       << gzipped.err();
@@ -179,7 +179,7 @@ TEST(ExportCommand, GzipShardsAndUnknownSitesAreNamed) {
   ActexProcess site(dir.path() + "/site",
                     {"export", "--format", "lm_saes", dir.path() + "/shuffled", "--to",
                      dir.path() + "/lm", "--sites", "blocks.7.hook_resid_post"});
-  EXPECT_EQ(site.Wait(seconds(60)), 1);
+  EXPECT_EQ(site.Wait(seconds(60)), 2);
   EXPECT_NE(site.err().find("site blocks.7.hook_resid_post is not in"), std::string::npos)
       << site.err();
   ActexProcess exported(

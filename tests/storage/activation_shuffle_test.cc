@@ -144,7 +144,7 @@ TEST_F(ShuffleOfTwoHosts, FailedShuffleResumesToTheSameFiles) {
     auto result = ShuffleActivations(options);
     if (result) break;
     EXPECT_THAT(result.error().message, HasSubstr("No space left on device"));
-    EXPECT_EQ(result.error().kind, ShuffleError::Kind::kStopped);
+    EXPECT_EQ(result.error().kind, CommandError::Kind::kStopped);
     ++failures;
   }
   EXPECT_GT(failures, 3);
@@ -172,7 +172,7 @@ TEST_F(ShuffleOfTwoHosts, KilledBeforeItsFirstListingWasInPlaceStartsAfresh) {
   WriteBytes(other + "/notes.txt", "mine");
   auto refused = ShuffleActivations(Options(source(), other));
   ASSERT_FALSE(refused.has_value());
-  EXPECT_EQ(refused.error().kind, ShuffleError::Kind::kRefused);
+  EXPECT_EQ(refused.error().kind, CommandError::Kind::kRefused);
   EXPECT_THAT(refused.error().message, HasSubstr("is not empty"));
   EXPECT_EQ(ReadBytes(other + "/notes.txt"), "mine");
 }
@@ -186,7 +186,7 @@ TEST_F(ShuffleOfTwoHosts, OtherParametersOverAnUnfinishedShuffleAreRefused) {
   auto result = ShuffleActivations(options);
   ASSERT_FALSE(result.has_value());
   EXPECT_THAT(result.error().message, HasSubstr("already holds another shuffle"));
-  EXPECT_EQ(result.error().kind, ShuffleError::Kind::kRefused);
+  EXPECT_EQ(result.error().kind, CommandError::Kind::kRefused);
 }
 
 TEST_F(ShuffleOfTwoHosts, AMemoryBudgetPastTheMachinesIsRefusedWritingNothing) {
@@ -194,7 +194,7 @@ TEST_F(ShuffleOfTwoHosts, AMemoryBudgetPastTheMachinesIsRefusedWritingNothing) {
   options.memory_bytes = int64_t{100000} << 40;  // --memory 100000TB
   auto result = ShuffleActivations(options);
   ASSERT_FALSE(result.has_value());
-  EXPECT_EQ(result.error().kind, ShuffleError::Kind::kRefused);
+  EXPECT_EQ(result.error().kind, CommandError::Kind::kRefused);
   // "this machine's 23.4 GiB", or a container's limit.
   EXPECT_THAT(result.error().message, HasSubstr("--memory 104857600000 MiB is more than this "));
   EXPECT_FALSE(std::filesystem::exists(shuffled()));
@@ -209,7 +209,7 @@ TEST_F(ShuffleOfTwoHosts, DamagedSourceShardIsNamed) {
   ASSERT_FALSE(result.has_value());
   EXPECT_THAT(result.error().message, HasSubstr("host_00/shard_000002.safetensors"));
   EXPECT_THAT(result.error().message, HasSubstr("damaged"));
-  EXPECT_EQ(result.error().kind, ShuffleError::Kind::kStopped);
+  EXPECT_EQ(result.error().kind, CommandError::Kind::kStopped);
 }
 
 TEST(Shuffle, MissingOrEmptySourceIsAnError) {
@@ -221,7 +221,7 @@ TEST(Shuffle, MissingOrEmptySourceIsAnError) {
   auto inside = ShuffleActivations(Options(dir.File("out"), dir.File("out/shuffled")));
   ASSERT_FALSE(inside.has_value());
   EXPECT_THAT(inside.error().message, HasSubstr("is inside"));
-  EXPECT_EQ(inside.error().kind, ShuffleError::Kind::kRefused);
+  EXPECT_EQ(inside.error().kind, CommandError::Kind::kRefused);
   fs::create_directories(dir.File("empty"));
   auto empty = ShuffleActivations(Options(dir.File("empty"), dir.File("shuffled")));
   ASSERT_FALSE(empty.has_value());

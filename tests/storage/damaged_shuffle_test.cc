@@ -77,7 +77,7 @@ class DamagedShuffle : public testing::Test {
 template <typename Result>
 std::optional<std::string> ErrorOf(const Result& result) {
   if (result) return std::nullopt;
-  if constexpr (std::is_same_v<typename Result::error_type, ShuffleError>) {
+  if constexpr (std::is_same_v<typename Result::error_type, CommandError>) {
     return result.error().message;
   } else {
     return result.error();

@@ -88,7 +88,7 @@ std::vector<Location> ExpectedLocations() {
 
 TEST_F(DelphiExport, EveryFiringLatentIsOneLocationOfItsRangesFile) {
   auto result = ExportForDelphi(Options());
-  ASSERT_TRUE(result.has_value()) << result.error();
+  ASSERT_TRUE(result.has_value()) << result.error().message;
   const std::vector<Location> expected = ExpectedLocations();
   EXPECT_EQ(result->locations, static_cast<int64_t>(expected.size()));
   EXPECT_EQ(result->files, 4);
@@ -141,7 +141,8 @@ TEST(DelphiExportWidth, AStoredIdPastTheSaesWidthIsRefusedNamingIt) {
   auto result = ExportForDelphi(
       {.source_dir = dir.File("out"), .out_dir = dir.File("delphi"), .ctx_len = 16, .splits = 4});
   ASSERT_FALSE(result.has_value());
-  EXPECT_THAT(result.error(), HasSubstr("latent 63 is stored but the SAE has 32 latents"));
+  EXPECT_THAT(result.error().message, HasSubstr("latent 63 is stored but the SAE has 32 latents"));
+  EXPECT_EQ(result.error().kind, CommandError::Kind::kStopped);  // the source disagrees with itself
 }
 
 TEST_F(DelphiExport, ASiteWithoutLatentsIsRefusedNamingTheSitesThatHaveThem) {
@@ -149,8 +150,9 @@ TEST_F(DelphiExport, ASiteWithoutLatentsIsRefusedNamingTheSitesThatHaveThem) {
   options.sites = {"blocks.1.hook_resid_post"};
   auto result = ExportForDelphi(options);
   ASSERT_FALSE(result.has_value());
-  EXPECT_THAT(result.error(), HasSubstr("site blocks.1.hook_resid_post has no latents"));
-  EXPECT_THAT(result.error(), HasSubstr(std::string("sites with latents: ") + kSite));
+  EXPECT_THAT(result.error().message, HasSubstr("site blocks.1.hook_resid_post has no latents"));
+  EXPECT_EQ(result.error().kind, CommandError::Kind::kRefused);
+  EXPECT_THAT(result.error().message, HasSubstr(std::string("sites with latents: ") + kSite));
 }
 
 TEST(DelphiExportOfDenseSites, AnOutputWithoutLatentsIsRefusedSayingToUseSae) {
@@ -158,8 +160,8 @@ TEST(DelphiExportOfDenseSites, AnOutputWithoutLatentsIsRefusedSayingToUseSae) {
   WriteSyntheticOutput(dir.File("out"), {.hosts = 1, .documents = 3});
   auto result = ExportForDelphi({.source_dir = dir.File("out"), .out_dir = dir.File("delphi")});
   ASSERT_FALSE(result.has_value());
-  EXPECT_THAT(result.error(), HasSubstr("holds no SAE latents"));
-  EXPECT_THAT(result.error(), HasSubstr("--sae"));
+  EXPECT_THAT(result.error().message, HasSubstr("holds no SAE latents"));
+  EXPECT_THAT(result.error().message, HasSubstr("--sae"));
 }
 
 TEST_F(DelphiExport, OptionsOutOfRangeAreRefusedBeforeAnyFileIsWritten) {
@@ -187,7 +189,8 @@ TEST_F(DelphiExport, OptionsOutOfRangeAreRefusedBeforeAnyFileIsWritten) {
     EXPECT_EQ(checked.error(), message);
     auto result = ExportForDelphi(options);
     ASSERT_FALSE(result.has_value()) << message;
-    EXPECT_EQ(result.error(), message);
+    EXPECT_EQ(result.error().message, message);
+    EXPECT_EQ(result.error().kind, CommandError::Kind::kRefused) << message;
     EXPECT_FALSE(std::filesystem::exists(options.out_dir)) << message;
   }
   EXPECT_TRUE(CheckDelphiExportOptions(Options()).has_value());
@@ -202,13 +205,14 @@ TEST_F(DelphiExport, AnEarlierExportsOtherRangesAreRefusedNotLeftBesideThisOnes)
   const std::string folder = dir_.File("delphi/") + kSite;
   const std::string first_range = ReadBytes(folder + "/0_15.safetensors");
   auto again = ExportForDelphi(Options());
-  ASSERT_TRUE(again.has_value()) << again.error();
+  ASSERT_TRUE(again.has_value()) << again.error().message;
   DelphiExportOptions halves = Options();
   halves.splits = 2;
   auto refused = ExportForDelphi(halves);
   ASSERT_FALSE(refused.has_value());
-  EXPECT_THAT(refused.error(), HasSubstr(std::string("holds ") + kSite + "/"));
-  EXPECT_THAT(refused.error(),
+  EXPECT_EQ(refused.error().kind, CommandError::Kind::kRefused);
+  EXPECT_THAT(refused.error().message, HasSubstr(std::string("holds ") + kSite + "/"));
+  EXPECT_THAT(refused.error().message,
               HasSubstr("which this export does not write (--splits 2 over 64 latents writes "
                         "0_31.safetensors to 32_63.safetensors)"));
   EXPECT_FALSE(std::filesystem::exists(folder + "/0_31.safetensors"));

@@ -38,7 +38,7 @@ class ExportOfAnIntegerSite : public testing::Test {
 
 TEST_F(ExportOfAnIntegerSite, EverySiteMeansEveryFloatSiteAndTheIntegerOneIsNamed) {
   auto result = ExportForLmSaes(Options({}));
-  ASSERT_TRUE(result.has_value()) << result.error();
+  ASSERT_TRUE(result.has_value()) << result.error().message;
   EXPECT_THAT(result->integer_sites_left_out, ElementsAre(kExpertIds));
   EXPECT_TRUE(fs::exists(dir_.File("lm_saes/") + kResid + "/chunk-00000000.safetensors"));
   EXPECT_FALSE(fs::exists(dir_.File("lm_saes/") + kExpertIds));
@@ -51,8 +51,9 @@ TEST_F(ExportOfAnIntegerSite, EverySiteMeansEveryFloatSiteAndTheIntegerOneIsName
 TEST_F(ExportOfAnIntegerSite, AskingForTheIntegerSiteIsRefusedNamingIt) {
   auto result = ExportForLmSaes(Options({kResid, kExpertIds}));
   ASSERT_FALSE(result.has_value());
-  EXPECT_THAT(result.error(), HasSubstr(std::string("site ") + kExpertIds +
-                                        " is an integer site (I32 expert ids)"));
+  EXPECT_EQ(result.error().kind, CommandError::Kind::kRefused);
+  EXPECT_THAT(result.error().message, HasSubstr(std::string("site ") + kExpertIds +
+                                                " is an integer site (I32 expert ids)"));
   EXPECT_FALSE(fs::exists(dir_.File("lm_saes/") + kResid));  // refused before writing
 }
 
@@ -72,16 +73,17 @@ TEST(ExportIntoAFolderInUse, AnotherSourcesChunksAreRefusedAndLeftAsTheyWere) {
   const std::string first_bytes = ReadBytes(chunk);
   // The same source again: every chunk its own, kept.
   auto again = ExportForLmSaes({dir.File("first"), dir.File("lm_saes"), {}});
-  ASSERT_TRUE(again.has_value()) << again.error();
+  ASSERT_TRUE(again.has_value()) << again.error().message;
   EXPECT_EQ(again->kept, again->chunks);
   EXPECT_EQ(again->bytes, 0);
   // Another source into the same folder.
   auto other = ExportForLmSaes({dir.File("second"), dir.File("lm_saes"), {}});
   ASSERT_FALSE(other.has_value());
-  EXPECT_THAT(other.error(),
+  EXPECT_THAT(other.error().message,
               HasSubstr("already holds " + std::string(kResid) +
                         "/chunk-00000000.safetensors, exported from " + dir.File("first")));
-  EXPECT_THAT(other.error(), HasSubstr("export into a new or empty folder"));
+  EXPECT_THAT(other.error().message, HasSubstr("export into a new or empty folder"));
+  EXPECT_EQ(other.error().kind, CommandError::Kind::kRefused);
   EXPECT_EQ(ReadBytes(chunk), first_bytes);
   // A chunk past the source's count (an earlier export of a longer source): lm_saes
   // would read its rows too.
@@ -89,8 +91,10 @@ TEST(ExportIntoAFolderInUse, AnotherSourcesChunksAreRefusedAndLeftAsTheyWere) {
   fs::copy_file(chunk, extra);
   auto longer = ExportForLmSaes({dir.File("first"), dir.File("lm_saes"), {}});
   ASSERT_FALSE(longer.has_value());
-  EXPECT_THAT(longer.error(), HasSubstr("/chunk-00000007.safetensors, which this export does not "
-                                        "write (the source has 1 file)"));
+  EXPECT_EQ(longer.error().kind, CommandError::Kind::kRefused);
+  EXPECT_THAT(longer.error().message,
+              HasSubstr("/chunk-00000007.safetensors, which this export does not "
+                        "write (the source has 1 file)"));
 }
 
 }  // namespace
