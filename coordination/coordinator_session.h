@@ -102,8 +102,8 @@ class CoordinatorSession {
     int fd = -1;  // the connection its last message came over
     Clock::time_point last_message;
     std::optional<Clock::time_point> disconnected_at;  // its connection closed since
-    // A node that took a lost host's place: barriers released before it came, which
-    // it passes at once.
+    // Barriers released before it came (a node that took a lost host's place) or
+    // before the standby took over, which it passes at once.
     std::set<std::string> passed_barriers;
     uint64_t echoed = 0;  // the newest of our heartbeats it said it received
     // When a node that took a lost host's place was welcomed: it heard this

@@ -125,7 +125,9 @@ void CoordinatorSession::FinishTakeover(Clock::time_point now) {
   coordinator_host_ = options_.standby_host;
   for (auto& [host_id, reattached] : reattached_) {
     Joining& node = reattached.first;
-    hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, {}};
+    // Host 0 released these: a host that enters one again here (it had not heard the
+    // release, or joined after it and was not answered) passes it at once.
+    hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, replicated_barriers_};
     host_by_identity_[node.identity] = host_id;
   }
   if (replicated_barriers_.contains(kFinalBarrierName)) {

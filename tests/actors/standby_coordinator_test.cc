@@ -80,6 +80,46 @@ TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing)
   }
 }
 
+// A barrier host 0 released stays released after a takeover: a host that enters it
+// again (a node that came after the release, whose arrival host 0 died before
+// answering) passes it at once, not waiting for hosts that passed it long ago.
+TEST_F(StandbyCoordinatorTest, ABarrierHost0ReleasedIsPassedAtOnceAfterTheTakeover) {
+  CoordinatorOptions primary = Primary();
+  ForkedCoordinator host0(primary, [&] { return PrimaryLeases(); });
+  zmq::context_t context;
+  CoordinatorOptions standby_options = Standby();
+  standby_options.leases = StandbyLeases();
+  auto standby = StartCoordinator(context, standby_options);
+  ASSERT_TRUE(standby) << standby.error();
+  std::vector<JoinResult> clients =
+      JoinJob(context, primary, standby_options.counters->control_endpoint);
+  for (JoinResult& client : clients) ASSERT_TRUE((*client)->EnterBarrier("ready"));
+  ASSERT_TRUE(WaitUntil([&] {
+    bool all = true;
+    for (JoinResult& client : clients) {
+      (void)(*client)->Service();
+      all = all && (*client)->BarrierReleased("ready");
+    }
+    return all;
+  }));
+  // Host 0 tells its standby what it released once every heartbeat interval.
+  const auto shipped = std::chrono::steady_clock::now() + 10 * liveness.heartbeat_interval;
+  EXPECT_TRUE(WaitUntil([&] {
+    for (JoinResult& client : clients) (void)(*client)->Service();
+    return std::chrono::steady_clock::now() >= shipped;
+  }));
+
+  host0.Kill();
+  ASSERT_TRUE((*clients[2])->EnterBarrier("ready"));  // lost with host 0: the reattach resends it
+  const std::vector<int> others = {1, 2, 3};
+  ASSERT_TRUE(AwaitTakeover(clients, others, *standby_options.counters));
+  EXPECT_TRUE(WaitUntil([&] {
+    for (int host : others) (void)(*clients[host])->Service();
+    return (*clients[2])->BarrierReleased("ready");
+  })) << "the standby waits for hosts that passed 'ready' at host 0";
+  for (int host : others) EXPECT_TRUE((*clients[host])->Service()) << host;
+}
+
 // After a takeover, a node that comes (host 0's command again, on a new machine, or
 // an added host) finds the job at the standby's address, host 0's being dead: the
 // standby admits it as host 0's rendezvous would, and it takes leases; a node whose
