@@ -24,6 +24,14 @@ int64_t HostBytesPerBatchToken(const ExtractPlan& plan, const ModelConfig& confi
   return local_replicas * replica_bytes;
 }
 
+LargestBatch LargestBatchOf(const ExtractPlan& plan, int64_t batch_tokens) {
+  if (batch_tokens >= plan.max_seq_len) {
+    return {batch_tokens, "--batch-tokens " + std::to_string(batch_tokens)};
+  }
+  return {plan.max_seq_len,
+          "--max-seq-len " + std::to_string(plan.max_seq_len) + " (so long a sequence is a batch)"};
+}
+
 std::expected<void, std::string> CheckBatchMemory(const ExtractPlan& plan,
                                                   const ModelConfig& config, int local_shards,
                                                   int replica_shards, int64_t batch_tokens,
@@ -31,12 +39,8 @@ std::expected<void, std::string> CheckBatchMemory(const ExtractPlan& plan,
   const int64_t per_token = HostBytesPerBatchToken(plan, config, local_shards, replica_shards);
   if (memory.bytes <= 0 || per_token <= 0) return {};
   const int64_t fitting = memory.bytes / per_token;
-  const int64_t tokens = std::max<int64_t>(batch_tokens, plan.max_seq_len);
+  const auto [tokens, flag] = LargestBatchOf(plan, batch_tokens);
   if (tokens <= fitting) return {};
-  const std::string flag = batch_tokens >= plan.max_seq_len
-                               ? "--batch-tokens " + std::to_string(batch_tokens)
-                               : "--max-seq-len " + std::to_string(plan.max_seq_len) +
-                                     " (so long a sequence is a batch)";
   const std::string held =
       plan.devices.cuda
           ? "the sites captured"

@@ -17,11 +17,15 @@ namespace actex {
 int64_t HostBytesPerBatchToken(const ExtractPlan& plan, const ModelConfig& config, int local_shards,
                                int replica_shards);
 
-// Refuses a --batch-tokens whose batch cannot fit in `memory` (UsableMemory::Find()),
-// naming the flag, what one token takes and the most that fits: such a batch would
-// otherwise be found out at the first batch, by an allocation that fails or by the
-// kernel's out-of-memory killer. A batch holds max(--batch-tokens, the plan's
-// max_seq_len) tokens at most, since a longer sequence travels alone.
+// The most tokens one batch holds: max(--batch-tokens, the plan's max_seq_len), since
+// a longer sequence travels alone; the flag names the larger.
+LargestBatch LargestBatchOf(const ExtractPlan& plan, int64_t batch_tokens);
+
+// Refuses a --batch-tokens whose batch (LargestBatchOf) cannot fit in `memory`
+// (UsableMemory::Find()), naming the flag, what one token takes and the most that
+// fits: such a batch would otherwise be found out at the first batch, by an allocation
+// that fails or by the kernel's out-of-memory killer. A GPU's own memory is checked as
+// its shard starts (DevicePlan::MakerFor).
 std::expected<void, std::string> CheckBatchMemory(const ExtractPlan& plan,
                                                   const ModelConfig& config, int local_shards,
                                                   int replica_shards, int64_t batch_tokens,

@@ -9,11 +9,14 @@
 
 namespace actex {
 
-ShardDeviceMaker DevicePlan::MakerFor(int shard_on_host, int threads) const {
+ShardDeviceMaker DevicePlan::MakerFor(int shard_on_host, int threads,
+                                      const LargestBatch& batch) const {
   if (!cuda) return CpuShardDevices(threads, precision);
   return CudaShardDevices({.gpu = gpus[static_cast<size_t>(shard_on_host) % gpus.size()],
                            .precision = precision,
-                           .host_threads = threads});
+                           .host_threads = threads,
+                           .batch_tokens = batch.tokens,
+                           .batch_flag = batch.flag});
 }
 
 std::string DevicePlan::Describe() const {

@@ -1,6 +1,7 @@
 #ifndef ACTEX_ACTORS_DEVICE_PLAN_H_
 #define ACTEX_ACTORS_DEVICE_PLAN_H_
 
+#include <cstdint>
 #include <expected>
 #include <optional>
 #include <string>
@@ -11,6 +12,13 @@
 
 namespace actex {
 
+// The most tokens one batch holds, and the flag that sets it ("--batch-tokens 8192"):
+// LargestBatchOf (actors/batch_memory.h).
+struct LargestBatch {
+  int64_t tokens = 0;
+  std::string flag;
+};
+
 // Where this host's device shards run (--device, --gpus, --precision), checked before
 // any work.
 struct DevicePlan {
@@ -19,8 +27,10 @@ struct DevicePlan {
   Precision precision = Precision::kFp32;
 
   // The device of this host's `shard_on_host`-th shard (0-based), with `threads` host
-  // threads: the CPU's cores, or GPU gpus[shard_on_host % gpus.size()].
-  ShardDeviceMaker MakerFor(int shard_on_host, int threads) const;
+  // threads: the CPU's cores, or GPU gpus[shard_on_host % gpus.size()], which refuses
+  // a `batch` its memory cannot hold (the host's memory is checked before, by
+  // CheckBatchMemory).
+  ShardDeviceMaker MakerFor(int shard_on_host, int threads, const LargestBatch& batch) const;
   // "cpu, fp32", "cpu, bf16 products by oneDNN on AMX" (or on AVX512_BF16) or "cuda
   // (GPUs 0,1), bf16", for the ready line.
   std::string Describe() const;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/batch_memory.h"
 #include "actors/device_shard_actor.h"
 #include "actors/job_link.h"
 #include "actors/lease_links.h"
@@ -133,7 +134,8 @@ std::expected<void, std::string> PipelineStart::AddDeviceShards() {
     shard.sites = resources_.plan.sites;
     shard.saes = resources_.plan.saes;
     shard.make_device =
-        resources_.plan.devices.MakerFor(local_index++, resources_.plan.blas_threads);
+        resources_.plan.devices.MakerFor(local_index++, resources_.plan.blas_threads,
+                                         LargestBatchOf(resources_.plan, extract_.batch_tokens));
     shard.batches_endpoint = BatchesEndpoint(local.global_shard);
     shard.ring = ring;
     shard.activations_endpoint = kActivationsEndpoint;

@@ -10,8 +10,10 @@
 #include <cstring>
 #include <system_error>
 
+#include "base/text.h"
 #include "gpu/cuda_shard_device_internal.h"
 #include "gpu/cuda_status.h"
+#include "model/decoder_forward.h"
 
 namespace actex {
 namespace gpu_internal {
@@ -161,6 +163,31 @@ std::span<const float> CudaShardDevice::ToHost(const float* data, int64_t count,
   return *staging;
 }
 
+// Refuses a batch of `options.batch_tokens` whose forward's buffers cannot fit in what
+// the shard's weights left free of the current GPU's memory. A lower bound of what a
+// batch takes (taps, product scratch and a mixture of experts' buffers come on top),
+// so what passes here may still fail at the batch's first allocation, named then.
+std::expected<void, std::string> CheckBatchFits(const ShardSetup& setup,
+                                                const CudaOptions& options) {
+  if (options.batch_tokens <= 0) return {};
+  size_t free = 0;
+  size_t total = 0;
+  auto asked = CudaOk(cudaMemGetInfo(&free, &total), "asking how much of its memory is free");
+  if (!asked) return asked;
+  const int64_t per_token = ForwardBytesPerToken(setup.config, setup.slice);
+  if (per_token <= 0) return {};
+  const int64_t fitting = static_cast<int64_t>(free) / per_token;
+  if (options.batch_tokens <= fitting) return {};
+  return std::unexpected(
+      options.batch_flag + ": a batch of " + std::to_string(options.batch_tokens) +
+      " tokens needs at least " +
+      BytesText(static_cast<double>(options.batch_tokens) * static_cast<double>(per_token)) +
+      " of its memory for the forward's buffers (" + BytesText(static_cast<double>(per_token)) +
+      " a token), more than the " + BytesText(static_cast<double>(free)) + " of " +
+      BytesText(static_cast<double>(total)) + " left free beside the weights: give at most " +
+      std::to_string(fitting) + " tokens");
+}
+
 }  // namespace gpu_internal
 
 bool CudaBuilt() { return true; }
@@ -199,6 +226,9 @@ ShardDeviceMaker CudaShardDevices(const CudaOptions& options) {
                                               streams->compute());
     if (!weights) {
       return std::unexpected("GPU " + std::to_string(options.gpu) + ": " + weights.error());
+    }
+    if (auto fits = gpu_internal::CheckBatchFits(setup, options); !fits) {
+      return std::unexpected("GPU " + std::to_string(options.gpu) + ": " + fits.error());
     }
     try {
       return std::make_unique<gpu_internal::CudaShardDevice>(setup, options, std::move(*streams),

@@ -56,8 +56,8 @@ TEST(DevicePlan, TheCpuMakerCarriesThePrecisionToTheShard) {
   for (const std::string precision : {"fp32", "bf16"}) {
     auto plan = PlanDevices("cpu", "", precision);
     if (!plan) continue;  // bf16 where unsupported: the refusal is tested above
-    auto shard =
-        DecoderShard::Create(*weights, *slice, {{SiteKind::kResidPost, 0}}, plan->MakerFor(0, 2));
+    auto shard = DecoderShard::Create(*weights, *slice, {{SiteKind::kResidPost, 0}},
+                                      plan->MakerFor(0, 2, {256, "--batch-tokens 256"}));
     ASSERT_TRUE(shard.has_value()) << shard.error();
     EXPECT_NE((*shard)->device_description().find(precision == "bf16" ? "bf16 products" : "fp32"),
               std::string::npos)

@@ -128,6 +128,7 @@ struct cudaDeviceProp {
 cudaError_t cudaGetDeviceCount(int* count);
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int device);
+cudaError_t cudaMemGetInfo(size_t* free, size_t* total);
 cudaError_t cudaMalloc(void** pointer, size_t bytes);
 cudaError_t cudaFree(void* pointer);
 cudaError_t cudaMallocHost(void** pointer, size_t bytes);

@@ -52,6 +52,12 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int device) {
   return cudaSuccess;
 }
 
+// Allocations are not counted: each may take the whole GPU, so all of it is free.
+cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
+  *free = *total = actex::cuda_emulator::kDeviceMemoryBytes;
+  return cudaSuccess;
+}
+
 // Device memory is at most kDeviceMemoryBytes an allocation, filled with 0xff bytes (a NaN as
 // floats), so that a read of memory the GPU code never wrote shows in its results.
 cudaError_t cudaMalloc(void** pointer, size_t bytes) {

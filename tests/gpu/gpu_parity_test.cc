@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "base/text.h"
 #include "gpu/cuda_shard_device.h"
 #include "gpu/kernels/attention.h"
 #include "model/cpu_shard_device.h"
@@ -175,6 +176,41 @@ TEST(GpuOutOfMemory, ABufferPastTheGpusMemoryNamesTheBatchAndItsFlag) {
                                "allocating 4398046511104 bytes"),
             std::string::npos)
       << ended.error();
+}
+
+// A batch whose forward's buffers cannot fit in what the weights left of the GPU's
+// memory is refused as its shard starts, before any work, naming the flag that sizes
+// it and the most tokens that fit; a batch that fits starts.
+TEST(GpuOutOfMemory, ABatchPastTheGpusFreeMemoryIsRefusedAsItsShardStarts) {
+  if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
+  auto weights = ModelWeights::Open(kTinyModelDir);
+  ASSERT_TRUE(weights.has_value()) << weights.error();
+  auto slice = PlanShard((*weights)->config(), 0, 1);
+  ASSERT_TRUE(slice.has_value()) << slice.error();
+  const int64_t per_token = ForwardBytesPerToken((*weights)->config(), *slice);
+  const int64_t past_any_gpu = (int64_t{1} << 40) / per_token;  // 1 TiB of buffers
+  const std::string flag = "--batch-tokens " + std::to_string(past_any_gpu);
+  auto refused =
+      DecoderShard::Create(*weights, *slice, {{SiteKind::kResidPost, 0}},
+                           CudaShardDevices({.batch_tokens = past_any_gpu, .batch_flag = flag}));
+  ASSERT_FALSE(refused.has_value());
+  const std::string said = "GPU 0: " + flag + ": a batch of " + std::to_string(past_any_gpu) +
+                           " tokens needs at least " +
+                           BytesText(static_cast<double>(past_any_gpu * per_token)) +
+                           " of its memory for the forward's buffers (" +
+                           BytesText(static_cast<double>(per_token)) + " a token), more than the ";
+  EXPECT_EQ(refused.error().substr(0, said.size()), said) << refused.error();
+#ifdef ACTEX_GPU_EMULATED  // all of its 80 GiB are free
+  EXPECT_NE(refused.error().find("more than the 80 GiB of 80 GiB left free beside the weights: "
+                                 "give at most " +
+                                 std::to_string((int64_t{80} << 30) / per_token) + " tokens"),
+            std::string::npos)
+      << refused.error();
+#endif
+  auto started = DecoderShard::Create(
+      *weights, *slice, {{SiteKind::kResidPost, 0}},
+      CudaShardDevices({.batch_tokens = 4096, .batch_flag = "--batch-tokens 4096"}));
+  EXPECT_TRUE(started.has_value()) << started.error();
 }
 
 // A launch the GPU refuses is the kernel's own error, returned by the function that
