@@ -127,7 +127,7 @@ void CoordinatorSession::FinishTakeover(Clock::time_point now) {
     Joining& node = reattached.first;
     // Host 0 released these: a host that enters one again here (it had not heard the
     // release, or joined after it and was not answered) passes it at once.
-    hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, replicated_barriers_};
+    hosts_[host_id] = Host{node.identity, node.fd, now, std::nullopt, replicated_barriers_, 0, now};
     host_by_identity_[node.identity] = host_id;
   }
   if (replicated_barriers_.contains(kFinalBarrierName)) {
