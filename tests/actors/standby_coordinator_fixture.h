@@ -172,6 +172,22 @@ struct StandbyCoordinatorTest : testing::Test {
     (*clients[2])->RequestLease({1, -1});
     ASSERT_EQ(AwaitGrant(clients, 2, {0, 1, 2, 3}).chunk, 0);
   }
+  // Host 0's coordinator in a child process, so that it can be lost as a host is
+  // (forked_host0->Kill()), the standby here (standby_options), every host joined;
+  // `adjust` changes the two coordinators' options first.
+  void StartWithAForkedHost0(const std::function<void(CoordinatorOptions& primary,
+                                                      CoordinatorOptions& standby)>& adjust = {}) {
+    primary = Primary();
+    standby_options = Standby();
+    if (adjust) adjust(primary, standby_options);
+    forked_host0 = std::make_unique<ForkedCoordinator>(primary, [&] { return PrimaryLeases(); });
+    context = std::make_unique<zmq::context_t>();
+    standby_options.leases = StandbyLeases();
+    auto started = StartCoordinator(*context, standby_options);
+    ASSERT_TRUE(started) << started.error();
+    standby_here = std::move(*started);
+    clients = JoinJob(*context, primary, standby_options.counters->control_endpoint);
+  }
   // Services every client in `serviced` until the standby took the job over.
   static bool AwaitTakeover(std::vector<JoinResult>& clients, const std::vector<int>& serviced,
                             const CoordinatorCounters& standby) {
@@ -201,6 +217,10 @@ struct StandbyCoordinatorTest : testing::Test {
   std::unique_ptr<zmq::context_t> context;
   CoordinatorOptions primary;
   std::unique_ptr<Actor> host0;
+  // What StartWithAForkedHost0 starts.
+  std::unique_ptr<ForkedCoordinator> forked_host0;
+  CoordinatorOptions standby_options;
+  std::unique_ptr<Actor> standby_here;
   std::vector<JoinResult> clients;
 };
 

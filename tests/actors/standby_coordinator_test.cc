@@ -35,15 +35,7 @@ using namespace std::chrono_literals;
 // one host 3 was allowed to list (its report lost with host 0) is listed from what
 // host 3 says, and host 0's unlisted chunk goes to the next host that asks.
 TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing) {
-  CoordinatorOptions primary = Primary();
-  ForkedCoordinator host0(primary, [&] { return PrimaryLeases(); });
-  zmq::context_t context;
-  CoordinatorOptions standby_options = Standby();
-  standby_options.leases = StandbyLeases();
-  auto standby = StartCoordinator(context, standby_options);
-  ASSERT_TRUE(standby) << standby.error();
-  std::vector<JoinResult> clients =
-      JoinJob(context, primary, standby_options.counters->control_endpoint);
+  ASSERT_NO_FATAL_FAILURE(StartWithAForkedHost0());
   const std::vector<int> all = {0, 1, 2, 3};
   int64_t next = 0;
   for (int host : {2, 3, 1, 0}) {
@@ -56,7 +48,7 @@ TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing)
   (*clients[3])->ReportListing({1, {1}});
   ASSERT_TRUE(AwaitAck(**clients[3]));
 
-  host0.Kill();
+  forked_host0->Kill();
   (*clients[3])->ReportListed({{1}});  // lost with host 0: the reattach says it
   const std::vector<int> others = {1, 2, 3};
   EXPECT_TRUE(AwaitTakeover(clients, others, *standby_options.counters));
@@ -67,7 +59,7 @@ TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing)
   for (int host : others) EXPECT_TRUE((*clients[host])->Service()) << host;
   // A host that did not reattach comes too late to do so, and the job goes on.
   const std::string& endpoint = standby_options.counters->control_endpoint;
-  EXPECT_NE(AbortFor(context, endpoint, ReattachMessage{2, {}, {}})
+  EXPECT_NE(AbortFor(*context, endpoint, ReattachMessage{2, {}, {}})
                 .find("after it took over the job without it"),
             std::string::npos);
   for (int host : others) EXPECT_TRUE((*clients[host])->Service()) << host;
@@ -84,15 +76,7 @@ TEST_F(StandbyCoordinatorTest, TakesOverAKilledHost0KnowingEveryGrantAndListing)
 // again (a node that came after the release, whose arrival host 0 died before
 // answering) passes it at once, not waiting for hosts that passed it long ago.
 TEST_F(StandbyCoordinatorTest, ABarrierHost0ReleasedIsPassedAtOnceAfterTheTakeover) {
-  CoordinatorOptions primary = Primary();
-  ForkedCoordinator host0(primary, [&] { return PrimaryLeases(); });
-  zmq::context_t context;
-  CoordinatorOptions standby_options = Standby();
-  standby_options.leases = StandbyLeases();
-  auto standby = StartCoordinator(context, standby_options);
-  ASSERT_TRUE(standby) << standby.error();
-  std::vector<JoinResult> clients =
-      JoinJob(context, primary, standby_options.counters->control_endpoint);
+  ASSERT_NO_FATAL_FAILURE(StartWithAForkedHost0());
   for (JoinResult& client : clients) ASSERT_TRUE((*client)->EnterBarrier("ready"));
   ASSERT_TRUE(WaitUntil([&] {
     bool all = true;
@@ -109,7 +93,7 @@ TEST_F(StandbyCoordinatorTest, ABarrierHost0ReleasedIsPassedAtOnceAfterTheTakeov
     return std::chrono::steady_clock::now() >= shipped;
   }));
 
-  host0.Kill();
+  forked_host0->Kill();
   ASSERT_TRUE((*clients[2])->EnterBarrier("ready"));  // lost with host 0: the reattach resends it
   const std::vector<int> others = {1, 2, 3};
   ASSERT_TRUE(AwaitTakeover(clients, others, *standby_options.counters));
@@ -125,21 +109,16 @@ TEST_F(StandbyCoordinatorTest, ABarrierHost0ReleasedIsPassedAtOnceAfterTheTakeov
 // standby admits it as host 0's rendezvous would, and it takes leases; a node whose
 // settings differ from host 0's is refused, naming the flag.
 TEST_F(StandbyCoordinatorTest, AfterATakeoverANodeThatComesJoinsThroughTheStandby) {
-  CoordinatorOptions primary = Primary();
-  primary.max_hosts = kHosts + 1;
-  ForkedCoordinator host0(primary, [&] { return PrimaryLeases(); });
-  zmq::context_t context;
-  CoordinatorOptions standby_options = Standby();
-  standby_options.max_hosts = 0;  // host 1 was not given --max-hosts: host 0's counts
-  standby_options.leases = StandbyLeases();
-  auto standby = StartCoordinator(context, standby_options);
-  ASSERT_TRUE(standby) << standby.error();
+  ASSERT_NO_FATAL_FAILURE(
+      StartWithAForkedHost0([](CoordinatorOptions& primary, CoordinatorOptions& standby) {
+        primary.max_hosts = kHosts + 1;
+        standby.max_hosts = 0;  // host 1 was not given --max-hosts: host 0's counts
+      }));
   const std::string& endpoint = standby_options.counters->control_endpoint;
-  std::vector<JoinResult> clients = JoinJob(context, primary, endpoint);
   (*clients[0])->RequestLease({1, -1});
   EXPECT_EQ(AwaitGrant(clients, 0, {0, 1, 2, 3}).chunk, 0);
 
-  host0.Kill();
+  forked_host0->Kill();
   const std::vector<int> others = {1, 2, 3};
   ASSERT_TRUE(AwaitTakeover(clients, others, *standby_options.counters));
   CoordinatorClientOptions late = ClientOptionsFor(primary);
@@ -151,7 +130,7 @@ TEST_F(StandbyCoordinatorTest, AfterATakeoverANodeThatComesJoinsThroughTheStandb
       std::this_thread::sleep_for(20ms);
     }
   });
-  auto back = CoordinatorClient::Join(context, late, MakeHello(0, kHosts));
+  auto back = CoordinatorClient::Join(*context, late, MakeHello(0, kHosts));
   joining = false;
   serve_others.join();
   ASSERT_TRUE(back) << back.error();
@@ -161,12 +140,12 @@ TEST_F(StandbyCoordinatorTest, AfterATakeoverANodeThatComesJoinsThroughTheStandb
   EXPECT_EQ(AwaitGrant(clients, 0, {0, 1, 2, 3}).chunk, 0) << "host 0's unlisted chunk";
 
   // An added host (host 0's --max-hosts) joins the same way.
-  auto added = CoordinatorClient::Join(context, late, MakeHello(kHosts, kHosts));
+  auto added = CoordinatorClient::Join(*context, late, MakeHello(kHosts, kHosts));
   ASSERT_TRUE(added) << added.error();
   EXPECT_TRUE((*added)->with_standby());
   HelloMessage other = MakeHello(2, kHosts);
   other.fingerprint["--layers"] = "7";
-  auto refused = CoordinatorClient::Join(context, late, other);
+  auto refused = CoordinatorClient::Join(*context, late, other);
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error(), "host 2: --layers differs: host 0 has 20,21 but host 2 has 7");
   for (int host : {0, 1, 2, 3}) EXPECT_TRUE((*clients[host])->Service()) << host;
