@@ -44,14 +44,16 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
   }
   barriers_.erase(found);
   released_barriers_.insert(name);
+  // The standby hears of it before any host does: a host that misses the release (host
+  // 0 lost meanwhile) and enters the barrier again at the standby passes it there, not
+  // waiting for the hosts that heard it and go on.
+  next_standby_update_ = now;
+  ShipToStandby(now);
   for (const auto& host : hosts_) {
     if (host) Queue(host->identity, BarrierReleaseMessage{name});
   }
   spdlog::info("coordinator: released barrier '{}'", name);
   if (name != kFinalBarrierName) return;
-  // A host that misses the release and reattaches to the standby learns it there.
-  next_standby_update_ = now;
-  ShipToStandby(now);
   phase_ = Phase::kEnding;
   ends_at_ = now + options_.final_drain;
   // With leases, chunks may still wait for the folder of a host of an earlier run.
