@@ -118,6 +118,7 @@ std::expected<void, std::string> PipelineStart::AddWriter() {
 
 std::expected<void, std::string> PipelineStart::AddDeviceShards() {
   int local_index = 0;  // this host's shards take the planned GPUs in turn
+  const LargestBatch batch = LargestBatchOf(resources_.plan, extract_.batch_tokens);
   for (const LocalShard& local : share_.layout.shards()) {
     auto slice = PlanShard(resources_.config, local.rank, resources_.mesh.model);
     if (!slice) return std::unexpected(slice.error());
@@ -134,8 +135,7 @@ std::expected<void, std::string> PipelineStart::AddDeviceShards() {
     shard.sites = resources_.plan.sites;
     shard.saes = resources_.plan.saes;
     shard.make_device =
-        resources_.plan.devices.MakerFor(local_index++, resources_.plan.blas_threads,
-                                         LargestBatchOf(resources_.plan, extract_.batch_tokens));
+        resources_.plan.devices.MakerFor(local_index++, resources_.plan.blas_threads, batch);
     shard.batches_endpoint = BatchesEndpoint(local.global_shard);
     shard.ring = ring;
     shard.activations_endpoint = kActivationsEndpoint;
