@@ -11,7 +11,7 @@
 
 namespace actex {
 
-std::expected<std::optional<std::string>, std::string> FindFinishedJob(
+std::expected<std::optional<FinishedJob>, std::string> FindFinishedJob(
     const NodeOptions& options, const NodeResources& resources) {
   if (options.num_hosts <= 1 || options.extract.overwrite) return std::nullopt;
   const MeshPlan& mesh = resources.mesh;
@@ -33,12 +33,17 @@ std::expected<std::optional<std::string>, std::string> FindFinishedJob(
                    options.host_id, path, differences);
       continue;
     }
-    return fmt::format(
-        "host {}: the job finished before this node started ({} at {}, {} host(s), {}): nothing "
-        "is left to do",
-        options.host_id, path, (*record)->finished_at, (*record)->hosts, (*record)->progress);
+    return FinishedJob{fmt::format("{} at {}, {} host(s), {}", path, (*record)->finished_at,
+                                   (*record)->hosts, (*record)->progress)};
   }
   return std::nullopt;
+}
+
+std::string FinishedBeforeStartLine(int host_id, const FinishedJob& job) {
+  return fmt::format(
+      "host {}: the job finished before this node started ({}): nothing is left "
+      "to do",
+      host_id, job.record);
 }
 
 }  // namespace actex

@@ -64,6 +64,10 @@ class NodeRun {
   // host leaves (host 0 with a standby hands the job over), and the same command on
   // every host resumes.
   ExtractionSummary StoppedBySignal(RunEnding ending);
+  // The wait at the final barrier failed with `error` (the coordinator lost: this host
+  // was cut off, or frozen, when the barrier was released): its part is complete, so
+  // when the job's record says the job finished the run completed; else `error`.
+  std::expected<RunEnding, std::string> EndedUnlessJobFinished(const std::string& error);
   // Starting failed with `error`: when the job's record now says the job finished (host
   // 0's coordinator, lingering after the end, turned this node's Hello away), the
   // actors stop and the run ends as FindFinishedJob says, computing nothing; else Fail.
@@ -167,9 +171,19 @@ std::expected<RunEnding, std::string> NodeRun::TakePart() {
                options_.host_id);
   auto done = job_->FinishTogether(
       [&] { return options_.stop_signals != nullptr && options_.stop_signals->count.load() > 0; });
-  if (!done) return std::unexpected(done.error());
+  if (!done) return EndedUnlessJobFinished(done.error());
   ended_job_ = *done == JobLink::Finish::kReleased && job_->Coordinating();
   return *done == JobLink::Finish::kLeft ? RunEnding::kLeftFinalBarrier : RunEnding::kCompleted;
+}
+
+std::expected<RunEnding, std::string> NodeRun::EndedUnlessJobFinished(const std::string& error) {
+  auto finished = FindFinishedJob(options_, resources_);
+  if (!finished || !*finished) return std::unexpected(error);
+  spdlog::warn(
+      "host {}: the job finished while this host was away from the final barrier, its part "
+      "complete ({}); its wait there ended: {}",
+      options_.host_id, (*finished)->record, error);
+  return RunEnding::kCompleted;
 }
 
 std::expected<ExtractionSummary, std::string> NodeRun::Finish() {
@@ -226,7 +240,7 @@ std::expected<ExtractionSummary, std::string> NodeRun::FailUnlessJobFinished(
   if (!finished || !*finished) return Fail(error);
   supervisor_->StopAll();
   ExtractionSummary summary;
-  summary.job_finished_before = std::move(**finished);
+  summary.job_finished_before = FinishedBeforeStartLine(options_.host_id, **finished);
   return summary;
 }
 
@@ -267,7 +281,7 @@ std::expected<ExtractionSummary, std::string> RunPreparedNode(const NodeOptions&
   auto finished = FindFinishedJob(options, resources);
   if (!finished) return std::unexpected(finished.error());
   if (*finished) {
-    summary.job_finished_before = std::move(**finished);
+    summary.job_finished_before = FinishedBeforeStartLine(options.host_id, **finished);
     return summary;
   }
   auto share = PrepareHostShare(options, resources, summary);

@@ -66,6 +66,7 @@ void CoordinatorSession::Handle(const std::string& identity, int fd, const std::
       host_id >= 0 ? fmt::format("host {}", host_id) : fmt::format("a stranger at {}", address);
   if (!message) return DropMalformed(sender, message.error().message);
   const MessageType type = message->type;
+  if (host_id < 0 && ReturnToFinalBarrier(identity, fd, address, now)) return;
   if (host_id < 0 && StopSilencedHost(identity, address, type)) return;
 
   if (phase_ == Phase::kStandby || phase_ == Phase::kTakeover) {

@@ -209,8 +209,16 @@ class CoordinatorSession {
   // instead of working on what no longer counts until it takes the coordinator for
   // lost. What it sends after that is dropped.
   bool StopSilencedHost(const std::string& identity, const std::string& address, MessageType type);
+  // Whether `identity` is the link of a host lost by silence at the final barrier
+  // (frozen there, or cut off): its part was complete. Its first message takes it back
+  // to the barrier while the job runs, where it is released with the others; once the
+  // job ended it hears how (the release, or the Abort). Not when a node took its place.
+  bool ReturnToFinalBarrier(const std::string& identity, int fd, const std::string& address,
+                            Clock::time_point now);
   // Releases barrier `name` if every host still in the job arrived at it.
   void ReleaseIfAllArrived(const std::string& name, Clock::time_point now);
+  // Releases every open barrier every host still in the job arrived at (one left it).
+  void ReleaseOpenBarriers(Clock::time_point now);
   // The job ended with every chunk listed: leaves its record (FinishedJobRecord) in
   // options_.finished_record_folder, when there is one, for nodes started later.
   void RecordFinished();
@@ -231,7 +239,8 @@ class CoordinatorSession {
   // The links of hosts lost by silence (StopSilencedHost).
   struct SilencedHost {
     int host_id = -1;
-    bool told = false;  // its Abort is queued
+    bool told = false;              // its Abort is queued
+    bool at_final_barrier = false;  // lost there, its part complete
   };
   std::map<std::string, SilencedHost> silenced_;
   std::set<std::string> released_barriers_;

@@ -87,6 +87,12 @@ void CoordinatorSession::ReleaseIfAllArrived(const std::string& name, Clock::tim
   spdlog::error("coordinator: {}", *abort_reason_);
 }
 
+void CoordinatorSession::ReleaseOpenBarriers(Clock::time_point now) {
+  std::vector<std::string> open;
+  for (const auto& [name, arrived] : barriers_) open.push_back(name);
+  for (const std::string& name : open) ReleaseIfAllArrived(name, now);
+}
+
 void CoordinatorSession::RecordFinished() {
   // A standby that took over without host 0's rendezvous knows no fingerprint.
   if (!options_.leases || options_.finished_record_folder.empty() ||

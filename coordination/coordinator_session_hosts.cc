@@ -157,8 +157,11 @@ void CoordinatorSession::LoseHost(int host_id, Departure departure, std::string 
       final_barrier != barriers_.end() && final_barrier->second.contains(host_id)) {
     spdlog::warn("coordinator: {}; it had finished its part, so the job goes on without it",
                  reason);
+    if (departure == Departure::kSilent && hosts_[host_id]) {
+      silenced_[hosts_[host_id]->identity] = {.host_id = host_id, .at_final_barrier = true};
+    }
     RemoveHost(host_id);
-    return ReleaseIfAllArrived(kFinalBarrierName, now);
+    return ReleaseOpenBarriers(now);
   }
   if (phase_ != Phase::kEnding) AnnounceLost(host_id, reason);
   if (phase_ != Phase::kRunning || GroupOf(host_id) == GroupOf(coordinator_host_)) {
@@ -193,9 +196,7 @@ void CoordinatorSession::LoseHost(int host_id, Departure departure, std::string 
   if (departure == Departure::kSilent) silent_since_[host_id] = now;
   if (options_.leases) AnswerWaitingLeases(now);
   if (returning_.contains(host_id)) ReadmitWhenFree(host_id, now);
-  std::vector<std::string> open;
-  for (const auto& [name, arrived] : barriers_) open.push_back(name);
-  for (const std::string& name : open) ReleaseIfAllArrived(name, now);
+  ReleaseOpenBarriers(now);
 }
 
 void CoordinatorSession::AnnounceLost(int host_id, const std::string& reason) {
@@ -220,10 +221,41 @@ bool CoordinatorSession::Alone(int host_id) const {
   return true;
 }
 
+bool CoordinatorSession::ReturnToFinalBarrier(const std::string& identity, int fd,
+                                              const std::string& address, Clock::time_point now) {
+  const auto found = silenced_.find(identity);
+  if (found == silenced_.end() || !found->second.at_final_barrier) return false;
+  const int host_id = found->second.host_id;
+  if (hosts_[host_id]) return false;  // another node took its place: StopSilencedHost
+  silenced_.erase(found);
+  if (phase_ == Phase::kEnding) {
+    spdlog::info(
+        "coordinator: host {} at {}, lost at the final barrier, still runs; told how "
+        "the job ended",
+        host_id, address);
+    if (abort_reason_) {
+      Queue(identity, AbortMessage{*abort_reason_});
+    } else {
+      Queue(identity, BarrierReleaseMessage{kFinalBarrierName});
+    }
+    return true;
+  }
+  spdlog::info(
+      "coordinator: host {} at {}, lost at the final barrier, is back; it waits there "
+      "again",
+      host_id, address);
+  hosts_[host_id] = Host{identity, fd, now, std::nullopt, released_barriers_, 0, now};
+  host_by_identity_[identity] = host_id;
+  barriers_[kFinalBarrierName].insert(host_id);
+  return true;
+}
+
 void CoordinatorSession::RemoveHost(int host_id) {
   if (hosts_[host_id]) host_by_identity_.erase(hosts_[host_id]->identity);
   hosts_[host_id].reset();
   waiting_leases_.erase(host_id);
+  // A node that takes its place later has arrived nowhere yet.
+  for (auto& [name, arrived] : barriers_) arrived.erase(host_id);
 }
 
 }  // namespace actex

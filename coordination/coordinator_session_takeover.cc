@@ -185,9 +185,7 @@ void CoordinatorSession::FinishTakeover(Clock::time_point now) {
              now);
     if (phase_ != Phase::kRunning) return;
   }
-  std::vector<std::string> open;
-  for (const auto& [name, arrived] : barriers_) open.push_back(name);
-  for (const std::string& name : open) ReleaseIfAllArrived(name, now);
+  ReleaseOpenBarriers(now);
 }
 
 }  // namespace actex

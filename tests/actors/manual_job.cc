@@ -70,7 +70,7 @@ bool WaitForLine(const ActexProcess& node, const std::string& line, std::chrono:
   return true;
 }
 
-bool HasNothingLeftToDo(const std::string& host0_dir, int host) {
+LeaseTable ReadLeaseTable(const std::string& host0_dir) {
   std::ifstream file(host0_dir + "/" + kLeaseLogFile);
   std::string line;
   std::getline(file, line);  // the header
@@ -78,8 +78,13 @@ bool HasNothingLeftToDo(const std::string& host0_dir, int host) {
   // A last line without its newline is still being written: getline stops at eof.
   while (std::getline(file, line) && !file.eof()) {
     auto record = ParseRecord(line);
-    if (!record || !table.Apply(*record)) return false;
+    EXPECT_TRUE(record && table.Apply(*record)) << host0_dir << ": " << line;
   }
+  return table;
+}
+
+bool HasNothingLeftToDo(const std::string& host0_dir, int host) {
+  const LeaseTable table = ReadLeaseTable(host0_dir);
   return table.end() && !table.NextGrant("anyone") &&
          table.HeldBy("host-" + std::to_string(host)).empty();
 }

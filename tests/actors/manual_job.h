@@ -14,6 +14,7 @@
 #include "actex_process.h"
 #include "actors/extract_options.h"
 #include "actors/node_options.h"
+#include "coordination/lease_table.h"
 #include "extraction_reader.h"
 #include "host_namespaces.h"
 
@@ -43,9 +44,12 @@ void ExpectListedMoreOnceBack(const std::string& host_dir, size_t before, const 
 // Waits until `node` logged `line`; false past `limit`.
 bool WaitForLine(const ActexProcess& node, const std::string& line, std::chrono::seconds limit);
 
-// Whether host 0's lease log in `host0_dir` (as far as it is written) knows where the
-// corpus ends, has no chunk free, and has host `host` holding none it did not list:
-// the host's replica has nothing left to do while others may still.
+// The lease table host 0's lease log in `host0_dir` holds as far as it is written
+// (an empty table before the log exists).
+LeaseTable ReadLeaseTable(const std::string& host0_dir);
+// Whether that table knows where the corpus ends, has no chunk free, and has host
+// `host` holding none it did not list: the host's replica has nothing left to do
+// while others may still.
 bool HasNothingLeftToDo(const std::string& host0_dir, int host);
 
 // Nodes started one by one, as on separate machines, with one coordinator port.

@@ -5,12 +5,15 @@
 // every document written once, equal to one process to the bit, and `actex verify`
 // passes. Label `network`: skipped where namespaces cannot be made (not root).
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host_namespaces.h"
@@ -141,6 +144,61 @@ TEST_F(Partition, Host0AndTheStandbySplitHost0KeepsTheJobWithTheWorkers) {
       << nodes[0]->err();
   EXPECT_NE(nodes[0]->err().find("host 1 lost"), std::string::npos) << nodes[0]->err();
   PrintTook("host 0 and host 1 split");
+  ExpectIdentical(out, single);
+  ExpectVerified(dir, out);
+}
+
+// Host 3 misses the final barrier's release: cut off from every host for good as it
+// waits there. Leased hosts reach the barrier together, once every chunk is listed,
+// so the others are held back with SIGSTOP (each for well under the heartbeat
+// timeout): host 3, frozen near the corpus's end holding chunks, keeps them from the
+// barrier; then host 2, with nothing left to do, is frozen and host 3 woken, which
+// finishes and waits at the barrier alone with hosts 0 and 1. Cut off there, it misses
+// the release that comes once host 2 is woken; the job finishes and its processes
+// exit. Host 3 then finds no coordinator (host 0 gone, the standby not taking over),
+// and ends as done: its part was complete, and the job's record says it finished.
+TEST_F(Partition, AHostCutOffAtTheFinalBarrierEndsAsDoneOnceTheJobFinished) {
+  constexpr int64_t kChunks = 4800 / 3;  // the fixture's corpus in chunks of 3 documents
+  const std::string host0 = out + "/host_00";
+  nodes = job->StartAll(kHosts, corpus, "2d",
+                        [](NodeOptions& node) { node.heartbeat_timeout = seconds(6); });
+  auto wait_for = [](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return done();
+  };
+  auto free_from = [&] {
+    const auto free = ReadLeaseTable(host0).NextGrant("anyone");
+    return free ? free->chunk : kChunks;
+  };
+  // Frozen while it holds a chunk (it may have listed its last one just now).
+  bool holds = false;
+  while (!holds && wait_for([&] { return free_from() >= kChunks - 100; })) {
+    nodes[3]->Signal(SIGSTOP);
+    holds = !ReadLeaseTable(host0).HeldBy("host-3").empty();
+    if (!holds) nodes[3]->Signal(SIGCONT);
+  }
+  ASSERT_TRUE(holds) << nodes[0]->err();
+  ASSERT_TRUE(wait_for([&] { return HasNothingLeftToDo(host0, 2); })) << nodes[0]->err();
+  nodes[2]->Signal(SIGSTOP);
+  nodes[3]->Signal(SIGCONT);
+  const bool waits = WaitForLine(*nodes[3], "waiting for the other hosts to finish", seconds(30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its arrival, sent right after
+  auto cut = network->Cut(3, network->Others(3));
+  nodes[2]->Signal(SIGCONT);
+  ASSERT_TRUE(waits) << nodes[3]->err();
+  ASSERT_TRUE(cut) << cut.error();
+  for (int host : {0, 1, 2}) EXPECT_EQ(nodes[host]->Wait(seconds(60)), 0) << nodes[host]->err();
+  EXPECT_NE(nodes[0]->err().find("released barrier 'done'"), std::string::npos) << nodes[0]->err();
+  EXPECT_EQ(nodes[0]->err().find("finished without"), std::string::npos) << nodes[0]->err();
+  EXPECT_EQ(nodes[3]->Wait(seconds(60)), 0) << nodes[3]->err();
+  EXPECT_NE(nodes[3]->err().find("host 3: the job finished while this host was away from the "
+                                 "final barrier, its part complete (" +
+                                 host0 + "/job_finished.json at "),
+            std::string::npos)
+      << nodes[3]->err();
   ExpectIdentical(out, single);
   ExpectVerified(dir, out);
 }

@@ -110,14 +110,17 @@ using ::actex::WaitUntil;  // tests/transport/wait_until.h
 
 // A coordinator whose hosts stop together by `stop_groups` (a group number per host),
 // whose crashes show within 0.3 s and silences after `heartbeat_timeout`, and every
-// host joined.
+// host joined; `adjust` changes the options before the coordinator starts.
 struct JoinedJob {
-  explicit JoinedJob(const std::vector<int>& stop_groups,
-                     std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(10))
+  explicit JoinedJob(
+      const std::vector<int>& stop_groups,
+      std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(10),
+      const std::function<void(CoordinatorOptions&)>& adjust = [](CoordinatorOptions&) {})
       : options(FastOptions(static_cast<int>(stop_groups.size()))) {
     options.stop_groups = stop_groups;
     options.liveness.heartbeat_timeout = heartbeat_timeout;
     options.liveness.disconnect_grace = std::chrono::milliseconds(300);
+    adjust(options);
     auto started = StartCoordinator(context, options);
     EXPECT_TRUE(started.has_value()) << started.error();
     if (!started) return;

@@ -1,12 +1,14 @@
 // A host lost by silence whose process still runs (it was frozen, or its network
 // split and healed): the coordinator tells it, at its first message, that the job
 // went on without it and why, so it stops at once instead of working on what no
-// longer counts and later blaming the coordinator.
+// longer counts and later blaming the coordinator. A host lost at the final barrier
+// had done its part: it waits there again, or hears that the job finished.
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -63,6 +65,67 @@ TEST(CoordinatorWokenHost, IsToldAtItsFirstMessageThatTheJobWentOnWithoutIt) {
   EXPECT_EQ(ended.error(),
             "coordinator: the job finished without 1 host(s), whose shares are not all written "
             "(host 1 lost: no message for 2 s); run every host's command again to finish them");
+}
+
+// As FreezeHostOneUntilLost, host 1 frozen at the final barrier: lost there, its
+// part complete.
+JoinResult FreezeHostOneAtTheFinalBarrierUntilLost(JoinedJob& job) {
+  auto ready = ForEachClient(
+      job.clients, [](CoordinatorClient& client, size_t) { return client.Barrier("ready", 5s); });
+  for (const auto& result : ready) EXPECT_TRUE(result.has_value()) << result.error();
+  JoinResult frozen = std::move(job.clients[1]);
+  job.clients.erase(job.clients.begin() + 1);
+  auto entered = (*frozen)->EnterBarrier("done");
+  EXPECT_TRUE(entered.has_value()) << entered.error();
+  auto mid = ForEachClient(
+      job.clients, [](CoordinatorClient& client, size_t) { return client.Barrier("mid", 5s); });
+  for (const auto& result : mid) EXPECT_TRUE(result.has_value()) << result.error();
+  return frozen;
+}
+
+// Host 1's client serviced until the final barrier's release reached it.
+std::expected<void, std::string> AwaitFinalRelease(CoordinatorClient& client) {
+  const auto deadline = Clock::now() + 5s;
+  while (!client.BarrierReleased("done")) {
+    if (Clock::now() >= deadline) return std::unexpected("no release within 5 s");
+    if (auto serviced = client.Service(); !serviced) return serviced;
+    std::this_thread::sleep_for(10ms);
+  }
+  return {};
+}
+
+TEST(CoordinatorWokenHost, LostAtTheFinalBarrierWaitsThereAgainWhileTheJobRuns) {
+  JoinedJob job({0, 1, 2}, 2s);
+  ASSERT_TRUE(job.started());
+  JoinResult frozen = FreezeHostOneAtTheFinalBarrierUntilLost(job);
+  ASSERT_TRUE(frozen.has_value());
+  // Woken: its next heartbeat takes it back to the barrier, which now waits for it.
+  std::expected<void, std::string> woken;
+  std::thread wake([&] { woken = AwaitFinalRelease(**frozen); });
+  std::this_thread::sleep_for(500ms);
+  auto done = ForEachClient(
+      job.clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 5s); });
+  wake.join();
+  EXPECT_TRUE(woken.has_value()) << woken.error();
+  for (const auto& result : done) EXPECT_TRUE(result.has_value()) << result.error();
+  // Every host finished its part: the job ended well.
+  auto ended = job.coordinator->Join();
+  EXPECT_TRUE(ended.has_value()) << ended.error();
+}
+
+TEST(CoordinatorWokenHost, LostAtTheFinalBarrierHearsThatTheJobFinished) {
+  // Host 1 wakes while the coordinator still answers late peers.
+  JoinedJob job({0, 1, 2}, 2s, [](CoordinatorOptions& options) { options.final_drain = 3s; });
+  ASSERT_TRUE(job.started());
+  JoinResult frozen = FreezeHostOneAtTheFinalBarrierUntilLost(job);
+  ASSERT_TRUE(frozen.has_value());
+  auto done = ForEachClient(
+      job.clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 5s); });
+  for (const auto& result : done) EXPECT_TRUE(result.has_value()) << result.error();
+  auto woken = AwaitFinalRelease(**frozen);
+  EXPECT_TRUE(woken.has_value()) << woken.error();
+  auto ended = job.coordinator->Join();
+  EXPECT_TRUE(ended.has_value()) << ended.error();
 }
 
 TEST(CoordinatorWokenHost, IsToldThatAnotherNodeTookItsPlace) {
