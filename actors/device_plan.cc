@@ -3,20 +3,30 @@
 #include <algorithm>
 
 #include "actors/extract_options.h"
-#include "gpu/cuda_shard_device.h"
 #include "model/cpu_shard_device.h"
 #include "model/kernels/cpu_isa.h"
 
 namespace actex {
 
-ShardDeviceMaker DevicePlan::MakerFor(int shard_on_host, int threads,
-                                      const LargestBatch& batch) const {
+ShardDeviceMaker DevicePlan::MakerFor(int shard_on_host, int threads, const LargestBatch& batch,
+                                      std::span<const int64_t> forward_bytes_per_token) const {
   if (!cuda) return CpuShardDevices(threads, precision);
-  return CudaShardDevices({.gpu = gpus[static_cast<size_t>(shard_on_host) % gpus.size()],
-                           .precision = precision,
-                           .host_threads = threads,
-                           .batch_tokens = batch.tokens,
-                           .batch_flag = batch.flag});
+  return CudaShardDevices(CudaOptionsFor(shard_on_host, threads, batch, forward_bytes_per_token));
+}
+
+CudaOptions DevicePlan::CudaOptionsFor(int shard_on_host, int threads, const LargestBatch& batch,
+                                       std::span<const int64_t> forward_bytes_per_token) const {
+  CudaOptions options{.gpu = gpus[static_cast<size_t>(shard_on_host) % gpus.size()],
+                      .precision = precision,
+                      .host_threads = threads,
+                      .batch_tokens = batch.tokens,
+                      .batch_flag = batch.flag};
+  const int on_gpus = static_cast<int>(gpus.size());
+  for (int earlier = shard_on_host - on_gpus; earlier >= 0; earlier -= on_gpus) {
+    ++options.earlier_shards;
+    options.earlier_bytes_per_token += forward_bytes_per_token[static_cast<size_t>(earlier)];
+  }
+  return options;
 }
 
 std::string DevicePlan::Describe() const {

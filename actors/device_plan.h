@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <expected>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "gpu/cuda_shard_device.h"
 #include "model/precision.h"
 #include "model/shard_device.h"
 
@@ -28,9 +30,15 @@ struct DevicePlan {
 
   // The device of this host's `shard_on_host`-th shard (0-based), with `threads` host
   // threads: the CPU's cores, or GPU gpus[shard_on_host % gpus.size()], which refuses
-  // a `batch` its memory cannot hold (the host's memory is checked before, by
-  // CheckBatchMemory).
-  ShardDeviceMaker MakerFor(int shard_on_host, int threads, const LargestBatch& batch) const;
+  // a `batch` its memory cannot hold beside the buffers of the host's shards made on
+  // that GPU before it (`forward_bytes_per_token`: ForwardBytesPerToken of each of the
+  // host's shards, in order; the shards are made in turn). The host's memory is
+  // checked before, by CheckBatchMemory.
+  ShardDeviceMaker MakerFor(int shard_on_host, int threads, const LargestBatch& batch,
+                            std::span<const int64_t> forward_bytes_per_token) const;
+  // What MakerFor gives CudaShardDevices under --device cuda.
+  CudaOptions CudaOptionsFor(int shard_on_host, int threads, const LargestBatch& batch,
+                             std::span<const int64_t> forward_bytes_per_token) const;
   // "cpu, fp32", "cpu, bf16 products by oneDNN on AMX" (or on AVX512_BF16) or "cuda
   // (GPUs 0,1), bf16", for the ready line.
   std::string Describe() const;

@@ -17,6 +17,7 @@
 #include "actors/uploader_actor.h"
 #include "actors/writer_actor.h"
 #include "coordination/job_leases.h"
+#include "model/decoder_forward.h"
 #include "model/tokenizer/tokenizer_folder.h"
 #include "storage/corpus_reader.h"
 #include "transport/wire.h"
@@ -117,11 +118,17 @@ std::expected<void, std::string> PipelineStart::AddWriter() {
 }
 
 std::expected<void, std::string> PipelineStart::AddDeviceShards() {
-  int local_index = 0;  // this host's shards take the planned GPUs in turn
   const LargestBatch batch = LargestBatchOf(resources_.plan, extract_.batch_tokens);
+  std::vector<ShardSlice> slices;
+  std::vector<int64_t> forward_bytes_per_token;
   for (const LocalShard& local : share_.layout.shards()) {
     auto slice = PlanShard(resources_.config, local.rank, resources_.mesh.model);
     if (!slice) return std::unexpected(slice.error());
+    slices.push_back(*slice);
+    forward_bytes_per_token.push_back(ForwardBytesPerToken(resources_.config, *slice));
+  }
+  int local_index = 0;  // this host's shards take the planned GPUs in turn
+  for (const LocalShard& local : share_.layout.shards()) {
     RingOptions ring;
     ring.ring = HostLayout::RingName(local.replica);
     ring.rank = local.rank;
@@ -131,11 +138,11 @@ std::expected<void, std::string> PipelineStart::AddDeviceShards() {
     if (links_.job) ring.security = links_.job->security();
     DeviceShardConfig shard;
     shard.weights = resources_.weights;
-    shard.slice = *slice;
+    shard.slice = slices[static_cast<size_t>(local_index)];
     shard.sites = resources_.plan.sites;
     shard.saes = resources_.plan.saes;
-    shard.make_device =
-        resources_.plan.devices.MakerFor(local_index++, resources_.plan.blas_threads, batch);
+    shard.make_device = resources_.plan.devices.MakerFor(
+        local_index++, resources_.plan.blas_threads, batch, forward_bytes_per_token);
     shard.batches_endpoint = BatchesEndpoint(local.global_shard);
     shard.ring = ring;
     shard.activations_endpoint = kActivationsEndpoint;

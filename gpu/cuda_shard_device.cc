@@ -163,10 +163,11 @@ std::span<const float> CudaShardDevice::ToHost(const float* data, int64_t count,
   return *staging;
 }
 
-// Refuses a batch of `options.batch_tokens` whose forward's buffers cannot fit in what
-// the shard's weights left free of the current GPU's memory. A lower bound of what a
-// batch takes (taps, product scratch and a mixture of experts' buffers come on top),
-// so what passes here may still fail at the batch's first allocation, named then.
+// Refuses a batch of `options.batch_tokens` whose forward's buffers, this shard's and
+// the earlier ones' on the same GPU, cannot fit in what the weights left free of the
+// current GPU's memory. A lower bound of what a batch takes (taps, product scratch and
+// a mixture of experts' buffers come on top), so what passes here may still fail at
+// the batch's first allocation, named then.
 std::expected<void, std::string> CheckBatchFits(const ShardSetup& setup,
                                                 const CudaOptions& options) {
   if (options.batch_tokens <= 0) return {};
@@ -174,16 +175,23 @@ std::expected<void, std::string> CheckBatchFits(const ShardSetup& setup,
   size_t total = 0;
   auto asked = CudaOk(cudaMemGetInfo(&free, &total), "asking how much of its memory is free");
   if (!asked) return asked;
-  const int64_t per_token = ForwardBytesPerToken(setup.config, setup.slice);
-  if (per_token <= 0) return {};
+  const int64_t own = ForwardBytesPerToken(setup.config, setup.slice);
+  if (own <= 0) return {};
+  const int64_t per_token = own + options.earlier_bytes_per_token;
   const int64_t fitting = static_cast<int64_t>(free) / per_token;
   if (options.batch_tokens <= fitting) return {};
+  const std::string whose =
+      options.earlier_shards == 0
+          ? ""
+          : ", with the " + std::to_string(options.earlier_shards) +
+                " shard(s) before it on this GPU: " + BytesText(static_cast<double>(own)) +
+                " a token its own";
   return std::unexpected(
       options.batch_flag + ": a batch of " + std::to_string(options.batch_tokens) +
       " tokens needs at least " +
       BytesText(static_cast<double>(options.batch_tokens) * static_cast<double>(per_token)) +
       " of its memory for the forward's buffers (" + BytesText(static_cast<double>(per_token)) +
-      " a token), more than the " + BytesText(static_cast<double>(free)) + " of " +
+      " a token" + whose + "), more than the " + BytesText(static_cast<double>(free)) + " of " +
       BytesText(static_cast<double>(total)) + " left free beside the weights: give at most " +
       std::to_string(fitting) + " tokens");
 }

@@ -20,6 +20,10 @@ struct CudaOptions {
   // the GPU's free memory. 0: not checked (the first batch finds out).
   int64_t batch_tokens = 0;
   std::string batch_flag = {};
+  // The host's shards made on this GPU before this one, and their forward buffers'
+  // bytes a token together: such a batch's buffers of theirs come on top.
+  int earlier_shards = 0;
+  int64_t earlier_bytes_per_token = 0;
 };
 
 // Shards that run on GPU `options.gpu` (gpu/README.md): the weights uploaded once,
@@ -28,8 +32,9 @@ struct CudaOptions {
 // activations on the GPU, taps copied to pinned host memory on a stream of their own.
 // The maker refuses, before any work, a build without CUDA, a machine without a usable
 // GPU, an index past the GPUs there are, a head_dim the attention kernel does not
-// take (odd, or over 256), and a batch of `batch_tokens` whose buffers cannot fit in
-// what the weights left of the GPU's memory, each naming why.
+// take (odd, or over 256), and a batch of `batch_tokens` whose buffers (its own and
+// the earlier shards') cannot fit in what the weights left of the GPU's memory, each
+// naming why.
 ShardDeviceMaker CudaShardDevices(const CudaOptions& options);
 
 // Whether this actex was built with the CUDA device (CMake found a CUDA toolkit).

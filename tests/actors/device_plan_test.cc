@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
 #include "actors/extract_options.h"
 #include "gpu/cuda_shard_device.h"
@@ -57,7 +58,7 @@ TEST(DevicePlan, TheCpuMakerCarriesThePrecisionToTheShard) {
     auto plan = PlanDevices("cpu", "", precision);
     if (!plan) continue;  // bf16 where unsupported: the refusal is tested above
     auto shard = DecoderShard::Create(*weights, *slice, {{SiteKind::kResidPost, 0}},
-                                      plan->MakerFor(0, 2, {256, "--batch-tokens 256"}));
+                                      plan->MakerFor(0, 2, {256, "--batch-tokens 256"}, {}));
     ASSERT_TRUE(shard.has_value()) << shard.error();
     EXPECT_NE((*shard)->device_description().find(precision == "bf16" ? "bf16 products" : "fp32"),
               std::string::npos)
@@ -93,6 +94,27 @@ TEST(DevicePlan, GpusAreTakenInTurnAndEachIndexIsChecked) {
   EXPECT_EQ(all->precision, Precision::kBf16);
   ExpectRefusedSaying(PlanDevices("cuda", std::to_string(*gpus), "fp32"), "is not a GPU CUDA sees");
   ExpectRefusedSaying(PlanDevices("cuda", "0,0", "fp32"), "given twice");
+}
+
+// A host's shards take its GPUs in turn; each is checked with the forward buffers of
+// the shards made on its GPU before it.
+TEST(DevicePlan, EachGpuShardCountsTheBuffersOfTheShardsBeforeItOnItsGpu) {
+  DevicePlan plan{.cuda = true, .gpus = {3, 5}, .precision = Precision::kBf16};
+  const LargestBatch batch{4096, "--batch-tokens 4096"};
+  const std::vector<int64_t> bytes_per_token = {100, 200, 300, 400, 500};
+  const std::vector<int> gpu = {3, 5, 3, 5, 3};
+  const std::vector<int> earlier = {0, 0, 1, 1, 2};
+  const std::vector<int64_t> earlier_bytes = {0, 0, 100, 200, 400};
+  for (int shard = 0; shard < 5; ++shard) {
+    const CudaOptions options = plan.CudaOptionsFor(shard, 2, batch, bytes_per_token);
+    EXPECT_EQ(options.gpu, gpu[shard]) << shard;
+    EXPECT_EQ(options.earlier_shards, earlier[shard]) << shard;
+    EXPECT_EQ(options.earlier_bytes_per_token, earlier_bytes[shard]) << shard;
+    EXPECT_EQ(options.precision, Precision::kBf16);
+    EXPECT_EQ(options.host_threads, 2);
+    EXPECT_EQ(options.batch_tokens, 4096);
+    EXPECT_EQ(options.batch_flag, "--batch-tokens 4096");
+  }
 }
 
 // A thread count per local replica: one on the CPU; with --device cuda the cores

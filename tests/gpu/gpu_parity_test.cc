@@ -213,6 +213,43 @@ TEST(GpuOutOfMemory, ABatchPastTheGpusFreeMemoryIsRefusedAsItsShardStarts) {
   EXPECT_TRUE(started.has_value()) << started.error();
 }
 
+// Two shards on one GPU: the second is refused a batch whose buffers fit alone but not
+// beside the first's, naming both; the first shard is not.
+TEST(GpuOutOfMemory, AShardCountsTheBuffersOfTheShardsBeforeItOnItsGpu) {
+  if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
+  auto weights = ModelWeights::Open(kTinyModelDir);
+  ASSERT_TRUE(weights.has_value()) << weights.error();
+  auto slice = PlanShard((*weights)->config(), 0, 1);
+  ASSERT_TRUE(slice.has_value()) << slice.error();
+  const int64_t per_token = ForwardBytesPerToken((*weights)->config(), *slice);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  size_t free = 0;
+  size_t total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+  // Three quarters of what fits one shard's buffers: one shard's fit, two do not.
+  const int64_t tokens = static_cast<int64_t>(free) / per_token / 4 * 3;
+  const std::string flag = "--batch-tokens " + std::to_string(tokens);
+  auto make = [&](int earlier) {
+    return DecoderShard::Create(*weights, *slice, {{SiteKind::kResidPost, 0}},
+                                CudaShardDevices({.batch_tokens = tokens,
+                                                  .batch_flag = flag,
+                                                  .earlier_shards = earlier,
+                                                  .earlier_bytes_per_token = earlier * per_token}));
+  };
+  auto first = make(0);
+  EXPECT_TRUE(first.has_value()) << first.error();
+  first = {};  // its weights leave the GPU
+  auto second = make(1);
+  ASSERT_FALSE(second.has_value());
+  const std::string said =
+      "GPU 0: " + flag + ": a batch of " + std::to_string(tokens) + " tokens needs at least " +
+      BytesText(static_cast<double>(tokens * 2 * per_token)) +
+      " of its memory for the forward's buffers (" + BytesText(static_cast<double>(2 * per_token)) +
+      " a token, with the 1 shard(s) before it on this GPU: " +
+      BytesText(static_cast<double>(per_token)) + " a token its own), more than the ";
+  EXPECT_EQ(second.error().substr(0, said.size()), said) << second.error();
+}
+
 // A launch the GPU refuses is the kernel's own error, returned by the function that
 // launched it (gpu/kernels/launch.h), which the device keeps under the kernel's name:
 // here a grid of 70,000 heads, past the 65,535 blocks CUDA allows along y. Nothing to
