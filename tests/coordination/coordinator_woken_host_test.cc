@@ -29,14 +29,19 @@ using Clock = std::chrono::steady_clock;
 
 // Three independent hosts (`job`, taking a host silent for 2 s for lost: long enough
 // that the others, unserviced for a moment, are not) pass "ready"; host 1 then stops
-// servicing its client (its process frozen) until the others passed "mid" without
-// it. Returns host 1's client, still asleep.
-JoinResult FreezeHostOneUntilLost(JoinedJob& job) {
+// servicing its client (its process frozen), at the final barrier when
+// `at_final_barrier`, until the others passed "mid" without it. Returns host 1's
+// client, still asleep.
+JoinResult FreezeHostOneUntilLost(JoinedJob& job, bool at_final_barrier = false) {
   auto ready = ForEachClient(
       job.clients, [](CoordinatorClient& client, size_t) { return client.Barrier("ready", 5s); });
   for (const auto& result : ready) EXPECT_TRUE(result.has_value()) << result.error();
   JoinResult frozen = std::move(job.clients[1]);
   job.clients.erase(job.clients.begin() + 1);
+  if (at_final_barrier) {
+    auto entered = (*frozen)->EnterBarrier("done");
+    EXPECT_TRUE(entered.has_value()) << entered.error();
+  }
   auto mid = ForEachClient(
       job.clients, [](CoordinatorClient& client, size_t) { return client.Barrier("mid", 5s); });
   for (const auto& result : mid) EXPECT_TRUE(result.has_value()) << result.error();
@@ -67,22 +72,6 @@ TEST(CoordinatorWokenHost, IsToldAtItsFirstMessageThatTheJobWentOnWithoutIt) {
             "(host 1 lost: no message for 2 s); run every host's command again to finish them");
 }
 
-// As FreezeHostOneUntilLost, host 1 frozen at the final barrier: lost there, its
-// part complete.
-JoinResult FreezeHostOneAtTheFinalBarrierUntilLost(JoinedJob& job) {
-  auto ready = ForEachClient(
-      job.clients, [](CoordinatorClient& client, size_t) { return client.Barrier("ready", 5s); });
-  for (const auto& result : ready) EXPECT_TRUE(result.has_value()) << result.error();
-  JoinResult frozen = std::move(job.clients[1]);
-  job.clients.erase(job.clients.begin() + 1);
-  auto entered = (*frozen)->EnterBarrier("done");
-  EXPECT_TRUE(entered.has_value()) << entered.error();
-  auto mid = ForEachClient(
-      job.clients, [](CoordinatorClient& client, size_t) { return client.Barrier("mid", 5s); });
-  for (const auto& result : mid) EXPECT_TRUE(result.has_value()) << result.error();
-  return frozen;
-}
-
 // Host 1's client serviced until the final barrier's release reached it.
 std::expected<void, std::string> AwaitFinalRelease(CoordinatorClient& client) {
   const auto deadline = Clock::now() + 5s;
@@ -97,7 +86,7 @@ std::expected<void, std::string> AwaitFinalRelease(CoordinatorClient& client) {
 TEST(CoordinatorWokenHost, LostAtTheFinalBarrierWaitsThereAgainWhileTheJobRuns) {
   JoinedJob job({0, 1, 2}, 2s);
   ASSERT_TRUE(job.started());
-  JoinResult frozen = FreezeHostOneAtTheFinalBarrierUntilLost(job);
+  JoinResult frozen = FreezeHostOneUntilLost(job, /*at_final_barrier=*/true);
   ASSERT_TRUE(frozen.has_value());
   // Woken: its next heartbeat takes it back to the barrier, which now waits for it.
   std::expected<void, std::string> woken;
@@ -117,7 +106,7 @@ TEST(CoordinatorWokenHost, LostAtTheFinalBarrierHearsThatTheJobFinished) {
   // Host 1 wakes while the coordinator still answers late peers.
   JoinedJob job({0, 1, 2}, 2s, [](CoordinatorOptions& options) { options.final_drain = 3s; });
   ASSERT_TRUE(job.started());
-  JoinResult frozen = FreezeHostOneAtTheFinalBarrierUntilLost(job);
+  JoinResult frozen = FreezeHostOneUntilLost(job, /*at_final_barrier=*/true);
   ASSERT_TRUE(frozen.has_value());
   auto done = ForEachClient(
       job.clients, [](CoordinatorClient& client, size_t) { return client.Barrier("done", 5s); });

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "base/text.h"
@@ -16,6 +17,7 @@
 #include "model/decoder_forward.h"
 #include "model/model_weights.h"
 #include "model/shard_device.h"
+#include "model/shard_plan.h"
 #include "model/shard_weights.h"
 #include "tests/gpu/gpu_available.h"
 #include "tests/support/fixture_dirs.h"
@@ -23,23 +25,37 @@
 namespace actex {
 namespace {
 
+// The tiny model's one shard, and what a token of its forward's buffers takes.
+class GpuOutOfMemory : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
+    auto opened = ModelWeights::Open(kTinyModelDir);
+    ASSERT_TRUE(opened.has_value()) << opened.error();
+    weights = std::move(*opened);
+    auto planned = PlanShard(weights->config(), 0, 1);
+    ASSERT_TRUE(planned.has_value()) << planned.error();
+    slice = *planned;
+    per_token = ForwardBytesPerToken(weights->config(), slice);
+  }
+
+  std::shared_ptr<const ModelWeights> weights;
+  ShardSlice slice;
+  int64_t per_token = 0;
+};
+
 // A batch past the GPU's memory: the allocation of a buffer fails, later steps are
 // skipped, and the batch ends with an error that names the flag that sizes it.
-TEST(GpuOutOfMemory, ABufferPastTheGpusMemoryNamesTheBatchAndItsFlag) {
-  if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
-  auto weights = ModelWeights::Open(kTinyModelDir);
-  ASSERT_TRUE(weights.has_value()) << weights.error();
-  const ModelConfig& config = (*weights)->config();
-  auto slice = PlanShard(config, 0, 1);
-  ASSERT_TRUE(slice.has_value()) << slice.error();
-  auto shard = SliceShardWeights(**weights, *slice, 0);
+TEST_F(GpuOutOfMemory, ABufferPastTheGpusMemoryNamesTheBatchAndItsFlag) {
+  const ModelConfig& config = weights->config();
+  auto shard = SliceShardWeights(*weights, slice, 0);
   ASSERT_TRUE(shard.has_value()) << shard.error();
   const AttentionHeads heads{.heads = config.heads,
                              .kv_heads = config.kv_heads,
                              .group = config.heads / config.kv_heads,
                              .head_dim = config.head_dim};
   auto device = CudaShardDevices({})(ShardSetup{
-      .config = config, .slice = *slice, .weights = *shard, .heads = heads, .last_layer = 0});
+      .config = config, .slice = slice, .weights = *shard, .heads = heads, .last_layer = 0});
   ASSERT_TRUE(device.has_value()) << device.error();
   const PackedBatch batch{.token_ids = {1}, .positions = {0}, .sequence_lengths = {1}};
   ASSERT_TRUE((*device)->BeginBatch(batch, 0).has_value());
@@ -55,17 +71,11 @@ TEST(GpuOutOfMemory, ABufferPastTheGpusMemoryNamesTheBatchAndItsFlag) {
 // A batch whose forward's buffers cannot fit in what the weights left of the GPU's
 // memory is refused as its shard starts, before any work, naming the flag that sizes
 // it and the most tokens that fit; a batch that fits starts.
-TEST(GpuOutOfMemory, ABatchPastTheGpusFreeMemoryIsRefusedAsItsShardStarts) {
-  if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
-  auto weights = ModelWeights::Open(kTinyModelDir);
-  ASSERT_TRUE(weights.has_value()) << weights.error();
-  auto slice = PlanShard((*weights)->config(), 0, 1);
-  ASSERT_TRUE(slice.has_value()) << slice.error();
-  const int64_t per_token = ForwardBytesPerToken((*weights)->config(), *slice);
+TEST_F(GpuOutOfMemory, ABatchPastTheGpusFreeMemoryIsRefusedAsItsShardStarts) {
   const int64_t past_any_gpu = (int64_t{1} << 40) / per_token;  // 1 TiB of buffers
   const std::string flag = "--batch-tokens " + std::to_string(past_any_gpu);
   auto refused =
-      DecoderShard::Create(*weights, *slice, {{SiteKind::kResidPost, 0}},
+      DecoderShard::Create(weights, slice, {{SiteKind::kResidPost, 0}},
                            CudaShardDevices({.batch_tokens = past_any_gpu, .batch_flag = flag}));
   ASSERT_FALSE(refused.has_value());
   const std::string said = "GPU 0: " + flag + ": a batch of " + std::to_string(past_any_gpu) +
@@ -82,20 +92,14 @@ TEST(GpuOutOfMemory, ABatchPastTheGpusFreeMemoryIsRefusedAsItsShardStarts) {
       << refused.error();
 #endif
   auto started = DecoderShard::Create(
-      *weights, *slice, {{SiteKind::kResidPost, 0}},
+      weights, slice, {{SiteKind::kResidPost, 0}},
       CudaShardDevices({.batch_tokens = 4096, .batch_flag = "--batch-tokens 4096"}));
   EXPECT_TRUE(started.has_value()) << started.error();
 }
 
 // Two shards on one GPU: the second is refused a batch whose buffers fit alone but not
 // beside the first's, naming both; the first shard is not.
-TEST(GpuOutOfMemory, AShardCountsTheBuffersOfTheShardsBeforeItOnItsGpu) {
-  if (auto why = WhyNoGpu()) GTEST_SKIP() << *why;
-  auto weights = ModelWeights::Open(kTinyModelDir);
-  ASSERT_TRUE(weights.has_value()) << weights.error();
-  auto slice = PlanShard((*weights)->config(), 0, 1);
-  ASSERT_TRUE(slice.has_value()) << slice.error();
-  const int64_t per_token = ForwardBytesPerToken((*weights)->config(), *slice);
+TEST_F(GpuOutOfMemory, AShardCountsTheBuffersOfTheShardsBeforeItOnItsGpu) {
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   size_t free = 0;
   size_t total = 0;
@@ -104,7 +108,7 @@ TEST(GpuOutOfMemory, AShardCountsTheBuffersOfTheShardsBeforeItOnItsGpu) {
   const int64_t tokens = static_cast<int64_t>(free) / per_token / 4 * 3;
   const std::string flag = "--batch-tokens " + std::to_string(tokens);
   auto make = [&](int earlier) {
-    return DecoderShard::Create(*weights, *slice, {{SiteKind::kResidPost, 0}},
+    return DecoderShard::Create(weights, slice, {{SiteKind::kResidPost, 0}},
                                 CudaShardDevices({.batch_tokens = tokens,
                                                   .batch_flag = flag,
                                                   .earlier_shards = earlier,
