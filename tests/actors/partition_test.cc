@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +17,7 @@
 
 #include "host_namespaces.h"
 #include "leased_job_fixture.h"
+#include "tests/transport/wait_until.h"
 
 namespace actex {
 namespace {
@@ -162,26 +162,20 @@ TEST_F(Partition, AHostCutOffAtTheFinalBarrierEndsAsDoneOnceTheJobFinished) {
   const std::string host0 = out + "/host_00";
   nodes = job->StartAll(kHosts, corpus, "2d",
                         [](NodeOptions& node) { node.heartbeat_timeout = seconds(6); });
-  auto wait_for = [](const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
-    while (!done() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return done();
-  };
   auto free_from = [&] {
     const auto free = ReadLeaseTable(host0).NextGrant("anyone");
     return free ? free->chunk : kChunks;
   };
   // Frozen while it holds a chunk (it may have listed its last one just now).
   bool holds = false;
-  while (!holds && wait_for([&] { return free_from() >= kChunks - 100; })) {
+  while (!holds && WaitUntil([&] { return free_from() >= kChunks - 100; }, seconds(60))) {
     nodes[3]->Signal(SIGSTOP);
     holds = !ReadLeaseTable(host0).HeldBy("host-3").empty();
     if (!holds) nodes[3]->Signal(SIGCONT);
   }
   ASSERT_TRUE(holds) << nodes[0]->err();
-  ASSERT_TRUE(wait_for([&] { return HasNothingLeftToDo(host0, 2); })) << nodes[0]->err();
+  ASSERT_TRUE(WaitUntil([&] { return HasNothingLeftToDo(host0, 2); }, seconds(60)))
+      << nodes[0]->err();
   nodes[2]->Signal(SIGSTOP);
   nodes[3]->Signal(SIGCONT);
   const bool waits = WaitForLine(*nodes[3], "waiting for the other hosts to finish", seconds(30));
